@@ -1,0 +1,281 @@
+//! Which errors are counted failures (SPEC §4): [`Classify`] and [`FailureKind`].
+
+use std::error::Error as StdError;
+use std::io;
+
+/// What kind of failure an error is; the [`Config`](crate::Config) decides
+/// which kinds count.
+///
+/// ```
+/// use fuse_breaker::{Config, FailureKind};
+/// let config = Config::default();
+/// assert!(config.counts(FailureKind::HttpStatus(503)));
+/// assert!(!config.counts(FailureKind::HttpStatus(404)));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FailureKind {
+    /// The dependency did not answer in time.
+    Timeout,
+    /// The dependency could not be reached: refused, reset, DNS, TLS.
+    Connection,
+    /// The dependency answered with this HTTP status.
+    HttpStatus(u16),
+    /// Anything else: a business error, never counted.
+    Other,
+}
+
+/// Tells [`Fuse::run`](crate::Fuse::run) what kind of failure an error is.
+///
+/// Implement it for your own error type, or use
+/// [`Fuse::run_with`](crate::Fuse::run_with) to decide per call.
+///
+/// ```
+/// use fuse_breaker::{Classify, FailureKind};
+///
+/// enum BillingError { Unavailable, CardDeclined }
+///
+/// impl Classify for BillingError {
+///     fn failure_kind(&self) -> FailureKind {
+///         match self {
+///             BillingError::Unavailable => FailureKind::HttpStatus(503),
+///             BillingError::CardDeclined => FailureKind::Other,
+///         }
+///     }
+/// }
+/// assert_eq!(BillingError::CardDeclined.failure_kind(), FailureKind::Other);
+/// ```
+pub trait Classify {
+    /// The kind of failure this error is.
+    fn failure_kind(&self) -> FailureKind;
+}
+
+impl Classify for FailureKind {
+    /// A kind classifies as itself.
+    ///
+    /// ```
+    /// use fuse_breaker::{Classify, FailureKind};
+    /// assert_eq!(FailureKind::Timeout.failure_kind(), FailureKind::Timeout);
+    /// ```
+    fn failure_kind(&self) -> FailureKind {
+        *self
+    }
+}
+
+impl Classify for std::convert::Infallible {
+    /// Never called: an `Infallible` error cannot exist.
+    ///
+    /// ```
+    /// let fuse = fuse_breaker::Fuse::new("pure", fuse_breaker::Config::default());
+    /// let out = fuse.run(|| Ok::<_, std::convert::Infallible>(1));
+    /// assert_eq!(out.ok(), Some(1));
+    /// ```
+    fn failure_kind(&self) -> FailureKind {
+        match *self {}
+    }
+}
+
+impl Classify for io::Error {
+    /// `TimedOut` is a timeout; refused, reset, aborted, not connected,
+    /// broken pipe, unreachable host or network and unavailable address are
+    /// connection errors; a wrapped error is classified by its own chain;
+    /// anything else is `Other`.
+    ///
+    /// ```
+    /// use std::io::{Error, ErrorKind};
+    /// use fuse_breaker::{Classify, FailureKind};
+    /// assert_eq!(Error::from(ErrorKind::TimedOut).failure_kind(), FailureKind::Timeout);
+    /// assert_eq!(Error::from(ErrorKind::ConnectionRefused).failure_kind(), FailureKind::Connection);
+    /// assert_eq!(Error::from(ErrorKind::NotFound).failure_kind(), FailureKind::Other);
+    /// ```
+    fn failure_kind(&self) -> FailureKind {
+        match io_kind(self.kind()) {
+            FailureKind::Other => self
+                .get_ref()
+                .map_or(FailureKind::Other, |inner| classify_chain(inner)),
+            kind => kind,
+        }
+    }
+}
+
+macro_rules! classify_boxed {
+    ($($ty:ty),*) => {$(
+        impl Classify for $ty {
+            /// Walks the source chain for an [`io::Error`]; failing that,
+            /// reads the messages the way milon/fuse does ("timed out",
+            /// "timeout"; "connection refused", "could not resolve host",
+            /// "failed to connect", "network is unreachable", "ssl", "tls").
+            ///
+            /// ```
+            /// use fuse_breaker::{Classify, FailureKind};
+            /// let err: Box<dyn std::error::Error + Send + Sync> = "upstream timed out".into();
+            /// assert_eq!(err.failure_kind(), FailureKind::Timeout);
+            /// ```
+            fn failure_kind(&self) -> FailureKind {
+                classify_chain(&**self)
+            }
+        }
+    )*};
+}
+
+classify_boxed!(
+    Box<dyn StdError>,
+    Box<dyn StdError + Send>,
+    Box<dyn StdError + Send + Sync>
+);
+
+/// The counted kind of an [`io::ErrorKind`], or `Other`.
+fn io_kind(kind: io::ErrorKind) -> FailureKind {
+    use io::ErrorKind as K;
+    match kind {
+        K::TimedOut => FailureKind::Timeout,
+        K::ConnectionRefused
+        | K::ConnectionReset
+        | K::ConnectionAborted
+        | K::NotConnected
+        | K::BrokenPipe
+        | K::HostUnreachable
+        | K::NetworkUnreachable
+        | K::AddrNotAvailable => FailureKind::Connection,
+        _ => FailureKind::Other,
+    }
+}
+
+/// Classifies any error: the first `io::Error` of its source chain with a
+/// counted kind wins; otherwise the first message of the chain that reads
+/// like a timeout or a connection failure; otherwise `Other`.
+///
+/// ```
+/// use fuse_breaker::{classify_error, FailureKind};
+/// let err = std::io::Error::other("ssl handshake failed");
+/// assert_eq!(classify_error(&err), FailureKind::Connection);
+/// ```
+pub fn classify_error(err: &(dyn StdError + 'static)) -> FailureKind {
+    classify_chain(err)
+}
+
+fn classify_chain(err: &(dyn StdError + 'static)) -> FailureKind {
+    let mut next = Some(err);
+    while let Some(e) = next {
+        if let Some(io) = e.downcast_ref::<io::Error>() {
+            let kind = io_kind(io.kind());
+            if kind != FailureKind::Other {
+                return kind;
+            }
+        }
+        next = e.source();
+    }
+    let mut next = Some(err);
+    while let Some(e) = next {
+        let kind = classify_message(&e.to_string());
+        if kind != FailureKind::Other {
+            return kind;
+        }
+        next = e.source();
+    }
+    FailureKind::Other
+}
+
+/// The message rules of milon/fuse, case-insensitive.
+fn classify_message(message: &str) -> FailureKind {
+    const TIMEOUT: [&str; 2] = ["timed out", "timeout"];
+    const CONNECTION: [&str; 6] = [
+        "connection refused",
+        "could not resolve host",
+        "failed to connect",
+        "network is unreachable",
+        "ssl",
+        "tls",
+    ];
+    let message = message.to_ascii_lowercase();
+    if TIMEOUT.iter().any(|m| message.contains(m)) {
+        FailureKind::Timeout
+    } else if CONNECTION.iter().any(|m| message.contains(m)) {
+        FailureKind::Connection
+    } else {
+        FailureKind::Other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Wrapper(io::Error);
+    impl std::fmt::Display for Wrapper {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("request failed")
+        }
+    }
+    impl StdError for Wrapper {
+        fn source(&self) -> Option<&(dyn StdError + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn io_kinds() {
+        use io::ErrorKind as K;
+        for kind in [
+            K::ConnectionRefused,
+            K::ConnectionReset,
+            K::ConnectionAborted,
+            K::NotConnected,
+            K::BrokenPipe,
+            K::HostUnreachable,
+            K::NetworkUnreachable,
+            K::AddrNotAvailable,
+        ] {
+            assert_eq!(io::Error::from(kind).failure_kind(), FailureKind::Connection);
+        }
+        assert_eq!(io::Error::from(K::TimedOut).failure_kind(), FailureKind::Timeout);
+        for kind in [K::NotFound, K::PermissionDenied, K::InvalidData, K::Other] {
+            assert_eq!(io::Error::from(kind).failure_kind(), FailureKind::Other);
+        }
+    }
+
+    #[test]
+    fn boxed_walks_the_source_chain() {
+        let err: Box<dyn StdError + Send + Sync> =
+            Box::new(Wrapper(io::Error::from(io::ErrorKind::ConnectionReset)));
+        assert_eq!(err.failure_kind(), FailureKind::Connection);
+        let err: Box<dyn StdError> = Box::new(Wrapper(io::Error::from(io::ErrorKind::TimedOut)));
+        assert_eq!(err.failure_kind(), FailureKind::Timeout);
+    }
+
+    #[test]
+    fn io_error_wrapping_an_error_uses_the_inner_chain() {
+        let inner = Wrapper(io::Error::from(io::ErrorKind::ConnectionRefused));
+        assert_eq!(io::Error::other(inner).failure_kind(), FailureKind::Connection);
+        assert_eq!(
+            io::Error::other("operation timed out").failure_kind(),
+            FailureKind::Timeout
+        );
+    }
+
+    #[test]
+    fn message_rules() {
+        let cases = [
+            ("Operation timed out after 30001 ms", FailureKind::Timeout),
+            ("gateway TIMEOUT", FailureKind::Timeout),
+            ("Connection refused", FailureKind::Connection),
+            ("Could not resolve host: api", FailureKind::Connection),
+            ("Failed to connect to api port 443", FailureKind::Connection),
+            ("Network is unreachable", FailureKind::Connection),
+            ("SSL certificate problem", FailureKind::Connection),
+            ("TLS handshake failed", FailureKind::Connection),
+            ("card declined", FailureKind::Other),
+        ];
+        for (message, kind) in cases {
+            let err: Box<dyn StdError + Send + Sync> = message.into();
+            assert_eq!(err.failure_kind(), kind, "{message}");
+        }
+    }
+
+    #[test]
+    fn an_uncounted_io_error_falls_back_to_messages() {
+        let err: Box<dyn StdError + Send> =
+            Box::new(io::Error::new(io::ErrorKind::InvalidData, "tls alert"));
+        assert_eq!(err.failure_kind(), FailureKind::Connection);
+    }
+}

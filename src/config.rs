@@ -1,0 +1,508 @@
+//! [`Config`], its builder and the validation of every setting (SPEC §2).
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::classify::FailureKind;
+
+/// The largest accepted [`failure_threshold`](Config::failure_threshold).
+///
+/// The engine keeps one failure slot per unit of threshold and counts the
+/// failures of the current closed epoch in a 13-bit field of its state word.
+pub const MAX_FAILURE_THRESHOLD: u32 = 4096;
+
+/// The largest accepted [`half_open_probes`](Config::half_open_probes).
+///
+/// The half-open success and in-flight counters are 13-bit fields of the
+/// engine's state word.
+pub const MAX_HALF_OPEN_PROBES: u32 = 4096;
+
+/// The longest accepted [`failure_window`](Config::failure_window) and
+/// [`open_duration`](Config::open_duration): 365 days.
+///
+/// Times are kept as `u64` nanoseconds; a year keeps every sum of a time and
+/// a duration far from overflow while allowing any realistic setting.
+pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 60 * 60);
+
+const DEFAULT_STATUSES: [u16; 3] = [502, 503, 504];
+
+/// The validated settings of one circuit (SPEC §2).
+///
+/// Built once with [`Config::builder`] (every value is checked there) or
+/// taken as [`Config::default`]: threshold 8, window 60 s, open 30 s,
+/// 2 probes, statuses 502/503/504, timeouts and connection errors counted,
+/// HTTP 500 not counted, key prefix `fuse`.
+///
+/// ```
+/// use std::time::Duration;
+/// use fuse_breaker::Config;
+///
+/// let config = Config::builder()
+///     .failure_threshold(5)
+///     .open_duration(Duration::from_secs(10))
+///     .build()?;
+/// assert_eq!(config.failure_threshold(), 5);
+/// assert_eq!(config.failure_window(), Duration::from_secs(60));
+/// # Ok::<(), fuse_breaker::ConfigError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    failure_threshold: u32,
+    failure_window: Duration,
+    open_duration: Duration,
+    half_open_probes: u32,
+    counted_http_statuses: Vec<u16>,
+    count_timeouts: bool,
+    count_connection_errors: bool,
+    count_http_500: bool,
+    key_prefix: String,
+}
+
+impl Default for Config {
+    /// The defaults of SPEC §2.
+    ///
+    /// ```
+    /// let config = fuse_breaker::Config::default();
+    /// assert_eq!(config.failure_threshold(), 8);
+    /// assert_eq!(config.counted_http_statuses(), &[502, 503, 504]);
+    /// ```
+    fn default() -> Self {
+        Config {
+            failure_threshold: 8,
+            failure_window: Duration::from_secs(60),
+            open_duration: Duration::from_secs(30),
+            half_open_probes: 2,
+            counted_http_statuses: DEFAULT_STATUSES.to_vec(),
+            count_timeouts: true,
+            count_connection_errors: true,
+            count_http_500: false,
+            key_prefix: "fuse".to_owned(),
+        }
+    }
+}
+
+impl Config {
+    /// A builder that starts from the defaults.
+    ///
+    /// ```
+    /// let config = fuse_breaker::Config::builder().half_open_probes(1).build()?;
+    /// assert_eq!(config.half_open_probes(), 1);
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn builder() -> ConfigBuilder {
+        ConfigBuilder {
+            config: Config::default(),
+        }
+    }
+
+    /// A builder that starts from this configuration, to derive a variant.
+    ///
+    /// ```
+    /// let base = fuse_breaker::Config::default();
+    /// let strict = base.to_builder().failure_threshold(2).build()?;
+    /// assert_eq!(strict.failure_threshold(), 2);
+    /// assert_eq!(strict.half_open_probes(), base.half_open_probes());
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn to_builder(&self) -> ConfigBuilder {
+        ConfigBuilder {
+            config: self.clone(),
+        }
+    }
+
+    /// How many counted failures inside the window open the circuit.
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::Config::default().failure_threshold(), 8);
+    /// ```
+    pub fn failure_threshold(&self) -> u32 {
+        self.failure_threshold
+    }
+
+    /// How long a counted failure stays in the count (inclusive edge).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// assert_eq!(fuse_breaker::Config::default().failure_window(), Duration::from_secs(60));
+    /// ```
+    pub fn failure_window(&self) -> Duration {
+        self.failure_window
+    }
+
+    /// How long an open circuit rejects calls before the next call probes.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// assert_eq!(fuse_breaker::Config::default().open_duration(), Duration::from_secs(30));
+    /// ```
+    pub fn open_duration(&self) -> Duration {
+        self.open_duration
+    }
+
+    /// How many probes may be in flight while half-open, and how many
+    /// successful probes close the circuit.
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::Config::default().half_open_probes(), 2);
+    /// ```
+    pub fn half_open_probes(&self) -> u32 {
+        self.half_open_probes
+    }
+
+    /// The HTTP statuses that count as failures, as they were set (without
+    /// the 500 that [`count_http_500`](Self::count_http_500) adds).
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::Config::default().counted_http_statuses(), &[502, 503, 504]);
+    /// ```
+    pub fn counted_http_statuses(&self) -> &[u16] {
+        &self.counted_http_statuses
+    }
+
+    /// Whether timeouts count as failures.
+    ///
+    /// ```
+    /// assert!(fuse_breaker::Config::default().count_timeouts());
+    /// ```
+    pub fn count_timeouts(&self) -> bool {
+        self.count_timeouts
+    }
+
+    /// Whether connection errors (refused, reset, DNS, TLS) count as failures.
+    ///
+    /// ```
+    /// assert!(fuse_breaker::Config::default().count_connection_errors());
+    /// ```
+    pub fn count_connection_errors(&self) -> bool {
+        self.count_connection_errors
+    }
+
+    /// Whether HTTP 500 counts as a failure in addition to the listed statuses.
+    ///
+    /// ```
+    /// assert!(!fuse_breaker::Config::default().count_http_500());
+    /// ```
+    pub fn count_http_500(&self) -> bool {
+        self.count_http_500
+    }
+
+    /// The first piece of every circuit key.
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::Config::default().key_prefix(), "fuse");
+    /// ```
+    pub fn key_prefix(&self) -> &str {
+        &self.key_prefix
+    }
+
+    /// Whether a response with this status is a counted failure: listed in
+    /// [`counted_http_statuses`](Self::counted_http_statuses), or 500 with
+    /// [`count_http_500`](Self::count_http_500).
+    ///
+    /// ```
+    /// let config = fuse_breaker::Config::builder().count_http_500(true).build()?;
+    /// assert!(config.counts_http_status(503));
+    /// assert!(config.counts_http_status(500));
+    /// assert!(!config.counts_http_status(404));
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn counts_http_status(&self, status: u16) -> bool {
+        self.counted_http_statuses.contains(&status) || (status == 500 && self.count_http_500)
+    }
+
+    /// Whether an error of this kind is a counted failure (SPEC §4).
+    ///
+    /// ```
+    /// use fuse_breaker::{Config, FailureKind};
+    /// let config = Config::builder().count_timeouts(false).build()?;
+    /// assert!(!config.counts(FailureKind::Timeout));
+    /// assert!(config.counts(FailureKind::Connection));
+    /// assert!(config.counts(FailureKind::HttpStatus(502)));
+    /// assert!(!config.counts(FailureKind::Other));
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn counts(&self, kind: FailureKind) -> bool {
+        match kind {
+            FailureKind::Timeout => self.count_timeouts,
+            FailureKind::Connection => self.count_connection_errors,
+            FailureKind::HttpStatus(status) => self.counts_http_status(status),
+            FailureKind::Other => false,
+        }
+    }
+
+    /// The window in nanoseconds (exact: validated to fit well inside `u64`).
+    pub(crate) fn window_nanos(&self) -> u64 {
+        nanos(self.failure_window)
+    }
+
+    /// The open duration in nanoseconds.
+    pub(crate) fn open_nanos(&self) -> u64 {
+        nanos(self.open_duration)
+    }
+}
+
+/// Nanoseconds of a validated duration; saturates for any other.
+pub(crate) fn nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Builds a [`Config`]; every setter takes the value, [`build`](Self::build)
+/// checks them all.
+///
+/// ```
+/// use std::time::Duration;
+/// let config = fuse_breaker::Config::builder()
+///     .failure_threshold(3)
+///     .failure_window(Duration::from_secs(10))
+///     .open_duration(Duration::from_secs(5))
+///     .half_open_probes(1)
+///     .counted_http_statuses([500, 502, 503])
+///     .count_timeouts(true)
+///     .count_connection_errors(true)
+///     .count_http_500(false)
+///     .key_prefix("svc")
+///     .build()?;
+/// assert_eq!(config.key_prefix(), "svc");
+/// # Ok::<(), fuse_breaker::ConfigError>(())
+/// ```
+#[derive(Clone, Debug)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct ConfigBuilder {
+    config: Config,
+}
+
+impl ConfigBuilder {
+    /// Sets [`Config::failure_threshold`] (1 ..= [`MAX_FAILURE_THRESHOLD`]).
+    ///
+    /// ```
+    /// assert!(fuse_breaker::Config::builder().failure_threshold(0).build().is_err());
+    /// ```
+    pub fn failure_threshold(mut self, value: u32) -> Self {
+        self.config.failure_threshold = value;
+        self
+    }
+
+    /// Sets [`Config::failure_window`] (> 0 and <= [`MAX_DURATION`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// assert!(fuse_breaker::Config::builder().failure_window(Duration::ZERO).build().is_err());
+    /// ```
+    pub fn failure_window(mut self, value: Duration) -> Self {
+        self.config.failure_window = value;
+        self
+    }
+
+    /// Sets [`Config::open_duration`] (> 0 and <= [`MAX_DURATION`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// assert!(fuse_breaker::Config::builder().open_duration(Duration::MAX).build().is_err());
+    /// ```
+    pub fn open_duration(mut self, value: Duration) -> Self {
+        self.config.open_duration = value;
+        self
+    }
+
+    /// Sets [`Config::half_open_probes`] (1 ..= [`MAX_HALF_OPEN_PROBES`]).
+    ///
+    /// ```
+    /// assert!(fuse_breaker::Config::builder().half_open_probes(100_000).build().is_err());
+    /// ```
+    pub fn half_open_probes(mut self, value: u32) -> Self {
+        self.config.half_open_probes = value;
+        self
+    }
+
+    /// Sets [`Config::counted_http_statuses`] (each in 100 ..= 599).
+    ///
+    /// ```
+    /// let config = fuse_breaker::Config::builder().counted_http_statuses([429, 503]).build()?;
+    /// assert_eq!(config.counted_http_statuses(), &[429, 503]);
+    /// assert!(fuse_breaker::Config::builder().counted_http_statuses([600]).build().is_err());
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn counted_http_statuses(mut self, value: impl IntoIterator<Item = u16>) -> Self {
+        self.config.counted_http_statuses = value.into_iter().collect();
+        self
+    }
+
+    /// Sets [`Config::count_timeouts`].
+    ///
+    /// ```
+    /// let config = fuse_breaker::Config::builder().count_timeouts(false).build()?;
+    /// assert!(!config.count_timeouts());
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn count_timeouts(mut self, value: bool) -> Self {
+        self.config.count_timeouts = value;
+        self
+    }
+
+    /// Sets [`Config::count_connection_errors`].
+    ///
+    /// ```
+    /// let config = fuse_breaker::Config::builder().count_connection_errors(false).build()?;
+    /// assert!(!config.count_connection_errors());
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn count_connection_errors(mut self, value: bool) -> Self {
+        self.config.count_connection_errors = value;
+        self
+    }
+
+    /// Sets [`Config::count_http_500`].
+    ///
+    /// ```
+    /// let config = fuse_breaker::Config::builder().count_http_500(true).build()?;
+    /// assert!(config.counts_http_status(500));
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn count_http_500(mut self, value: bool) -> Self {
+        self.config.count_http_500 = value;
+        self
+    }
+
+    /// Sets [`Config::key_prefix`] (non-empty, without `:`).
+    ///
+    /// ```
+    /// assert!(fuse_breaker::Config::builder().key_prefix("a:b").build().is_err());
+    /// assert!(fuse_breaker::Config::builder().key_prefix("").build().is_err());
+    /// ```
+    pub fn key_prefix(mut self, value: impl Into<String>) -> Self {
+        self.config.key_prefix = value.into();
+        self
+    }
+
+    /// Checks every setting and returns the configuration, or the first
+    /// invalid setting with its value.
+    ///
+    /// ```
+    /// let err = fuse_breaker::Config::builder().failure_threshold(0).build().unwrap_err();
+    /// assert_eq!(err.setting(), "failure_threshold");
+    /// assert_eq!(err.value(), "0");
+    /// ```
+    pub fn build(self) -> Result<Config, ConfigError> {
+        let c = self.config;
+        check_count(
+            "failure_threshold",
+            c.failure_threshold,
+            MAX_FAILURE_THRESHOLD,
+        )?;
+        check_duration("failure_window", c.failure_window)?;
+        check_duration("open_duration", c.open_duration)?;
+        check_count("half_open_probes", c.half_open_probes, MAX_HALF_OPEN_PROBES)?;
+        if let Some(bad) = c
+            .counted_http_statuses
+            .iter()
+            .find(|s| !(100..=599).contains(*s))
+        {
+            return Err(ConfigError::new(
+                "counted_http_statuses",
+                bad.to_string(),
+                "every status must be in 100..=599".to_owned(),
+            ));
+        }
+        if c.key_prefix.is_empty() {
+            return Err(ConfigError::new(
+                "key_prefix",
+                "\"\"".to_owned(),
+                "must not be empty".to_owned(),
+            ));
+        }
+        if c.key_prefix.contains(':') {
+            return Err(ConfigError::new(
+                "key_prefix",
+                format!("{:?}", c.key_prefix),
+                "must not contain ':' (it separates the pieces of a key)".to_owned(),
+            ));
+        }
+        Ok(c)
+    }
+}
+
+fn check_count(setting: &'static str, value: u32, max: u32) -> Result<(), ConfigError> {
+    if (1..=max).contains(&value) {
+        Ok(())
+    } else {
+        Err(ConfigError::new(
+            setting,
+            value.to_string(),
+            format!("must be between 1 and {max}"),
+        ))
+    }
+}
+
+fn check_duration(setting: &'static str, value: Duration) -> Result<(), ConfigError> {
+    if value.is_zero() || value > MAX_DURATION {
+        Err(ConfigError::new(
+            setting,
+            format!("{value:?}"),
+            format!(
+                "must be greater than zero and at most {} days",
+                MAX_DURATION.as_secs() / 86_400
+            ),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// A setting refused by [`ConfigBuilder::build`]: names the setting, the
+/// value and the rule it broke.
+///
+/// ```
+/// let err = fuse_breaker::Config::builder().half_open_probes(0).build().unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     "invalid half_open_probes = 0: must be between 1 and 4096"
+/// );
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    setting: &'static str,
+    value: String,
+    rule: String,
+}
+
+impl ConfigError {
+    fn new(setting: &'static str, value: String, rule: String) -> Self {
+        ConfigError {
+            setting,
+            value,
+            rule,
+        }
+    }
+
+    /// The name of the refused setting, as in SPEC §2 (`failure_threshold`, ...).
+    ///
+    /// ```
+    /// let err = fuse_breaker::Config::builder().key_prefix("").build().unwrap_err();
+    /// assert_eq!(err.setting(), "key_prefix");
+    /// ```
+    pub fn setting(&self) -> &'static str {
+        self.setting
+    }
+
+    /// The refused value, as text.
+    ///
+    /// ```
+    /// let err = fuse_breaker::Config::builder().counted_http_statuses([99]).build().unwrap_err();
+    /// assert_eq!(err.value(), "99");
+    /// ```
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid {} = {}: {}",
+            self.setting, self.value, self.rule
+        )
+    }
+}
+
+impl std::error::Error for ConfigError {}

@@ -1,0 +1,305 @@
+//! The lock-free engine: the only compare-and-swap loops of the crate.
+//!
+//! Each loop has the shape load, decode, step (a function of
+//! [`model`](crate::model)), encode, compare-and-swap; when the step changes
+//! nothing, nothing is written. A closed circuit with no failures is thus
+//! only ever loaded by admission and success.
+//!
+//! Three kinds of memory: the packed state word (see [`packed`](crate::packed)),
+//! the `opened` record (when the current or last opening happened, stamped
+//! with its epoch) and the ring of failure times (see [`ring`](crate::ring)).
+//! The state word is the only authority; the records are written right
+//! after the word that needs them, and any thread that finds a record
+//! missing writes it itself with its own time ("helping"), so no thread ever
+//! waits for another.
+
+use crossbeam_utils::CachePadded;
+use quanta::Clock;
+
+use crate::config::Config;
+use crate::model::{self, Admission, Effect, Grant, Head, Verdict, EPOCH_BITS};
+use crate::packed::{Cursor, Word, CLAIMS_MODULUS};
+use crate::ring::{Read, Record, Ring, Stamp};
+use crate::snapshot::{Snapshot, State};
+use crate::sync::{AtomicU64, CAS_FAILURE, CAS_SUCCESS, HEAD_LOAD, RECORD};
+
+/// How many times a snapshot re-reads a circuit that changes under it
+/// before it settles for the last reading.
+const SNAPSHOT_TRIES: u32 = 64;
+
+/// The words every call reads, on one cache line.
+#[derive(Debug)]
+struct Words {
+    head: AtomicU64,
+    opened: Record,
+}
+
+/// One circuit's atomics, its configuration and its clock.
+#[derive(Debug)]
+pub(crate) struct Engine {
+    words: CachePadded<Words>,
+    ring: Ring,
+    config: Config,
+    clock: Clock,
+}
+
+/// The time of one call, read from the clock at most once.
+struct Now<'a> {
+    clock: &'a Clock,
+    at: Option<u64>,
+}
+
+impl Now<'_> {
+    fn get(&mut self) -> u64 {
+        *self.at.get_or_insert_with(|| nanos(self.clock))
+    }
+}
+
+/// Nanoseconds since the clock's origin (zero for a mock clock).
+fn nanos(clock: &Clock) -> u64 {
+    clock.delta_as_nanos(0, clock.raw())
+}
+
+impl Engine {
+    pub(crate) fn new(config: Config, clock: Clock) -> Self {
+        Engine {
+            words: CachePadded::new(Words {
+                head: AtomicU64::new(Word::INITIAL.bits()),
+                opened: Record::new(),
+            }),
+            ring: Ring::new(config.failure_threshold()),
+            config,
+            clock,
+        }
+    }
+
+    pub(crate) fn config(&self) -> &Config {
+        &self.config
+    }
+
+    fn now(&self) -> Now<'_> {
+        Now {
+            clock: &self.clock,
+            at: None,
+        }
+    }
+
+    fn load(&self) -> Word {
+        // HEAD_LOAD (Acquire): see `sync`.
+        Word::from_bits(self.words.head.load(HEAD_LOAD))
+    }
+
+    /// Admission (SPEC §3). Closed: one load. Open: one load of the word and
+    /// one of the `opened` record, one clock read.
+    #[inline]
+    pub(crate) fn acquire(&self) -> Admission {
+        let mut now = self.now();
+        let mut word = self.load();
+        loop {
+            let (mut head, cursor) = word.unpack();
+            if head.state == State::Open {
+                let Some(at) = self.opened_at(head.epoch, now.get()) else {
+                    // The record is a later epoch's: this reading is out of date.
+                    word = self.load();
+                    continue;
+                };
+                head.opened_at = at;
+            }
+            let (admission, next) = model::acquire(&self.config, head, || now.get());
+            match self.install(word, &head, cursor, &next) {
+                Ok(()) => return admission,
+                Err(actual) => word = actual,
+            }
+        }
+    }
+
+    /// The verdict of a permit (SPEC §3). A success on a closed circuit
+    /// without failures is one load.
+    #[inline]
+    pub(crate) fn verdict(&self, grant: Grant, verdict: Verdict) {
+        let mut now = self.now();
+        let mut word = self.load();
+        loop {
+            let (head, cursor) = word.unpack();
+            let next = match model::verdict(&self.config, head, grant, verdict, || now.get()) {
+                Effect::Stale | Effect::Nothing => return,
+                Effect::ClearFailures if cursor.live == 0 => return,
+                Effect::ClearFailures => Word::pack(&head, Cursor { live: 0, ..cursor }),
+                Effect::RecordFailure => {
+                    let at = now.get();
+                    match self.claim(word, &head, cursor) {
+                        Ok(claim) => {
+                            self.ring.write(head.epoch, claim, at);
+                            self.settle(grant, at);
+                            return;
+                        }
+                        Err(actual) => {
+                            word = actual;
+                            continue;
+                        }
+                    }
+                }
+                Effect::Move(next) => match self.install(word, &head, cursor, &next) {
+                    Ok(()) => return,
+                    Err(actual) => {
+                        word = actual;
+                        continue;
+                    }
+                },
+            };
+            match self.cas(word, next) {
+                Ok(()) => return,
+                Err(actual) => word = actual,
+            }
+        }
+    }
+
+    /// `force_open`, `force_closed` or `reset`: a step that ignores the
+    /// current state but not its epoch.
+    pub(crate) fn force(&self, step: impl Fn(Head, u64) -> Head) {
+        let now = self.now().get();
+        let mut word = self.load();
+        loop {
+            let (head, cursor) = word.unpack();
+            match self.install(word, &head, cursor, &step(head, now)) {
+                Ok(()) => return,
+                Err(actual) => word = actual,
+            }
+        }
+    }
+
+    /// The current state: one load.
+    pub(crate) fn state(&self) -> State {
+        self.load().state()
+    }
+
+    /// A consistent reading of the circuit: the word, then the records it
+    /// points to, then the word again; retried (boundedly) while it changes.
+    pub(crate) fn snapshot(&self) -> Snapshot {
+        let now = self.now().get();
+        let mut word = self.load();
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let last_try = tries >= SNAPSHOT_TRIES;
+            let (mut head, cursor) = word.unpack();
+            let opened_epoch = match head.state {
+                State::Closed => None,
+                State::Open => Some(head.epoch),
+                // Half-open is only entered from the open epoch just before.
+                State::HalfOpen => Some(head.epoch.wrapping_sub(1) & ((1 << EPOCH_BITS) - 1)),
+            };
+            let mut complete = true;
+            if let Some(epoch) = opened_epoch {
+                match self.words.opened.read(Stamp { epoch, claim: 0 }) {
+                    Read::Found(at) => head.opened_at = at,
+                    // Opened an instant ago: its opener is about to stamp it.
+                    Read::Missing | Read::Superseded => {
+                        complete = false;
+                        head.opened_at = now;
+                    }
+                }
+            }
+            let live = cursor.live.min(self.config.failure_threshold());
+            let mut failures = Vec::with_capacity(live as usize);
+            for at in self.ring.recent(head.epoch, cursor.claims, live) {
+                match at {
+                    Some(at) => failures.push(at),
+                    None => complete = false,
+                }
+            }
+            let again = self.load();
+            if (complete && again == word) || last_try {
+                return model::snapshot(&self.config, &head, failures, now);
+            }
+            std::hint::spin_loop();
+            word = again;
+        }
+    }
+
+    /// Replaces `word` by the packing of `next` (keeping the failure cursor
+    /// within an epoch, clearing it across epochs) and publishes the opening
+    /// time of a new open epoch. Writes nothing when nothing changes.
+    fn install(&self, word: Word, head: &Head, cursor: Cursor, next: &Head) -> Result<(), Word> {
+        let new_epoch = next.epoch != head.epoch;
+        let cursor = if new_epoch { Cursor::default() } else { cursor };
+        self.cas(word, Word::pack(next, cursor))?;
+        if new_epoch && next.state == State::Open {
+            self.opened_at(next.epoch, next.opened_at);
+        }
+        Ok(())
+    }
+
+    fn cas(&self, word: Word, new: Word) -> Result<(), Word> {
+        if new == word {
+            return Ok(());
+        }
+        // CAS_SUCCESS / CAS_FAILURE (AcqRel / Acquire): see `sync`.
+        self.words
+            .head
+            .compare_exchange(word.bits(), new.bits(), CAS_SUCCESS, CAS_FAILURE)
+            .map(drop)
+            .map_err(Word::from_bits)
+    }
+
+    /// Claims the next failure slot of the closed epoch of `head`.
+    fn claim(&self, word: Word, head: &Head, cursor: Cursor) -> Result<u32, Word> {
+        let claim = (cursor.claims + 1) % CLAIMS_MODULUS;
+        let live = (cursor.live + 1).min(self.config.failure_threshold());
+        let new = Word::pack(head, Cursor { claims: claim, live });
+        // RECORD (SeqCst): the claim is part of the failure path's total order.
+        self.words
+            .head
+            .compare_exchange(word.bits(), new.bits(), RECORD, RECORD)
+            .map(|_| claim)
+            .map_err(Word::from_bits)
+    }
+
+    /// After a failure of `grant`'s epoch was recorded at `now`: counts the
+    /// last failures and opens the circuit if the rules say so. Whichever
+    /// failure writes its slot last sees every other slot of the epoch
+    /// (`sync::RECORD`), so a threshold reached by concurrent failures
+    /// always opens the circuit.
+    fn settle(&self, grant: Grant, now: u64) {
+        let threshold = self.config.failure_threshold();
+        // RECORD (SeqCst): this load must follow our slot write in the total order.
+        let mut word = Word::from_bits(self.words.head.load(RECORD));
+        loop {
+            let (head, cursor) = word.unpack();
+            if !model::could_open(&self.config, cursor.live) {
+                return;
+            }
+            let mut counted = 0;
+            for at in self.ring.recent(head.epoch, cursor.claims, threshold) {
+                match at {
+                    Some(at) if model::in_window(&self.config, at, now) => counted += 1,
+                    Some(_) => {}
+                    // Not written yet: its writer settles after writing.
+                    None => return,
+                }
+            }
+            let Some(next) = model::tally(&self.config, head, grant, counted, now) else {
+                return;
+            };
+            match self.install(word, &head, cursor, &next) {
+                Ok(()) => return,
+                Err(actual) => word = actual,
+            }
+        }
+    }
+
+    /// When the open epoch `epoch` opened: the stamped time if there is one,
+    /// else `now`, stamped by this thread (the opener or a helper; the first
+    /// to stamp wins). `None` when the record already belongs to a later
+    /// epoch, so the caller's reading of the word is out of date.
+    fn opened_at(&self, epoch: u32, now: u64) -> Option<u64> {
+        match self.words.opened.write(Stamp { epoch, claim: 0 }, now) {
+            Read::Found(at) => Some(at),
+            Read::Missing | Read::Superseded => None,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "engine_tests.rs"]
+mod tests;

@@ -1,0 +1,217 @@
+//! The engine against the reference model, and properties only the engine
+//! has (what it writes, and when).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use proptest::prelude::*;
+use quanta::{Clock, Mock};
+
+use super::*;
+use crate::model::{Admission, Grant, Verdict};
+use crate::reference::Reference;
+
+fn engine(config: &Config) -> (Engine, Arc<Mock>) {
+    let (clock, mock) = Clock::mock();
+    (Engine::new(config.clone(), clock), mock)
+}
+
+fn bits(engine: &Engine) -> (u64, u128) {
+    (
+        engine.words.head.load(HEAD_LOAD),
+        engine.words.opened.raw(),
+    )
+}
+
+/// One step of a history.
+#[derive(Clone, Debug)]
+enum Op {
+    Acquire,
+    /// The verdict on the held permit at this index (modulo how many are held).
+    Verdict(usize, Verdict),
+    /// Move the mock clock forward by this many nanoseconds.
+    Advance(u64),
+    ForceOpen,
+    ForceClosed,
+    Reset,
+}
+
+fn ops() -> impl Strategy<Value = Op> {
+    let verdict = prop_oneof![
+        Just(Verdict::Success),
+        Just(Verdict::Failure),
+        Just(Verdict::Ignore)
+    ];
+    prop_oneof![
+        6 => Just(Op::Acquire),
+        8 => (any::<usize>(), verdict).prop_map(|(i, v)| Op::Verdict(i, v)),
+        4 => prop_oneof![Just(0u64), 1u64..5, 1_000u64..100_000, Just(u64::from(u32::MAX))]
+            .prop_map(Op::Advance),
+        1 => Just(Op::ForceOpen),
+        1 => Just(Op::ForceClosed),
+        1 => Just(Op::Reset),
+    ]
+}
+
+fn configs() -> impl Strategy<Value = Config> {
+    (1u32..6, 1u64..50, 1u64..50, 1u32..4).prop_map(|(threshold, window, open, probes)| {
+        Config::builder()
+            .failure_threshold(threshold)
+            .failure_window(Duration::from_nanos(window * 1000))
+            .open_duration(Duration::from_nanos(open * 1000))
+            .half_open_probes(probes)
+            .build()
+            .expect("valid by construction")
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Every decision, state and snapshot of the engine equals the
+    /// reference model's on the same single-threaded history.
+    #[test]
+    fn engine_matches_reference(config in configs(), history in prop::collection::vec(ops(), 1..200)) {
+        let (engine, mock) = engine(&config);
+        let mut reference = Reference::new(config.clone());
+        let mut held: Vec<Grant> = Vec::new();
+        for op in history {
+            let now = mock.value();
+            match op {
+                Op::Acquire => {
+                    let got = engine.acquire();
+                    prop_assert_eq!(got, reference.acquire(now));
+                    if let Admission::Granted(grant) = got {
+                        held.push(grant);
+                    }
+                }
+                Op::Verdict(i, verdict) => {
+                    if !held.is_empty() {
+                        let grant = held.remove(i % held.len());
+                        engine.verdict(grant, verdict);
+                        reference.verdict(grant, verdict, now);
+                    }
+                }
+                Op::Advance(nanos) => mock.increment(nanos),
+                Op::ForceOpen => {
+                    engine.force(model::force_open);
+                    reference.force_open(now);
+                }
+                Op::ForceClosed => {
+                    engine.force(|head, _| model::force_closed(head));
+                    reference.force_closed();
+                }
+                Op::Reset => {
+                    engine.force(|head, _| model::reset(head));
+                    reference.reset();
+                }
+            }
+            prop_assert_eq!(engine.state(), reference.state());
+            prop_assert_eq!(engine.snapshot(), reference.snapshot(mock.value()));
+        }
+    }
+}
+
+#[test]
+fn closed_admission_and_success_write_nothing() {
+    let config = Config::default();
+    let (engine, _mock) = engine(&config);
+    let before = bits(&engine);
+    for _ in 0..100 {
+        let Admission::Granted(grant) = engine.acquire() else {
+            panic!("closed circuit rejected");
+        };
+        engine.verdict(grant, Verdict::Success);
+        engine.verdict(grant, Verdict::Ignore);
+    }
+    assert_eq!(bits(&engine), before);
+}
+
+#[test]
+fn open_rejection_writes_nothing_once_stamped() {
+    let config = Config::default();
+    let (engine, mock) = engine(&config);
+    engine.force(model::force_open);
+    let before = bits(&engine);
+    mock.increment(Duration::from_secs(1));
+    for _ in 0..10 {
+        assert!(matches!(engine.acquire(), Admission::Rejected { .. }));
+    }
+    assert_eq!(bits(&engine), before);
+}
+
+#[test]
+fn a_missing_opened_record_is_stamped_by_the_first_reader() {
+    let config = Config::default();
+    let (engine, mock) = engine(&config);
+    // Simulate an opener stalled between its two writes: the word says
+    // Open in epoch 1, the record is still empty.
+    let head = model::force_open(Head::closed(0), 0);
+    engine
+        .words
+        .head
+        .store(Word::pack(&head, Cursor::default()).bits(), RECORD);
+    mock.increment(Duration::from_secs(7));
+    let Admission::Rejected { retry_after } = engine.acquire() else {
+        panic!("an open circuit admitted");
+    };
+    assert_eq!(retry_after, config.open_nanos(), "the helper's time counts as the opening");
+    assert_eq!(
+        engine.snapshot().opened_at,
+        Some(Duration::from_secs(7))
+    );
+}
+
+#[test]
+fn concurrent_failures_reaching_the_threshold_open_the_circuit() {
+    for _ in 0..200 {
+        let config = Config::builder().failure_threshold(4).build().unwrap();
+        let (engine, _mock) = engine(&config);
+        let engine = &engine;
+        let grants: Vec<Grant> = (0..4)
+            .map(|_| match engine.acquire() {
+                Admission::Granted(grant) => grant,
+                Admission::Rejected { .. } => panic!("closed circuit rejected"),
+            })
+            .collect();
+        std::thread::scope(|s| {
+            for grant in grants {
+                s.spawn(move || engine.verdict(grant, Verdict::Failure));
+            }
+        });
+        assert_eq!(engine.state(), State::Open);
+    }
+}
+
+#[test]
+fn half_open_probes_never_exceed_the_limit_under_threads() {
+    let config = Config::builder().half_open_probes(3).build().unwrap();
+    let (engine, mock) = engine(&config);
+    engine.force(model::force_open);
+    mock.increment(Duration::from_secs(30));
+    let inflight = std::sync::atomic::AtomicU32::new(0);
+    let peak = std::sync::atomic::AtomicU32::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for i in 0..2_000u32 {
+                    if let Admission::Granted(grant) = engine.acquire() {
+                        let now = inflight.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                        peak.fetch_max(now, std::sync::atomic::Ordering::SeqCst);
+                        let snap = engine.snapshot();
+                        assert!(snap.half_open_inflight <= 3, "{snap:?}");
+                        inflight.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                        engine.verdict(grant, Verdict::Ignore);
+                    }
+                    if i % 500 == 0 {
+                        std::thread::yield_now();
+                    }
+                }
+            });
+        }
+    });
+    assert!(peak.into_inner() <= 3);
+    let snap = engine.snapshot();
+    assert_eq!(snap.state, State::HalfOpen);
+    assert_eq!(snap.half_open_inflight, 0);
+}

@@ -1,0 +1,180 @@
+//! The errors of a protected call: [`Error`] and [`OpenError`].
+
+use std::fmt;
+use std::time::Duration;
+
+/// The circuit rejected the call without running it.
+///
+/// Small and cheap: the circuit's name and key are interned for the life of
+/// the process, so building one allocates nothing and touches no shared
+/// counter.
+///
+/// ```
+/// use std::time::Duration;
+/// use fuse_breaker::{Config, Fuse};
+///
+/// let fuse = Fuse::builder("billing").app("shop").operation("charge").build();
+/// fuse.force_open();
+/// let err = fuse.try_acquire().unwrap_err();
+/// assert_eq!(err.name(), "billing");
+/// assert_eq!(err.key(), "fuse:shop:billing:charge");
+/// assert!(err.retry_after() <= Duration::from_secs(30));
+/// assert!(err.to_string().starts_with("circuit fuse:shop:billing:charge is open"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenError {
+    name: &'static str,
+    key: &'static str,
+    retry_after: Duration,
+}
+
+impl OpenError {
+    pub(crate) fn new(name: &'static str, key: &'static str, retry_after: Duration) -> Self {
+        OpenError {
+            name,
+            key,
+            retry_after,
+        }
+    }
+
+    /// The name of the circuit.
+    ///
+    /// ```
+    /// let fuse = fuse_breaker::Fuse::new("billing", Default::default());
+    /// fuse.force_open();
+    /// assert_eq!(fuse.try_acquire().unwrap_err().name(), "billing");
+    /// ```
+    pub fn name(&self) -> &str {
+        self.name
+    }
+
+    /// The key of the circuit (`prefix:app:name:operation`).
+    ///
+    /// ```
+    /// let fuse = fuse_breaker::Fuse::new("billing", Default::default());
+    /// fuse.force_open();
+    /// assert_eq!(fuse.try_acquire().unwrap_err().key(), "fuse:billing");
+    /// ```
+    pub fn key(&self) -> &str {
+        self.key
+    }
+
+    /// How long until the circuit admits a call again: the rest of the
+    /// cooldown while open, zero while half-open with every probe slot taken.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let (clock, mock) = quanta::Clock::mock();
+    /// let fuse = fuse_breaker::Fuse::builder("billing").clock(clock).build();
+    /// fuse.force_open();
+    /// mock.increment(Duration::from_secs(10));
+    /// let err = fuse.try_acquire().unwrap_err();
+    /// assert_eq!(err.retry_after(), Duration::from_secs(20));
+    /// ```
+    pub fn retry_after(&self) -> Duration {
+        self.retry_after
+    }
+}
+
+impl fmt::Display for OpenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "circuit {} is open; retry after {:?}",
+            self.key, self.retry_after
+        )
+    }
+}
+
+impl std::error::Error for OpenError {}
+
+/// The error of a protected call: the circuit was open, or the call itself
+/// failed.
+///
+/// ```
+/// use fuse_breaker::{Config, Error, Fuse};
+///
+/// let fuse = Fuse::new("billing", Config::default());
+/// let out: Result<(), Error<std::io::Error>> =
+///     fuse.run(|| Err(std::io::Error::other("card declined")));
+/// match out {
+///     Err(Error::Inner(err)) => assert_eq!(err.to_string(), "card declined"),
+///     other => panic!("unexpected {other:?}"),
+/// }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error<E> {
+    /// The circuit rejected the call; it did not run.
+    Open(OpenError),
+    /// The call ran and returned this error.
+    Inner(E),
+}
+
+impl<E> Error<E> {
+    /// Whether the circuit rejected the call.
+    ///
+    /// ```
+    /// let fuse = fuse_breaker::Fuse::new("billing", Default::default());
+    /// fuse.force_open();
+    /// assert!(fuse.run(|| Ok::<_, std::io::Error>(())).unwrap_err().is_open());
+    /// ```
+    pub fn is_open(&self) -> bool {
+        matches!(self, Error::Open(_))
+    }
+
+    /// The call's own error, if it ran.
+    ///
+    /// ```
+    /// use fuse_breaker::{Error, OpenError};
+    /// let err: Error<&str> = Error::Inner("declined");
+    /// assert_eq!(err.into_inner(), Some("declined"));
+    /// ```
+    pub fn into_inner(self) -> Option<E> {
+        match self {
+            Error::Inner(err) => Some(err),
+            Error::Open(_) => None,
+        }
+    }
+
+    /// The rejection, if the circuit was open.
+    ///
+    /// ```
+    /// let fuse = fuse_breaker::Fuse::new("billing", Default::default());
+    /// fuse.force_open();
+    /// let err = fuse.run(|| Ok::<_, std::io::Error>(())).unwrap_err();
+    /// assert_eq!(err.open_error().map(|e| e.key()), Some("fuse:billing"));
+    /// ```
+    pub fn open_error(&self) -> Option<&OpenError> {
+        match self {
+            Error::Open(err) => Some(err),
+            Error::Inner(_) => None,
+        }
+    }
+}
+
+impl<E> From<OpenError> for Error<E> {
+    fn from(err: OpenError) -> Self {
+        Error::Open(err)
+    }
+}
+
+impl<E: fmt::Display> fmt::Display for Error<E> {
+    /// The rejection, or the call's own error unchanged.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Open(err) => err.fmt(f),
+            Error::Inner(err) => err.fmt(f),
+        }
+    }
+}
+
+impl<E: std::error::Error> std::error::Error for Error<E> {
+    /// Transparent: the call's own error displays as itself, so its source
+    /// is its own source.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Open(_) => None,
+            Error::Inner(err) => err.source(),
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! [`Fuse`], one circuit, and its [`FuseBuilder`].
+
+use std::fmt;
+
+use quanta::Clock;
+
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::model;
+use crate::names;
+use crate::snapshot::{Snapshot, State};
+
+/// One circuit protecting one dependency.
+///
+/// `Send + Sync`: share it (by reference or in an `Arc`) between every
+/// thread and task that calls the dependency. Admission and verdicts are
+/// lock-free; on a closed circuit without failures they are atomic loads.
+///
+/// ```
+/// use fuse_breaker::{Config, Error, Fuse};
+///
+/// let fuse = Fuse::new("billing-sdk", Config::default());
+/// let charged = fuse.run(|| Ok::<_, std::io::Error>("charged"));
+/// assert_eq!(charged.ok(), Some("charged"));
+///
+/// fuse.force_open();
+/// let rejected = fuse.run(|| -> Result<(), std::io::Error> { unreachable!("not called") });
+/// assert!(matches!(rejected, Err(Error::Open(_))));
+/// ```
+pub struct Fuse {
+    engine: Engine,
+    name: &'static str,
+    key: &'static str,
+}
+
+impl Fuse {
+    /// A circuit named `name` with this configuration and the real clock.
+    ///
+    /// ```
+    /// let fuse = fuse_breaker::Fuse::new("billing", fuse_breaker::Config::default());
+    /// assert_eq!(fuse.key(), "fuse:billing");
+    /// ```
+    pub fn new(name: impl Into<String>, config: Config) -> Self {
+        Fuse::builder(name).config(config).build()
+    }
+
+    /// A builder for a circuit with an app, an operation, a configuration
+    /// or a clock of its own.
+    ///
+    /// ```
+    /// let fuse = fuse_breaker::Fuse::builder("billing")
+    ///     .app("punt")
+    ///     .operation("charge")
+    ///     .build();
+    /// assert_eq!(fuse.key(), "fuse:punt:billing:charge");
+    /// ```
+    pub fn builder(name: impl Into<String>) -> FuseBuilder {
+        FuseBuilder {
+            name: name.into(),
+            app: None,
+            operation: None,
+            config: None,
+            clock: None,
+        }
+    }
+
+    pub(crate) fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The circuit's name.
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::Fuse::new("billing", Default::default()).name(), "billing");
+    /// ```
+    pub fn name(&self) -> &str {
+        self.name
+    }
+
+    /// The circuit's key: `prefix:app:name:operation`, empty pieces left out.
+    ///
+    /// ```
+    /// let fuse = fuse_breaker::Fuse::builder("billing").app("").operation("refund").build();
+    /// assert_eq!(fuse.key(), "fuse:billing:refund");
+    /// ```
+    pub fn key(&self) -> &str {
+        self.key
+    }
+
+    pub(crate) fn static_names(&self) -> (&'static str, &'static str) {
+        (self.name, self.key)
+    }
+
+    /// The circuit's configuration.
+    ///
+    /// ```
+    /// let fuse = fuse_breaker::Fuse::new("billing", Default::default());
+    /// assert_eq!(fuse.config().failure_threshold(), 8);
+    /// ```
+    pub fn config(&self) -> &Config {
+        self.engine.config()
+    }
+
+    /// The current state; only reads (an open circuit whose cooldown has
+    /// passed reads `Open` until a call arrives).
+    ///
+    /// ```
+    /// use fuse_breaker::{Fuse, State};
+    /// let fuse = Fuse::new("billing", Default::default());
+    /// assert_eq!(fuse.state(), State::Closed);
+    /// ```
+    pub fn state(&self) -> State {
+        self.engine.state()
+    }
+
+    /// Everything the circuit knows now; only reads.
+    ///
+    /// ```
+    /// let fuse = fuse_breaker::Fuse::new("billing", Default::default());
+    /// let snap = fuse.snapshot();
+    /// assert!(snap.failures.is_empty());
+    /// assert_eq!(snap.opened_at, None);
+    /// ```
+    pub fn snapshot(&self) -> Snapshot {
+        self.engine.snapshot()
+    }
+
+    /// Opens the circuit now, whatever its state; after the open duration
+    /// the next call probes. Permits granted before become stale.
+    ///
+    /// ```
+    /// use fuse_breaker::{Fuse, State};
+    /// let fuse = Fuse::new("billing", Default::default());
+    /// fuse.force_open();
+    /// assert_eq!(fuse.state(), State::Open);
+    /// ```
+    pub fn force_open(&self) {
+        self.engine.force(model::force_open);
+    }
+
+    /// Closes the circuit and clears its failures. Permits granted before
+    /// become stale.
+    ///
+    /// ```
+    /// use fuse_breaker::{Fuse, State};
+    /// let fuse = Fuse::new("billing", Default::default());
+    /// fuse.force_open();
+    /// fuse.force_closed();
+    /// assert_eq!(fuse.state(), State::Closed);
+    /// ```
+    pub fn force_closed(&self) {
+        self.engine.force(|head, _| model::force_closed(head));
+    }
+
+    /// Forgets the circuit: the next read is a fresh closed circuit.
+    /// Permits granted before become stale.
+    ///
+    /// ```
+    /// use fuse_breaker::{Fuse, State};
+    /// let fuse = Fuse::new("billing", Default::default());
+    /// fuse.try_acquire()?.failure();
+    /// fuse.reset();
+    /// assert!(fuse.snapshot().failures.is_empty());
+    /// # Ok::<(), fuse_breaker::OpenError>(())
+    /// ```
+    pub fn reset(&self) {
+        self.engine.force(|head, _| model::reset(head));
+    }
+}
+
+impl fmt::Debug for Fuse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Fuse")
+            .field("key", &self.key)
+            .field("state", &self.state())
+            .field("config", self.config())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`Fuse`]: name, optional app and operation (pieces of the key),
+/// configuration and clock.
+///
+/// ```
+/// use std::time::Duration;
+/// use fuse_breaker::{Config, Fuse};
+///
+/// let (clock, mock) = quanta::Clock::mock();
+/// let fuse = Fuse::builder("billing")
+///     .app("shop")
+///     .operation("refund")
+///     .config(Config::builder().failure_threshold(1).build()?)
+///     .clock(clock)
+///     .build();
+/// mock.increment(Duration::from_secs(1));
+/// fuse.try_acquire()?.failure();
+/// assert_eq!(fuse.snapshot().opened_at, Some(Duration::from_secs(1)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct FuseBuilder {
+    name: String,
+    app: Option<String>,
+    operation: Option<String>,
+    config: Option<Config>,
+    clock: Option<Clock>,
+}
+
+impl FuseBuilder {
+    /// The application piece of the key, for several applications sharing
+    /// a store.
+    ///
+    /// ```
+    /// let fuse = fuse_breaker::Fuse::builder("billing").app("punt").build();
+    /// assert_eq!(fuse.key(), "fuse:punt:billing");
+    /// ```
+    pub fn app(mut self, app: impl Into<String>) -> Self {
+        self.app = Some(app.into());
+        self
+    }
+
+    /// The operation piece of the key, so that operations of one dependency
+    /// trip separately.
+    ///
+    /// ```
+    /// let fuse = fuse_breaker::Fuse::builder("billing").operation("charge").build();
+    /// assert_eq!(fuse.key(), "fuse:billing:charge");
+    /// ```
+    pub fn operation(mut self, operation: impl Into<String>) -> Self {
+        self.operation = Some(operation.into());
+        self
+    }
+
+    /// The configuration (default: [`Config::default`]).
+    ///
+    /// ```
+    /// let config = fuse_breaker::Config::builder().key_prefix("cb").build()?;
+    /// let fuse = fuse_breaker::Fuse::builder("billing").config(config).build();
+    /// assert_eq!(fuse.key(), "cb:billing");
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = Some(config);
+        self
+    }
+
+    /// The clock (default: `quanta::Clock::new()`); `quanta::Clock::mock()`
+    /// drives the circuit by hand in tests.
+    ///
+    /// ```
+    /// let (clock, _mock) = quanta::Clock::mock();
+    /// let fuse = fuse_breaker::Fuse::builder("billing").clock(clock).build();
+    /// assert_eq!(fuse.snapshot().opened_at, None);
+    /// ```
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// The circuit, closed with no failures.
+    ///
+    /// ```
+    /// let fuse = fuse_breaker::Fuse::builder("billing").build();
+    /// assert_eq!(fuse.state(), fuse_breaker::State::Closed);
+    /// ```
+    pub fn build(self) -> Fuse {
+        let config = self.config.unwrap_or_default();
+        let key = names::key(
+            config.key_prefix(),
+            self.app.as_deref(),
+            &self.name,
+            self.operation.as_deref(),
+        );
+        Fuse {
+            name: names::intern(&self.name),
+            key: names::intern(&key),
+            engine: Engine::new(config, self.clock.unwrap_or_default()),
+        }
+    }
+}

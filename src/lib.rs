@@ -1,0 +1,79 @@
+//! # Fuse: a lock-free circuit breaker
+//!
+//! A circuit protects one dependency. When counted failures inside a time
+//! window reach a threshold, the circuit opens and calls are rejected
+//! without running; after a cooldown the next call probes; enough
+//! successful probes close it, one counted failure re-opens it.
+//!
+//! The engine is lock-free: each circuit is one packed atomic state word, an
+//! epoch-stamped record of when it opened and a ring of stamped failure
+//! times. A closed circuit without failures admits a call and records its
+//! success with atomic loads only, so any number of cores share it without
+//! writing a cache line. Every verdict carries the epoch of its permit, and
+//! a verdict from a past epoch changes nothing.
+//!
+//! ```
+//! use std::time::Duration;
+//! use fuse_breaker::{Config, Error, Fuse, State};
+//!
+//! let config = Config::builder()
+//!     .failure_threshold(3)
+//!     .open_duration(Duration::from_secs(10))
+//!     .build()?;
+//! let fuse = Fuse::builder("billing").operation("charge").config(config).build();
+//!
+//! let down = || Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionRefused));
+//! for _ in 0..3 {
+//!     assert!(matches!(fuse.run(down), Err(Error::Inner(_))));
+//! }
+//! assert_eq!(fuse.state(), State::Open);
+//! match fuse.run(down) {
+//!     Err(Error::Open(open)) => assert!(open.retry_after() <= Duration::from_secs(10)),
+//!     other => panic!("expected a rejection, got {other:?}"),
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## States
+//!
+//! ```text
+//!                 counted failures in the window reach the threshold
+//!   +--------+ ----------------------------------------------------> +------+
+//!   | Closed |                                                       | Open |
+//!   +--------+ <--+                                          +-----> +------+
+//!                 | half_open_probes successes               |          |
+//!                 |                                          |          | first call after
+//!             +----------+    one counted failure            |          | open_duration
+//!             | HalfOpen | ----------------------------------+          |
+//!             +----------+ <--------------------------------------------+
+//! ```
+//!
+//! The exact rules are those of the crate's specification: admission,
+//! verdicts, stale verdicts dropped by epoch, classification of errors
+//! ([`Classify`]), manual control ([`Fuse::force_open`],
+//! [`Fuse::force_closed`], [`Fuse::reset`]).
+
+mod classify;
+mod config;
+mod engine;
+mod error;
+mod fuse;
+mod model;
+mod names;
+mod packed;
+mod permit;
+#[cfg(test)]
+mod reference;
+mod ring;
+mod run;
+mod snapshot;
+mod sync;
+
+pub use classify::{classify_error, Classify, FailureKind};
+pub use config::{
+    Config, ConfigBuilder, ConfigError, MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES,
+};
+pub use error::{Error, OpenError};
+pub use fuse::{Fuse, FuseBuilder};
+pub use permit::Permit;
+pub use snapshot::{Snapshot, State};

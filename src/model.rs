@@ -1,0 +1,269 @@
+//! The rules of SPEC §3 as pure functions: configuration + head + event +
+//! `now` -> decision + next head. No atomics, no clock.
+//!
+//! Every engine of the crate runs these functions and nothing else decides a
+//! transition. The failure list is kept by the caller (a `Vec` in
+//! [`Reference`](crate::reference::Reference), a ring of atomic slots in the
+//! engine); the rules tell it when to clear it, when to record `now` in it,
+//! and, given how many recorded failures are inside the window, whether the
+//! circuit opens. A head whose epoch differs from the previous one starts
+//! with an empty failure list.
+
+use std::time::Duration;
+
+use crate::config::Config;
+use crate::snapshot::{Snapshot, State};
+
+/// Everything about a circuit except its failure list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Head {
+    pub(crate) state: State,
+    /// Bumped by every state change, modulo 2^[`EPOCH_BITS`].
+    pub(crate) epoch: u32,
+    /// When the circuit last opened, in clock nanoseconds; meaningful while
+    /// `Open` or `HalfOpen`, zero while `Closed`.
+    pub(crate) opened_at: u64,
+    /// Successful probes so far (half-open only).
+    pub(crate) successes: u32,
+    /// Probes granted and not yet finished (half-open only).
+    pub(crate) inflight: u32,
+}
+
+impl Head {
+    /// A fresh closed circuit in the given epoch.
+    pub(crate) const fn closed(epoch: u32) -> Self {
+        Head {
+            state: State::Closed,
+            epoch,
+            opened_at: 0,
+            successes: 0,
+            inflight: 0,
+        }
+    }
+
+    const fn open(epoch: u32, now: u64) -> Self {
+        Head {
+            state: State::Open,
+            epoch,
+            opened_at: now,
+            successes: 0,
+            inflight: 0,
+        }
+    }
+
+    fn next_epoch(&self) -> u32 {
+        next_epoch(self.epoch)
+    }
+}
+
+/// How many bits of the epoch every engine keeps: epochs count modulo
+/// 2^30, so a permit held across 2^30 state changes would be taken for a
+/// current one (the engine's packed word has room for 30 bits).
+pub(crate) const EPOCH_BITS: u32 = 30;
+
+/// The epoch after `epoch`, modulo 2^[`EPOCH_BITS`].
+pub(crate) const fn next_epoch(epoch: u32) -> u32 {
+    epoch.wrapping_add(1) & ((1 << EPOCH_BITS) - 1)
+}
+
+/// Which kind of permit a grant is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PermitKind {
+    /// Granted while closed.
+    Closed,
+    /// Granted while half-open.
+    Probe,
+}
+
+/// A granted permit: its kind and the epoch that granted it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Grant {
+    pub(crate) kind: PermitKind,
+    pub(crate) epoch: u32,
+}
+
+/// How a permit ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// The call succeeded.
+    Success,
+    /// The call failed with a counted failure.
+    Failure,
+    /// An ignored error, a panic, a dropped future or permit.
+    Ignore,
+}
+
+/// The answer to an admission request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Admission {
+    /// The call may run under this permit.
+    Granted(Grant),
+    /// The call is rejected; the circuit may admit again after this many
+    /// nanoseconds (zero while half-open with every probe slot taken).
+    Rejected { retry_after: u64 },
+}
+
+/// What a verdict does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Effect {
+    /// The permit belongs to a past epoch: nothing changes.
+    Stale,
+    /// Nothing changes.
+    Nothing,
+    /// Clear the failure list (closed success).
+    ClearFailures,
+    /// Add `now` to the failure list, then ask [`tally`] whether to open.
+    RecordFailure,
+    /// Move to this head.
+    Move(Head),
+}
+
+/// Admission at `now` (SPEC §3 "Admission"): the decision and the next head,
+/// equal to `head` when nothing changes.
+/// `now` is asked only while open, so an engine reads its clock only there.
+pub(crate) fn acquire(config: &Config, head: Head, now: impl FnOnce() -> u64) -> (Admission, Head) {
+    match head.state {
+        State::Closed => (grant(PermitKind::Closed, head.epoch), head),
+        State::Open => {
+            let elapsed = now().saturating_sub(head.opened_at);
+            let open = config.open_nanos();
+            if elapsed < open {
+                let retry_after = open - elapsed;
+                (Admission::Rejected { retry_after }, head)
+            } else {
+                let next = Head {
+                    state: State::HalfOpen,
+                    epoch: head.next_epoch(),
+                    opened_at: head.opened_at,
+                    successes: 0,
+                    inflight: 1,
+                };
+                (grant(PermitKind::Probe, next.epoch), next)
+            }
+        }
+        State::HalfOpen => {
+            if head.inflight < config.half_open_probes() {
+                let next = Head {
+                    inflight: head.inflight + 1,
+                    ..head
+                };
+                (grant(PermitKind::Probe, head.epoch), next)
+            } else {
+                (Admission::Rejected { retry_after: 0 }, head)
+            }
+        }
+    }
+}
+
+fn grant(kind: PermitKind, epoch: u32) -> Admission {
+    Admission::Granted(Grant { kind, epoch })
+}
+
+/// The verdict of a permit (SPEC §3 "Verdicts"); `now` is asked only when a
+/// failed probe reopens the circuit.
+pub(crate) fn verdict(
+    config: &Config,
+    head: Head,
+    permit: Grant,
+    verdict: Verdict,
+    now: impl FnOnce() -> u64,
+) -> Effect {
+    let own_state = match permit.kind {
+        PermitKind::Closed => State::Closed,
+        PermitKind::Probe => State::HalfOpen,
+    };
+    if head.epoch != permit.epoch || head.state != own_state {
+        return Effect::Stale;
+    }
+    match (permit.kind, verdict) {
+        (PermitKind::Closed, Verdict::Success) => Effect::ClearFailures,
+        (PermitKind::Closed, Verdict::Failure) => Effect::RecordFailure,
+        (PermitKind::Closed, Verdict::Ignore) => Effect::Nothing,
+        (PermitKind::Probe, Verdict::Success) => {
+            let successes = head.successes + 1;
+            if successes >= config.half_open_probes() {
+                Effect::Move(Head::closed(head.next_epoch()))
+            } else {
+                Effect::Move(Head {
+                    successes,
+                    inflight: head.inflight.saturating_sub(1),
+                    ..head
+                })
+            }
+        }
+        (PermitKind::Probe, Verdict::Failure) => Effect::Move(Head::open(head.next_epoch(), now())),
+        (PermitKind::Probe, Verdict::Ignore) => Effect::Move(Head {
+            inflight: head.inflight.saturating_sub(1),
+            ..head
+        }),
+    }
+}
+
+/// Whether a failure recorded at `at` still counts at `now` (inclusive edge;
+/// a clock that went backwards counts as no time passing).
+pub(crate) fn in_window(config: &Config, at: u64, now: u64) -> bool {
+    now.saturating_sub(at) <= config.window_nanos()
+}
+
+/// Whether `recorded` failures since the last clear could open the circuit
+/// (an engine skips counting them when they could not).
+pub(crate) fn could_open(config: &Config, recorded: u32) -> bool {
+    recorded >= config.failure_threshold()
+}
+
+/// After a closed failure of `permit` was recorded at `now`: `counted` of
+/// the recorded failures are [`in_window`]. Returns the open head when they
+/// reach the threshold and the permit's epoch is still current.
+pub(crate) fn tally(
+    config: &Config,
+    head: Head,
+    permit: Grant,
+    counted: u32,
+    now: u64,
+) -> Option<Head> {
+    let current = head.state == State::Closed && head.epoch == permit.epoch;
+    (current && could_open(config, counted)).then(|| Head::open(head.next_epoch(), now))
+}
+
+/// `force_open`: open now, whatever the state.
+pub(crate) fn force_open(head: Head, now: u64) -> Head {
+    Head::open(head.next_epoch(), now)
+}
+
+/// `force_closed`: closed with no failures, whatever the state.
+pub(crate) fn force_closed(head: Head) -> Head {
+    Head::closed(head.next_epoch())
+}
+
+/// `reset`: forget the circuit. In process the next read is a fresh closed
+/// circuit, in a new epoch so that permits granted before are stale.
+pub(crate) fn reset(head: Head) -> Head {
+    force_closed(head)
+}
+
+/// The snapshot of `head` at `now`, given the recorded failures in any order.
+pub(crate) fn snapshot(
+    config: &Config,
+    head: &Head,
+    failures: impl IntoIterator<Item = u64>,
+    now: u64,
+) -> Snapshot {
+    let closed = head.state == State::Closed;
+    let mut kept: Vec<u64> = if closed {
+        failures
+            .into_iter()
+            .filter(|&at| in_window(config, at, now))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    kept.sort_unstable();
+    let half_open = head.state == State::HalfOpen;
+    Snapshot {
+        state: head.state,
+        opened_at: (!closed).then(|| Duration::from_nanos(head.opened_at)),
+        failures: kept.into_iter().map(Duration::from_nanos).collect(),
+        half_open_successes: if half_open { head.successes } else { 0 },
+        half_open_inflight: if half_open { head.inflight } else { 0 },
+    }
+}

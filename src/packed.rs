@@ -1,0 +1,227 @@
+//! The engine's state word: state, epoch and either the closed-epoch
+//! failure cursor or the half-open counters, packed in one `u64`.
+//!
+//! ```text
+//!  63        51 50              32 31                          2 1  0
+//! +------------+------------------+------------------------------+----+
+//! | live (13)  | claims (19)      | epoch (30)                   | st |  Closed
+//! +------+-----+-------+----------+------------------------------+----+
+//! | 0(6) | inflight(13)| succ.(13)| epoch (30)                   | st |  HalfOpen
+//! +------+-------------+----------+------------------------------+----+
+//! | 0 (32)                        | epoch (30)                   | st |  Open
+//! ```
+//!
+//! `opened_at` is not here: it lives in the engine's `opened` record,
+//! tagged with the epoch it belongs to. The closed payload is what lets a
+//! success on a circuit without failures decide from one load: `live == 0`.
+
+use crate::config::{MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES};
+use crate::model::{Head, EPOCH_BITS};
+use crate::snapshot::State;
+
+/// One field of the word: where it starts and how wide it is.
+#[derive(Clone, Copy, Debug)]
+struct Field {
+    shift: u32,
+    width: u32,
+}
+
+impl Field {
+    const fn mask(self) -> u64 {
+        (1 << self.width) - 1
+    }
+
+    #[allow(clippy::cast_possible_truncation)] // the widest field is 30 bits
+    const fn get(self, word: u64) -> u32 {
+        ((word >> self.shift) & self.mask()) as u32
+    }
+
+    const fn put(self, value: u32) -> u64 {
+        (value as u64 & self.mask()) << self.shift
+    }
+
+    /// The largest value the field holds.
+    #[allow(clippy::cast_possible_truncation)] // the widest field is 30 bits
+    const fn max(self) -> u32 {
+        self.mask() as u32
+    }
+}
+
+/// 0 closed, 1 open, 2 half-open; 3 is never written.
+const STATE: Field = Field { shift: 0, width: 2 };
+/// The epoch, modulo 2^30.
+const EPOCH: Field = Field {
+    shift: 2,
+    width: EPOCH_BITS,
+};
+/// Closed: failures claimed in this closed epoch, modulo 2^19. Claim `k`
+/// writes ring slot `k mod ring length` (a power of two dividing 2^19).
+const CLAIMS: Field = Field {
+    shift: 32,
+    width: 19,
+};
+/// Closed: failures since the last clear, saturating at the threshold.
+const LIVE: Field = Field {
+    shift: 51,
+    width: 13,
+};
+/// Half-open: successful probes so far.
+const SUCCESSES: Field = Field {
+    shift: 32,
+    width: 13,
+};
+/// Half-open: probes in flight.
+const INFLIGHT: Field = Field {
+    shift: 45,
+    width: 13,
+};
+
+/// The claim counter wraps at this value; see [`CLAIMS`].
+pub(crate) const CLAIMS_MODULUS: u32 = 1 << CLAIMS.width;
+
+const _: () = {
+    assert!(LIVE.max() >= MAX_FAILURE_THRESHOLD);
+    assert!(SUCCESSES.max() >= MAX_HALF_OPEN_PROBES);
+    assert!(INFLIGHT.max() >= MAX_HALF_OPEN_PROBES);
+    assert!(CLAIMS_MODULUS >= 2 * MAX_FAILURE_THRESHOLD.next_power_of_two());
+    assert!(LIVE.shift + LIVE.width == 64);
+    assert!(INFLIGHT.shift + INFLIGHT.width <= 64);
+};
+
+/// The failure cursor of a closed epoch (zero in the other states).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Cursor {
+    /// Failures claimed in this epoch, modulo [`CLAIMS_MODULUS`].
+    pub(crate) claims: u32,
+    /// Failures since the last clear, saturating at the threshold.
+    pub(crate) live: u32,
+}
+
+/// The packed state word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Word(u64);
+
+impl Word {
+    /// The word of a fresh closed circuit in epoch 0.
+    pub(crate) const INITIAL: Word = Word(0);
+
+    pub(crate) const fn from_bits(bits: u64) -> Word {
+        Word(bits)
+    }
+
+    pub(crate) const fn bits(self) -> u64 {
+        self.0
+    }
+
+    /// The state alone.
+    pub(crate) const fn state(self) -> State {
+        match STATE.get(self.0) {
+            0 => State::Closed,
+            1 => State::Open,
+            _ => State::HalfOpen,
+        }
+    }
+
+    /// The epoch alone.
+    pub(crate) const fn epoch(self) -> u32 {
+        EPOCH.get(self.0)
+    }
+
+    /// The head (with `opened_at` zero: it is not in the word) and cursor.
+    pub(crate) fn unpack(self) -> (Head, Cursor) {
+        let state = self.state();
+        let mut head = Head::closed(self.epoch());
+        head.state = state;
+        let mut cursor = Cursor::default();
+        match state {
+            State::Closed => {
+                cursor.claims = CLAIMS.get(self.0);
+                cursor.live = LIVE.get(self.0);
+            }
+            State::HalfOpen => {
+                head.successes = SUCCESSES.get(self.0);
+                head.inflight = INFLIGHT.get(self.0);
+            }
+            State::Open => {}
+        }
+        (head, cursor)
+    }
+
+    /// Packs a head and, while closed, its cursor. Counters are validated
+    /// by the configuration to fit their fields.
+    pub(crate) fn pack(head: &Head, cursor: Cursor) -> Word {
+        let (code, payload) = match head.state {
+            State::Closed => (0, CLAIMS.put(cursor.claims) | LIVE.put(cursor.live)),
+            State::Open => (1, 0),
+            State::HalfOpen => (2, SUCCESSES.put(head.successes) | INFLIGHT.put(head.inflight)),
+        };
+        Word(STATE.put(code) | EPOCH.put(head.epoch) | payload)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn heads() -> impl Strategy<Value = (Head, Cursor)> {
+        (
+            0u8..3,
+            0u32..(1 << EPOCH_BITS),
+            0..=MAX_HALF_OPEN_PROBES,
+            0..=MAX_HALF_OPEN_PROBES,
+            0..CLAIMS_MODULUS,
+            0..=MAX_FAILURE_THRESHOLD,
+        )
+            .prop_map(|(s, epoch, successes, inflight, claims, live)| {
+                let mut head = Head::closed(epoch);
+                let mut cursor = Cursor::default();
+                match s {
+                    0 => cursor = Cursor { claims, live },
+                    1 => head.state = State::Open,
+                    _ => {
+                        head.state = State::HalfOpen;
+                        head.successes = successes;
+                        head.inflight = inflight;
+                    }
+                }
+                (head, cursor)
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn round_trip((head, cursor) in heads()) {
+            let word = Word::pack(&head, cursor);
+            prop_assert_eq!(word.unpack(), (head, cursor));
+            prop_assert_eq!(word.state(), head.state);
+            prop_assert_eq!(word.epoch(), head.epoch);
+            prop_assert_eq!(Word::from_bits(word.bits()), word);
+        }
+    }
+
+    #[test]
+    fn initial_is_closed_epoch_zero() {
+        assert_eq!(
+            Word::INITIAL.unpack(),
+            (Head::closed(0), Cursor::default())
+        );
+    }
+
+    #[test]
+    fn extremes_fit() {
+        let mut head = Head::closed((1 << EPOCH_BITS) - 1);
+        let cursor = Cursor {
+            claims: CLAIMS_MODULUS - 1,
+            live: MAX_FAILURE_THRESHOLD,
+        };
+        assert_eq!(Word::pack(&head, cursor).unpack(), (head, cursor));
+        head.state = State::HalfOpen;
+        head.successes = MAX_HALF_OPEN_PROBES;
+        head.inflight = MAX_HALF_OPEN_PROBES;
+        assert_eq!(
+            Word::pack(&head, Cursor::default()).unpack(),
+            (head, Cursor::default())
+        );
+    }
+}

@@ -1,0 +1,79 @@
+//! The public view of a circuit: [`State`] and [`Snapshot`].
+
+use std::time::Duration;
+
+/// The state of a circuit (SPEC §3).
+///
+/// ```
+/// use fuse_breaker::{Config, Fuse, State};
+/// let fuse = Fuse::new("billing", Config::default());
+/// assert_eq!(fuse.state(), State::Closed);
+/// fuse.force_open();
+/// assert_eq!(fuse.state(), State::Open);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum State {
+    /// Calls run; counted failures are remembered inside the window.
+    Closed,
+    /// Calls are rejected until the open duration has passed.
+    Open,
+    /// A limited number of probes run; enough successes close the circuit.
+    HalfOpen,
+}
+
+impl State {
+    /// The state's name as stores and logs spell it: `closed`, `open`, `half_open`.
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::State::HalfOpen.as_str(), "half_open");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Closed => "closed",
+            State::Open => "open",
+            State::HalfOpen => "half_open",
+        }
+    }
+}
+
+impl std::fmt::Display for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Everything a circuit knows at one instant (SPEC §5).
+///
+/// Times are [`Duration`]s since the origin of the circuit's clock: zero for
+/// `quanta::Clock::mock()`, the clock's own reference point otherwise.
+///
+/// ```
+/// use std::time::Duration;
+/// use fuse_breaker::{Config, Fuse, State};
+///
+/// let (clock, mock) = quanta::Clock::mock();
+/// let fuse = Fuse::builder("billing").clock(clock).build();
+/// mock.increment(Duration::from_secs(5));
+/// fuse.try_acquire()?.failure();
+///
+/// let snap = fuse.snapshot();
+/// assert_eq!(snap.state, State::Closed);
+/// assert_eq!(snap.failures, vec![Duration::from_secs(5)]);
+/// assert_eq!(snap.opened_at, None);
+/// # Ok::<(), fuse_breaker::OpenError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The current state; an open circuit whose cooldown has passed still
+    /// reads `Open` until a call arrives.
+    pub state: State,
+    /// When the circuit last opened; `None` while closed.
+    pub opened_at: Option<Duration>,
+    /// Counted failures still inside the window, oldest first (always empty
+    /// unless closed).
+    pub failures: Vec<Duration>,
+    /// Successful probes so far (half-open only).
+    pub half_open_successes: u32,
+    /// Probes started and not yet finished (half-open only).
+    pub half_open_inflight: u32,
+}
