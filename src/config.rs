@@ -115,6 +115,7 @@ impl Config {
     /// ```
     /// assert_eq!(fuse_breaker::Config::default().failure_threshold(), 8);
     /// ```
+    #[inline]
     pub fn failure_threshold(&self) -> u32 {
         self.failure_threshold
     }
@@ -145,6 +146,7 @@ impl Config {
     /// ```
     /// assert_eq!(fuse_breaker::Config::default().half_open_probes(), 2);
     /// ```
+    #[inline]
     pub fn half_open_probes(&self) -> u32 {
         self.half_open_probes
     }
@@ -231,17 +233,20 @@ impl Config {
     }
 
     /// The window in nanoseconds (exact: validated to fit well inside `u64`).
+    #[inline]
     pub(crate) fn window_nanos(&self) -> u64 {
         nanos(self.failure_window)
     }
 
     /// The open duration in nanoseconds.
+    #[inline]
     pub(crate) fn open_nanos(&self) -> u64 {
         nanos(self.open_duration)
     }
 }
 
 /// Nanoseconds of a validated duration; saturates for any other.
+#[inline]
 pub(crate) fn nanos(duration: Duration) -> u64 {
     u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }

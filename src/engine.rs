@@ -50,12 +50,14 @@ struct Now<'a> {
 }
 
 impl Now<'_> {
+    #[inline]
     fn get(&mut self) -> u64 {
         *self.at.get_or_insert_with(|| nanos(self.clock))
     }
 }
 
 /// Nanoseconds since the clock's origin (zero for a mock clock).
+#[inline]
 fn nanos(clock: &Clock) -> u64 {
     clock.delta_as_nanos(0, clock.raw())
 }
@@ -77,12 +79,16 @@ impl Engine {
         &self.config
     }
 
+    #[inline]
+
     fn now(&self) -> Now<'_> {
         Now {
             clock: &self.clock,
             at: None,
         }
     }
+
+    #[inline]
 
     fn load(&self) -> Word {
         // HEAD_LOAD (Acquire): see `sync`.
@@ -106,6 +112,9 @@ impl Engine {
                 head.opened_at = at;
             }
             let (admission, next) = model::acquire(&self.config, head, || now.get());
+            let Some(next) = next else {
+                return admission;
+            };
             match self.install(word, &head, cursor, &next) {
                 Ok(()) => return admission,
                 Err(actual) => word = actual,
@@ -169,6 +178,7 @@ impl Engine {
     }
 
     /// The current state: one load.
+    #[inline]
     pub(crate) fn state(&self) -> State {
         self.load().state()
     }
@@ -220,6 +230,7 @@ impl Engine {
     /// Replaces `word` by the packing of `next` (keeping the failure cursor
     /// within an epoch, clearing it across epochs) and publishes the opening
     /// time of a new open epoch. Writes nothing when nothing changes.
+    #[inline]
     fn install(&self, word: Word, head: &Head, cursor: Cursor, next: &Head) -> Result<(), Word> {
         let new_epoch = next.epoch != head.epoch;
         let cursor = if new_epoch { Cursor::default() } else { cursor };
@@ -229,6 +240,8 @@ impl Engine {
         }
         Ok(())
     }
+
+    #[inline]
 
     fn cas(&self, word: Word, new: Word) -> Result<(), Word> {
         if new == word {
@@ -269,11 +282,15 @@ impl Engine {
             if !model::could_open(&self.config, cursor.live) {
                 return;
             }
-            let mut counted = 0;
+            // Oldest first: once the rest could not reach the threshold
+            // even if all of them counted, stop reading.
+            let (mut counted, mut unread) = (0, threshold);
             for at in self.ring.recent(head.epoch, cursor.claims, threshold) {
+                unread -= 1;
                 match at {
                     Some(at) if model::in_window(&self.config, at, now) => counted += 1,
-                    Some(_) => {}
+                    Some(_) if model::could_open(&self.config, counted + unread) => {}
+                    Some(_) => return,
                     // Not written yet: its writer settles after writing.
                     None => return,
                 }
@@ -292,8 +309,21 @@ impl Engine {
     /// else `now`, stamped by this thread (the opener or a helper; the first
     /// to stamp wins). `None` when the record already belongs to a later
     /// epoch, so the caller's reading of the word is out of date.
+    #[inline]
     fn opened_at(&self, epoch: u32, now: u64) -> Option<u64> {
-        match self.words.opened.write(Stamp { epoch, claim: 0 }, now) {
+        let stamp = Stamp { epoch, claim: 0 };
+        match self.words.opened.read(stamp) {
+            Read::Found(at) => Some(at),
+            Read::Superseded => None,
+            Read::Missing => self.stamp_opened(stamp, now),
+        }
+    }
+
+    /// The slow half of [`opened_at`](Self::opened_at): the record is not
+    /// stamped yet (its opener is between two instructions, or is us).
+    #[cold]
+    fn stamp_opened(&self, stamp: Stamp, now: u64) -> Option<u64> {
+        match self.words.opened.write(stamp, now) {
             Read::Found(at) => Some(at),
             Read::Missing | Read::Superseded => None,
         }

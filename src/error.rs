@@ -25,15 +25,18 @@ use std::time::Duration;
 pub struct OpenError {
     name: &'static str,
     key: &'static str,
-    retry_after: Duration,
+    /// Nanoseconds; turned into a `Duration` only when asked, which keeps a
+    /// division off the rejection path.
+    retry_after: u64,
 }
 
 impl OpenError {
-    pub(crate) fn new(name: &'static str, key: &'static str, retry_after: Duration) -> Self {
+    #[inline]
+    pub(crate) fn new(name: &'static str, key: &'static str, retry_after_nanos: u64) -> Self {
         OpenError {
             name,
             key,
-            retry_after,
+            retry_after: retry_after_nanos,
         }
     }
 
@@ -72,7 +75,7 @@ impl OpenError {
     /// assert_eq!(err.retry_after(), Duration::from_secs(20));
     /// ```
     pub fn retry_after(&self) -> Duration {
-        self.retry_after
+        Duration::from_nanos(self.retry_after)
     }
 }
 
@@ -81,7 +84,8 @@ impl fmt::Display for OpenError {
         write!(
             f,
             "circuit {} is open; retry after {:?}",
-            self.key, self.retry_after
+            self.key,
+            self.retry_after()
         )
     }
 }

@@ -64,6 +64,8 @@ impl Fuse {
         }
     }
 
+    #[inline]
+
     pub(crate) fn engine(&self) -> &Engine {
         &self.engine
     }
@@ -86,6 +88,8 @@ impl Fuse {
     pub fn key(&self) -> &str {
         self.key
     }
+
+    #[inline]
 
     pub(crate) fn static_names(&self) -> (&'static str, &'static str) {
         (self.name, self.key)

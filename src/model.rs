@@ -31,6 +31,7 @@ pub(crate) struct Head {
 
 impl Head {
     /// A fresh closed circuit in the given epoch.
+    #[inline]
     pub(crate) const fn closed(epoch: u32) -> Self {
         Head {
             state: State::Closed,
@@ -41,6 +42,8 @@ impl Head {
         }
     }
 
+    #[inline]
+
     const fn open(epoch: u32, now: u64) -> Self {
         Head {
             state: State::Open,
@@ -50,6 +53,8 @@ impl Head {
             inflight: 0,
         }
     }
+
+    #[inline]
 
     fn next_epoch(&self) -> u32 {
         next_epoch(self.epoch)
@@ -119,17 +124,22 @@ pub(crate) enum Effect {
 }
 
 /// Admission at `now` (SPEC §3 "Admission"): the decision and the next head,
-/// equal to `head` when nothing changes.
+/// `None` when nothing changes.
 /// `now` is asked only while open, so an engine reads its clock only there.
-pub(crate) fn acquire(config: &Config, head: Head, now: impl FnOnce() -> u64) -> (Admission, Head) {
+#[inline]
+pub(crate) fn acquire(
+    config: &Config,
+    head: Head,
+    now: impl FnOnce() -> u64,
+) -> (Admission, Option<Head>) {
     match head.state {
-        State::Closed => (grant(PermitKind::Closed, head.epoch), head),
+        State::Closed => (grant(PermitKind::Closed, head.epoch), None),
         State::Open => {
             let elapsed = now().saturating_sub(head.opened_at);
             let open = config.open_nanos();
             if elapsed < open {
                 let retry_after = open - elapsed;
-                (Admission::Rejected { retry_after }, head)
+                (Admission::Rejected { retry_after }, None)
             } else {
                 let next = Head {
                     state: State::HalfOpen,
@@ -138,7 +148,7 @@ pub(crate) fn acquire(config: &Config, head: Head, now: impl FnOnce() -> u64) ->
                     successes: 0,
                     inflight: 1,
                 };
-                (grant(PermitKind::Probe, next.epoch), next)
+                (grant(PermitKind::Probe, next.epoch), Some(next))
             }
         }
         State::HalfOpen => {
@@ -147,13 +157,15 @@ pub(crate) fn acquire(config: &Config, head: Head, now: impl FnOnce() -> u64) ->
                     inflight: head.inflight + 1,
                     ..head
                 };
-                (grant(PermitKind::Probe, head.epoch), next)
+                (grant(PermitKind::Probe, head.epoch), Some(next))
             } else {
-                (Admission::Rejected { retry_after: 0 }, head)
+                (Admission::Rejected { retry_after: 0 }, None)
             }
         }
     }
 }
+
+#[inline]
 
 fn grant(kind: PermitKind, epoch: u32) -> Admission {
     Admission::Granted(Grant { kind, epoch })
@@ -161,6 +173,7 @@ fn grant(kind: PermitKind, epoch: u32) -> Admission {
 
 /// The verdict of a permit (SPEC §3 "Verdicts"); `now` is asked only when a
 /// failed probe reopens the circuit.
+#[inline]
 pub(crate) fn verdict(
     config: &Config,
     head: Head,
@@ -201,12 +214,14 @@ pub(crate) fn verdict(
 
 /// Whether a failure recorded at `at` still counts at `now` (inclusive edge;
 /// a clock that went backwards counts as no time passing).
+#[inline]
 pub(crate) fn in_window(config: &Config, at: u64, now: u64) -> bool {
     now.saturating_sub(at) <= config.window_nanos()
 }
 
 /// Whether `recorded` failures since the last clear could open the circuit
 /// (an engine skips counting them when they could not).
+#[inline]
 pub(crate) fn could_open(config: &Config, recorded: u32) -> bool {
     recorded >= config.failure_threshold()
 }

@@ -27,14 +27,18 @@ struct Field {
 }
 
 impl Field {
+    #[inline]
     const fn mask(self) -> u64 {
         (1 << self.width) - 1
     }
 
     #[allow(clippy::cast_possible_truncation)] // the widest field is 30 bits
+    #[inline]
     const fn get(self, word: u64) -> u32 {
         ((word >> self.shift) & self.mask()) as u32
     }
+
+    #[inline]
 
     const fn put(self, value: u32) -> u64 {
         (value as u64 & self.mask()) << self.shift
@@ -105,15 +109,20 @@ impl Word {
     /// The word of a fresh closed circuit in epoch 0.
     pub(crate) const INITIAL: Word = Word(0);
 
+    #[inline]
+
     pub(crate) const fn from_bits(bits: u64) -> Word {
         Word(bits)
     }
+
+    #[inline]
 
     pub(crate) const fn bits(self) -> u64 {
         self.0
     }
 
     /// The state alone.
+    #[inline]
     pub(crate) const fn state(self) -> State {
         match STATE.get(self.0) {
             0 => State::Closed,
@@ -123,11 +132,13 @@ impl Word {
     }
 
     /// The epoch alone.
+    #[inline]
     pub(crate) const fn epoch(self) -> u32 {
         EPOCH.get(self.0)
     }
 
     /// The head (with `opened_at` zero: it is not in the word) and cursor.
+    #[inline]
     pub(crate) fn unpack(self) -> (Head, Cursor) {
         let state = self.state();
         let mut head = Head::closed(self.epoch());
@@ -149,6 +160,7 @@ impl Word {
 
     /// Packs a head and, while closed, its cursor. Counters are validated
     /// by the configuration to fit their fields.
+    #[inline]
     pub(crate) fn pack(head: &Head, cursor: Cursor) -> Word {
         let (code, payload) = match head.state {
             State::Closed => (0, CLAIMS.put(cursor.claims) | LIVE.put(cursor.live)),

@@ -1,7 +1,6 @@
 //! [`Permit`]: the right to run one call, ended by exactly one verdict.
 
 use std::fmt;
-use std::time::Duration;
 
 use crate::error::OpenError;
 use crate::fuse::Fuse;
@@ -34,7 +33,7 @@ impl Fuse {
             }),
             Admission::Rejected { retry_after } => {
                 let (name, key) = self.static_names();
-                Err(OpenError::new(name, key, Duration::from_nanos(retry_after)))
+                Err(OpenError::new(name, key, retry_after))
             }
         }
     }
@@ -126,6 +125,7 @@ impl Permit<'_> {
 }
 
 impl Drop for Permit<'_> {
+    #[inline]
     fn drop(&mut self) {
         if !self.done {
             self.done = true;

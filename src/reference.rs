@@ -27,7 +27,9 @@ impl Reference {
     /// Admission at `now`.
     pub(crate) fn acquire(&mut self, now: u64) -> Admission {
         let (admission, next) = model::acquire(&self.config, self.head, || now);
-        self.set(next);
+        if let Some(next) = next {
+            self.set(next);
+        }
         admission
     }
 

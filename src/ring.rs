@@ -24,6 +24,7 @@ pub(crate) struct Stamp {
 }
 
 impl Stamp {
+    #[inline]
     fn bits(self) -> u64 {
         WRITTEN | (u64::from(self.epoch) << 32) | u64::from(self.claim)
     }
@@ -31,6 +32,7 @@ impl Stamp {
     /// Whether a record stamped `other` is strictly newer than one stamped
     /// `self`: a later epoch, or a later claim of the same epoch. Both
     /// counters wrap, so "later" means less than half the range ahead.
+    #[inline]
     fn is_older_than(self, other: u64) -> bool {
         if other & WRITTEN == 0 {
             return false;
@@ -73,6 +75,7 @@ impl Record {
     }
 
     /// Reads the time stamped `stamp`.
+    #[inline]
     pub(crate) fn read(&self, stamp: Stamp) -> Read {
         classify(stamp, self.0.load(RECORD_LOAD))
     }
@@ -101,16 +104,19 @@ impl Record {
 /// The epoch and claim of stamp bits (the claim is the low 32 bits, the
 /// epoch the 30 above them).
 #[allow(clippy::cast_possible_truncation)]
+#[inline]
 fn split_stamp(bits: u64) -> (u32, u32) {
     (((bits >> 32) as u32) & (EPOCH_MOD - 1), bits as u32)
 }
 
 /// The stamp (high half) and time (low half) of a record.
 #[allow(clippy::cast_possible_truncation)]
+#[inline]
 fn split_record(record: u128) -> (u64, u64) {
     ((record >> 64) as u64, record as u64)
 }
 
+#[inline]
 fn classify(stamp: Stamp, record: u128) -> Read {
     let (bits, at) = split_record(record);
     if bits == stamp.bits() {
@@ -151,7 +157,7 @@ impl Ring {
     }
 
     /// The times of the `count` claims of `epoch` that end with `last`,
-    /// newest first; `None` for a claim whose time is not there (not yet
+    /// oldest first; `None` for a claim whose time is not there (not yet
     /// written, or already replaced by a newer claim).
     pub(crate) fn recent(
         &self,
@@ -159,7 +165,7 @@ impl Ring {
         last: u32,
         count: u32,
     ) -> impl Iterator<Item = Option<u64>> + '_ {
-        (0..count).map(move |back| {
+        (0..count).rev().map(move |back| {
             let claim = last.wrapping_sub(back) % CLAIMS_MODULUS;
             match self.slot(claim).read(Stamp { epoch, claim }) {
                 Read::Found(at) => Some(at),
@@ -205,15 +211,15 @@ mod tests {
     }
 
     #[test]
-    fn ring_recent_reads_newest_first() {
+    fn ring_recent_reads_oldest_first() {
         let ring = Ring::new(3);
         ring.write(1, 1, 10);
         ring.write(1, 2, 20);
         ring.write(1, 3, 30);
         let got: Vec<_> = ring.recent(1, 3, 3).collect();
-        assert_eq!(got, vec![Some(30), Some(20), Some(10)]);
+        assert_eq!(got, vec![Some(10), Some(20), Some(30)]);
         let got: Vec<_> = ring.recent(1, 4, 2).collect();
-        assert_eq!(got, vec![None, Some(30)], "claim 4 is not written yet");
+        assert_eq!(got, vec![Some(30), None], "claim 4 is not written yet");
         assert_eq!(ring.recent(2, 3, 1).next(), Some(None), "other epoch");
     }
 }
