@@ -226,9 +226,15 @@ mod tests {
             K::NetworkUnreachable,
             K::AddrNotAvailable,
         ] {
-            assert_eq!(io::Error::from(kind).failure_kind(), FailureKind::Connection);
+            assert_eq!(
+                io::Error::from(kind).failure_kind(),
+                FailureKind::Connection
+            );
         }
-        assert_eq!(io::Error::from(K::TimedOut).failure_kind(), FailureKind::Timeout);
+        assert_eq!(
+            io::Error::from(K::TimedOut).failure_kind(),
+            FailureKind::Timeout
+        );
         for kind in [K::NotFound, K::PermissionDenied, K::InvalidData, K::Other] {
             assert_eq!(io::Error::from(kind).failure_kind(), FailureKind::Other);
         }
@@ -246,7 +252,10 @@ mod tests {
     #[test]
     fn io_error_wrapping_an_error_uses_the_inner_chain() {
         let inner = Wrapper(io::Error::from(io::ErrorKind::ConnectionRefused));
-        assert_eq!(io::Error::other(inner).failure_kind(), FailureKind::Connection);
+        assert_eq!(
+            io::Error::other(inner).failure_kind(),
+            FailureKind::Connection
+        );
         assert_eq!(
             io::Error::other("operation timed out").failure_kind(),
             FailureKind::Timeout

@@ -80,7 +80,6 @@ impl Engine {
     }
 
     #[inline]
-
     fn now(&self) -> Now<'_> {
         Now {
             clock: &self.clock,
@@ -89,7 +88,6 @@ impl Engine {
     }
 
     #[inline]
-
     fn load(&self) -> Word {
         // HEAD_LOAD (Acquire): see `sync`.
         Word::from_bits(self.words.head.load(HEAD_LOAD))
@@ -242,7 +240,6 @@ impl Engine {
     }
 
     #[inline]
-
     fn cas(&self, word: Word, new: Word) -> Result<(), Word> {
         if new == word {
             return Ok(());
@@ -259,7 +256,13 @@ impl Engine {
     fn claim(&self, word: Word, head: &Head, cursor: Cursor) -> Result<u32, Word> {
         let claim = (cursor.claims + 1) % CLAIMS_MODULUS;
         let live = (cursor.live + 1).min(self.config.failure_threshold());
-        let new = Word::pack(head, Cursor { claims: claim, live });
+        let new = Word::pack(
+            head,
+            Cursor {
+                claims: claim,
+                live,
+            },
+        );
         // RECORD (SeqCst): the claim is part of the failure path's total order.
         self.words
             .head
@@ -290,9 +293,9 @@ impl Engine {
                 match at {
                     Some(at) if model::in_window(&self.config, at, now) => counted += 1,
                     Some(_) if model::could_open(&self.config, counted + unread) => {}
-                    Some(_) => return,
-                    // Not written yet: its writer settles after writing.
-                    None => return,
+                    // Out of reach; or not written yet, and its writer
+                    // settles after writing.
+                    Some(_) | None => return,
                 }
             }
             let Some(next) = model::tally(&self.config, head, grant, counted, now) else {

@@ -17,10 +17,7 @@ fn engine(config: &Config) -> (Engine, Arc<Mock>) {
 }
 
 fn bits(engine: &Engine) -> (u64, u128) {
-    (
-        engine.words.head.load(HEAD_LOAD),
-        engine.words.opened.raw(),
-    )
+    (engine.words.head.load(HEAD_LOAD), engine.words.opened.raw())
 }
 
 /// One step of a history.
@@ -155,11 +152,12 @@ fn a_missing_opened_record_is_stamped_by_the_first_reader() {
     let Admission::Rejected { retry_after } = engine.acquire() else {
         panic!("an open circuit admitted");
     };
-    assert_eq!(retry_after, config.open_nanos(), "the helper's time counts as the opening");
     assert_eq!(
-        engine.snapshot().opened_at,
-        Some(Duration::from_secs(7))
+        retry_after,
+        config.open_nanos(),
+        "the helper's time counts as the opening"
     );
+    assert_eq!(engine.snapshot().opened_at, Some(Duration::from_secs(7)));
 }
 
 #[test]

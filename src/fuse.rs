@@ -65,7 +65,6 @@ impl Fuse {
     }
 
     #[inline]
-
     pub(crate) fn engine(&self) -> &Engine {
         &self.engine
     }
@@ -90,7 +89,6 @@ impl Fuse {
     }
 
     #[inline]
-
     pub(crate) fn static_names(&self) -> (&'static str, &'static str) {
         (self.name, self.key)
     }

@@ -43,7 +43,6 @@ impl Head {
     }
 
     #[inline]
-
     const fn open(epoch: u32, now: u64) -> Self {
         Head {
             state: State::Open,
@@ -55,7 +54,6 @@ impl Head {
     }
 
     #[inline]
-
     fn next_epoch(&self) -> u32 {
         next_epoch(self.epoch)
     }
@@ -166,7 +164,6 @@ pub(crate) fn acquire(
 }
 
 #[inline]
-
 fn grant(kind: PermitKind, epoch: u32) -> Admission {
     Admission::Granted(Grant { kind, epoch })
 }

@@ -39,7 +39,6 @@ impl Field {
     }
 
     #[inline]
-
     const fn put(self, value: u32) -> u64 {
         (value as u64 & self.mask()) << self.shift
     }
@@ -110,13 +109,11 @@ impl Word {
     pub(crate) const INITIAL: Word = Word(0);
 
     #[inline]
-
     pub(crate) const fn from_bits(bits: u64) -> Word {
         Word(bits)
     }
 
     #[inline]
-
     pub(crate) const fn bits(self) -> u64 {
         self.0
     }
@@ -165,7 +162,10 @@ impl Word {
         let (code, payload) = match head.state {
             State::Closed => (0, CLAIMS.put(cursor.claims) | LIVE.put(cursor.live)),
             State::Open => (1, 0),
-            State::HalfOpen => (2, SUCCESSES.put(head.successes) | INFLIGHT.put(head.inflight)),
+            State::HalfOpen => (
+                2,
+                SUCCESSES.put(head.successes) | INFLIGHT.put(head.inflight),
+            ),
         };
         Word(STATE.put(code) | EPOCH.put(head.epoch) | payload)
     }
@@ -214,10 +214,7 @@ mod tests {
 
     #[test]
     fn initial_is_closed_epoch_zero() {
-        assert_eq!(
-            Word::INITIAL.unpack(),
-            (Head::closed(0), Cursor::default())
-        );
+        assert_eq!(Word::INITIAL.unpack(), (Head::closed(0), Cursor::default()));
     }
 
     #[test]

@@ -41,7 +41,8 @@ impl Reference {
             Effect::RecordFailure => {
                 self.failures.push(now);
                 let config = &self.config;
-                self.failures.retain(|&at| model::in_window(config, at, now));
+                self.failures
+                    .retain(|&at| model::in_window(config, at, now));
                 let counted = u32::try_from(self.failures.len()).unwrap_or(u32::MAX);
                 if let Some(open) = model::tally(config, self.head, grant, counted, now) {
                     self.set(open);

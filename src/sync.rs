@@ -66,7 +66,10 @@ mod loom_u128 {
         }
 
         pub(crate) fn load(&self, _order: Ordering) -> u128 {
-            *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+            *self
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
         }
 
         pub(crate) fn compare_exchange(
@@ -76,7 +79,10 @@ mod loom_u128 {
             _success: Ordering,
             _failure: Ordering,
         ) -> Result<u128, u128> {
-            let mut value = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut value = self
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             if *value == current {
                 *value = new;
                 Ok(current)
