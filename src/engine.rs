@@ -17,8 +17,8 @@ use crossbeam_utils::CachePadded;
 use quanta::Clock;
 
 use crate::config::Config;
-use crate::model::{self, Admission, Effect, Grant, Head, Verdict, EPOCH_BITS};
-use crate::packed::{Cursor, Word, CLAIMS_MODULUS};
+use crate::model::{self, Admission, EPOCH_BITS, Effect, Grant, Head, Verdict};
+use crate::packed::{CLAIMS_MODULUS, Cursor, Word};
 use crate::ring::{Read, Record, Ring, Stamp};
 use crate::snapshot::{Snapshot, State};
 use crate::sync::{AtomicU64, CAS_FAILURE, CAS_SUCCESS, HEAD_LOAD, RECORD};

@@ -69,7 +69,7 @@ mod run;
 mod snapshot;
 mod sync;
 
-pub use classify::{classify_error, Classify, FailureKind};
+pub use classify::{Classify, FailureKind, classify_error};
 pub use config::{
     Config, ConfigBuilder, ConfigError, MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES,
 };

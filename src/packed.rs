@@ -16,7 +16,7 @@
 //! success on a circuit without failures decide from one load: `live == 0`.
 
 use crate::config::{MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES};
-use crate::model::{Head, EPOCH_BITS};
+use crate::model::{EPOCH_BITS, Head};
 use crate::snapshot::State;
 
 /// One field of the word: where it starts and how wide it is.
