@@ -15,9 +15,8 @@ use std::time::Duration;
 use fuse_breaker::{Config, Error, Fuse, Snapshot, State};
 use quanta::{Clock, Mock};
 
-fn secs(s: u64) -> Duration {
-    Duration::from_secs(s)
-}
+mod common;
+use common::secs;
 
 fn circuit(threshold: u32, probes: u32) -> (Fuse, Arc<Mock>) {
     let config = Config::builder()

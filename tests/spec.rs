@@ -12,17 +12,10 @@ use fuse_breaker::{
 };
 use quanta::{Clock, Mock};
 
-const NS: Duration = Duration::from_nanos(1);
+mod common;
+use common::{NS, just_before, secs, set_time};
+
 const THREADS: usize = 8;
-
-fn secs(s: u64) -> Duration {
-    Duration::from_secs(s)
-}
-
-/// One nanosecond before `t`.
-fn just_before(t: Duration) -> Duration {
-    t.checked_sub(NS).expect("t > 0")
-}
 
 fn build(builder: ConfigBuilder) -> Config {
     builder.build().expect("a valid configuration")
@@ -43,15 +36,6 @@ fn circuit(config: Config) -> (Fuse, Arc<Mock>) {
         Fuse::builder("spec").config(config).clock(clock).build(),
         mock,
     )
-}
-
-/// Moves the mock clock forward to the absolute time `t`.
-fn set_time(mock: &Mock, t: Duration) {
-    let now = Duration::from_nanos(mock.value());
-    let step = t
-        .checked_sub(now)
-        .unwrap_or_else(|| panic!("the mock clock only moves forward ({now:?} -> {t:?})"));
-    mock.increment(step);
 }
 
 fn closed_permit(fuse: &Fuse) -> Permit<'_> {

@@ -10,24 +10,8 @@ use std::time::Duration;
 use fuse_breaker::{Config, Error, Fuse, OpenError, State};
 use quanta::{Clock, Mock};
 
-const NS: Duration = Duration::from_nanos(1);
-
-fn secs(s: u64) -> Duration {
-    Duration::from_secs(s)
-}
-
-/// One nanosecond before `t`.
-fn just_before(t: Duration) -> Duration {
-    t.checked_sub(NS).expect("t > 0")
-}
-
-fn set_time(mock: &Mock, t: Duration) {
-    let now = Duration::from_nanos(mock.value());
-    let step = t
-        .checked_sub(now)
-        .unwrap_or_else(|| panic!("the mock clock only moves forward ({now:?} -> {t:?})"));
-    mock.increment(step);
-}
+mod common;
+use common::{NS, just_before, secs, set_time};
 
 fn defaults(name: &str) -> (Fuse, Arc<Mock>) {
     let (clock, mock) = Clock::mock();

@@ -1,0 +1,30 @@
+//! Helpers shared by the integration tests: time on the mock clock.
+
+// Each test crate uses its own subset of these helpers.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use quanta::Mock;
+
+/// One nanosecond.
+pub(crate) const NS: Duration = Duration::from_nanos(1);
+
+/// `s` seconds.
+pub(crate) fn secs(s: u64) -> Duration {
+    Duration::from_secs(s)
+}
+
+/// One nanosecond before `t`.
+pub(crate) fn just_before(t: Duration) -> Duration {
+    t.checked_sub(NS).expect("t > 0")
+}
+
+/// Moves the mock clock forward to the absolute time `t`.
+pub(crate) fn set_time(mock: &Mock, t: Duration) {
+    let now = Duration::from_nanos(mock.value());
+    let step = t
+        .checked_sub(now)
+        .unwrap_or_else(|| panic!("the mock clock only moves forward ({now:?} -> {t:?})"));
+    mock.increment(step);
+}
