@@ -9,12 +9,24 @@ use crate::classify::FailureKind;
 ///
 /// The engine keeps one failure slot per unit of threshold and counts the
 /// failures of the current closed epoch in a 13-bit field of its state word.
+///
+/// ```
+/// use fuse_breaker::{Config, MAX_FAILURE_THRESHOLD};
+/// assert!(Config::builder().failure_threshold(MAX_FAILURE_THRESHOLD).build().is_ok());
+/// assert!(Config::builder().failure_threshold(MAX_FAILURE_THRESHOLD + 1).build().is_err());
+/// ```
 pub const MAX_FAILURE_THRESHOLD: u32 = 4096;
 
 /// The largest accepted [`half_open_probes`](Config::half_open_probes).
 ///
 /// The half-open success and in-flight counters are 13-bit fields of the
 /// engine's state word.
+///
+/// ```
+/// use fuse_breaker::{Config, MAX_HALF_OPEN_PROBES};
+/// assert!(Config::builder().half_open_probes(MAX_HALF_OPEN_PROBES).build().is_ok());
+/// assert!(Config::builder().half_open_probes(MAX_HALF_OPEN_PROBES + 1).build().is_err());
+/// ```
 pub const MAX_HALF_OPEN_PROBES: u32 = 4096;
 
 /// The longest accepted [`failure_window`](Config::failure_window) and
@@ -22,6 +34,14 @@ pub const MAX_HALF_OPEN_PROBES: u32 = 4096;
 ///
 /// Times are kept as `u64` nanoseconds; a year keeps every sum of a time and
 /// a duration far from overflow while allowing any realistic setting.
+///
+/// ```
+/// use std::time::Duration;
+/// use fuse_breaker::{Config, MAX_DURATION};
+/// assert!(Config::builder().open_duration(MAX_DURATION).build().is_ok());
+/// let too_long = MAX_DURATION + Duration::from_nanos(1);
+/// assert!(Config::builder().failure_window(too_long).build().is_err());
+/// ```
 pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 
 const DEFAULT_STATUSES: [u16; 3] = [502, 503, 504];
