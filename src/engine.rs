@@ -8,10 +8,12 @@
 //! Three kinds of memory: the packed state word (see [`packed`](crate::packed)),
 //! the `opened` record (when the current or last opening happened, stamped
 //! with its epoch) and the ring of failure times (see [`ring`](crate::ring)).
-//! The state word is the only authority; the records are written right
-//! after the word that needs them, and any thread that finds a record
-//! missing writes it itself with its own time ("helping"), so no thread ever
-//! waits for another.
+//! The state word is the only authority. A failure's time is written into
+//! its ring slot before the compare-and-swap that claims the slot, so the
+//! claim sees every earlier failure and decides the trip itself. The
+//! `opened` record is written right after the compare-and-swap that opens
+//! the circuit, and any thread that finds it missing writes it with its own
+//! time ("helping"), so no thread ever waits for another.
 
 use crossbeam_utils::CachePadded;
 use quanta::Clock;
@@ -21,7 +23,7 @@ use crate::model::{self, Admission, EPOCH_BITS, Effect, Grant, Head, Verdict};
 use crate::packed::{CLAIMS_MODULUS, Cursor, Word};
 use crate::ring::{Read, Record, Ring, Stamp};
 use crate::snapshot::{Snapshot, State};
-use crate::sync::{AtomicU64, CAS_FAILURE, CAS_SUCCESS, HEAD_LOAD, RECORD};
+use crate::sync::{self, AtomicU64, CAS_FAILURE, CAS_SUCCESS, HEAD_LOAD};
 
 /// How many times a snapshot re-reads a circuit that changes under it
 /// before it settles for the last reading.
@@ -133,13 +135,8 @@ impl Engine {
                 Effect::ClearFailures if cursor.live == 0 => return,
                 Effect::ClearFailures => Word::pack(&head, Cursor { live: 0, ..cursor }),
                 Effect::RecordFailure => {
-                    let at = now.get();
-                    match self.claim(word, &head, cursor) {
-                        Ok(claim) => {
-                            self.ring.write(head.epoch, claim, at);
-                            self.settle(grant, at);
-                            return;
-                        }
+                    match self.record_failure(word, &head, cursor, grant, now.get()) {
+                        Ok(()) => return,
                         Err(actual) => {
                             word = actual;
                             continue;
@@ -175,6 +172,13 @@ impl Engine {
         }
     }
 
+    /// How many writes the state word and the `opened` record have taken
+    /// (loom builds only: the models check paths that must write nothing).
+    #[cfg(fuse_loom)]
+    pub(crate) fn writes(&self) -> usize {
+        self.words.head.writes() + self.words.opened.writes()
+    }
+
     /// The current state: one load.
     #[inline]
     pub(crate) fn state(&self) -> State {
@@ -208,7 +212,7 @@ impl Engine {
                     }
                 }
             }
-            let live = cursor.live.min(self.config.failure_threshold());
+            let live = cursor.live;
             let mut failures = Vec::with_capacity(live as usize);
             for at in self.ring.recent(head.epoch, cursor.claims, live) {
                 match at {
@@ -220,7 +224,7 @@ impl Engine {
             if (complete && again == word) || last_try {
                 return model::snapshot(&self.config, &head, failures, now);
             }
-            std::hint::spin_loop();
+            sync::spin_loop();
             word = again;
         }
     }
@@ -252,60 +256,62 @@ impl Engine {
             .map_err(Word::from_bits)
     }
 
-    /// Claims the next failure slot of the closed epoch of `head`.
-    fn claim(&self, word: Word, head: &Head, cursor: Cursor) -> Result<u32, Word> {
-        let claim = (cursor.claims + 1) % CLAIMS_MODULUS;
-        let live = (cursor.live + 1).min(self.config.failure_threshold());
-        let new = Word::pack(
-            head,
-            Cursor {
-                claims: claim,
-                live,
-            },
-        );
-        // RECORD (SeqCst): the claim is part of the failure path's total order.
-        self.words
-            .head
-            .compare_exchange(word.bits(), new.bits(), RECORD, RECORD)
-            .map(|_| claim)
-            .map_err(Word::from_bits)
-    }
-
-    /// After a failure of `grant`'s epoch was recorded at `now`: counts the
-    /// last failures and opens the circuit if the rules say so. Whichever
-    /// failure writes its slot last sees every other slot of the epoch
-    /// (`sync::RECORD`), so a threshold reached by concurrent failures
-    /// always opens the circuit.
-    fn settle(&self, grant: Grant, now: u64) {
+    /// A closed failure at `at`, decided in one compare-and-swap of `word`:
+    /// either the failures it completes open the circuit, or it claims the
+    /// next slot of the ring. The time is written into that slot before the
+    /// claim, so whoever sees a claim sees its time (`sync::RECORD_LOAD`),
+    /// and the decision never waits for, or is left to, another thread.
+    fn record_failure(
+        &self,
+        word: Word,
+        head: &Head,
+        cursor: Cursor,
+        grant: Grant,
+        at: u64,
+    ) -> Result<(), Word> {
         let threshold = self.config.failure_threshold();
-        // RECORD (SeqCst): this load must follow our slot write in the total order.
-        let mut word = Word::from_bits(self.words.head.load(RECORD));
-        loop {
-            let (head, cursor) = word.unpack();
-            if !model::could_open(&self.config, cursor.live) {
-                return;
-            }
-            // Oldest first: once the rest could not reach the threshold
-            // even if all of them counted, stop reading.
-            let (mut counted, mut unread) = (0, threshold);
-            for at in self.ring.recent(head.epoch, cursor.claims, threshold) {
-                unread -= 1;
-                match at {
-                    Some(at) if model::in_window(&self.config, at, now) => counted += 1,
-                    Some(_) if model::could_open(&self.config, counted + unread) => {}
-                    // Out of reach; or not written yet, and its writer
-                    // settles after writing.
-                    Some(_) | None => return,
-                }
-            }
-            let Some(next) = model::tally(&self.config, head, grant, counted, now) else {
-                return;
+        let live = (cursor.live + 1).min(threshold);
+        if model::could_open(&self.config, live) {
+            let earlier = (live - 1).min(threshold - 1);
+            let Some(counted) = self.count_in_window(head.epoch, cursor.claims, earlier, at) else {
+                return Err(self.load());
             };
-            match self.install(word, &head, cursor, &next) {
-                Ok(()) => return,
-                Err(actual) => word = actual,
+            if let Some(next) = model::tally(&self.config, *head, grant, counted + 1, at) {
+                return self.install(word, head, cursor, &next);
             }
         }
+        let claim = (cursor.claims + 1) % CLAIMS_MODULUS;
+        if !self.ring.write(head.epoch, claim, at) {
+            return Err(self.load());
+        }
+        self.cas(
+            word,
+            Word::pack(
+                head,
+                Cursor {
+                    claims: claim,
+                    live,
+                },
+            ),
+        )
+    }
+
+    /// How many of the `count` claims of `epoch` ending with `last` are in
+    /// the window at `now`, reading oldest first and stopping once the
+    /// threshold is out of reach. `None` when a slot holds a newer claim:
+    /// the caller's reading of the state word is out of date.
+    fn count_in_window(&self, epoch: u32, last: u32, count: u32, now: u64) -> Option<u32> {
+        let (mut counted, mut unread) = (0, count);
+        for at in self.ring.recent(epoch, last, count) {
+            unread -= 1;
+            let at = at?;
+            if model::in_window(&self.config, at, now) {
+                counted += 1;
+            } else if !model::could_open(&self.config, counted + unread + 1) {
+                return Some(counted);
+            }
+        }
+        Some(counted)
     }
 
     /// When the open epoch `epoch` opened: the stamped time if there is one,

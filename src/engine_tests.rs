@@ -144,10 +144,10 @@ fn a_missing_opened_record_is_stamped_by_the_first_reader() {
     // Simulate an opener stalled between its two writes: the word says
     // Open in epoch 1, the record is still empty.
     let head = model::force_open(Head::closed(0), 0);
-    engine
-        .words
-        .head
-        .store(Word::pack(&head, Cursor::default()).bits(), RECORD);
+    engine.words.head.store(
+        Word::pack(&head, Cursor::default()).bits(),
+        std::sync::atomic::Ordering::SeqCst,
+    );
     mock.increment(Duration::from_secs(7));
     let Admission::Rejected { retry_after } = engine.acquire() else {
         panic!("an open circuit admitted");

@@ -69,6 +69,15 @@ impl Fuse {
         &self.engine
     }
 
+    /// How many writes the circuit's state word and `opened` record have
+    /// taken. Only in loom builds (`--cfg fuse_loom`), for the models of
+    /// `loom-tests/`; not part of the API.
+    #[cfg(fuse_loom)]
+    #[doc(hidden)]
+    pub fn loom_writes(&self) -> usize {
+        self.engine.writes()
+    }
+
     /// The circuit's name.
     ///
     /// ```

@@ -4,11 +4,12 @@
 //! A record is `stamp << 64 | time`. The stamp names what the time belongs
 //! to (an epoch and, in the ring, a claim number), so a reader recognises a
 //! record that is not (yet) the one it expects, and a late writer never
-//! overwrites a newer record: a slot only moves forward.
+//! overwrites a newer record: a slot only moves forward. Writers of the same
+//! stamp keep the latest of their times (see [`Record::write`]).
 
 use crate::model::EPOCH_BITS;
 use crate::packed::CLAIMS_MODULUS;
-use crate::sync::{AtomicU128, RECORD, RECORD_LOAD};
+use crate::sync::{AtomicU128, RECORD_LOAD, RECORD_WRITE};
 
 /// Set in every written stamp, so an untouched record (all zero) matches no
 /// stamp.
@@ -68,6 +69,12 @@ impl Record {
         Record(AtomicU128::new(0))
     }
 
+    /// How many times this record was written (loom builds only).
+    #[cfg(fuse_loom)]
+    pub(crate) fn writes(&self) -> usize {
+        self.0.writes()
+    }
+
     /// The raw 128 bits, for tests that check what was written.
     #[cfg(test)]
     pub(crate) fn raw(&self) -> u128 {
@@ -80,20 +87,27 @@ impl Record {
         classify(stamp, self.0.load(RECORD_LOAD))
     }
 
-    /// Writes `at` stamped `stamp` unless the record already holds that
-    /// stamp or a newer one; returns what the record holds for `stamp`
-    /// afterwards (the first writer's time wins).
+    /// Writes `at` stamped `stamp`, unless the record holds a newer stamp,
+    /// or the same stamp with a time at or after `at`; returns what the
+    /// record holds for `stamp` afterwards.
+    ///
+    /// Every writer of one stamp read its clock before the event the stamp
+    /// names took effect (an opening, a failure's claim), so the latest of
+    /// their times is still a time at or before that event.
     pub(crate) fn write(&self, stamp: Stamp, at: u64) -> Read {
         let mine = (u128::from(stamp.bits()) << 64) | u128::from(at);
-        let mut current = self.0.load(RECORD);
+        let mut current = self.0.load(RECORD_LOAD);
         loop {
             match classify(stamp, current) {
-                Read::Missing => {}
-                settled => return settled,
+                Read::Found(held) if held >= at => return Read::Found(held),
+                Read::Superseded => return Read::Superseded,
+                Read::Found(_) | Read::Missing => {}
             }
-            // RECORD (SeqCst): see `sync::RECORD`; the failure path needs one
-            // total order over slot writes and the reads that follow them.
-            match self.0.compare_exchange(current, mine, RECORD, RECORD) {
+            // RECORD_WRITE (AcqRel / Acquire): see `sync`.
+            match self
+                .0
+                .compare_exchange(current, mine, RECORD_WRITE, RECORD_LOAD)
+            {
                 Ok(_) => return Read::Found(at),
                 Err(actual) => current = actual,
             }
@@ -151,9 +165,11 @@ impl Ring {
         &self.slots[(claim & self.mask) as usize]
     }
 
-    /// Records the failure time of claim `claim` of `epoch`.
-    pub(crate) fn write(&self, epoch: u32, claim: u32, at: u64) {
-        self.slot(claim).write(Stamp { epoch, claim }, at);
+    /// Writes the failure time of claim `claim` of `epoch`, before the
+    /// claim; `false` when the slot already holds a newer claim (the
+    /// writer's reading of the state word is out of date).
+    pub(crate) fn write(&self, epoch: u32, claim: u32, at: u64) -> bool {
+        self.slot(claim).write(Stamp { epoch, claim }, at) != Read::Superseded
     }
 
     /// The times of the `count` claims of `epoch` that end with `last`,
@@ -188,9 +204,19 @@ mod tests {
         assert_eq!(record.write(new, 50), Read::Found(50));
         assert_eq!(record.write(old, 40), Read::Superseded);
         assert_eq!(record.read(new), Read::Found(50));
-        assert_eq!(record.write(new, 60), Read::Found(50), "first writer wins");
+        assert_eq!(
+            record.write(new, 45),
+            Read::Found(50),
+            "the latest time stays"
+        );
+        assert_eq!(
+            record.write(new, 60),
+            Read::Found(60),
+            "the latest time stays"
+        );
         let next_epoch = Stamp { epoch: 4, claim: 0 };
         assert_eq!(record.write(next_epoch, 70), Read::Found(70));
+        assert_eq!(record.write(new, 99), Read::Superseded);
         assert_eq!(record.read(new), Read::Superseded);
     }
 
@@ -213,13 +239,16 @@ mod tests {
     #[test]
     fn ring_recent_reads_oldest_first() {
         let ring = Ring::new(3);
-        ring.write(1, 1, 10);
-        ring.write(1, 2, 20);
-        ring.write(1, 3, 30);
+        assert!(ring.write(1, 1, 10));
+        assert!(ring.write(1, 2, 20));
+        assert!(ring.write(1, 3, 30));
         let got: Vec<_> = ring.recent(1, 3, 3).collect();
         assert_eq!(got, vec![Some(10), Some(20), Some(30)]);
         let got: Vec<_> = ring.recent(1, 4, 2).collect();
         assert_eq!(got, vec![Some(30), None], "claim 4 is not written yet");
         assert_eq!(ring.recent(2, 3, 1).next(), Some(None), "other epoch");
+        assert!(ring.write(1, 7, 70), "claim 7 shares a slot with claim 3");
+        assert!(!ring.write(1, 3, 35), "a late writer of claim 3 is refused");
+        assert_eq!(ring.recent(1, 7, 1).next(), Some(Some(70)));
     }
 }

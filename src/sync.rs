@@ -11,13 +11,23 @@ pub(crate) use std::sync::atomic::Ordering;
 #[cfg(not(fuse_loom))]
 pub(crate) use core::sync::atomic::AtomicU64;
 #[cfg(fuse_loom)]
-pub(crate) use loom::sync::atomic::AtomicU64;
+pub(crate) use loom_shim::AtomicU64;
 
 #[cfg(not(fuse_loom))]
 pub(crate) use portable_atomic::AtomicU128;
 
 #[cfg(fuse_loom)]
-pub(crate) use loom_u128::AtomicU128;
+pub(crate) use loom_shim::AtomicU128;
+
+/// A pause in a bounded retry loop; under loom, a yield so that the model
+/// explores the other threads instead of the loop.
+#[inline]
+pub(crate) fn spin_loop() {
+    #[cfg(not(fuse_loom))]
+    std::hint::spin_loop();
+    #[cfg(fuse_loom)]
+    loom::thread::yield_now();
+}
 
 /// Loading the state word to decide admission or a verdict. Acquire pairs
 /// with the release half of [`CAS_SUCCESS`], so a thread that sees a state
@@ -35,39 +45,93 @@ pub(crate) const CAS_SUCCESS: Ordering = Ordering::AcqRel;
 /// again, so it needs the same acquire as [`HEAD_LOAD`].
 pub(crate) const CAS_FAILURE: Ordering = Ordering::Acquire;
 
-/// Every access of the failure-recording path: the claim on the state word,
-/// the write of the slot, and the re-read of the state word and the slots
-/// that decides the trip. It is a store-then-load pattern between threads
-/// (each failure writes its own slot, then reads the others'): only a
-/// single total order guarantees that of two failures finishing together,
-/// the later one sees the earlier one's slot, so that the last of
-/// `failure_threshold` failures always sees them all.
-pub(crate) const RECORD: Ordering = Ordering::SeqCst;
-
-/// Reading the `opened` record or a slot for a snapshot or an open-circuit
-/// decision. Each record carries the epoch (and claim) it belongs to and is
-/// checked against it, so a stale value is recognised rather than trusted;
-/// acquire pairs with the release of the CAS that wrote it.
+/// Reading the `opened` record or a failure slot. Each record carries the
+/// epoch (and claim) it belongs to and is checked against it, so a stale
+/// value is recognised rather than trusted. A failure slot is written
+/// before the state-word CAS that claims it (release), and read after a
+/// state-word load (acquire) that sees the claim or a later value of the
+/// word (every later change is a read-modify-write, so it continues the
+/// release sequence): the slot's write is visible to every reader that can
+/// see its claim. Acquire here pairs with the release of [`RECORD_WRITE`].
 pub(crate) const RECORD_LOAD: Ordering = Ordering::Acquire;
 
+/// The compare-and-swap that writes a record: release publishes the time
+/// with its stamp; acquire on both outcomes orders the next attempt after
+/// the value it found.
+pub(crate) const RECORD_WRITE: Ordering = Ordering::AcqRel;
+
 #[cfg(fuse_loom)]
-mod loom_u128 {
+mod loom_shim {
+    //! Loom's atomics, counting every write so that a model can check that
+    //! a path writes nothing.
+
     use super::Ordering;
     use loom::sync::Mutex;
+    use std::sync::atomic::AtomicUsize;
 
-    /// A 128-bit atomic for loom models: a loom mutex, so loom still
-    /// schedules around every access.
+    /// A loom `AtomicU64` that counts its writes.
     #[derive(Debug)]
-    pub(crate) struct AtomicU128(Mutex<u128>);
+    pub(crate) struct AtomicU64 {
+        inner: loom::sync::atomic::AtomicU64,
+        writes: AtomicUsize,
+    }
+
+    impl AtomicU64 {
+        pub(crate) fn new(value: u64) -> Self {
+            AtomicU64 {
+                inner: loom::sync::atomic::AtomicU64::new(value),
+                writes: AtomicUsize::new(0),
+            }
+        }
+
+        pub(crate) fn load(&self, order: Ordering) -> u64 {
+            self.inner.load(order)
+        }
+
+        #[cfg(test)]
+        pub(crate) fn store(&self, value: u64, order: Ordering) {
+            self.writes.fetch_add(1, Ordering::Relaxed);
+            self.inner.store(value, order);
+        }
+
+        pub(crate) fn compare_exchange(
+            &self,
+            current: u64,
+            new: u64,
+            success: Ordering,
+            failure: Ordering,
+        ) -> Result<u64, u64> {
+            let result = self.inner.compare_exchange(current, new, success, failure);
+            if result.is_ok() {
+                self.writes.fetch_add(1, Ordering::Relaxed);
+            }
+            result
+        }
+
+        pub(crate) fn writes(&self) -> usize {
+            self.writes.load(Ordering::Relaxed)
+        }
+    }
+
+    /// A 128-bit atomic for loom models: a loom mutex around the value, so
+    /// loom still schedules around every access; it counts its writes.
+    #[derive(Debug)]
+    pub(crate) struct AtomicU128 {
+        value: Mutex<u128>,
+        writes: AtomicUsize,
+    }
 
     impl AtomicU128 {
         pub(crate) fn new(value: u128) -> Self {
-            AtomicU128(Mutex::new(value))
+            AtomicU128 {
+                value: Mutex::new(value),
+                writes: AtomicUsize::new(0),
+            }
         }
 
         pub(crate) fn load(&self, _order: Ordering) -> u128 {
             *self
-                .0
+                .value
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
         }
@@ -80,15 +144,20 @@ mod loom_u128 {
             _failure: Ordering,
         ) -> Result<u128, u128> {
             let mut value = self
-                .0
+                .value
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             if *value == current {
                 *value = new;
+                self.writes.fetch_add(1, Ordering::Relaxed);
                 Ok(current)
             } else {
                 Err(*value)
             }
+        }
+
+        pub(crate) fn writes(&self) -> usize {
+            self.writes.load(Ordering::Relaxed)
         }
     }
 }

@@ -1,0 +1,318 @@
+//! Every interleaving (up to `LOOM_MAX_PREEMPTIONS`) of small scenarios on
+//! one circuit, through the public API. Each model names the property of
+//! SPEC §7 (and the issue that asked for it) it checks.
+#![cfg(fuse_loom)]
+
+use std::time::Duration;
+
+use fuse_breaker::{Config, Fuse, State};
+use loom::sync::Arc;
+use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use loom::thread;
+
+const OPEN: Duration = Duration::from_secs(30);
+
+fn config(threshold: u32, probes: u32) -> Config {
+    Config::builder()
+        .failure_threshold(threshold)
+        .half_open_probes(probes)
+        .open_duration(OPEN)
+        .build()
+        .expect("a valid configuration")
+}
+
+/// A circuit on a mock clock at time zero.
+fn circuit(config: Config) -> (Arc<Fuse>, std::sync::Arc<quanta::Mock>) {
+    let (clock, mock) = quanta::Clock::mock();
+    let fuse = Fuse::builder("loom").config(config).clock(clock).build();
+    (Arc::new(fuse), mock)
+}
+
+/// An open circuit whose cooldown has just ended: the next call probes.
+fn ready_to_probe(probes: u32) -> Arc<Fuse> {
+    let (fuse, mock) = circuit(config(1, probes));
+    fuse.force_open();
+    mock.increment(OPEN);
+    fuse
+}
+
+/// Spins (yielding to loom) until `flag` is set.
+fn wait_for(flag: &AtomicBool) {
+    while !flag.load(SeqCst) {
+        thread::yield_now();
+    }
+}
+
+/// 1. Exactly one caller wins the open -> half-open move: with two probe
+///    slots, two racing callers both get probes of the same half-open
+///    epoch, so their two successes close the circuit. (Two moves would
+///    make the first probe's success stale and leave it half-open.)
+#[test]
+fn one_caller_wins_the_move_to_half_open() {
+    loom::model(|| {
+        let fuse = ready_to_probe(2);
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                let fuse = fuse.clone();
+                thread::spawn(move || {
+                    let permit = fuse.try_acquire().expect("two slots for two callers");
+                    assert!(permit.is_probe());
+                    permit.success();
+                })
+            })
+            .collect();
+        for handle in handles {
+            handle.join().unwrap();
+        }
+        assert_eq!(fuse.state(), State::Closed);
+    });
+}
+
+/// 1'. With one probe slot, of two racing callers exactly one probes; the
+///     other is rejected with `retry_after` zero, or, if the probe already
+///     closed the circuit, admitted as a closed call.
+#[test]
+fn one_probe_slot_admits_one_probe() {
+    loom::model(|| {
+        let fuse = ready_to_probe(1);
+        let probes = Arc::new(AtomicUsize::new(0));
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                let (fuse, probes) = (fuse.clone(), probes.clone());
+                thread::spawn(move || match fuse.try_acquire() {
+                    Ok(permit) => {
+                        if permit.is_probe() {
+                            probes.fetch_add(1, SeqCst);
+                        }
+                        permit.success();
+                    }
+                    Err(open) => assert_eq!(open.retry_after(), Duration::ZERO),
+                })
+            })
+            .collect();
+        for handle in handles {
+            handle.join().unwrap();
+        }
+        assert_eq!(probes.load(SeqCst), 1);
+        assert_eq!(fuse.state(), State::Closed);
+    });
+}
+
+/// 2. In-flight probes never exceed `half_open_probes` and never go below
+///    zero, whatever the probes end with: success, failure, ignore or a
+///    dropped permit.
+#[test]
+fn probes_in_flight_stay_within_bounds() {
+    for endings in [["success", "ignore", "drop"], ["failure", "ignore", "drop"]] {
+        loom::model(move || {
+            let fuse = ready_to_probe(2);
+            let held = Arc::new(AtomicUsize::new(0));
+            let handles: Vec<_> = endings
+                .into_iter()
+                .map(|ending| {
+                    let (fuse, held) = (fuse.clone(), held.clone());
+                    thread::spawn(move || {
+                        let Ok(permit) = fuse.try_acquire() else {
+                            return;
+                        };
+                        if permit.is_probe() {
+                            let now = held.fetch_add(1, SeqCst) + 1;
+                            assert!(now <= 2, "{now} probes held at once");
+                            held.fetch_sub(1, SeqCst);
+                        }
+                        match ending {
+                            "success" => permit.success(),
+                            "failure" => permit.failure(),
+                            "ignore" => permit.ignore(),
+                            _ => drop(permit),
+                        }
+                    })
+                })
+                .collect();
+            for handle in handles {
+                handle.join().unwrap();
+            }
+            let snap = fuse.snapshot();
+            match snap.state {
+                State::HalfOpen => {
+                    assert_eq!(snap.half_open_inflight, 0, "{snap:?}");
+                    assert!(snap.half_open_successes <= 1, "{snap:?}");
+                }
+                State::Open | State::Closed => {
+                    assert_eq!(snap.half_open_inflight, 0, "{snap:?}");
+                }
+            }
+        });
+    }
+}
+
+/// 3. `failure_threshold` failures of one closed epoch, recorded
+///    concurrently inside the window, leave the circuit open when the last
+///    verdict returns.
+#[test]
+fn concurrent_failures_at_the_threshold_open_the_circuit() {
+    for threshold in [2, 3] {
+        loom::model(move || {
+            let (fuse, _mock) = circuit(config(threshold, 1));
+            let finished = Arc::new(AtomicUsize::new(0));
+            let handles: Vec<_> = (0..threshold)
+                .map(|_| {
+                    let (fuse, finished) = (fuse.clone(), finished.clone());
+                    thread::spawn(move || {
+                        let permit = fuse.try_acquire().expect("closed until the last failure");
+                        permit.failure();
+                        let before = finished.fetch_add(1, SeqCst);
+                        if before + 1 == threshold as usize {
+                            assert_eq!(fuse.state(), State::Open, "the last failure returned");
+                        }
+                    })
+                })
+                .collect();
+            for handle in handles {
+                handle.join().unwrap();
+            }
+            assert_eq!(fuse.state(), State::Open);
+            assert!(fuse.snapshot().failures.is_empty());
+        });
+    }
+}
+
+/// 4. A success racing failures leaves the circuit as some sequential order
+///    of the same verdicts would: with threshold 2 and verdicts F, F, S the
+///    orders give Open (F F S, S F F) or Closed with one failure (F S F);
+///    never Closed with zero or two failures.
+#[test]
+fn a_success_racing_failures_matches_a_sequential_order() {
+    loom::model(|| {
+        let (fuse, _mock) = circuit(config(2, 1));
+        let handles: Vec<_> = [false, false, true]
+            .into_iter()
+            .map(|succeed| {
+                let fuse = fuse.clone();
+                thread::spawn(move || {
+                    let Ok(permit) = fuse.try_acquire() else {
+                        return;
+                    };
+                    if succeed {
+                        permit.success();
+                    } else {
+                        permit.failure();
+                    }
+                })
+            })
+            .collect();
+        for handle in handles {
+            handle.join().unwrap();
+        }
+        let snap = fuse.snapshot();
+        match snap.state {
+            State::Open => assert!(snap.failures.is_empty()),
+            State::Closed => assert_eq!(snap.failures.len(), 1, "{snap:?}"),
+            State::HalfOpen => panic!("no cooldown passed: {snap:?}"),
+        }
+    });
+}
+
+/// 5. Verdicts from a past epoch change nothing: a closed success after
+///    `force_open`, a counted failure after `force_closed`, a probe failure
+///    after `reset`.
+#[test]
+fn stale_verdicts_change_nothing() {
+    type Change = fn(&Fuse);
+    let cases: [(&str, Change, State); 3] = [
+        ("success", Fuse::force_open, State::Open),
+        ("failure", Fuse::force_closed, State::Closed),
+        ("probe failure", Fuse::reset, State::Closed),
+    ];
+    for (verdict, change, expected) in cases {
+        loom::model(move || {
+            let fuse = if verdict == "probe failure" {
+                ready_to_probe(1)
+            } else {
+                circuit(config(1, 1)).0
+            };
+            let acquired = Arc::new(AtomicBool::new(false));
+            let caller = {
+                let (fuse, acquired) = (fuse.clone(), acquired.clone());
+                thread::spawn(move || {
+                    let permit = fuse.try_acquire().expect("admitted");
+                    acquired.store(true, SeqCst);
+                    if verdict == "success" {
+                        permit.success();
+                    } else {
+                        permit.failure();
+                    }
+                })
+            };
+            let operator = {
+                let fuse = fuse.clone();
+                thread::spawn(move || {
+                    wait_for(&acquired);
+                    change(&fuse);
+                })
+            };
+            caller.join().unwrap();
+            operator.join().unwrap();
+            let snap = fuse.snapshot();
+            assert_eq!(snap.state, expected, "{verdict}: {snap:?}");
+            assert!(snap.failures.is_empty(), "{verdict}: {snap:?}");
+        });
+    }
+}
+
+/// 6. A closed circuit with no failures is never written by admission or a
+///    success (nor by an ignore): the state word and the opened record take
+///    no write at all.
+#[test]
+fn a_closed_circuit_without_failures_is_only_read() {
+    loom::model(|| {
+        let (fuse, _mock) = circuit(config(2, 1));
+        let handles: Vec<_> = (0..3)
+            .map(|i| {
+                let fuse = fuse.clone();
+                thread::spawn(move || {
+                    let permit = fuse.try_acquire().expect("closed");
+                    if i == 2 {
+                        permit.ignore();
+                    } else {
+                        permit.success();
+                    }
+                })
+            })
+            .collect();
+        for handle in handles {
+            handle.join().unwrap();
+        }
+        assert_eq!(fuse.loom_writes(), 0);
+        assert_eq!(fuse.state(), State::Closed);
+    });
+}
+
+/// 7. A caller that finds the circuit open before its opener stamped the
+///    opening time stamps it itself (no thread waits for another): the
+///    opening time is then a time at or after the opening, and the
+///    rejection's `retry_after` never exceeds the open duration.
+#[test]
+fn readers_of_a_fresh_opening_never_wait() {
+    loom::model(|| {
+        let (fuse, mock) = circuit(config(1, 1));
+        let opener = {
+            let fuse = fuse.clone();
+            thread::spawn(move || fuse.try_acquire().expect("closed").failure())
+        };
+        let reader = {
+            let fuse = fuse.clone();
+            thread::spawn(move || {
+                if let Err(open) = fuse.try_acquire() {
+                    assert!(open.retry_after() <= OPEN);
+                }
+            })
+        };
+        opener.join().unwrap();
+        reader.join().unwrap();
+        mock.increment(Duration::from_secs(1));
+        let snap = fuse.snapshot();
+        assert_eq!(snap.state, State::Open);
+        assert_eq!(snap.opened_at, Some(Duration::ZERO));
+    });
+}
