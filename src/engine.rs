@@ -99,8 +99,22 @@ impl Engine {
     /// one of the `opened` record, one clock read.
     #[inline]
     pub(crate) fn acquire(&self) -> Admission {
-        let mut now = self.now();
-        let mut word = self.load();
+        let word = self.load();
+        let (head, _) = word.unpack();
+        // Only an open circuit needs its opening time (and the clock): every
+        // other answer that changes nothing is decided here, inline, from
+        // the word alone.
+        if head.state != State::Open {
+            if let (admission, None) = model::acquire(&self.config, head, || nanos(&self.clock)) {
+                return admission;
+            }
+        }
+        self.acquire_from(word, self.now())
+    }
+
+    /// Admission that reads the `opened` record or changes the word.
+    #[inline(never)]
+    fn acquire_from(&self, mut word: Word, mut now: Now<'_>) -> Admission {
         loop {
             let (mut head, cursor) = word.unpack();
             if head.state == State::Open {
@@ -126,8 +140,21 @@ impl Engine {
     /// without failures is one load.
     #[inline]
     pub(crate) fn verdict(&self, grant: Grant, verdict: Verdict) {
-        let mut now = self.now();
-        let mut word = self.load();
+        let word = self.load();
+        let (head, cursor) = word.unpack();
+        // The verdicts that change nothing are decided here, inline; the
+        // others (rare: a probe failure reads the clock once more there)
+        // go through the compare-and-swap loop.
+        match model::verdict(&self.config, head, grant, verdict, || nanos(&self.clock)) {
+            Effect::Stale | Effect::Nothing => {}
+            Effect::ClearFailures if cursor.live == 0 => {}
+            _ => self.verdict_from(word, grant, verdict, self.now()),
+        }
+    }
+
+    /// A verdict that writes: the compare-and-swap loop.
+    #[inline(never)]
+    fn verdict_from(&self, mut word: Word, grant: Grant, verdict: Verdict, mut now: Now<'_>) {
         loop {
             let (head, cursor) = word.unpack();
             let next = match model::verdict(&self.config, head, grant, verdict, || now.get()) {
@@ -261,6 +288,8 @@ impl Engine {
     /// next slot of the ring. The time is written into that slot before the
     /// claim, so whoever sees a claim sees its time (`sync::RECORD_LOAD`),
     /// and the decision never waits for, or is left to, another thread.
+    /// Kept out of line: it is not the path the fast cases share.
+    #[inline(never)]
     fn record_failure(
         &self,
         word: Word,
