@@ -162,6 +162,15 @@ impl Engine {
                 Effect::ClearFailures if cursor.live == 0 => return,
                 Effect::ClearFailures => Word::pack(&head, Cursor { live: 0, ..cursor }),
                 Effect::RecordFailure => {
+                    if now.at.is_none() {
+                        // Read the time before the word the failure is
+                        // decided on: it can then never be later than the
+                        // claim that records it, even if this verdict loses
+                        // the slot to another one and writes it late.
+                        now.get();
+                        word = self.load();
+                        continue;
+                    }
                     match self.record_failure(word, &head, cursor, grant, now.get()) {
                         Ok(()) => return,
                         Err(actual) => {

@@ -4,12 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use proptest::prelude::*;
 use quanta::{Clock, Mock};
 
 use super::*;
 use crate::model::{Admission, Grant, Verdict};
-use crate::reference::Reference;
 
 fn engine(config: &Config) -> (Engine, Arc<Mock>) {
     let (clock, mock) = Clock::mock();
@@ -18,95 +16,6 @@ fn engine(config: &Config) -> (Engine, Arc<Mock>) {
 
 fn bits(engine: &Engine) -> (u64, u128) {
     (engine.words.head.load(HEAD_LOAD), engine.words.opened.raw())
-}
-
-/// One step of a history.
-#[derive(Clone, Debug)]
-enum Op {
-    Acquire,
-    /// The verdict on the held permit at this index (modulo how many are held).
-    Verdict(usize, Verdict),
-    /// Move the mock clock forward by this many nanoseconds.
-    Advance(u64),
-    ForceOpen,
-    ForceClosed,
-    Reset,
-}
-
-fn ops() -> impl Strategy<Value = Op> {
-    let verdict = prop_oneof![
-        Just(Verdict::Success),
-        Just(Verdict::Failure),
-        Just(Verdict::Ignore)
-    ];
-    prop_oneof![
-        6 => Just(Op::Acquire),
-        8 => (any::<usize>(), verdict).prop_map(|(i, v)| Op::Verdict(i, v)),
-        4 => prop_oneof![Just(0u64), 1u64..5, 1_000u64..100_000, Just(u64::from(u32::MAX))]
-            .prop_map(Op::Advance),
-        1 => Just(Op::ForceOpen),
-        1 => Just(Op::ForceClosed),
-        1 => Just(Op::Reset),
-    ]
-}
-
-fn configs() -> impl Strategy<Value = Config> {
-    (1u32..6, 1u64..50, 1u64..50, 1u32..4).prop_map(|(threshold, window, open, probes)| {
-        Config::builder()
-            .failure_threshold(threshold)
-            .failure_window(Duration::from_nanos(window * 1000))
-            .open_duration(Duration::from_nanos(open * 1000))
-            .half_open_probes(probes)
-            .build()
-            .expect("valid by construction")
-    })
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
-
-    /// Every decision, state and snapshot of the engine equals the
-    /// reference model's on the same single-threaded history.
-    #[test]
-    fn engine_matches_reference(config in configs(), history in prop::collection::vec(ops(), 1..200)) {
-        let (engine, mock) = engine(&config);
-        let mut reference = Reference::new(config.clone());
-        let mut held: Vec<Grant> = Vec::new();
-        for op in history {
-            let now = mock.value();
-            match op {
-                Op::Acquire => {
-                    let got = engine.acquire();
-                    prop_assert_eq!(got, reference.acquire(now));
-                    if let Admission::Granted(grant) = got {
-                        held.push(grant);
-                    }
-                }
-                Op::Verdict(i, verdict) => {
-                    if !held.is_empty() {
-                        let grant = held.remove(i % held.len());
-                        engine.verdict(grant, verdict);
-                        reference.verdict(grant, verdict, now);
-                    }
-                }
-                Op::Advance(nanos) => mock.increment(nanos),
-                Op::ForceOpen => {
-                    engine.force(model::force_open);
-                    reference.force_open(now);
-                }
-                Op::ForceClosed => {
-                    engine.force(|head, _| model::force_closed(head));
-                    reference.force_closed();
-                }
-                Op::Reset => {
-                    engine.force(|head, _| model::reset(head));
-                    reference.reset();
-                }
-            }
-            prop_assert_eq!(engine.state(), reference.state());
-            prop_assert_eq!(engine.snapshot(), reference.snapshot(mock.value()));
-        }
-    }
 }
 
 #[test]

@@ -58,11 +58,15 @@ mod config;
 mod engine;
 mod error;
 mod fuse;
+#[cfg(fuzzing)]
+pub mod fuzz;
+#[cfg(all(test, not(fuzzing)))]
+mod fuzz;
 mod model;
 mod names;
 mod packed;
 mod permit;
-#[cfg(test)]
+#[cfg(any(test, fuzzing))]
 mod reference;
 mod ring;
 mod run;

@@ -92,8 +92,10 @@ impl Record {
     /// record holds for `stamp` afterwards.
     ///
     /// Every writer of one stamp read its clock before the event the stamp
-    /// names took effect (an opening, a failure's claim), so the latest of
-    /// their times is still a time at or before that event.
+    /// names took effect (an opening; the claim of a failure, whose writers
+    /// read the clock before the state word they claim from), so the latest
+    /// of their times is still a time at or before that event, and at or
+    /// after the time of the writer whose event it is.
     pub(crate) fn write(&self, stamp: Stamp, at: u64) -> Read {
         let mine = (u128::from(stamp.bits()) << 64) | u128::from(at);
         let mut current = self.0.load(RECORD_LOAD);

@@ -488,3 +488,71 @@ fn concurrent_failures_reaching_the_threshold_open_the_circuit() {
         fuse.force_closed();
     }
 }
+
+// ------------------------------------------------ every await point, in turn
+
+/// An inner future with several await points: pending `pauses` times, then
+/// ready with `value`.
+async fn with_pauses<T: Unpin>(pauses: usize, value: T) -> T {
+    for _ in 0..pauses {
+        YieldOnce::new(()).await;
+    }
+    value
+}
+
+/// A probe whose future is dropped after each possible number of polls
+/// (0 = never polled, up to the last await point before it finishes)
+/// releases exactly what it held: the probe slot is free again, nothing
+/// else moved; and the one that runs to the end records its verdict.
+#[test]
+fn a_probe_future_dropped_at_every_await_point_releases_exactly_its_slot() {
+    const PAUSES: usize = 4;
+    for polls in 0..=PAUSES + 1 {
+        let (fuse, mock) = circuit(1, 1);
+        half_open(&fuse, &mock);
+        let before = fuse.snapshot();
+        let mut call = Box::pin(fuse.run_async(with_pauses(
+            PAUSES,
+            Err::<(), _>(io::Error::from(io::ErrorKind::TimedOut)),
+        )));
+        let mut finished = false;
+        for poll in 0..polls {
+            match poll_once(call.as_mut()) {
+                Poll::Pending => {
+                    let snap = fuse.snapshot();
+                    assert_eq!(snap.half_open_inflight, 1, "holding the slot after poll {poll}");
+                    assert!(fuse.try_acquire().is_err(), "the only slot is taken");
+                }
+                Poll::Ready(out) => {
+                    assert!(matches!(out, Err(Error::Inner(_))));
+                    finished = true;
+                }
+            }
+        }
+        drop(call);
+        let snap = fuse.snapshot();
+        if finished {
+            assert_eq!(snap.state, State::Open, "the probe's timeout reopened it");
+        } else {
+            assert_eq!(snap, before, "dropped after {polls} polls");
+        }
+    }
+}
+
+/// The same on a closed circuit: a call dropped at any await point changes
+/// nothing, not even the failure list.
+#[test]
+fn a_closed_call_dropped_at_every_await_point_changes_nothing() {
+    const PAUSES: usize = 3;
+    for polls in 0..=PAUSES {
+        let (fuse, _mock) = circuit(2, 1);
+        fuse.try_acquire().expect("closed").failure();
+        let before = fuse.snapshot();
+        let mut call = Box::pin(fuse.run_async(with_pauses(PAUSES, Ok::<_, io::Error>(7))));
+        for _ in 0..polls {
+            assert!(poll_once(call.as_mut()).is_pending());
+        }
+        drop(call);
+        assert_eq!(fuse.snapshot(), before, "dropped after {polls} polls");
+    }
+}

@@ -1,0 +1,255 @@
+//! The differential harness: the engine, through the public API, against
+//! the reference model, on a history decoded from bytes. Shared by the
+//! `cargo fuzz` targets in `fuzz/` (built with `--cfg fuzzing`, where this
+//! module is public) and by a property test that `cargo test` runs.
+
+// Public for the fuzz targets only; private in test builds.
+#![cfg_attr(not(fuzzing), allow(unreachable_pub))]
+
+use std::time::Duration;
+
+use quanta::{Clock, Mock};
+
+use crate::config::{Config, MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES};
+use crate::fuse::Fuse;
+use crate::model::{Admission, Grant, PermitKind, Verdict};
+use crate::permit::Permit;
+use crate::reference::Reference;
+
+/// Reads bytes as they are needed; zeros once they run out.
+struct Bytes<'a>(&'a [u8]);
+
+impl Bytes<'_> {
+    fn u8(&mut self) -> u8 {
+        match self.0.split_first() {
+            Some((&first, rest)) => {
+                self.0 = rest;
+                first
+            }
+            None => 0,
+        }
+    }
+
+    fn u16(&mut self) -> u16 {
+        u16::from_le_bytes([self.u8(), self.u8()])
+    }
+
+    fn u32(&mut self) -> u32 {
+        u32::from_le_bytes([self.u8(), self.u8(), self.u8(), self.u8()])
+    }
+
+    fn u64(&mut self) -> u64 {
+        u64::from(self.u32()) << 32 | u64::from(self.u32())
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Runs the history encoded by `data` against a [`Fuse`] on a mock clock
+/// and the reference model side by side, and panics at the first decision,
+/// state or snapshot on which they disagree.
+///
+/// The first bytes choose a small configuration (threshold 1..=5, probes
+/// 1..=3, window and open duration of 1 ns to 10 µs); each following byte
+/// is one operation: acquire; success, failure or ignore of a held permit
+/// (any of them, by index); drop of a held permit; a clock advance of zero,
+/// a few nanoseconds, about a window, exactly a window or an open duration,
+/// or a huge step; `force_open`, `force_closed`, `reset`.
+pub fn differential(data: &[u8]) {
+    let mut bytes = Bytes(data);
+    let config = Config::builder()
+        .failure_threshold(1 + u32::from(bytes.u8() % 5))
+        .half_open_probes(1 + u32::from(bytes.u8() % 3))
+        .failure_window(Duration::from_nanos(1 + u64::from(bytes.u16() % 10_000)))
+        .open_duration(Duration::from_nanos(1 + u64::from(bytes.u16() % 10_000)))
+        .build()
+        .expect("the decoded configuration is valid");
+    let (clock, mock) = Clock::mock();
+    let fuse = Fuse::builder("differential")
+        .config(config.clone())
+        .clock(clock)
+        .build();
+    let mut reference = Reference::new(config.clone());
+    let mut held: Vec<(Permit<'_>, Grant)> = Vec::new();
+    let mut step = 0usize;
+    while !bytes.is_empty() {
+        step += 1;
+        let op = bytes.u8();
+        let now = mock.value();
+        match op {
+            0..=49 => acquire(&fuse, &mut reference, now, &mut held, step),
+            50..=179 => {
+                let verdict = match op {
+                    50..=99 => Some(Verdict::Success),
+                    100..=139 => Some(Verdict::Failure),
+                    140..=164 => Some(Verdict::Ignore),
+                    _ => None,
+                };
+                if !held.is_empty() {
+                    let (permit, grant) = held.remove(usize::from(bytes.u8()) % held.len());
+                    match verdict {
+                        Some(Verdict::Success) => permit.success(),
+                        Some(Verdict::Failure) => permit.failure(),
+                        Some(Verdict::Ignore) => permit.ignore(),
+                        None => drop(permit),
+                    }
+                    reference.verdict(grant, verdict.unwrap_or(Verdict::Ignore), now);
+                }
+            }
+            180..=239 => advance(&mock, &config, &mut bytes),
+            240..=245 => {
+                fuse.force_open();
+                reference.force_open(now);
+            }
+            246..=250 => {
+                fuse.force_closed();
+                reference.force_closed();
+            }
+            _ => {
+                fuse.reset();
+                reference.reset();
+            }
+        }
+        let now = mock.value();
+        assert_eq!(fuse.state(), reference.state(), "state after step {step}");
+        assert_eq!(
+            fuse.snapshot(),
+            reference.snapshot(now),
+            "snapshot after step {step} (op {op}, now {now})"
+        );
+    }
+}
+
+fn acquire<'a>(
+    fuse: &'a Fuse,
+    reference: &mut Reference,
+    now: u64,
+    held: &mut Vec<(Permit<'a>, Grant)>,
+    step: usize,
+) {
+    match (fuse.try_acquire(), reference.acquire(now)) {
+        (Ok(permit), Admission::Granted(grant)) => {
+            assert_eq!(
+                permit.is_probe(),
+                grant.kind == PermitKind::Probe,
+                "permit kind at step {step}"
+            );
+            held.push((permit, grant));
+        }
+        (Err(open), Admission::Rejected { retry_after }) => {
+            assert_eq!(
+                open.retry_after(),
+                Duration::from_nanos(retry_after),
+                "retry_after at step {step}"
+            );
+        }
+        (engine, model) => panic!("admission at step {step}: engine {engine:?}, model {model:?}"),
+    }
+}
+
+fn advance(mock: &Mock, config: &Config, bytes: &mut Bytes<'_>) {
+    let window = config.window_nanos();
+    let open = config.open_nanos();
+    let step = match bytes.u8() % 8 {
+        0 => 0,
+        1 => u64::from(bytes.u8() % 4),
+        2 => window,
+        3 => open,
+        4 => window + 1,
+        5 => u64::from(bytes.u16()),
+        6 => u64::from(bytes.u32()),
+        _ => u64::from(u32::MAX) << 8,
+    };
+    mock.increment(step);
+}
+
+/// Builds a configuration from arbitrary inputs, and checks that the
+/// builder refuses exactly the values SPEC §2 calls invalid, names the
+/// setting it refused, and that an accepted configuration returns every
+/// value through its getters. Never panics on any input (but on a broken
+/// promise).
+pub fn config(data: &[u8]) {
+    let mut bytes = Bytes(data);
+    let threshold = bytes.u32() >> (bytes.u8() % 32);
+    let probes = bytes.u32() >> (bytes.u8() % 32);
+    let window = Duration::new(bytes.u64() >> (bytes.u8() % 64), bytes.u32() % 1_000_000_000);
+    let open = Duration::new(bytes.u64() >> (bytes.u8() % 64), bytes.u32() % 1_000_000_000);
+    let statuses: Vec<u16> = (0..bytes.u8() % 6).map(|_| bytes.u16() % 700).collect();
+    let flags = bytes.u8();
+    let prefix = String::from_utf8_lossy(&bytes.0[..bytes.0.len().min(12)]).into_owned();
+
+    let built = Config::builder()
+        .failure_threshold(threshold)
+        .half_open_probes(probes)
+        .failure_window(window)
+        .open_duration(open)
+        .counted_http_statuses(statuses.iter().copied())
+        .count_timeouts(flags & 1 != 0)
+        .count_connection_errors(flags & 2 != 0)
+        .count_http_500(flags & 4 != 0)
+        .key_prefix(prefix.clone())
+        .build();
+
+    let valid_duration = |d: Duration| !d.is_zero() && d <= MAX_DURATION;
+    let first_invalid = [
+        ("failure_threshold", (1..=MAX_FAILURE_THRESHOLD).contains(&threshold)),
+        ("failure_window", valid_duration(window)),
+        ("open_duration", valid_duration(open)),
+        ("half_open_probes", (1..=MAX_HALF_OPEN_PROBES).contains(&probes)),
+        (
+            "counted_http_statuses",
+            statuses.iter().all(|s| (100..=599).contains(s)),
+        ),
+        ("key_prefix", !prefix.is_empty() && !prefix.contains(':')),
+    ]
+    .into_iter()
+    .find(|(_, ok)| !ok)
+    .map(|(setting, _)| setting);
+
+    match (built, first_invalid) {
+        (Ok(config), None) => {
+            assert_eq!(config.failure_threshold(), threshold);
+            assert_eq!(config.half_open_probes(), probes);
+            assert_eq!(config.failure_window(), window);
+            assert_eq!(config.open_duration(), open);
+            assert_eq!(config.counted_http_statuses(), statuses.as_slice());
+            assert_eq!(config.count_timeouts(), flags & 1 != 0);
+            assert_eq!(config.count_connection_errors(), flags & 2 != 0);
+            assert_eq!(config.count_http_500(), flags & 4 != 0);
+            assert_eq!(config.key_prefix(), prefix);
+            assert_eq!(config.to_builder().build().as_ref(), Ok(&config));
+        }
+        (Err(err), Some(setting)) => {
+            assert_eq!(err.setting(), setting, "{err}");
+            assert!(err.to_string().contains(setting), "{err}");
+            assert!(!err.value().is_empty(), "{err}");
+        }
+        (built, expected) => {
+            panic!("built {built:?}, expected the first invalid setting to be {expected:?}")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+        /// The same harness as the `differential` fuzz target, on random
+        /// histories of up to 400 operations.
+        #[test]
+        fn differential(data in prop::collection::vec(any::<u8>(), 0..800)) {
+            super::differential(&data);
+        }
+
+        /// The same harness as the `config` fuzz target.
+        #[test]
+        fn config(data in prop::collection::vec(any::<u8>(), 0..64)) {
+            super::config(&data);
+        }
+    }
+}
