@@ -174,8 +174,14 @@ pub fn config(data: &[u8]) {
     let mut bytes = Bytes(data);
     let threshold = bytes.u32() >> (bytes.u8() % 32);
     let probes = bytes.u32() >> (bytes.u8() % 32);
-    let window = Duration::new(bytes.u64() >> (bytes.u8() % 64), bytes.u32() % 1_000_000_000);
-    let open = Duration::new(bytes.u64() >> (bytes.u8() % 64), bytes.u32() % 1_000_000_000);
+    let window = Duration::new(
+        bytes.u64() >> (bytes.u8() % 64),
+        bytes.u32() % 1_000_000_000,
+    );
+    let open = Duration::new(
+        bytes.u64() >> (bytes.u8() % 64),
+        bytes.u32() % 1_000_000_000,
+    );
     let statuses: Vec<u16> = (0..bytes.u8() % 6).map(|_| bytes.u16() % 700).collect();
     let flags = bytes.u8();
     let prefix = String::from_utf8_lossy(&bytes.0[..bytes.0.len().min(12)]).into_owned();
@@ -194,10 +200,16 @@ pub fn config(data: &[u8]) {
 
     let valid_duration = |d: Duration| !d.is_zero() && d <= MAX_DURATION;
     let first_invalid = [
-        ("failure_threshold", (1..=MAX_FAILURE_THRESHOLD).contains(&threshold)),
+        (
+            "failure_threshold",
+            (1..=MAX_FAILURE_THRESHOLD).contains(&threshold),
+        ),
         ("failure_window", valid_duration(window)),
         ("open_duration", valid_duration(open)),
-        ("half_open_probes", (1..=MAX_HALF_OPEN_PROBES).contains(&probes)),
+        (
+            "half_open_probes",
+            (1..=MAX_HALF_OPEN_PROBES).contains(&probes),
+        ),
         (
             "counted_http_statuses",
             statuses.iter().all(|s| (100..=599).contains(s)),

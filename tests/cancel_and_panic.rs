@@ -520,7 +520,10 @@ fn a_probe_future_dropped_at_every_await_point_releases_exactly_its_slot() {
             match poll_once(call.as_mut()) {
                 Poll::Pending => {
                     let snap = fuse.snapshot();
-                    assert_eq!(snap.half_open_inflight, 1, "holding the slot after poll {poll}");
+                    assert_eq!(
+                        snap.half_open_inflight, 1,
+                        "holding the slot after poll {poll}"
+                    );
                     assert!(fuse.try_acquire().is_err(), "the only slot is taken");
                 }
                 Poll::Ready(out) => {

@@ -130,7 +130,9 @@ fn many_threads_mixing_every_operation_keep_every_snapshot_consistent() {
         .build()
         .expect("a valid configuration");
     let fuse = Fuse::new("stress", config);
-    let workers = thread::available_parallelism().map_or(4, |n| n.get() * 2).max(4);
+    let workers = thread::available_parallelism()
+        .map_or(4, |n| n.get() * 2)
+        .max(4);
     let stop = AtomicBool::new(false);
     let ops = AtomicU64::new(0);
     let deadline = Instant::now() + Duration::from_secs(secs);
@@ -166,5 +168,8 @@ fn many_threads_mixing_every_operation_keep_every_snapshot_consistent() {
         seen[1],
         seen[2]
     );
-    assert!(seen.iter().all(|&n| n > 0), "every state was seen: {seen:?}");
+    assert!(
+        seen.iter().all(|&n| n > 0),
+        "every state was seen: {seen:?}"
+    );
 }
