@@ -16,8 +16,8 @@
 //! time ("helping"), so no thread ever waits for another.
 
 use crossbeam_utils::CachePadded;
-use quanta::Clock;
 
+use crate::clock::Time;
 use crate::config::Config;
 use crate::model::{self, Admission, EPOCH_BITS, Effect, Grant, Head, Verdict};
 use crate::packed::{CLAIMS_MODULUS, Cursor, Word};
@@ -36,36 +36,30 @@ struct Words {
     opened: Record,
 }
 
-/// One circuit's atomics, its configuration and its clock.
+/// One circuit's atomics, its configuration and its time.
 #[derive(Debug)]
 pub(crate) struct Engine {
     words: CachePadded<Words>,
     ring: Ring,
     config: Config,
-    clock: Clock,
+    time: Time,
 }
 
 /// The time of one call, read from the clock at most once.
 struct Now<'a> {
-    clock: &'a Clock,
+    time: &'a Time,
     at: Option<u64>,
 }
 
 impl Now<'_> {
     #[inline]
     fn get(&mut self) -> u64 {
-        *self.at.get_or_insert_with(|| nanos(self.clock))
+        *self.at.get_or_insert_with(|| self.time.now())
     }
 }
 
-/// Nanoseconds since the clock's origin (zero for a mock clock).
-#[inline]
-fn nanos(clock: &Clock) -> u64 {
-    clock.delta_as_nanos(0, clock.raw())
-}
-
 impl Engine {
-    pub(crate) fn new(config: Config, clock: Clock) -> Self {
+    pub(crate) fn new(config: Config, time: Time) -> Self {
         Engine {
             words: CachePadded::new(Words {
                 head: AtomicU64::new(Word::INITIAL.bits()),
@@ -73,7 +67,7 @@ impl Engine {
             }),
             ring: Ring::new(config.failure_threshold()),
             config,
-            clock,
+            time,
         }
     }
 
@@ -81,10 +75,14 @@ impl Engine {
         &self.config
     }
 
+    pub(crate) fn time(&self) -> &Time {
+        &self.time
+    }
+
     #[inline]
     fn now(&self) -> Now<'_> {
         Now {
-            clock: &self.clock,
+            time: &self.time,
             at: None,
         }
     }
@@ -105,7 +103,7 @@ impl Engine {
         // other answer that changes nothing is decided here, inline, from
         // the word alone.
         if head.state != State::Open {
-            if let (admission, None) = model::acquire(&self.config, head, || nanos(&self.clock)) {
+            if let (admission, None) = model::acquire(&self.config, head, || self.time.now()) {
                 return admission;
             }
         }
@@ -145,7 +143,7 @@ impl Engine {
         // The verdicts that change nothing are decided here, inline; the
         // others (rare: a probe failure reads the clock once more there)
         // go through the compare-and-swap loop.
-        match model::verdict(&self.config, head, grant, verdict, || nanos(&self.clock)) {
+        match model::verdict(&self.config, head, grant, verdict, || self.time.now()) {
             Effect::Stale | Effect::Nothing => {}
             Effect::ClearFailures if cursor.live == 0 => {}
             _ => self.verdict_from(word, grant, verdict, self.now()),

@@ -11,7 +11,10 @@ use crate::model::{Admission, Grant, Verdict};
 
 fn engine(config: &Config) -> (Engine, Arc<Mock>) {
     let (clock, mock) = Clock::mock();
-    (Engine::new(config.clone(), clock), mock)
+    (
+        Engine::new(config.clone(), crate::clock::Time::new(clock, false)),
+        mock,
+    )
 }
 
 fn bits(engine: &Engine) -> (u64, u128) {

@@ -4,6 +4,7 @@ use std::fmt;
 
 use quanta::Clock;
 
+use crate::clock::Time;
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::model;
@@ -61,6 +62,7 @@ impl Fuse {
             operation: None,
             config: None,
             clock: None,
+            coarse_clock: false,
         }
     }
 
@@ -184,6 +186,7 @@ impl fmt::Debug for Fuse {
         f.debug_struct("Fuse")
             .field("key", &self.key)
             .field("state", &self.state())
+            .field("coarse_clock", &self.engine.time().is_coarse())
             .field("config", self.config())
             .finish_non_exhaustive()
     }
@@ -216,6 +219,7 @@ pub struct FuseBuilder {
     operation: Option<String>,
     config: Option<Config>,
     clock: Option<Clock>,
+    coarse_clock: bool,
 }
 
 impl FuseBuilder {
@@ -269,6 +273,32 @@ impl FuseBuilder {
         self
     }
 
+    /// Reads the clock coarsely (default: precisely): quanta's recent time,
+    /// refreshed every millisecond by an upkeep thread, instead of the clock
+    /// itself. An open circuit then rejects at the cost of a few loads, and
+    /// a failure costs one clock read less; times lag the clock by up to a
+    /// millisecond (a cooldown may end, and a failure age out of the
+    /// window, up to a millisecond late or early).
+    ///
+    /// The upkeep thread is started once per process, at the first circuit
+    /// that asks for it, and runs for the life of the process; if the
+    /// program already runs its own `quanta::Upkeep`, that one is used (keep
+    /// its handle alive). If no upkeep thread can be started, the circuit
+    /// reads its clock precisely. With a mock clock, both readings are the
+    /// mock's time.
+    ///
+    /// ```
+    /// use fuse_breaker::Fuse;
+    /// let fuse = Fuse::builder("billing").coarse_clock(true).build();
+    /// fuse.force_open();
+    /// let rejected = fuse.try_acquire().unwrap_err();
+    /// assert!(rejected.retry_after() <= fuse.config().open_duration());
+    /// ```
+    pub fn coarse_clock(mut self, coarse: bool) -> Self {
+        self.coarse_clock = coarse;
+        self
+    }
+
     /// The circuit, closed with no failures.
     ///
     /// ```
@@ -286,7 +316,10 @@ impl FuseBuilder {
         Fuse {
             name: names::intern(&self.name),
             key: names::intern(&key),
-            engine: Engine::new(config, self.clock.unwrap_or_default()),
+            engine: Engine::new(
+                config,
+                Time::new(self.clock.unwrap_or_default(), self.coarse_clock),
+            ),
         }
     }
 }

@@ -54,6 +54,7 @@
 //! [`Fuse::force_closed`], [`Fuse::reset`]).
 
 mod classify;
+mod clock;
 mod config;
 mod engine;
 mod error;
