@@ -18,7 +18,10 @@
 use crossbeam_utils::CachePadded;
 
 use crate::clock::Time;
+use std::time::Duration;
+
 use crate::config::Config;
+use crate::events::{Events, Reason, Transition};
 use crate::model::{self, Admission, EPOCH_BITS, Effect, Grant, Head, Verdict};
 use crate::packed::{CLAIMS_MODULUS, Cursor, Word};
 use crate::ring::{Read, Record, Ring, Stamp};
@@ -43,6 +46,8 @@ pub(crate) struct Engine {
     ring: Ring,
     config: Config,
     time: Time,
+    key: &'static str,
+    events: Events,
 }
 
 /// The time of one call, read from the clock at most once.
@@ -59,7 +64,7 @@ impl Now<'_> {
 }
 
 impl Engine {
-    pub(crate) fn new(config: Config, time: Time) -> Self {
+    pub(crate) fn new(config: Config, time: Time, key: &'static str, events: Events) -> Self {
         Engine {
             words: CachePadded::new(Words {
                 head: AtomicU64::new(Word::INITIAL.bits()),
@@ -68,6 +73,8 @@ impl Engine {
             ring: Ring::new(config.failure_threshold()),
             config,
             time,
+            key,
+            events,
         }
     }
 
@@ -77,6 +84,10 @@ impl Engine {
 
     pub(crate) fn time(&self) -> &Time {
         &self.time
+    }
+
+    pub(crate) fn events(&self) -> &Events {
+        &self.events
     }
 
     #[inline]
@@ -127,7 +138,7 @@ impl Engine {
             let Some(next) = next else {
                 return admission;
             };
-            match self.install(word, &head, cursor, &next) {
+            match self.install(word, &head, cursor, &next, None, &mut now) {
                 Ok(()) => return admission,
                 Err(actual) => word = actual,
             }
@@ -177,7 +188,7 @@ impl Engine {
                         }
                     }
                 }
-                Effect::Move(next) => match self.install(word, &head, cursor, &next) {
+                Effect::Move(next) => match self.install(word, &head, cursor, &next, None, &mut now) {
                     Ok(()) => return,
                     Err(actual) => {
                         word = actual;
@@ -194,12 +205,13 @@ impl Engine {
 
     /// `force_open`, `force_closed` or `reset`: a step that ignores the
     /// current state but not its epoch.
-    pub(crate) fn force(&self, step: impl Fn(Head, u64) -> Head) {
-        let now = self.now().get();
+    pub(crate) fn force(&self, step: impl Fn(Head, u64) -> Head, reason: Reason) {
+        let mut now = self.now();
+        let at = now.get();
         let mut word = self.load();
         loop {
             let (head, cursor) = word.unpack();
-            match self.install(word, &head, cursor, &step(head, now)) {
+            match self.install(word, &head, cursor, &step(head, at), Some(reason), &mut now) {
                 Ok(()) => return,
                 Err(actual) => word = actual,
             }
@@ -267,14 +279,41 @@ impl Engine {
     /// within an epoch, clearing it across epochs) and publishes the opening
     /// time of a new open epoch. Writes nothing when nothing changes.
     #[inline]
-    fn install(&self, word: Word, head: &Head, cursor: Cursor, next: &Head) -> Result<(), Word> {
+    fn install(
+        &self,
+        word: Word,
+        head: &Head,
+        cursor: Cursor,
+        next: &Head,
+        manual: Option<Reason>,
+        now: &mut Now<'_>,
+    ) -> Result<(), Word> {
         let new_epoch = next.epoch != head.epoch;
         let cursor = if new_epoch { Cursor::default() } else { cursor };
         self.cas(word, Word::pack(next, cursor))?;
-        if new_epoch && next.state == State::Open {
-            self.opened_at(next.epoch, next.opened_at);
+        if new_epoch {
+            if next.state == State::Open {
+                self.opened_at(next.epoch, next.opened_at);
+            }
+            self.report(head.state, next.state, manual, now);
         }
         Ok(())
+    }
+
+    /// Tells the listeners about a transition this thread just made.
+    fn report(&self, from: State, to: State, manual: Option<Reason>, now: &mut Now<'_>) {
+        if !self.events.wanted() {
+            return;
+        }
+        if let Some(reason) = manual.or_else(|| model::reason(from, to)) {
+            self.events.emit(&Transition {
+                key: self.key,
+                from,
+                to,
+                reason,
+                at: Duration::from_nanos(now.get()),
+            });
+        }
     }
 
     #[inline]
@@ -313,7 +352,11 @@ impl Engine {
                 return Err(self.load());
             };
             if let Some(next) = model::tally(&self.config, *head, grant, counted + 1, at) {
-                return self.install(word, head, cursor, &next);
+                let mut now = Now {
+                    time: &self.time,
+                    at: Some(at),
+                };
+                return self.install(word, head, cursor, &next, None, &mut now);
             }
         }
         let claim = (cursor.claims + 1) % CLAIMS_MODULUS;

@@ -12,7 +12,12 @@ use crate::model::{Admission, Grant, Verdict};
 fn engine(config: &Config) -> (Engine, Arc<Mock>) {
     let (clock, mock) = Clock::mock();
     (
-        Engine::new(config.clone(), crate::clock::Time::new(clock, false)),
+        Engine::new(
+            config.clone(),
+            crate::clock::Time::new(clock, false),
+            "test",
+            crate::events::Events::default(),
+        ),
         mock,
     )
 }
@@ -40,7 +45,7 @@ fn closed_admission_and_success_write_nothing() {
 fn open_rejection_writes_nothing_once_stamped() {
     let config = Config::default();
     let (engine, mock) = engine(&config);
-    engine.force(model::force_open);
+    engine.force(model::force_open, crate::events::Reason::Forced);
     let before = bits(&engine);
     mock.increment(Duration::from_secs(1));
     for _ in 0..10 {
@@ -97,7 +102,7 @@ fn concurrent_failures_reaching_the_threshold_open_the_circuit() {
 fn half_open_probes_never_exceed_the_limit_under_threads() {
     let config = Config::builder().half_open_probes(3).build().unwrap();
     let (engine, mock) = engine(&config);
-    engine.force(model::force_open);
+    engine.force(model::force_open, crate::events::Reason::Forced);
     mock.increment(Duration::from_secs(30));
     let inflight = std::sync::atomic::AtomicU32::new(0);
     let peak = std::sync::atomic::AtomicU32::new(0);

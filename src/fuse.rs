@@ -6,6 +6,8 @@ use quanta::Clock;
 
 use crate::clock::Time;
 use crate::config::Config;
+use crate::events::{Events, Listener, Listeners, Reason};
+use std::sync::Arc;
 use crate::engine::Engine;
 use crate::model;
 use crate::names;
@@ -63,6 +65,7 @@ impl Fuse {
             config: None,
             clock: None,
             coarse_clock: false,
+            listeners: None,
         }
     }
 
@@ -138,6 +141,26 @@ impl Fuse {
         self.engine.snapshot()
     }
 
+    /// Registers a listener for this circuit's transitions: called once per
+    /// transition, on the thread that made it, after the new state is in
+    /// place. Calls that change nothing never run listeners.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use fuse_breaker::{Fuse, State, Transition};
+    ///
+    /// let states = Arc::new(Mutex::new(Vec::new()));
+    /// let fuse = Fuse::new("billing", Default::default());
+    /// let log = states.clone();
+    /// fuse.on_transition(move |t: &Transition| log.lock().unwrap().push(t.to));
+    /// fuse.force_open();
+    /// fuse.force_closed();
+    /// assert_eq!(*states.lock().unwrap(), [State::Open, State::Closed]);
+    /// ```
+    pub fn on_transition(&self, listener: impl Listener) {
+        self.engine.events().own.add(Arc::new(listener));
+    }
+
     /// Opens the circuit now, whatever its state; after the open duration
     /// the next call probes. Permits granted before become stale.
     ///
@@ -148,7 +171,7 @@ impl Fuse {
     /// assert_eq!(fuse.state(), State::Open);
     /// ```
     pub fn force_open(&self) {
-        self.engine.force(model::force_open);
+        self.engine.force(model::force_open, Reason::Forced);
     }
 
     /// Closes the circuit and clears its failures. Permits granted before
@@ -162,7 +185,7 @@ impl Fuse {
     /// assert_eq!(fuse.state(), State::Closed);
     /// ```
     pub fn force_closed(&self) {
-        self.engine.force(|head, _| model::force_closed(head));
+        self.engine.force(|head, _| model::force_closed(head), Reason::Forced);
     }
 
     /// Forgets the circuit: the next read is a fresh closed circuit.
@@ -177,7 +200,7 @@ impl Fuse {
     /// # Ok::<(), fuse_breaker::OpenError>(())
     /// ```
     pub fn reset(&self) {
-        self.engine.force(|head, _| model::reset(head));
+        self.engine.force(|head, _| model::reset(head), Reason::Reset);
     }
 }
 
@@ -220,6 +243,7 @@ pub struct FuseBuilder {
     config: Option<Config>,
     clock: Option<Clock>,
     coarse_clock: bool,
+    listeners: Option<Arc<Listeners>>,
 }
 
 impl FuseBuilder {
@@ -299,6 +323,12 @@ impl FuseBuilder {
         self
     }
 
+    /// Listeners shared with other circuits (a registry's).
+    pub(crate) fn shared_listeners(mut self, listeners: Arc<Listeners>) -> Self {
+        self.listeners = Some(listeners);
+        self
+    }
+
     /// The circuit, closed with no failures.
     ///
     /// ```
@@ -313,12 +343,18 @@ impl FuseBuilder {
             &self.name,
             self.operation.as_deref(),
         );
+        let key = names::intern(&key);
         Fuse {
             name: names::intern(&self.name),
-            key: names::intern(&key),
+            key,
             engine: Engine::new(
                 config,
                 Time::new(self.clock.unwrap_or_default(), self.coarse_clock),
+                key,
+                Events {
+                    own: Listeners::default(),
+                    shared: self.listeners,
+                },
             ),
         }
     }

@@ -58,6 +58,7 @@ mod clock;
 mod config;
 mod engine;
 mod error;
+mod events;
 mod fuse;
 #[cfg(fuzzing)]
 pub mod fuzz;
@@ -69,8 +70,11 @@ mod packed;
 mod permit;
 #[cfg(any(test, fuzzing))]
 mod reference;
+mod registry;
 mod ring;
 mod run;
+#[cfg(feature = "config-file")]
+mod settings;
 mod snapshot;
 mod sync;
 
@@ -79,6 +83,10 @@ pub use config::{
     Config, ConfigBuilder, ConfigError, MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES,
 };
 pub use error::{Error, OpenError};
+pub use events::{Listener, Reason, Transition};
 pub use fuse::{Fuse, FuseBuilder};
 pub use permit::Permit;
+pub use registry::{CircuitInfo, Overrides, Registry, RegistryBuilder};
+#[cfg(feature = "config-file")]
+pub use settings::{Settings, SettingsError, Store};
 pub use snapshot::{Snapshot, State};

@@ -12,6 +12,7 @@
 use std::time::Duration;
 
 use crate::config::Config;
+use crate::events::Reason;
 use crate::snapshot::{Snapshot, State};
 
 /// Everything about a circuit except its failure list.
@@ -235,6 +236,18 @@ pub(crate) fn tally(
 ) -> Option<Head> {
     let current = head.state == State::Closed && head.epoch == permit.epoch;
     (current && could_open(config, counted)).then(|| Head::open(head.next_epoch(), now))
+}
+
+/// Why the rules moved a circuit from `from` to `to` (manual changes carry
+/// their own reason); `None` when the states are not a rule's transition.
+pub(crate) fn reason(from: State, to: State) -> Option<Reason> {
+    match (from, to) {
+        (State::Closed, State::Open) => Some(Reason::ThresholdReached),
+        (State::HalfOpen, State::Open) => Some(Reason::ProbeFailed),
+        (State::Open, State::HalfOpen) => Some(Reason::CooldownEnded),
+        (State::HalfOpen, State::Closed) => Some(Reason::ProbesPassed),
+        _ => None,
+    }
 }
 
 /// `force_open`: open now, whatever the state.

@@ -1,0 +1,448 @@
+//! [`Registry`]: named circuits, created on first use and shared.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use quanta::Clock;
+
+use crate::config::{Config, ConfigError};
+use crate::events::{Listener, Listeners};
+use crate::fuse::Fuse;
+use crate::snapshot::Snapshot;
+
+/// Settings that replace those of the defaults for one circuit name; a
+/// setting left `None` keeps the default's value.
+///
+/// ```
+/// use std::time::Duration;
+/// use fuse_breaker::{Config, Overrides};
+///
+/// let strict = Overrides { failure_threshold: Some(3), ..Overrides::default() };
+/// let config = strict.apply(&Config::default())?;
+/// assert_eq!(config.failure_threshold(), 3);
+/// assert_eq!(config.open_duration(), Duration::from_secs(30));
+/// # Ok::<(), fuse_breaker::ConfigError>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// See [`Config::failure_threshold`].
+    pub failure_threshold: Option<u32>,
+    /// See [`Config::failure_window`].
+    pub failure_window: Option<Duration>,
+    /// See [`Config::open_duration`].
+    pub open_duration: Option<Duration>,
+    /// See [`Config::half_open_probes`].
+    pub half_open_probes: Option<u32>,
+    /// See [`Config::counted_http_statuses`].
+    pub counted_http_statuses: Option<Vec<u16>>,
+    /// See [`Config::count_timeouts`].
+    pub count_timeouts: Option<bool>,
+    /// See [`Config::count_connection_errors`].
+    pub count_connection_errors: Option<bool>,
+    /// See [`Config::count_http_500`].
+    pub count_http_500: Option<bool>,
+    /// See [`Config::key_prefix`].
+    pub key_prefix: Option<String>,
+}
+
+impl Overrides {
+    /// `base` with the settings this names replaced, validated as
+    /// [`ConfigBuilder::build`](crate::ConfigBuilder::build) validates.
+    ///
+    /// ```
+    /// use fuse_breaker::{Config, Overrides};
+    /// let bad = Overrides { half_open_probes: Some(0), ..Overrides::default() };
+    /// assert_eq!(bad.apply(&Config::default()).unwrap_err().setting(), "half_open_probes");
+    /// ```
+    pub fn apply(&self, base: &Config) -> Result<Config, ConfigError> {
+        let mut builder = base.to_builder();
+        if let Some(v) = self.failure_threshold {
+            builder = builder.failure_threshold(v);
+        }
+        if let Some(v) = self.failure_window {
+            builder = builder.failure_window(v);
+        }
+        if let Some(v) = self.open_duration {
+            builder = builder.open_duration(v);
+        }
+        if let Some(v) = self.half_open_probes {
+            builder = builder.half_open_probes(v);
+        }
+        if let Some(v) = &self.counted_http_statuses {
+            builder = builder.counted_http_statuses(v.iter().copied());
+        }
+        if let Some(v) = self.count_timeouts {
+            builder = builder.count_timeouts(v);
+        }
+        if let Some(v) = self.count_connection_errors {
+            builder = builder.count_connection_errors(v);
+        }
+        if let Some(v) = self.count_http_500 {
+            builder = builder.count_http_500(v);
+        }
+        if let Some(v) = &self.key_prefix {
+            builder = builder.key_prefix(v.clone());
+        }
+        builder.build()
+    }
+}
+
+/// name -> operation ("" for none) -> circuit. Immutable once published:
+/// a new circuit publishes a new map.
+type Circuits = HashMap<Box<str>, HashMap<Box<str>, Arc<Fuse>>>;
+
+/// The circuits of one application: created on first use from the defaults
+/// and the per-name overrides, then shared, one per key.
+///
+/// Looking up an existing circuit is lock-free and allocates nothing: the
+/// map is read through an `arc-swap` pointer, and a new circuit publishes a
+/// copy of it (creation is rare, lookups are not). Keep the `Arc<Fuse>` you
+/// get where you can: cloning it is the only shared write of a lookup.
+///
+/// ```
+/// use std::sync::Arc;
+/// use fuse_breaker::{Config, Overrides, Registry};
+///
+/// let registry = Registry::builder()
+///     .app("shop")
+///     .defaults(Config::default())
+///     .overrides("billing", Overrides { failure_threshold: Some(3), ..Overrides::default() })
+///     .build()?;
+///
+/// let charge = registry.get_operation("billing", "charge");
+/// assert_eq!(charge.key(), "fuse:shop:billing:charge");
+/// assert_eq!(charge.config().failure_threshold(), 3);
+/// assert!(Arc::ptr_eq(&charge, &registry.get_operation("billing", "charge")));
+/// assert!(!Arc::ptr_eq(&charge, &registry.get_operation("billing", "refund")));
+/// # Ok::<(), fuse_breaker::ConfigError>(())
+/// ```
+pub struct Registry {
+    defaults: Config,
+    configs: HashMap<String, Config>,
+    app: Option<String>,
+    clock: Option<Clock>,
+    coarse_clock: bool,
+    circuits: ArcSwap<Circuits>,
+    listeners: Arc<Listeners>,
+    /// Serialises creations (never taken by a lookup of an existing circuit).
+    create: Mutex<()>,
+}
+
+/// One circuit of a [`Registry`], as [`Registry::circuits`] lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CircuitInfo {
+    /// The circuit's key.
+    pub key: String,
+    /// Its name.
+    pub name: String,
+    /// Its operation, if any.
+    pub operation: Option<String>,
+    /// Its snapshot when listed.
+    pub snapshot: Snapshot,
+}
+
+impl Registry {
+    /// A registry whose circuits all use `defaults`.
+    ///
+    /// ```
+    /// let registry = fuse_breaker::Registry::new(Default::default());
+    /// assert_eq!(registry.get("billing").key(), "fuse:billing");
+    /// ```
+    pub fn new(defaults: Config) -> Self {
+        RegistryBuilder::default().defaults(defaults).build_valid()
+    }
+
+    /// A builder: defaults, per-name overrides, app, clock.
+    ///
+    /// ```
+    /// let registry = fuse_breaker::Registry::builder().app("shop").build()?;
+    /// assert_eq!(registry.get("billing").key(), "fuse:shop:billing");
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder::default()
+    }
+
+    /// The circuit named `name` (no operation), created on first use.
+    ///
+    /// ```
+    /// let registry = fuse_breaker::Registry::new(Default::default());
+    /// let a = registry.get("billing");
+    /// let b = registry.get("billing");
+    /// assert!(std::sync::Arc::ptr_eq(&a, &b));
+    /// ```
+    pub fn get(&self, name: &str) -> Arc<Fuse> {
+        self.lookup(name, "", None)
+    }
+
+    /// The circuit of `operation` of `name`, created on first use: each
+    /// operation is a circuit of its own.
+    ///
+    /// ```
+    /// let registry = fuse_breaker::Registry::new(Default::default());
+    /// assert_eq!(registry.get_operation("billing", "refund").key(), "fuse:billing:refund");
+    /// ```
+    pub fn get_operation(&self, name: &str, operation: &str) -> Arc<Fuse> {
+        self.lookup(name, operation, None)
+    }
+
+    /// The circuit of `name` (and `operation`, if not empty), created with
+    /// `config` if it does not exist yet: an explicit configuration wins
+    /// over the named overrides. An existing circuit keeps the
+    /// configuration it was created with.
+    ///
+    /// ```
+    /// use fuse_breaker::{Config, Registry};
+    /// let registry = Registry::new(Config::default());
+    /// let config = Config::builder().failure_threshold(1).build()?;
+    /// let fuse = registry.get_with_config("billing", "", config);
+    /// assert_eq!(fuse.config().failure_threshold(), 1);
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn get_with_config(&self, name: &str, operation: &str, config: Config) -> Arc<Fuse> {
+        self.lookup(name, operation, Some(config))
+    }
+
+    /// The configuration a new circuit named `name` gets: the defaults with
+    /// that name's overrides.
+    ///
+    /// ```
+    /// let registry = fuse_breaker::Registry::new(Default::default());
+    /// assert_eq!(registry.config_for("anything").failure_threshold(), 8);
+    /// ```
+    pub fn config_for(&self, name: &str) -> &Config {
+        self.configs.get(name).unwrap_or(&self.defaults)
+    }
+
+    /// Every circuit created so far, sorted by key, with its snapshot.
+    ///
+    /// ```
+    /// let registry = fuse_breaker::Registry::new(Default::default());
+    /// registry.get("billing").force_open();
+    /// registry.get_operation("search", "query");
+    /// let listed = registry.circuits();
+    /// assert_eq!(listed.len(), 2);
+    /// assert_eq!(listed[0].key, "fuse:billing");
+    /// assert_eq!(listed[0].snapshot.state, fuse_breaker::State::Open);
+    /// assert_eq!(listed[1].operation.as_deref(), Some("query"));
+    /// ```
+    pub fn circuits(&self) -> Vec<CircuitInfo> {
+        let circuits = self.circuits.load();
+        let mut listed: Vec<CircuitInfo> = circuits
+            .iter()
+            .flat_map(|(name, operations)| {
+                operations.iter().map(move |(operation, fuse)| CircuitInfo {
+                    key: fuse.key().to_owned(),
+                    name: name.to_string(),
+                    operation: (!operation.is_empty()).then(|| operation.to_string()),
+                    snapshot: fuse.snapshot(),
+                })
+            })
+            .collect();
+        listed.sort_by(|a, b| a.key.cmp(&b.key));
+        listed
+    }
+
+    /// Registers a listener for the transitions of every circuit of this
+    /// registry, those that exist and those to come.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use fuse_breaker::{Registry, Transition};
+    ///
+    /// let registry = Registry::new(Default::default());
+    /// let keys = Arc::new(Mutex::new(Vec::new()));
+    /// let log = keys.clone();
+    /// registry.on_transition(move |t: &Transition| log.lock().unwrap().push(t.key));
+    /// registry.get("billing").force_open();
+    /// registry.get("search").force_open();
+    /// assert_eq!(*keys.lock().unwrap(), ["fuse:billing", "fuse:search"]);
+    /// ```
+    pub fn on_transition(&self, listener: impl Listener) {
+        self.listeners.add(Arc::new(listener));
+    }
+
+    fn lookup(&self, name: &str, operation: &str, config: Option<Config>) -> Arc<Fuse> {
+        if let Some(fuse) = find(&self.circuits.load(), name, operation) {
+            return fuse.clone();
+        }
+        self.create(name, operation, config)
+    }
+
+    #[cold]
+    fn create(&self, name: &str, operation: &str, config: Option<Config>) -> Arc<Fuse> {
+        let _creating = self.create.lock().unwrap_or_else(PoisonError::into_inner);
+        let current = self.circuits.load_full();
+        if let Some(fuse) = find(&current, name, operation) {
+            return fuse.clone();
+        }
+        let config = config.unwrap_or_else(|| self.config_for(name).clone());
+        let mut builder = Fuse::builder(name)
+            .config(config)
+            .coarse_clock(self.coarse_clock)
+            .shared_listeners(self.listeners.clone());
+        if let Some(app) = &self.app {
+            builder = builder.app(app.clone());
+        }
+        if !operation.is_empty() {
+            builder = builder.operation(operation);
+        }
+        if let Some(clock) = &self.clock {
+            builder = builder.clock(clock.clone());
+        }
+        let fuse = Arc::new(builder.build());
+        let mut next = Circuits::clone(&current);
+        next.entry(name.into())
+            .or_default()
+            .insert(operation.into(), fuse.clone());
+        self.circuits.store(Arc::new(next));
+        fuse
+    }
+}
+
+fn find<'a>(circuits: &'a Circuits, name: &str, operation: &str) -> Option<&'a Arc<Fuse>> {
+    circuits.get(name)?.get(operation)
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registry")
+            .field("app", &self.app)
+            .field("defaults", &self.defaults)
+            .field("overridden", &self.configs.keys().collect::<Vec<_>>())
+            .field("circuits", &self.circuits.load().values().map(HashMap::len).sum::<usize>())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`Registry`]; [`build`](Self::build) validates every override
+/// against the defaults.
+///
+/// ```
+/// use fuse_breaker::{Overrides, Registry};
+/// let err = Registry::builder()
+///     .overrides("billing", Overrides { failure_threshold: Some(0), ..Overrides::default() })
+///     .build()
+///     .unwrap_err();
+/// assert_eq!(err.setting(), "failure_threshold");
+/// ```
+#[derive(Debug, Default)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct RegistryBuilder {
+    defaults: Option<Config>,
+    overrides: Vec<(String, Overrides)>,
+    app: Option<String>,
+    clock: Option<Clock>,
+    coarse_clock: bool,
+}
+
+impl RegistryBuilder {
+    /// The configuration of every circuit without overrides (default:
+    /// [`Config::default`]).
+    ///
+    /// ```
+    /// let config = fuse_breaker::Config::builder().failure_threshold(4).build()?;
+    /// let registry = fuse_breaker::Registry::builder().defaults(config).build()?;
+    /// assert_eq!(registry.get("x").config().failure_threshold(), 4);
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn defaults(mut self, defaults: Config) -> Self {
+        self.defaults = Some(defaults);
+        self
+    }
+
+    /// Overrides for the circuits named `name` (all their operations).
+    /// Given twice for one name, the later wins.
+    ///
+    /// ```
+    /// use fuse_breaker::{Overrides, Registry};
+    /// let registry = Registry::builder()
+    ///     .overrides("billing", Overrides { half_open_probes: Some(5), ..Overrides::default() })
+    ///     .build()?;
+    /// assert_eq!(registry.get_operation("billing", "charge").config().half_open_probes(), 5);
+    /// assert_eq!(registry.get("search").config().half_open_probes(), 2);
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn overrides(mut self, name: impl Into<String>, overrides: Overrides) -> Self {
+        self.overrides.push((name.into(), overrides));
+        self
+    }
+
+    /// The application piece of every key.
+    ///
+    /// ```
+    /// let registry = fuse_breaker::Registry::builder().app("punt").build()?;
+    /// assert_eq!(registry.get("billing").key(), "fuse:punt:billing");
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn app(mut self, app: impl Into<String>) -> Self {
+        self.app = Some(app.into());
+        self
+    }
+
+    /// The clock of every circuit (default: the real clock).
+    ///
+    /// ```
+    /// let (clock, _mock) = quanta::Clock::mock();
+    /// let registry = fuse_breaker::Registry::builder().clock(clock).build()?;
+    /// registry.get("billing").force_open();
+    /// assert_eq!(registry.get("billing").snapshot().opened_at, Some(std::time::Duration::ZERO));
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// Whether every circuit reads its clock coarsely (see
+    /// [`FuseBuilder::coarse_clock`](crate::FuseBuilder::coarse_clock)).
+    ///
+    /// ```
+    /// let registry = fuse_breaker::Registry::builder().coarse_clock(true).build()?;
+    /// assert_eq!(registry.get("billing").state(), fuse_breaker::State::Closed);
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn coarse_clock(mut self, coarse: bool) -> Self {
+        self.coarse_clock = coarse;
+        self
+    }
+
+    /// The registry, or the first override that makes an invalid
+    /// configuration.
+    ///
+    /// ```
+    /// let registry = fuse_breaker::Registry::builder().build()?;
+    /// assert!(registry.circuits().is_empty());
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn build(self) -> Result<Registry, ConfigError> {
+        let defaults = self.defaults.clone().unwrap_or_default();
+        let mut configs = HashMap::new();
+        for (name, overrides) in &self.overrides {
+            configs.insert(name.clone(), overrides.apply(&defaults)?);
+        }
+        Ok(self.finish(defaults, configs))
+    }
+
+    /// `build` for a builder without overrides, which cannot fail.
+    fn build_valid(self) -> Registry {
+        let defaults = self.defaults.clone().unwrap_or_default();
+        self.finish(defaults, HashMap::new())
+    }
+
+    fn finish(self, defaults: Config, configs: HashMap<String, Config>) -> Registry {
+        Registry {
+            defaults,
+            configs,
+            app: self.app,
+            clock: self.clock,
+            coarse_clock: self.coarse_clock,
+            circuits: ArcSwap::default(),
+            listeners: Arc::default(),
+            create: Mutex::new(()),
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! Configuration files and environment variables: the complete example,
+//! and every kind of mistake, each refused with an error a person can act
+//! on.
+#![cfg(feature = "config-file")]
+
+use std::time::Duration;
+
+use fuse_breaker::{Settings, SettingsError, Store};
+
+fn error(text: &str) -> String {
+    Settings::from_toml(text)
+        .expect_err("the configuration must be refused")
+        .to_string()
+}
+
+fn assert_mentions(message: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(message.contains(part), "{message:?} should mention {part:?}");
+    }
+}
+
+#[test]
+fn the_complete_example_file_builds_the_registry_it_describes() {
+    let settings = Settings::from_file("examples/fuse.toml").expect("the example is valid");
+    assert_eq!(settings.app.as_deref(), Some("shop"));
+    assert_eq!(settings.store, Store::Memory);
+    let registry = settings.registry().unwrap();
+    let billing = registry.get_operation("billing", "charge");
+    assert_eq!(billing.key(), "fuse:shop:billing:charge");
+    let config = billing.config();
+    assert_eq!(config.failure_threshold(), 3);
+    assert_eq!(config.open_duration(), Duration::from_secs(90));
+    assert_eq!(config.failure_window(), Duration::from_secs(10), "from the defaults");
+    assert!(config.counts_http_status(500));
+    let other = registry.get("search");
+    assert_eq!(other.config().failure_threshold(), 5);
+    assert_eq!(other.config().open_duration(), Duration::from_millis(500));
+}
+
+#[test]
+fn an_unknown_key_is_named_with_its_line_and_column() {
+    let message = error("app = \"shop\"\nfailure_treshold = 3\n");
+    assert_mentions(&message, &["failure_treshold", "line 2, column 1", "failure_threshold"]);
+}
+
+#[test]
+fn an_unknown_key_in_a_breaker_table_is_named_with_its_place() {
+    let message = error("[breakers.billing]\nopen_duraton = \"5s\"\n");
+    assert_mentions(&message, &["open_duraton", "line 2"]);
+}
+
+#[test]
+fn a_duration_without_a_unit_says_how_to_write_it() {
+    let message = error("open_duration = 30\n");
+    assert_mentions(&message, &["\"30s\"", "line 1"]);
+}
+
+#[test]
+fn a_bad_duration_is_refused_with_its_text() {
+    let message = error("failure_window = \"ten minutes\"\n");
+    assert_mentions(&message, &["ten minutes", "line 1"]);
+}
+
+#[test]
+fn a_value_of_the_wrong_type_is_refused_with_its_place() {
+    let message = error("\n\nfailure_threshold = \"eight\"\n");
+    assert_mentions(&message, &["line 3"]);
+    let message = error("count_timeouts = \"yes\"\n");
+    assert_mentions(&message, &["line 1"]);
+    let message = error("failure_threshold = -1\n");
+    assert_mentions(&message, &["line 1"]);
+}
+
+#[test]
+fn an_out_of_range_value_names_the_setting_the_value_and_the_place() {
+    let err = Settings::from_toml("app = \"x\"\nfailure_threshold = 0\n").unwrap_err();
+    let SettingsError::Invalid { table, source, .. } = &err else {
+        panic!("expected Invalid, got {err:?}");
+    };
+    assert_eq!(table, "defaults");
+    assert_eq!(source.setting(), "failure_threshold");
+    assert_mentions(&err.to_string(), &["failure_threshold = 0", "line 2, column 21"]);
+}
+
+#[test]
+fn an_out_of_range_override_names_its_table() {
+    let message = error("[breakers.billing]\nhalf_open_probes = 5000\n");
+    assert_mentions(&message, &["half_open_probes = 5000", "breakers.billing", "line 2"]);
+    let message = error("[breakers.search]\ncounted_http_statuses = [503, 700]\n");
+    assert_mentions(&message, &["counted_http_statuses = 700", "breakers.search"]);
+    let message = error("key_prefix = \"a:b\"\n");
+    assert_mentions(&message, &["key_prefix", "':'"]);
+    let message = error("open_duration = \"0s\"\n");
+    assert_mentions(&message, &["open_duration = 0ns", "greater than zero"]);
+    let message = error("failure_window = \"400days\"\n");
+    assert_mentions(&message, &["failure_window", "365 days"]);
+}
+
+#[test]
+fn an_unknown_store_is_refused() {
+    let message = error("store = \"redis\"\n");
+    assert_mentions(&message, &["\"redis\"", "memory", "line 1"]);
+}
+
+#[test]
+fn top_level_keys_are_refused_inside_a_breaker_table() {
+    let message = error("[breakers.billing]\napp = \"x\"\n");
+    assert_mentions(&message, &["`app` belongs at the top level", "breakers.billing", "line 2"]);
+}
+
+#[test]
+fn broken_toml_is_refused_with_its_place() {
+    let message = error("failure_threshold = \n");
+    assert_mentions(&message, &["line 1"]);
+    let message = error("[breakers.billing\n");
+    assert_mentions(&message, &["line 1"]);
+}
+
+#[test]
+fn a_missing_file_names_its_path() {
+    let err = Settings::from_file("no/such/fuse.toml").unwrap_err();
+    assert!(matches!(err, SettingsError::Read { .. }));
+    assert_mentions(&err.to_string(), &["no/such/fuse.toml"]);
+}
+
+#[test]
+fn environment_variables_override_the_file_defaults() {
+    let settings = Settings::from_file("examples/fuse.toml")
+        .unwrap()
+        .with_env_vars([
+            ("FUSE_APP", "checkout"),
+            ("FUSE_KEY_PREFIX", "cb"),
+            ("FUSE_FAILURE_THRESHOLD", "7"),
+            ("FUSE_FAILURE_WINDOW", "2m"),
+            ("FUSE_OPEN_DURATION", "45s"),
+            ("FUSE_HALF_OPEN_PROBES", "4"),
+            ("FUSE_COUNTED_HTTP_STATUSES", "429, 503"),
+            ("FUSE_COUNT_TIMEOUTS", "false"),
+            ("FUSE_COUNT_CONNECTION_ERRORS", "0"),
+            ("FUSE_COUNT_HTTP_500", "true"),
+            ("FUSE_STORE", "memory"),
+            ("PATH", "/usr/bin"),
+            ("FUSE_SOMETHING_ELSE", "ignored"),
+        ])
+        .unwrap();
+    let config = settings.config().unwrap();
+    assert_eq!(config.failure_threshold(), 7);
+    assert_eq!(config.failure_window(), Duration::from_secs(120));
+    assert_eq!(config.open_duration(), Duration::from_secs(45));
+    assert_eq!(config.half_open_probes(), 4);
+    assert_eq!(config.counted_http_statuses(), &[429, 503]);
+    assert!(!config.count_timeouts());
+    assert!(!config.count_connection_errors());
+    assert!(config.count_http_500());
+    let registry = settings.registry().unwrap();
+    assert_eq!(registry.get("search").key(), "cb:checkout:search");
+    assert_eq!(
+        registry.get("billing").config().failure_threshold(),
+        3,
+        "a breaker's own override still wins"
+    );
+}
+
+#[test]
+fn a_bad_environment_variable_is_named_with_its_value() {
+    let cases = [
+        ("FUSE_FAILURE_THRESHOLD", "eight", "not a number"),
+        ("FUSE_OPEN_DURATION", "30", "unit"),
+        ("FUSE_COUNT_TIMEOUTS", "maybe", "boolean"),
+        ("FUSE_COUNTED_HTTP_STATUSES", "502,x", "not a number"),
+    ];
+    for (var, value, reason) in cases {
+        let err = Settings::default()
+            .with_env_vars([(var, value)])
+            .unwrap_err();
+        assert_mentions(&err.to_string(), &[var, value, reason]);
+    }
+    let err = Settings::default()
+        .with_env_vars([("FUSE_STORE", "postgres")])
+        .unwrap_err();
+    assert_mentions(&err.to_string(), &["postgres", "FUSE_STORE"]);
+    let err = Settings::default()
+        .with_env_vars([("FUSE_HALF_OPEN_PROBES", "0")])
+        .unwrap_err();
+    assert_mentions(&err.to_string(), &["half_open_probes = 0", "defaults"]);
+}
