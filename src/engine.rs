@@ -188,13 +188,15 @@ impl Engine {
                         }
                     }
                 }
-                Effect::Move(next) => match self.install(word, &head, cursor, &next, None, &mut now) {
-                    Ok(()) => return,
-                    Err(actual) => {
-                        word = actual;
-                        continue;
+                Effect::Move(next) => {
+                    match self.install(word, &head, cursor, &next, None, &mut now) {
+                        Ok(()) => return,
+                        Err(actual) => {
+                            word = actual;
+                            continue;
+                        }
                     }
-                },
+                }
             };
             match self.cas(word, next) {
                 Ok(()) => return,

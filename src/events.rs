@@ -31,13 +31,13 @@ use crate::snapshot::State;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Reason {
-    /// Closed -> Open: counted failures inside the window reached the threshold.
+    /// `Closed -> Open`: counted failures inside the window reached the threshold.
     ThresholdReached,
-    /// HalfOpen -> Open: a probe failed.
+    /// `HalfOpen -> Open`: a probe failed.
     ProbeFailed,
-    /// Open -> HalfOpen: the first call after the cooldown.
+    /// `Open -> HalfOpen`: the first call after the cooldown.
     CooldownEnded,
-    /// HalfOpen -> Closed: enough probes succeeded.
+    /// `HalfOpen -> Closed`: enough probes succeeded.
     ProbesPassed,
     /// `force_open` or `force_closed`.
     Forced,
@@ -155,10 +155,10 @@ pub(crate) struct Listeners {
 }
 
 impl Listeners {
-    pub(crate) fn add(&self, listener: Arc<dyn Listener>) {
+    pub(crate) fn add(&self, listener: &Arc<dyn Listener>) {
         self.list.rcu(|list| {
             let mut list = Vec::clone(list);
-            list.push(listener.clone());
+            list.push(Arc::clone(listener));
             list
         });
         // Release: a thread that sees the flag sees the list it guards.
@@ -184,6 +184,7 @@ impl Listeners {
 impl fmt::Debug for Listeners {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Listeners")
+            .field("any", &!self.is_empty())
             .field("count", &self.list.load().len())
             .finish()
     }
@@ -195,6 +196,8 @@ impl fmt::Debug for Listeners {
 pub(crate) struct Events {
     pub(crate) own: Listeners,
     pub(crate) shared: Option<Arc<Listeners>>,
+    #[cfg(feature = "metrics")]
+    pub(crate) telemetry: crate::telemetry::Telemetry,
 }
 
 impl Events {
@@ -205,7 +208,10 @@ impl Events {
         cfg!(feature = "tracing")
             || cfg!(feature = "metrics")
             || !self.own.is_empty()
-            || self.shared.as_ref().is_some_and(|shared| !shared.is_empty())
+            || self
+                .shared
+                .as_ref()
+                .is_some_and(|shared| !shared.is_empty())
     }
 
     pub(crate) fn emit(&self, transition: &Transition) {
@@ -223,6 +229,8 @@ impl Events {
             transition.to,
             transition.reason,
         );
+        #[cfg(feature = "metrics")]
+        self.telemetry.transition(transition);
         self.own.emit(transition);
         if let Some(shared) = &self.shared {
             shared.emit(transition);

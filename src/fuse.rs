@@ -6,12 +6,12 @@ use quanta::Clock;
 
 use crate::clock::Time;
 use crate::config::Config;
-use crate::events::{Events, Listener, Listeners, Reason};
-use std::sync::Arc;
 use crate::engine::Engine;
+use crate::events::{Events, Listener, Listeners, Reason};
 use crate::model;
 use crate::names;
 use crate::snapshot::{Snapshot, State};
+use std::sync::Arc;
 
 /// One circuit protecting one dependency.
 ///
@@ -158,7 +158,22 @@ impl Fuse {
     /// assert_eq!(*states.lock().unwrap(), [State::Open, State::Closed]);
     /// ```
     pub fn on_transition(&self, listener: impl Listener) {
-        self.engine.events().own.add(Arc::new(listener));
+        self.engine.events().own.add(&(Arc::new(listener) as Arc<dyn Listener>));
+    }
+
+    /// Publishes this circuit's admission count to the `metrics` recorder
+    /// (feature `metrics`; the other counts are published as they happen,
+    /// and admissions also on every transition).
+    ///
+    /// ```
+    /// let fuse = fuse_breaker::Fuse::new("billing", Default::default());
+    /// fuse.try_acquire()?.success();
+    /// fuse.publish_metrics();
+    /// # Ok::<(), fuse_breaker::OpenError>(())
+    /// ```
+    #[cfg(feature = "metrics")]
+    pub fn publish_metrics(&self) {
+        self.engine.events().telemetry.publish();
     }
 
     /// Opens the circuit now, whatever its state; after the open duration
@@ -185,7 +200,8 @@ impl Fuse {
     /// assert_eq!(fuse.state(), State::Closed);
     /// ```
     pub fn force_closed(&self) {
-        self.engine.force(|head, _| model::force_closed(head), Reason::Forced);
+        self.engine
+            .force(|head, _| model::force_closed(head), Reason::Forced);
     }
 
     /// Forgets the circuit: the next read is a fresh closed circuit.
@@ -200,7 +216,8 @@ impl Fuse {
     /// # Ok::<(), fuse_breaker::OpenError>(())
     /// ```
     pub fn reset(&self) {
-        self.engine.force(|head, _| model::reset(head), Reason::Reset);
+        self.engine
+            .force(|head, _| model::reset(head), Reason::Reset);
     }
 }
 
@@ -354,6 +371,8 @@ impl FuseBuilder {
                 Events {
                     own: Listeners::default(),
                     shared: self.listeners,
+                    #[cfg(feature = "metrics")]
+                    telemetry: crate::telemetry::Telemetry::new(key),
                 },
             ),
         }

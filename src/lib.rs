@@ -77,6 +77,10 @@ mod run;
 mod settings;
 mod snapshot;
 mod sync;
+#[cfg(feature = "metrics")]
+mod telemetry;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use classify::{Classify, FailureKind, classify_error};
 pub use config::{

@@ -26,12 +26,18 @@ impl Fuse {
     #[inline]
     pub fn try_acquire(&self) -> Result<Permit<'_>, OpenError> {
         match self.engine().acquire() {
-            Admission::Granted(grant) => Ok(Permit {
-                fuse: self,
-                grant,
-                done: false,
-            }),
+            Admission::Granted(grant) => {
+                #[cfg(feature = "metrics")]
+                self.engine().events().telemetry.admitted();
+                Ok(Permit {
+                    fuse: self,
+                    grant,
+                    done: false,
+                })
+            }
             Admission::Rejected { retry_after } => {
+                #[cfg(feature = "metrics")]
+                self.engine().events().telemetry.rejected();
                 let (name, key) = self.static_names();
                 Err(OpenError::new(name, key, retry_after))
             }
@@ -119,7 +125,18 @@ impl Permit<'_> {
 
     #[inline]
     fn finish(mut self, verdict: Verdict) {
+        self.end(verdict);
+    }
+
+    #[inline]
+    fn end(&mut self, verdict: Verdict) {
         self.done = true;
+        #[cfg(feature = "metrics")]
+        match verdict {
+            Verdict::Failure => self.fuse.engine().events().telemetry.failure(),
+            Verdict::Ignore => self.fuse.engine().events().telemetry.ignored(),
+            Verdict::Success => {}
+        }
         self.fuse.engine().verdict(self.grant, verdict);
     }
 }
@@ -128,8 +145,7 @@ impl Drop for Permit<'_> {
     #[inline]
     fn drop(&mut self) {
         if !self.done {
-            self.done = true;
-            self.fuse.engine().verdict(self.grant, Verdict::Ignore);
+            self.end(Verdict::Ignore);
         }
     }
 }

@@ -217,7 +217,9 @@ impl Registry {
         self.configs.get(name).unwrap_or(&self.defaults)
     }
 
-    /// Every circuit created so far, sorted by key, with its snapshot.
+    /// Every circuit created so far, sorted by key, with its snapshot (with
+    /// the `metrics` feature, listing also publishes each circuit's
+    /// admission count).
     ///
     /// ```
     /// let registry = fuse_breaker::Registry::new(Default::default());
@@ -234,11 +236,15 @@ impl Registry {
         let mut listed: Vec<CircuitInfo> = circuits
             .iter()
             .flat_map(|(name, operations)| {
-                operations.iter().map(move |(operation, fuse)| CircuitInfo {
-                    key: fuse.key().to_owned(),
-                    name: name.to_string(),
-                    operation: (!operation.is_empty()).then(|| operation.to_string()),
-                    snapshot: fuse.snapshot(),
+                operations.iter().map(move |(operation, fuse)| {
+                    #[cfg(feature = "metrics")]
+                    fuse.publish_metrics();
+                    CircuitInfo {
+                        key: fuse.key().to_owned(),
+                        name: name.to_string(),
+                        operation: (!operation.is_empty()).then(|| operation.to_string()),
+                        snapshot: fuse.snapshot(),
+                    }
                 })
             })
             .collect();
@@ -262,7 +268,7 @@ impl Registry {
     /// assert_eq!(*keys.lock().unwrap(), ["fuse:billing", "fuse:search"]);
     /// ```
     pub fn on_transition(&self, listener: impl Listener) {
-        self.listeners.add(Arc::new(listener));
+        self.listeners.add(&(Arc::new(listener) as Arc<dyn Listener>));
     }
 
     fn lookup(&self, name: &str, operation: &str, config: Option<Config>) -> Arc<Fuse> {
@@ -313,7 +319,15 @@ impl fmt::Debug for Registry {
             .field("app", &self.app)
             .field("defaults", &self.defaults)
             .field("overridden", &self.configs.keys().collect::<Vec<_>>())
-            .field("circuits", &self.circuits.load().values().map(HashMap::len).sum::<usize>())
+            .field(
+                "circuits",
+                &self
+                    .circuits
+                    .load()
+                    .values()
+                    .map(HashMap::len)
+                    .sum::<usize>(),
+            )
             .finish_non_exhaustive()
     }
 }

@@ -240,7 +240,12 @@ struct Table {
 impl Table {
     /// The overrides this table names, recording where each was written
     /// under `table.setting` in `places`.
-    fn overrides(&self, table: &str, text: &str, places: &mut BTreeMap<String, Place>) -> Overrides {
+    fn overrides(
+        &self,
+        table: &str,
+        text: &str,
+        places: &mut BTreeMap<String, Place>,
+    ) -> Overrides {
         let mut at = |setting: &str, span: std::ops::Range<usize>| {
             places.insert(format!("{table}.{setting}"), place(text, span.start));
         };
@@ -321,12 +326,13 @@ impl Settings {
             ..Settings::default()
         };
         if let Some(store) = &top.store {
-            settings.store = Store::parse(store.get_ref()).ok_or_else(|| SettingsError::UnknownStore {
-                store: store.get_ref().clone(),
-                origin: format!("store, {}", place(text, store.span().start)),
-            })?;
+            settings.store =
+                Store::parse(store.get_ref()).ok_or_else(|| SettingsError::UnknownStore {
+                    store: store.get_ref().clone(),
+                    origin: format!("store, {}", place(text, store.span().start)),
+                })?;
         }
-        for (name, table) in top.breakers.iter().flat_map(|b| b.get_ref()) {
+        for (name, table) in top.breakers.iter().flat_map(toml::Spanned::get_ref) {
             let misplaced = [
                 ("app", table.app.as_ref().map(Spanned::span)),
                 ("store", table.store.as_ref().map(Spanned::span)),
@@ -400,13 +406,16 @@ impl Settings {
             match setting {
                 "APP" => self.app = Some(value.to_owned()),
                 "STORE" => {
-                    self.store = Store::parse(value).ok_or_else(|| SettingsError::UnknownStore {
-                        store: value.to_owned(),
-                        origin: "FUSE_STORE".to_owned(),
-                    })?;
+                    self.store =
+                        Store::parse(value).ok_or_else(|| SettingsError::UnknownStore {
+                            store: value.to_owned(),
+                            origin: "FUSE_STORE".to_owned(),
+                        })?;
                 }
                 "KEY_PREFIX" => d.key_prefix = Some(value.to_owned()),
-                "FAILURE_THRESHOLD" => d.failure_threshold = Some(number(value).map_err(env_error)?),
+                "FAILURE_THRESHOLD" => {
+                    d.failure_threshold = Some(number(value).map_err(env_error)?);
+                }
                 "HALF_OPEN_PROBES" => d.half_open_probes = Some(number(value).map_err(env_error)?),
                 "FAILURE_WINDOW" => d.failure_window = Some(duration(value).map_err(env_error)?),
                 "OPEN_DURATION" => d.open_duration = Some(duration(value).map_err(env_error)?),
@@ -463,7 +472,9 @@ impl Settings {
             builder = builder.overrides(name.clone(), overrides.clone());
         }
         // Checked above: an override that fails here fails in `check` first.
-        builder.build().map_err(|source| self.invalid("breakers", source))
+        builder
+            .build()
+            .map_err(|source| self.invalid("breakers", source))
     }
 
     /// Validates the defaults and every override once, with the crate's
@@ -495,7 +506,10 @@ fn number<T: std::str::FromStr>(value: &str) -> Result<T, String>
 where
     T::Err: fmt::Display,
 {
-    value.trim().parse().map_err(|e| format!("not a number: {e}"))
+    value
+        .trim()
+        .parse()
+        .map_err(|e| format!("not a number: {e}"))
 }
 
 fn duration(value: &str) -> Result<Duration, String> {

@@ -60,7 +60,12 @@ fn every_rule_transition_is_reported_once_with_its_reason_and_time() {
     );
     let times: Vec<Duration> = log.lock().unwrap().iter().map(|(t, _)| t.at).collect();
     assert_eq!(times, [secs(1), secs(31), secs(31), secs(61), secs(61)]);
-    assert!(log.lock().unwrap().iter().all(|(t, _)| t.key == "fuse:events"));
+    assert!(
+        log.lock()
+            .unwrap()
+            .iter()
+            .all(|(t, _)| t.key == "fuse:events")
+    );
 }
 
 #[test]

@@ -26,7 +26,10 @@ fn registry() -> Registry {
 fn the_same_key_is_the_same_circuit_and_operations_are_separate() {
     let registry = registry();
     let charge = registry.get_operation("billing", "charge");
-    assert!(Arc::ptr_eq(&charge, &registry.get_operation("billing", "charge")));
+    assert!(Arc::ptr_eq(
+        &charge,
+        &registry.get_operation("billing", "charge")
+    ));
     let refund = registry.get_operation("billing", "refund");
     let whole = registry.get("billing");
     assert!(!Arc::ptr_eq(&charge, &refund));
@@ -45,7 +48,10 @@ fn an_override_changes_only_the_settings_it_names() {
     let billing = registry.get("billing");
     assert_eq!(billing.config().failure_threshold(), 2);
     assert_eq!(billing.config().open_duration().as_secs(), 5);
-    assert_eq!(billing.config().failure_window(), Config::default().failure_window());
+    assert_eq!(
+        billing.config().failure_window(),
+        Config::default().failure_window()
+    );
     assert_eq!(billing.config().half_open_probes(), 2);
     assert_eq!(registry.get("search").config(), &Config::default());
 }
@@ -138,7 +144,10 @@ fn a_registry_hammered_from_several_threads_hands_out_one_circuit_per_key() {
     for fuse in seen.iter().flatten() {
         let key = fuse.key();
         let name = names.iter().find(|n| key.contains(*n)).unwrap();
-        let operation = key.rsplit(':').next().filter(|op| operations.contains(op) && op != name);
+        let operation = key
+            .rsplit(':')
+            .next()
+            .filter(|op| operations.contains(op) && op != name);
         let again = match operation {
             Some(op) => registry.get_operation(name, op),
             None => registry.get(name),

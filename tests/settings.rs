@@ -15,7 +15,10 @@ fn error(text: &str) -> String {
 
 fn assert_mentions(message: &str, parts: &[&str]) {
     for part in parts {
-        assert!(message.contains(part), "{message:?} should mention {part:?}");
+        assert!(
+            message.contains(part),
+            "{message:?} should mention {part:?}"
+        );
     }
 }
 
@@ -30,7 +33,11 @@ fn the_complete_example_file_builds_the_registry_it_describes() {
     let config = billing.config();
     assert_eq!(config.failure_threshold(), 3);
     assert_eq!(config.open_duration(), Duration::from_secs(90));
-    assert_eq!(config.failure_window(), Duration::from_secs(10), "from the defaults");
+    assert_eq!(
+        config.failure_window(),
+        Duration::from_secs(10),
+        "from the defaults"
+    );
     assert!(config.counts_http_status(500));
     let other = registry.get("search");
     assert_eq!(other.config().failure_threshold(), 5);
@@ -40,7 +47,10 @@ fn the_complete_example_file_builds_the_registry_it_describes() {
 #[test]
 fn an_unknown_key_is_named_with_its_line_and_column() {
     let message = error("app = \"shop\"\nfailure_treshold = 3\n");
-    assert_mentions(&message, &["failure_treshold", "line 2, column 1", "failure_threshold"]);
+    assert_mentions(
+        &message,
+        &["failure_treshold", "line 2, column 1", "failure_threshold"],
+    );
 }
 
 #[test]
@@ -79,15 +89,24 @@ fn an_out_of_range_value_names_the_setting_the_value_and_the_place() {
     };
     assert_eq!(table, "defaults");
     assert_eq!(source.setting(), "failure_threshold");
-    assert_mentions(&err.to_string(), &["failure_threshold = 0", "line 2, column 21"]);
+    assert_mentions(
+        &err.to_string(),
+        &["failure_threshold = 0", "line 2, column 21"],
+    );
 }
 
 #[test]
 fn an_out_of_range_override_names_its_table() {
     let message = error("[breakers.billing]\nhalf_open_probes = 5000\n");
-    assert_mentions(&message, &["half_open_probes = 5000", "breakers.billing", "line 2"]);
+    assert_mentions(
+        &message,
+        &["half_open_probes = 5000", "breakers.billing", "line 2"],
+    );
     let message = error("[breakers.search]\ncounted_http_statuses = [503, 700]\n");
-    assert_mentions(&message, &["counted_http_statuses = 700", "breakers.search"]);
+    assert_mentions(
+        &message,
+        &["counted_http_statuses = 700", "breakers.search"],
+    );
     let message = error("key_prefix = \"a:b\"\n");
     assert_mentions(&message, &["key_prefix", "':'"]);
     let message = error("open_duration = \"0s\"\n");
@@ -105,7 +124,14 @@ fn an_unknown_store_is_refused() {
 #[test]
 fn top_level_keys_are_refused_inside_a_breaker_table() {
     let message = error("[breakers.billing]\napp = \"x\"\n");
-    assert_mentions(&message, &["`app` belongs at the top level", "breakers.billing", "line 2"]);
+    assert_mentions(
+        &message,
+        &[
+            "`app` belongs at the top level",
+            "breakers.billing",
+            "line 2",
+        ],
+    );
 }
 
 #[test]
