@@ -37,6 +37,7 @@
 //! what a hot loop measures.
 
 use std::io;
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -68,21 +69,15 @@ const BUCKETS: u32 = 13;
 const PACE: Duration = Duration::from_millis(5);
 
 fn main() {
-    let config = Config::builder()
-        .failure_threshold(THRESHOLD)
-        .failure_window(WINDOW)
-        .open_duration(OPEN_FOR)
-        .half_open_probes(PROBES)
-        .build()
-        .expect("the demo's settings are inside the documented limits");
-    let fuse = Fuse::builder("inventory")
-        .operation("lookup")
-        .config(config)
-        .build();
-
+    let fuse = circuit();
+    let config = fuse.config();
     println!(
-        "circuit {}: threshold {THRESHOLD}, window {WINDOW:?}, open {OPEN_FOR:?}, {PROBES} probes",
+        "circuit {}: threshold {}, window {:?}, open {:?}, {} probes",
         fuse.key(),
+        config.failure_threshold(),
+        config.failure_window(),
+        config.open_duration(),
+        config.half_open_probes(),
     );
     println!(
         "dependency: healthy, refusing connections from {:.1}s to {:.1}s, then healthy\n",
@@ -104,6 +99,58 @@ fn main() {
         demo.end_bucket(end);
     }
     demo.summary();
+}
+
+/// The demo's circuit: `inventory`/`lookup` with the short settings above,
+/// or, given a configuration file as argument (feature `config-file`),
+/// from the registry that file describes (with `FUSE_*` variables applied):
+///
+/// ```sh
+/// cargo run --example demo --features config-file -- examples/fuse.toml
+/// ```
+fn circuit() -> Arc<Fuse> {
+    if let Some(path) = std::env::args().nth(1) {
+        return from_file(&path);
+    }
+    let config = Config::builder()
+        .failure_threshold(THRESHOLD)
+        .failure_window(WINDOW)
+        .open_duration(OPEN_FOR)
+        .half_open_probes(PROBES)
+        .build()
+        .expect("the demo's settings are inside the documented limits");
+    Arc::new(
+        Fuse::builder("inventory")
+            .operation("lookup")
+            .config(config)
+            .build(),
+    )
+}
+
+#[cfg(feature = "config-file")]
+fn from_file(path: &str) -> Arc<Fuse> {
+    let registry = fuse_breaker::Settings::from_file(path)
+        .and_then(fuse_breaker::Settings::with_env)
+        .and_then(|settings| settings.registry());
+    match registry {
+        Ok(registry) => {
+            println!("configuration: {path}");
+            registry.get_operation("inventory", "lookup")
+        }
+        Err(err) => {
+            eprintln!("{err}");
+            std::process::exit(2);
+        }
+    }
+}
+
+#[cfg(not(feature = "config-file"))]
+fn from_file(path: &str) -> Arc<Fuse> {
+    eprintln!(
+        "reading {path} needs the config-file feature: \
+         cargo run --example demo --features config-file -- {path}"
+    );
+    std::process::exit(2);
 }
 
 /// The simulated dependency: its health depends on the time since `start`.
@@ -188,6 +235,10 @@ struct Timeline {
     failure_streak: u32,
     /// Whether the first rejection of the current opening was printed.
     rejection_reported: bool,
+    /// The circuit's settings, to explain its transitions.
+    window: Duration,
+    open_for: Duration,
+    probes: u32,
 }
 
 impl Timeline {
@@ -209,16 +260,19 @@ impl Timeline {
         let at = self.start.elapsed();
         let why = match (before, now) {
             (State::Closed, State::Open) => {
-                format!("{} counted failures within {WINDOW:?}", self.failure_streak)
+                format!(
+                    "{} counted failures within {:?}",
+                    self.failure_streak, self.window
+                )
             }
             (State::Open, State::HalfOpen) => {
-                format!("cooldown of {OPEN_FOR:?} over: this call is a probe")
+                format!("cooldown of {:?} over: this call is a probe", self.open_for)
             }
             (State::HalfOpen, State::Open) => match error {
                 Some(err) => format!("probe failed: {err}; cooldown starts over"),
                 None => "probe failed; cooldown starts over".to_owned(),
             },
-            (State::HalfOpen, State::Closed) => format!("{PROBES} probes succeeded"),
+            (State::HalfOpen, State::Closed) => format!("{} probes succeeded", self.probes),
             _ => String::new(),
         };
         println!("{}  state {before} -> {now}  ({why})", secs(at));
@@ -269,7 +323,7 @@ impl Timeline {
 
 /// The circuit, the dependency and everything the demo measures.
 struct Demo {
-    fuse: Fuse,
+    fuse: Arc<Fuse>,
     dependency: Inventory,
     start: Instant,
     timeline: Timeline,
@@ -282,12 +336,15 @@ struct Demo {
 }
 
 impl Demo {
-    fn new(fuse: Fuse) -> Self {
+    fn new(fuse: Arc<Fuse>) -> Self {
         let start = Instant::now();
         Demo {
             timeline: Timeline {
                 start,
                 state: fuse.state(),
+                window: fuse.config().failure_window(),
+                open_for: fuse.config().open_duration(),
+                probes: fuse.config().half_open_probes(),
                 transitions: Vec::new(),
                 failure_streak: 0,
                 rejection_reported: false,
