@@ -158,7 +158,10 @@ impl Fuse {
     /// assert_eq!(*states.lock().unwrap(), [State::Open, State::Closed]);
     /// ```
     pub fn on_transition(&self, listener: impl Listener) {
-        self.engine.events().own.add(&(Arc::new(listener) as Arc<dyn Listener>));
+        self.engine
+            .events()
+            .own
+            .add(&(Arc::new(listener) as Arc<dyn Listener>));
     }
 
     /// Publishes this circuit's admission count to the `metrics` recorder

@@ -89,7 +89,7 @@ pub use config::{
 pub use error::{Error, OpenError};
 pub use events::{Listener, Reason, Transition};
 pub use fuse::{Fuse, FuseBuilder};
-pub use permit::Permit;
+pub use permit::{OwnedPermit, Permit};
 pub use registry::{CircuitInfo, Overrides, Registry, RegistryBuilder};
 #[cfg(feature = "config-file")]
 pub use settings::{Settings, SettingsError, Store};

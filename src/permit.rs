@@ -1,6 +1,7 @@
 //! [`Permit`]: the right to run one call, ended by exactly one verdict.
 
 use std::fmt;
+use std::sync::Arc;
 
 use crate::error::OpenError;
 use crate::fuse::Fuse;
@@ -25,15 +26,40 @@ impl Fuse {
     /// ```
     #[inline]
     pub fn try_acquire(&self) -> Result<Permit<'_>, OpenError> {
+        let grant = self.admit()?;
+        Ok(Permit {
+            fuse: self,
+            ticket: Ticket::new(grant),
+        })
+    }
+
+    /// Like [`try_acquire`](Self::try_acquire), for a circuit in an `Arc`:
+    /// the permit owns a reference to the circuit, so it can live in a
+    /// `'static` future or move to another task.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let fuse = Arc::new(fuse_breaker::Fuse::new("billing", Default::default()));
+    /// let permit = fuse.try_acquire_owned()?;
+    /// std::thread::spawn(move || permit.success()).join().unwrap();
+    /// # Ok::<(), fuse_breaker::OpenError>(())
+    /// ```
+    #[inline]
+    pub fn try_acquire_owned(self: &Arc<Self>) -> Result<OwnedPermit, OpenError> {
+        let grant = self.admit()?;
+        Ok(OwnedPermit {
+            fuse: Arc::clone(self),
+            ticket: Ticket::new(grant),
+        })
+    }
+
+    #[inline]
+    fn admit(&self) -> Result<Grant, OpenError> {
         match self.engine().acquire() {
             Admission::Granted(grant) => {
                 #[cfg(feature = "metrics")]
                 self.engine().events().telemetry.admitted();
-                Ok(Permit {
-                    fuse: self,
-                    grant,
-                    done: false,
-                })
+                Ok(grant)
             }
             Admission::Rejected { retry_after } => {
                 #[cfg(feature = "metrics")]
@@ -42,6 +68,36 @@ impl Fuse {
                 Err(OpenError::new(name, key, retry_after))
             }
         }
+    }
+}
+
+/// A grant and whether its verdict was given: what both kinds of permit
+/// hold besides the circuit.
+#[derive(Debug)]
+struct Ticket {
+    grant: Grant,
+    done: bool,
+}
+
+impl Ticket {
+    fn new(grant: Grant) -> Self {
+        Ticket { grant, done: false }
+    }
+
+    /// Gives the verdict, once.
+    #[inline]
+    fn end(&mut self, fuse: &Fuse, verdict: Verdict) {
+        if self.done {
+            return;
+        }
+        self.done = true;
+        #[cfg(feature = "metrics")]
+        match verdict {
+            Verdict::Failure => fuse.engine().events().telemetry.failure(),
+            Verdict::Ignore => fuse.engine().events().telemetry.ignored(),
+            Verdict::Success => {}
+        }
+        fuse.engine().verdict(self.grant, verdict);
     }
 }
 
@@ -62,8 +118,7 @@ impl Fuse {
 #[must_use = "a permit dropped without a verdict is an ignore verdict"]
 pub struct Permit<'a> {
     fuse: &'a Fuse,
-    grant: Grant,
-    done: bool,
+    ticket: Ticket,
 }
 
 impl Permit<'_> {
@@ -120,33 +175,119 @@ impl Permit<'_> {
     /// # Ok::<(), fuse_breaker::OpenError>(())
     /// ```
     pub fn is_probe(&self) -> bool {
-        self.grant.kind == PermitKind::Probe
+        self.ticket.grant.kind == PermitKind::Probe
     }
 
     #[inline]
     fn finish(mut self, verdict: Verdict) {
-        self.end(verdict);
-    }
-
-    #[inline]
-    fn end(&mut self, verdict: Verdict) {
-        self.done = true;
-        #[cfg(feature = "metrics")]
-        match verdict {
-            Verdict::Failure => self.fuse.engine().events().telemetry.failure(),
-            Verdict::Ignore => self.fuse.engine().events().telemetry.ignored(),
-            Verdict::Success => {}
-        }
-        self.fuse.engine().verdict(self.grant, verdict);
+        self.ticket.end(self.fuse, verdict);
     }
 }
 
 impl Drop for Permit<'_> {
     #[inline]
     fn drop(&mut self) {
-        if !self.done {
-            self.end(Verdict::Ignore);
-        }
+        self.ticket.end(self.fuse, Verdict::Ignore);
+    }
+}
+
+/// A [`Permit`] that owns a reference to its circuit (see
+/// [`Fuse::try_acquire_owned`]): the same verdicts, the same rules, and
+/// dropping it without a verdict is an ignore verdict.
+///
+/// ```
+/// use std::sync::Arc;
+/// use fuse_breaker::{Config, Fuse, State};
+///
+/// let fuse = Arc::new(Fuse::new("billing", Config::builder().failure_threshold(1).build()?));
+/// let permit = fuse.try_acquire_owned()?;
+/// assert_eq!(permit.fuse().key(), "fuse:billing");
+/// permit.failure();
+/// assert_eq!(fuse.state(), State::Open);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[must_use = "a permit dropped without a verdict is an ignore verdict"]
+pub struct OwnedPermit {
+    fuse: Arc<Fuse>,
+    ticket: Ticket,
+}
+
+impl OwnedPermit {
+    /// The call succeeded (see [`Permit::success`]).
+    ///
+    /// ```
+    /// let fuse = std::sync::Arc::new(fuse_breaker::Fuse::new("billing", Default::default()));
+    /// fuse.try_acquire_owned()?.success();
+    /// # Ok::<(), fuse_breaker::OpenError>(())
+    /// ```
+    #[inline]
+    pub fn success(mut self) {
+        self.ticket.end(&self.fuse, Verdict::Success);
+    }
+
+    /// The call failed with a counted failure (see [`Permit::failure`]).
+    ///
+    /// ```
+    /// let fuse = std::sync::Arc::new(fuse_breaker::Fuse::new("billing", Default::default()));
+    /// fuse.try_acquire_owned()?.failure();
+    /// assert_eq!(fuse.snapshot().failures.len(), 1);
+    /// # Ok::<(), fuse_breaker::OpenError>(())
+    /// ```
+    #[inline]
+    pub fn failure(mut self) {
+        self.ticket.end(&self.fuse, Verdict::Failure);
+    }
+
+    /// The call ended with an ignored error (see [`Permit::ignore`]).
+    ///
+    /// ```
+    /// let fuse = std::sync::Arc::new(fuse_breaker::Fuse::new("billing", Default::default()));
+    /// fuse.try_acquire_owned()?.ignore();
+    /// # Ok::<(), fuse_breaker::OpenError>(())
+    /// ```
+    #[inline]
+    pub fn ignore(mut self) {
+        self.ticket.end(&self.fuse, Verdict::Ignore);
+    }
+
+    /// Whether this permit is a half-open probe.
+    ///
+    /// ```
+    /// let fuse = std::sync::Arc::new(fuse_breaker::Fuse::new("billing", Default::default()));
+    /// assert!(!fuse.try_acquire_owned()?.is_probe());
+    /// # Ok::<(), fuse_breaker::OpenError>(())
+    /// ```
+    pub fn is_probe(&self) -> bool {
+        self.ticket.grant.kind == PermitKind::Probe
+    }
+
+    /// The circuit this permit belongs to.
+    ///
+    /// ```
+    /// let fuse = std::sync::Arc::new(fuse_breaker::Fuse::new("billing", Default::default()));
+    /// let permit = fuse.try_acquire_owned()?;
+    /// assert_eq!(permit.fuse().config().failure_threshold(), 8);
+    /// # Ok::<(), fuse_breaker::OpenError>(())
+    /// ```
+    pub fn fuse(&self) -> &Arc<Fuse> {
+        &self.fuse
+    }
+}
+
+impl Drop for OwnedPermit {
+    #[inline]
+    fn drop(&mut self) {
+        self.ticket.end(&self.fuse, Verdict::Ignore);
+    }
+}
+
+impl fmt::Debug for OwnedPermit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedPermit")
+            .field("key", &self.fuse.key())
+            .field("probe", &self.is_probe())
+            .field("epoch", &self.ticket.grant.epoch)
+            .finish()
     }
 }
 
@@ -155,7 +296,7 @@ impl fmt::Debug for Permit<'_> {
         f.debug_struct("Permit")
             .field("key", &self.fuse.key())
             .field("probe", &self.is_probe())
-            .field("epoch", &self.grant.epoch)
+            .field("epoch", &self.ticket.grant.epoch)
             .finish()
     }
 }

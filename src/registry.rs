@@ -271,7 +271,8 @@ impl Registry {
     /// assert_eq!(*keys.lock().unwrap(), ["fuse:billing", "fuse:search"]);
     /// ```
     pub fn on_transition(&self, listener: impl Listener) {
-        self.listeners.add(&(Arc::new(listener) as Arc<dyn Listener>));
+        self.listeners
+            .add(&(Arc::new(listener) as Arc<dyn Listener>));
     }
 
     fn lookup(&self, name: &str, operation: &str, config: Option<Config>) -> Arc<Fuse> {
