@@ -93,7 +93,7 @@ impl Overrides {
 
 /// name -> operation ("" for none) -> circuit. Immutable once published:
 /// a new circuit publishes a new map. Hashed with foldhash (randomly
-/// seeded, a few times faster than the standard SipHash on short names).
+/// seeded, a few times faster than the standard `SipHash` on short names).
 type Circuits = HashMap<Box<str>, Operations, RandomState>;
 type Operations = HashMap<Box<str>, Arc<Fuse>, RandomState>;
 
