@@ -24,7 +24,7 @@ use crate::config::Config;
 use crate::events::{Events, Reason, Transition};
 use crate::model::{self, Admission, EPOCH_BITS, Effect, Grant, Head, Verdict};
 use crate::packed::{CLAIMS_MODULUS, Cursor, Word};
-use crate::ring::{Read, Record, Ring, Stamp};
+use crate::ring::{Keep, Read, Record, Ring, Stamp};
 use crate::snapshot::{Snapshot, State};
 use crate::sync::{self, AtomicU64, CAS_FAILURE, CAS_SUCCESS, HEAD_LOAD};
 
@@ -413,7 +413,7 @@ impl Engine {
     /// stamped yet (its opener is between two instructions, or is us).
     #[cold]
     fn stamp_opened(&self, stamp: Stamp, now: u64) -> Option<u64> {
-        match self.words.opened.write(stamp, now) {
+        match self.words.opened.write(stamp, now, Keep::First) {
             Read::Found(at) => Some(at),
             Read::Missing | Read::Superseded => None,
         }

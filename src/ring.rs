@@ -87,21 +87,17 @@ impl Record {
         classify(stamp, self.0.load(RECORD_LOAD))
     }
 
-    /// Writes `at` stamped `stamp`, unless the record holds a newer stamp,
-    /// or the same stamp with a time at or after `at`; returns what the
+    /// Writes `at` stamped `stamp`, unless the record holds a newer stamp
+    /// or already holds `stamp` with a time `keep` prefers; returns what the
     /// record holds for `stamp` afterwards.
-    ///
-    /// Every writer of one stamp read its clock before the event the stamp
-    /// names took effect (an opening; the claim of a failure, whose writers
-    /// read the clock before the state word they claim from), so the latest
-    /// of their times is still a time at or before that event, and at or
-    /// after the time of the writer whose event it is.
-    pub(crate) fn write(&self, stamp: Stamp, at: u64) -> Read {
+    pub(crate) fn write(&self, stamp: Stamp, at: u64, keep: Keep) -> Read {
         let mine = (u128::from(stamp.bits()) << 64) | u128::from(at);
         let mut current = self.0.load(RECORD_LOAD);
         loop {
             match classify(stamp, current) {
-                Read::Found(held) if held >= at => return Read::Found(held),
+                Read::Found(held) if keep == Keep::First || held >= at => {
+                    return Read::Found(held);
+                }
                 Read::Superseded => return Read::Superseded,
                 Read::Found(_) | Read::Missing => {}
             }
@@ -115,6 +111,20 @@ impl Record {
             }
         }
     }
+}
+
+/// Which time a record keeps when several writers stamp it alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Keep {
+    /// The first written: for an opening, whose opener stamps it right
+    /// after the compare-and-swap and whose helpers (who only stamp a
+    /// missing record, with a later time) stand in for a slow opener.
+    First,
+    /// The latest: for a failure slot, whose writers all read the clock
+    /// before the state word they claim from, so the latest of their times
+    /// is still at or before the claim, and at or after the time of the
+    /// failure that wins the claim.
+    Latest,
 }
 
 /// The epoch and claim of stamp bits (the claim is the low 32 bits, the
@@ -171,7 +181,7 @@ impl Ring {
     /// claim; `false` when the slot already holds a newer claim (the
     /// writer's reading of the state word is out of date).
     pub(crate) fn write(&self, epoch: u32, claim: u32, at: u64) -> bool {
-        self.slot(claim).write(Stamp { epoch, claim }, at) != Read::Superseded
+        self.slot(claim).write(Stamp { epoch, claim }, at, Keep::Latest) != Read::Superseded
     }
 
     /// The times of the `count` claims of `epoch` that end with `last`,
@@ -203,22 +213,26 @@ mod tests {
         let old = Stamp { epoch: 3, claim: 1 };
         let new = Stamp { epoch: 3, claim: 9 };
         assert_eq!(record.read(new), Read::Missing);
-        assert_eq!(record.write(new, 50), Read::Found(50));
-        assert_eq!(record.write(old, 40), Read::Superseded);
+        assert_eq!(record.write(new, 50, Keep::Latest), Read::Found(50));
+        assert_eq!(record.write(old, 40, Keep::Latest), Read::Superseded);
         assert_eq!(record.read(new), Read::Found(50));
         assert_eq!(
-            record.write(new, 45),
+            record.write(new, 45, Keep::Latest),
             Read::Found(50),
             "the latest time stays"
         );
         assert_eq!(
-            record.write(new, 60),
+            record.write(new, 60, Keep::Latest),
             Read::Found(60),
             "the latest time stays"
         );
         let next_epoch = Stamp { epoch: 4, claim: 0 };
-        assert_eq!(record.write(next_epoch, 70), Read::Found(70));
-        assert_eq!(record.write(new, 99), Read::Superseded);
+        assert_eq!(record.write(next_epoch, 70, Keep::Latest), Read::Found(70));
+        assert_eq!(record.write(new, 99, Keep::Latest), Read::Superseded);
+        let first = Record::new();
+        let stamp = Stamp { epoch: 1, claim: 0 };
+        assert_eq!(first.write(stamp, 10, Keep::First), Read::Found(10));
+        assert_eq!(first.write(stamp, 20, Keep::First), Read::Found(10), "the first time stays");
         assert_eq!(record.read(new), Read::Superseded);
     }
 
