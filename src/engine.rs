@@ -110,10 +110,10 @@ impl Engine {
     pub(crate) fn acquire(&self) -> Admission {
         let word = self.load();
         let (head, _) = word.unpack();
-        // Only an open circuit needs its opening time (and the clock): every
-        // other answer that changes nothing is decided here, inline, from
-        // the word alone.
-        if head.state != State::Open {
+        // A closed circuit is decided here, inline, from the word alone;
+        // the other states (which need the opening time, the clock or a
+        // write) go through the loop out of line.
+        if head.state == State::Closed {
             if let (admission, None) = model::acquire(&self.config, head, || self.time.now()) {
                 return admission;
             }
@@ -151,14 +151,17 @@ impl Engine {
     pub(crate) fn verdict(&self, grant: Grant, verdict: Verdict) {
         let word = self.load();
         let (head, cursor) = word.unpack();
-        // The verdicts that change nothing are decided here, inline; the
-        // others (rare: a probe failure reads the clock once more there)
-        // go through the compare-and-swap loop.
-        match model::verdict(&self.config, head, grant, verdict, || self.time.now()) {
-            Effect::Stale | Effect::Nothing => {}
-            Effect::ClearFailures if cursor.live == 0 => {}
-            _ => self.verdict_from(word, grant, verdict, self.now()),
+        // A verdict on a closed circuit that changes nothing (a success with
+        // no failures to clear, an ignore, a stale verdict) is decided
+        // here, inline; everything else goes through the loop out of line.
+        if head.state == State::Closed {
+            match model::verdict(&self.config, head, grant, verdict, || self.time.now()) {
+                Effect::Stale | Effect::Nothing => return,
+                Effect::ClearFailures if cursor.live == 0 => return,
+                _ => {}
+            }
         }
+        self.verdict_from(word, grant, verdict, self.now());
     }
 
     /// A verdict that writes: the compare-and-swap loop.

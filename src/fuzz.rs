@@ -133,7 +133,7 @@ fn acquire<'a>(
         (Ok(permit), Admission::Granted(grant)) => {
             assert_eq!(
                 permit.is_probe(),
-                grant.kind == PermitKind::Probe,
+                grant.kind() == PermitKind::Probe,
                 "permit kind at step {step}"
             );
             held.push((permit, grant));

@@ -79,11 +79,39 @@ pub(crate) enum PermitKind {
     Probe,
 }
 
-/// A granted permit: its kind and the epoch that granted it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Grant {
-    pub(crate) kind: PermitKind,
-    pub(crate) epoch: u32,
+/// A granted permit: its kind and the epoch that granted it, in one word
+/// (the epoch shifted left by one, the low bit set for a probe), so that an
+/// [`Admission`] is a pair of scalars and travels in registers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Grant(u64);
+
+impl Grant {
+    pub(crate) const fn new(kind: PermitKind, epoch: u32) -> Self {
+        let probe = matches!(kind, PermitKind::Probe) as u64;
+        Grant(((epoch as u64) << 1) | probe)
+    }
+
+    pub(crate) const fn kind(self) -> PermitKind {
+        if self.0 & 1 == 1 {
+            PermitKind::Probe
+        } else {
+            PermitKind::Closed
+        }
+    }
+
+    #[allow(clippy::cast_possible_truncation)] // built from a u32 epoch
+    pub(crate) const fn epoch(self) -> u32 {
+        (self.0 >> 1) as u32
+    }
+}
+
+impl std::fmt::Debug for Grant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Grant")
+            .field("kind", &self.kind())
+            .field("epoch", &self.epoch())
+            .finish()
+    }
 }
 
 /// How a permit ended.
@@ -166,7 +194,7 @@ pub(crate) fn acquire(
 
 #[inline]
 fn grant(kind: PermitKind, epoch: u32) -> Admission {
-    Admission::Granted(Grant { kind, epoch })
+    Admission::Granted(Grant::new(kind, epoch))
 }
 
 /// The verdict of a permit (SPEC §3 "Verdicts"); `now` is asked only when a
@@ -179,14 +207,14 @@ pub(crate) fn verdict(
     verdict: Verdict,
     now: impl FnOnce() -> u64,
 ) -> Effect {
-    let own_state = match permit.kind {
+    let own_state = match permit.kind() {
         PermitKind::Closed => State::Closed,
         PermitKind::Probe => State::HalfOpen,
     };
-    if head.epoch != permit.epoch || head.state != own_state {
+    if head.epoch != permit.epoch() || head.state != own_state {
         return Effect::Stale;
     }
-    match (permit.kind, verdict) {
+    match (permit.kind(), verdict) {
         (PermitKind::Closed, Verdict::Success) => Effect::ClearFailures,
         (PermitKind::Closed, Verdict::Failure) => Effect::RecordFailure,
         (PermitKind::Closed, Verdict::Ignore) => Effect::Nothing,
@@ -234,7 +262,7 @@ pub(crate) fn tally(
     counted: u32,
     now: u64,
 ) -> Option<Head> {
-    let current = head.state == State::Closed && head.epoch == permit.epoch;
+    let current = head.state == State::Closed && head.epoch == permit.epoch();
     (current && could_open(config, counted)).then(|| Head::open(head.next_epoch(), now))
 }
 

@@ -1,6 +1,7 @@
 //! [`Permit`]: the right to run one call, ended by exactly one verdict.
 
 use std::fmt;
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
 use crate::error::OpenError;
@@ -27,10 +28,7 @@ impl Fuse {
     #[inline]
     pub fn try_acquire(&self) -> Result<Permit<'_>, OpenError> {
         let grant = self.admit()?;
-        Ok(Permit {
-            fuse: self,
-            ticket: Ticket::new(grant),
-        })
+        Ok(Permit { fuse: self, grant })
     }
 
     /// Like [`try_acquire`](Self::try_acquire), for a circuit in an `Arc`:
@@ -71,8 +69,20 @@ impl Fuse {
     }
 }
 
-/// A grant and whether its verdict was given: what both kinds of permit
-/// hold besides the circuit.
+/// Gives the verdict of `grant`: what every permit does exactly once.
+#[inline]
+fn conclude(fuse: &Fuse, grant: Grant, verdict: Verdict) {
+    #[cfg(feature = "metrics")]
+    match verdict {
+        Verdict::Failure => fuse.engine().events().telemetry.failure(),
+        Verdict::Ignore => fuse.engine().events().telemetry.ignored(),
+        Verdict::Success => {}
+    }
+    fuse.engine().verdict(grant, verdict);
+}
+
+/// A grant and whether its verdict was given, for the owned permit (which
+/// cannot skip its `Drop` without leaking its `Arc`).
 #[derive(Debug)]
 struct Ticket {
     grant: Grant,
@@ -87,17 +97,10 @@ impl Ticket {
     /// Gives the verdict, once.
     #[inline]
     fn end(&mut self, fuse: &Fuse, verdict: Verdict) {
-        if self.done {
-            return;
+        if !self.done {
+            self.done = true;
+            conclude(fuse, self.grant, verdict);
         }
-        self.done = true;
-        #[cfg(feature = "metrics")]
-        match verdict {
-            Verdict::Failure => fuse.engine().events().telemetry.failure(),
-            Verdict::Ignore => fuse.engine().events().telemetry.ignored(),
-            Verdict::Success => {}
-        }
-        fuse.engine().verdict(self.grant, verdict);
     }
 }
 
@@ -118,7 +121,7 @@ impl Ticket {
 #[must_use = "a permit dropped without a verdict is an ignore verdict"]
 pub struct Permit<'a> {
     fuse: &'a Fuse,
-    ticket: Ticket,
+    grant: Grant,
 }
 
 impl Permit<'_> {
@@ -175,19 +178,22 @@ impl Permit<'_> {
     /// # Ok::<(), fuse_breaker::OpenError>(())
     /// ```
     pub fn is_probe(&self) -> bool {
-        self.ticket.grant.kind == PermitKind::Probe
+        self.grant.kind() == PermitKind::Probe
     }
 
+    /// Gives the verdict and skips the `Drop` (which would give another):
+    /// a permit owns nothing that needs dropping, so no flag is kept.
     #[inline]
-    fn finish(mut self, verdict: Verdict) {
-        self.ticket.end(self.fuse, verdict);
+    fn finish(self, verdict: Verdict) {
+        let this = ManuallyDrop::new(self);
+        conclude(this.fuse, this.grant, verdict);
     }
 }
 
 impl Drop for Permit<'_> {
     #[inline]
     fn drop(&mut self) {
-        self.ticket.end(self.fuse, Verdict::Ignore);
+        conclude(self.fuse, self.grant, Verdict::Ignore);
     }
 }
 
@@ -258,7 +264,7 @@ impl OwnedPermit {
     /// # Ok::<(), fuse_breaker::OpenError>(())
     /// ```
     pub fn is_probe(&self) -> bool {
-        self.ticket.grant.kind == PermitKind::Probe
+        self.ticket.grant.kind() == PermitKind::Probe
     }
 
     /// The circuit this permit belongs to.
@@ -286,7 +292,7 @@ impl fmt::Debug for OwnedPermit {
         f.debug_struct("OwnedPermit")
             .field("key", &self.fuse.key())
             .field("probe", &self.is_probe())
-            .field("epoch", &self.ticket.grant.epoch)
+            .field("epoch", &self.ticket.grant.epoch())
             .finish()
     }
 }
@@ -296,7 +302,7 @@ impl fmt::Debug for Permit<'_> {
         f.debug_struct("Permit")
             .field("key", &self.fuse.key())
             .field("probe", &self.is_probe())
-            .field("epoch", &self.ticket.grant.epoch)
+            .field("epoch", &self.grant.epoch())
             .finish()
     }
 }

@@ -26,7 +26,7 @@ impl Fuse {
     /// assert_eq!(fuse.state(), State::Open);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn run<T, E, F>(&self, f: F) -> Result<T, Error<E>>
     where
         F: FnOnce() -> Result<T, E>,
@@ -52,7 +52,7 @@ impl Fuse {
     /// assert_eq!(hits.ok(), Some(vec![]));
     /// assert_eq!(fuse.snapshot().failures.len(), 1);
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn run_with<T, E, F, IsFailure, IsSuccess>(
         &self,
         f: F,
@@ -122,7 +122,7 @@ impl Fuse {
 
 /// Ends `permit` with the verdict the outcome deserves and hands the
 /// outcome back.
-#[inline]
+#[inline(always)]
 fn settle<T, E>(
     permit: Permit<'_>,
     outcome: Result<T, E>,
