@@ -115,6 +115,16 @@ type Outcome = Option<Result<u64, Fail>>;
 trait Op: FnOnce() -> Result<u64, Fail> + Copy + Send + 'static {}
 impl<F: FnOnce() -> Result<u64, Fail> + Copy + Send + 'static> Op for F {}
 
+/// The id of Fuse's rows in the cases where the `metrics` feature could
+/// cost something (the closed-success path): `fuse`, or `fuse_metrics` when
+/// the bench is built with `--features metrics` (`scripts/bench-report`
+/// runs both, so the two sit side by side).
+const FUSE: &str = if cfg!(feature = "metrics") {
+    "fuse_metrics"
+} else {
+    "fuse"
+};
+
 /// The call that succeeds.
 #[allow(clippy::unnecessary_wraps)] // the protected call's shape: a `Result`
 #[inline]
@@ -572,7 +582,7 @@ fn baselines(c: &mut Criterion) {
 fn closed_success(c: &mut Criterion) {
     let mut group = c.benchmark_group("closed_success");
     let fuse = Fuse::new("closed-success", Config::default());
-    bench_calls(&mut group, "fuse", &fuse, succeed, still_closed("fuse"));
+    bench_calls(&mut group, FUSE, &fuse, succeed, still_closed("fuse"));
     let coarse = fuse_coarse("closed-success-coarse").build();
     bench_calls(
         &mut group,
@@ -990,7 +1000,7 @@ fn shared_closed(c: &mut Criterion) {
         );
 
         let fuse = Fuse::new("shared", Config::default());
-        bench_shared(&mut group, "fuse", vec![&fuse; n]);
+        bench_shared(&mut group, FUSE, vec![&fuse; n]);
         let coarse = fuse_coarse("shared-coarse").build();
         bench_shared(&mut group, "fuse_coarse", vec![&coarse; n]);
         let consecutive = failsafe_consecutive(5, Duration::from_secs(30));
