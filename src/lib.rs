@@ -71,6 +71,8 @@ mod permit;
 #[cfg(any(test, fuzzing))]
 mod reference;
 mod registry;
+#[cfg(feature = "reqwest")]
+pub mod reqwest;
 mod ring;
 mod run;
 #[cfg(feature = "config-file")]
@@ -81,6 +83,10 @@ mod sync;
 mod telemetry;
 #[cfg(feature = "testing")]
 pub mod testing;
+#[cfg(feature = "tower")]
+pub mod tower;
+#[cfg(any(feature = "tower", feature = "reqwest"))]
+mod verdict;
 
 pub use classify::{Classify, FailureKind, classify_error};
 pub use config::{
@@ -94,3 +100,5 @@ pub use registry::{CircuitInfo, Overrides, Registry, RegistryBuilder};
 #[cfg(feature = "config-file")]
 pub use settings::{Settings, SettingsError, Store};
 pub use snapshot::{Snapshot, State};
+#[cfg(any(feature = "tower", feature = "reqwest"))]
+pub use verdict::Verdict;

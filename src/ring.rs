@@ -181,7 +181,9 @@ impl Ring {
     /// claim; `false` when the slot already holds a newer claim (the
     /// writer's reading of the state word is out of date).
     pub(crate) fn write(&self, epoch: u32, claim: u32, at: u64) -> bool {
-        self.slot(claim).write(Stamp { epoch, claim }, at, Keep::Latest) != Read::Superseded
+        self.slot(claim)
+            .write(Stamp { epoch, claim }, at, Keep::Latest)
+            != Read::Superseded
     }
 
     /// The times of the `count` claims of `epoch` that end with `last`,
@@ -232,7 +234,11 @@ mod tests {
         let first = Record::new();
         let stamp = Stamp { epoch: 1, claim: 0 };
         assert_eq!(first.write(stamp, 10, Keep::First), Read::Found(10));
-        assert_eq!(first.write(stamp, 20, Keep::First), Read::Found(10), "the first time stays");
+        assert_eq!(
+            first.write(stamp, 20, Keep::First),
+            Read::Found(10),
+            "the first time stays"
+        );
         assert_eq!(record.read(new), Read::Superseded);
     }
 

@@ -280,7 +280,7 @@ fn place(text: &str, offset: usize) -> Place {
 }
 
 impl Settings {
-    /// Reads a configuration file (see the [module](self) for its keys).
+    /// Reads a configuration file (see [`Settings`] for its keys).
     ///
     /// ```no_run
     /// let settings = fuse_breaker::Settings::from_file("fuse.toml")?.with_env()?;

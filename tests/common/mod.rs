@@ -1,4 +1,5 @@
-//! Helpers shared by the integration tests: time on the mock clock.
+//! Helpers shared by the integration tests: time on the mock clock, and
+//! (features `tower` or `reqwest`) a local HTTP server.
 
 // Each test crate uses its own subset of these helpers.
 #![allow(dead_code)]
@@ -6,6 +7,9 @@
 use std::time::Duration;
 
 use quanta::Mock;
+
+#[cfg(any(feature = "tower", feature = "reqwest"))]
+pub(crate) mod server;
 
 /// One nanosecond.
 pub(crate) const NS: Duration = Duration::from_nanos(1);

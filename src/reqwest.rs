@@ -1,0 +1,299 @@
+//! A [`reqwest-middleware`](reqwest_middleware) middleware that puts a
+//! circuit in front of every request of a client (feature `reqwest`).
+//!
+//! [`FuseMiddleware`] takes each request's circuit from a
+//! [`Registry`]: one per host by default (the circuit's name is the URL's
+//! `host[:port]`, the port only when the URL spells it), or one fixed name
+//! for every request. A request carrying an [`Operation`] extension goes
+//! through that operation's circuit, so operations of one host trip
+//! separately.
+//!
+//! The verdicts:
+//!
+//! - a response with a status the circuit counts ([`Config`]: 502, 503 and
+//!   504 by default, 500 with `count_http_500`) is a counted failure and is
+//!   still returned; other statuses of 400 and above are ignored; anything
+//!   else is a success ([`Verdict::for_status`]);
+//! - a `reqwest::Error` that [`is_timeout`](::reqwest::Error::is_timeout)
+//!   is a timeout, one that [`is_connect`](::reqwest::Error::is_connect) a
+//!   connection error; any other error is classified by its source chain
+//!   ([`classify_error`](crate::classify_error): a connection reset counts,
+//!   a body that fails to decode does not);
+//! - a request future dropped before it finishes is an ignore verdict.
+//!
+//! When the circuit is open the request never leaves the process: the
+//! caller gets `reqwest_middleware::Error::Middleware` wrapping the
+//! [`OpenError`]. Recover it with [`open_error`], or by hand:
+//!
+//! ```
+//! # fn check(err: reqwest_middleware::Error) {
+//! use fuse_breaker::OpenError;
+//! if let reqwest_middleware::Error::Middleware(err) = &err {
+//!     if let Some(open) = err.downcast_ref::<OpenError>() {
+//!         println!("{} is open, retry in {:?}", open.key(), open.retry_after());
+//!     }
+//! }
+//! # }
+//! ```
+//!
+//! Where the middleware sits decides what a circuit counts: placed after a
+//! retry middleware (`.with(retry).with(fuse)`), every attempt is a call of
+//! the circuit and an open circuit fails the remaining attempts at once;
+//! placed before it, one retried request is one call.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use fuse_breaker::reqwest::{FuseMiddleware, Operation, open_error};
+//! use fuse_breaker::{Config, Registry, State};
+//!
+//! // A port nobody listens on: every request is refused.
+//! let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+//! let registry = Arc::new(Registry::new(Config::builder().failure_threshold(2).build()?));
+//! let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+//!     .with(FuseMiddleware::per_host(registry.clone()))
+//!     .build();
+//!
+//! let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! runtime.block_on(async {
+//!     let url = format!("http://127.0.0.1:{port}/charge");
+//!     for _ in 0..2 {
+//!         let err = client.get(&url).with_extension(Operation::new("charge")).send().await.unwrap_err();
+//!         assert!(err.is_connect());
+//!     }
+//!     let host = format!("127.0.0.1:{port}");
+//!     assert_eq!(registry.get_operation(&host, "charge").state(), State::Open);
+//!
+//!     // Rejected without a connection attempt.
+//!     let err = client.get(&url).with_extension(Operation::new("charge")).send().await.unwrap_err();
+//!     assert_eq!(open_error(&err).unwrap().name(), host);
+//!     // Another operation of the same host has a circuit of its own.
+//!     let err = client.get(&url).with_extension(Operation::new("refund")).send().await.unwrap_err();
+//!     assert!(open_error(&err).is_none());
+//! });
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::borrow::Cow;
+use std::error::Error as StdError;
+use std::fmt;
+use std::sync::Arc;
+
+use ::reqwest::{Request, Response};
+use http::Extensions;
+use reqwest_middleware::{Error, Middleware, Next};
+
+use crate::classify::FailureKind;
+use crate::config::Config;
+use crate::error::OpenError;
+use crate::permit::Permit;
+use crate::registry::Registry;
+use crate::verdict::Verdict;
+
+/// The operation of a request: a request extension that sends it through
+/// its own circuit (`registry.get_operation(name, operation)`). Insert it
+/// with `reqwest_middleware::RequestBuilder::with_extension`.
+///
+/// Each distinct operation is a circuit for the life of the registry:
+/// use a bounded set of names.
+///
+/// ```
+/// use fuse_breaker::reqwest::Operation;
+///
+/// # fn build(client: reqwest_middleware::ClientWithMiddleware) {
+/// let request = client
+///     .post("http://billing.internal/v1/charges")
+///     .with_extension(Operation::new("charge"));
+/// # }
+/// assert_eq!(Operation::new("charge").as_str(), "charge");
+/// assert_eq!(Operation::new(format!("refund-{}", 2)).as_str(), "refund-2");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Operation(Cow<'static, str>);
+
+impl Operation {
+    /// An operation named `name` (a `&'static str` or a `String`).
+    ///
+    /// ```
+    /// let op = fuse_breaker::reqwest::Operation::new("charge");
+    /// assert_eq!(op.as_str(), "charge");
+    /// ```
+    pub fn new(name: impl Into<Cow<'static, str>>) -> Self {
+        Operation(name.into())
+    }
+
+    /// The operation's name.
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::reqwest::Operation::new("refund").as_str(), "refund");
+    /// ```
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A `reqwest-middleware` middleware that sends each request through its
+/// circuit (see the [module docs](self)).
+///
+/// ```
+/// use std::sync::Arc;
+/// use fuse_breaker::reqwest::FuseMiddleware;
+/// use fuse_breaker::Registry;
+///
+/// let registry = Arc::new(Registry::new(Default::default()));
+/// let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+///     .with(FuseMiddleware::per_host(registry))
+///     .build();
+/// # drop(client);
+/// ```
+pub struct FuseMiddleware {
+    registry: Arc<Registry>,
+    /// `None`: one circuit per host.
+    name: Option<Arc<str>>,
+}
+
+impl FuseMiddleware {
+    /// A circuit per host: the circuit of a request to
+    /// `http://billing.internal:8080/charge` is named
+    /// `billing.internal:8080` (`billing.internal` when the URL has no
+    /// port).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let registry = Arc::new(fuse_breaker::Registry::new(Default::default()));
+    /// let middleware = fuse_breaker::reqwest::FuseMiddleware::per_host(registry);
+    /// assert_eq!(middleware.name(), None);
+    /// ```
+    pub fn per_host(registry: Arc<Registry>) -> Self {
+        FuseMiddleware {
+            registry,
+            name: None,
+        }
+    }
+
+    /// One circuit named `name` for every request (and one per
+    /// [`Operation`]).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let registry = Arc::new(fuse_breaker::Registry::new(Default::default()));
+    /// let middleware = fuse_breaker::reqwest::FuseMiddleware::named(registry, "billing");
+    /// assert_eq!(middleware.name(), Some("billing"));
+    /// ```
+    pub fn named(registry: Arc<Registry>, name: impl Into<String>) -> Self {
+        FuseMiddleware {
+            registry,
+            name: Some(name.into().into()),
+        }
+    }
+
+    /// The fixed circuit name, or `None` for a circuit per host.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let registry = Arc::new(fuse_breaker::Registry::new(Default::default()));
+    /// assert_eq!(fuse_breaker::reqwest::FuseMiddleware::per_host(registry).name(), None);
+    /// ```
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// The registry the circuits live in.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let registry = Arc::new(fuse_breaker::Registry::new(Default::default()));
+    /// let middleware = fuse_breaker::reqwest::FuseMiddleware::per_host(registry.clone());
+    /// assert!(Arc::ptr_eq(middleware.registry(), &registry));
+    /// ```
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+}
+
+impl fmt::Debug for FuseMiddleware {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FuseMiddleware")
+            .field("name", &self.name.as_deref().unwrap_or("<per host>"))
+            .field("registry", &self.registry)
+            .finish()
+    }
+}
+
+/// `host[:port]` of a request: the URL's authority without its user info.
+/// Borrowed from the URL, so naming a circuit allocates nothing.
+fn host_and_port(request: &Request) -> &str {
+    let authority = request.url().authority();
+    authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host)
+}
+
+#[async_trait::async_trait]
+impl Middleware for FuseMiddleware {
+    async fn handle(
+        &self,
+        request: Request,
+        extensions: &mut Extensions,
+        next: Next<'_>,
+    ) -> reqwest_middleware::Result<Response> {
+        let operation = extensions.get::<Operation>().map_or("", Operation::as_str);
+        let name = self
+            .name
+            .as_deref()
+            .unwrap_or_else(|| host_and_port(&request));
+        let fuse = self.registry.get_operation(name, operation);
+        let permit = fuse.try_acquire().map_err(Error::middleware)?;
+        let outcome = next.run(request, extensions).await;
+        let config = fuse.config();
+        let verdict = match &outcome {
+            Ok(response) => Verdict::for_status(response.status().as_u16(), config),
+            Err(Error::Reqwest(err)) => reqwest_verdict(err, config),
+            Err(Error::Middleware(err)) => {
+                let err: &(dyn StdError + Send + Sync + 'static) = err.as_ref();
+                Verdict::for_error(err, config)
+            }
+        };
+        settle(permit, verdict);
+        outcome
+    }
+}
+
+/// The verdict on an error of the reqwest client.
+fn reqwest_verdict(err: &::reqwest::Error, config: &Config) -> Verdict {
+    if err.is_timeout() {
+        Verdict::for_kind(FailureKind::Timeout, config)
+    } else if err.is_connect() {
+        Verdict::for_kind(FailureKind::Connection, config)
+    } else {
+        Verdict::for_error(err, config)
+    }
+}
+
+fn settle(permit: Permit<'_>, verdict: Verdict) {
+    match verdict {
+        Verdict::Success => permit.success(),
+        Verdict::Failure => permit.failure(),
+        Verdict::Ignore => permit.ignore(),
+    }
+}
+
+/// The [`OpenError`] of a request that a circuit rejected, if `error` is
+/// one: it is in `reqwest_middleware::Error::Middleware`.
+///
+/// ```
+/// use fuse_breaker::reqwest::open_error;
+///
+/// let fuse = fuse_breaker::Fuse::new("billing", Default::default());
+/// fuse.force_open();
+/// let err = reqwest_middleware::Error::middleware(fuse.try_acquire().unwrap_err());
+/// assert_eq!(open_error(&err).unwrap().key(), "fuse:billing");
+///
+/// let other = reqwest_middleware::Error::middleware(std::io::Error::other("declined"));
+/// assert!(open_error(&other).is_none());
+/// ```
+pub fn open_error(error: &Error) -> Option<&OpenError> {
+    match error {
+        Error::Middleware(err) => err.downcast_ref::<OpenError>(),
+        Error::Reqwest(_) => None,
+    }
+}

@@ -1,0 +1,194 @@
+//! A tower [`Layer`](tower_layer::Layer) and [`Service`](tower_service::Service)
+//! that put a circuit in front of any service (feature `tower`).
+//!
+//! [`FuseLayer`] wraps a service in a [`FuseService`]: each call asks the
+//! circuit for a permit, runs the inner call if it gets one, and ends the
+//! permit with the verdict of a [`ClassifyResponse`] classifier. Its
+//! futures are `'static` ([`ResponseFuture`] owns its permit), and a future
+//! dropped before it finishes is an ignore verdict, so a cancelled call
+//! never holds a probe slot.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use fuse_breaker::tower::{FuseLayer, open_error};
+//! use fuse_breaker::{Config, Fuse};
+//! use tower::{ServiceBuilder, ServiceExt, service_fn};
+//!
+//! let fuse = Arc::new(Fuse::new("billing", Config::builder().failure_threshold(2).build()?));
+//! let billing = ServiceBuilder::new()
+//!     .layer(FuseLayer::new(fuse.clone()))
+//!     .service(service_fn(|_req: http::Request<String>| async {
+//!         Ok::<_, std::io::Error>(http::Response::builder().status(503).body(String::new()).unwrap())
+//!     }));
+//!
+//! futures::executor::block_on(async {
+//!     for _ in 0..2 {
+//!         // A counted status is a failure, and the response still reaches the caller.
+//!         let res = billing.clone().oneshot(http::Request::new(String::new())).await?;
+//!         assert_eq!(res.status(), 503);
+//!     }
+//!     // Open: the inner service is not called; the error is an `OpenError`.
+//!     let err = billing.clone().oneshot(http::Request::new(String::new())).await.unwrap_err();
+//!     let open = open_error(&*err).expect("rejected by the circuit");
+//!     assert_eq!(open.key(), "fuse:billing");
+//!     Ok::<_, fuse_breaker::tower::BoxError>(())
+//! })?;
+//! # Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+//! ```
+//!
+//! ## Rejection happens in `call`, not in `poll_ready`
+//!
+//! [`FuseService::poll_ready`](tower_service::Service::poll_ready) only asks
+//! the inner service. [`call`](tower_service::Service::call) asks the
+//! circuit for a permit and, when the circuit rejects the call, returns a
+//! future that is ready with the rejection and never calls the inner
+//! service: an open circuit never sends the request. The alternatives are
+//! worse:
+//!
+//! - a permit taken in `poll_ready` may never be used (a caller may drop a
+//!   ready service, or a balancer may poll several and call one), and a
+//!   half-open probe slot held that way would block the circuit;
+//! - the state can change between `poll_ready` and `call`, so the answer of
+//!   `poll_ready` would be stale anyway;
+//! - a service that reports "not ready" while its circuit is open looks
+//!   overloaded to balancers and `Buffer`s, which wait for it or evict it,
+//!   instead of failing fast.
+//!
+//! When a rejected call does not call the inner service, whatever readiness
+//! the inner service reserved in `poll_ready` (a concurrency-limit permit,
+//! a buffer slot) stays reserved for the next call, as with tower's own
+//! `LoadShed` or `Filter`.
+//!
+//! ## Errors
+//!
+//! The service's error type is [`BoxError`], tower's convention (its
+//! `Timeout` layer does the same): when the circuit is open the error is an
+//! [`OpenError`] (with its
+//! [`retry_after`](OpenError::retry_after)), found with
+//! [`open_error`] or `err.downcast_ref::<OpenError>()`; otherwise it is the
+//! inner service's error, boxed. A server turns the rejection into
+//! `503 Service Unavailable` with a `Retry-After` header with
+//! [`open_response`]. With the `tonic` feature, `grpc::GrpcClassifier`
+//! rejects with a `tonic::Status` (`UNAVAILABLE`) that has the `OpenError`
+//! as its source.
+//!
+//! ## Classification
+//!
+//! A [`ClassifyResponse`] classifier ends each permit:
+//!
+//! - [`DefaultClassifier`] (the default) for `http::Response`s: a status
+//!   the circuit's [`Config`](crate::Config) counts (502, 503 and 504 by
+//!   default, 500 when `count_http_500` is set) is a counted failure, and
+//!   the response is still returned; other statuses of 400 and above are
+//!   ignored; anything else is a success;
+//! - [`OkIsSuccess`] for services whose responses are not HTTP: every
+//!   response is a success;
+//! - [`classify_fn`] for a closure `Fn(&Res, &Config) -> Verdict`;
+//! - `grpc::GrpcClassifier` (feature `tonic`) for gRPC.
+//!
+//! Every classifier sees the inner service's errors boxed, exactly as the
+//! caller gets them; by default they go through
+//! [`classify_error`](crate::classify_error) (the source chain, then the
+//! messages: timeouts and connection errors count, anything else is
+//! ignored).
+//!
+//! ## One circuit or one per operation
+//!
+//! [`FuseLayer::new`] puts one circuit in front of every request;
+//! [`FuseLayer::per_operation`] picks the circuit of each request from a
+//! [`Registry`](crate::Registry) by an operation that a function reads from
+//! the request (its path, its gRPC method), so that `charge` and `refund`
+//! trip separately. Each distinct operation is a circuit for the life of
+//! the registry: map requests to a bounded set of names (not raw paths with
+//! identifiers in them).
+
+mod classify;
+mod future;
+#[cfg(feature = "tonic")]
+pub mod grpc;
+mod layer;
+mod select;
+mod service;
+
+use std::error::Error as StdError;
+
+pub use classify::{ClassifyFn, ClassifyResponse, DefaultClassifier, OkIsSuccess, classify_fn};
+pub use future::ResponseFuture;
+pub use layer::FuseLayer;
+pub use select::{OneCircuit, PerOperation, SelectCircuit};
+pub use service::FuseService;
+
+use crate::error::OpenError;
+pub use crate::verdict::Verdict;
+
+/// The error type of a [`FuseService`]: an [`OpenError`] when the circuit
+/// rejected the call, the inner service's error otherwise.
+///
+/// ```
+/// use fuse_breaker::tower::{BoxError, open_error};
+/// let fuse = fuse_breaker::Fuse::new("billing", Default::default());
+/// fuse.force_open();
+/// let err: BoxError = Box::new(fuse.try_acquire().unwrap_err());
+/// assert!(err.downcast_ref::<fuse_breaker::OpenError>().is_some());
+/// ```
+pub type BoxError = Box<dyn StdError + Send + Sync>;
+
+/// The [`OpenError`] in `error` or in its source chain, if the error is a
+/// rejection by a circuit.
+///
+/// ```
+/// use fuse_breaker::tower::{BoxError, open_error};
+///
+/// let fuse = fuse_breaker::Fuse::new("billing", Default::default());
+/// fuse.force_open();
+/// let err: BoxError = Box::new(fuse.try_acquire().unwrap_err());
+/// assert_eq!(open_error(&*err).map(|open| open.name()), Some("billing"));
+///
+/// let other: BoxError = "card declined".into();
+/// assert!(open_error(&*other).is_none());
+/// ```
+pub fn open_error<'a>(error: &'a (dyn StdError + 'static)) -> Option<&'a OpenError> {
+    let mut next = Some(error);
+    while let Some(err) = next {
+        if let Some(open) = err.downcast_ref::<OpenError>() {
+            return Some(open);
+        }
+        next = err.source();
+    }
+    None
+}
+
+/// The answer of a server whose downstream circuit is open:
+/// `503 Service Unavailable`, a `Retry-After` header with the rest of the
+/// cooldown in whole seconds (rounded up), and the rejection as a plain
+/// text body. `http::Response<String>` is an axum `IntoResponse` and a
+/// hyper response as it is; `.map(Into::into)` turns its body into another
+/// body type.
+///
+/// ```
+/// use std::time::Duration;
+/// use fuse_breaker::tower::open_response;
+///
+/// let (clock, mock) = quanta::Clock::mock();
+/// let fuse = fuse_breaker::Fuse::builder("billing").clock(clock).build();
+/// fuse.force_open();
+/// mock.increment(Duration::from_millis(28_500)); // 1.5 s of the 30 s cooldown left
+///
+/// let res = open_response(&fuse.try_acquire().unwrap_err());
+/// assert_eq!(res.status(), http::StatusCode::SERVICE_UNAVAILABLE);
+/// assert_eq!(res.headers()[http::header::RETRY_AFTER], "2");
+/// assert!(res.body().starts_with("circuit fuse:billing is open"));
+/// ```
+pub fn open_response(open: &OpenError) -> http::Response<String> {
+    let retry_after = open.retry_after();
+    let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
+    let mut res = http::Response::new(open.to_string());
+    *res.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
+    let headers = res.headers_mut();
+    headers.insert(http::header::RETRY_AFTER, http::HeaderValue::from(seconds));
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    res
+}

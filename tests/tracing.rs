@@ -1,0 +1,60 @@
+//! The `tracing` feature: every transition is a structured event. Alone in
+//! its test binary: tracing caches, per call site and process-wide, whether
+//! anyone listens, and a test without a subscriber running at the same
+//! time could cache "no one".
+#![cfg(feature = "tracing")]
+
+mod tracing_events {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+
+    use fuse_breaker::testing::TestFuse;
+
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn every_transition_is_a_structured_event() {
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            let test = TestFuse::new("traced", fuse_breaker::Config::default());
+            test.succeed(5);
+            test.trip();
+            test.half_open();
+        });
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines.len(),
+            2,
+            "one event per transition, none for successes: {text}"
+        );
+        for (line, (to, reason)) in lines.iter().zip([
+            ("open", "threshold_reached"),
+            ("half_open", "cooldown_ended"),
+        ]) {
+            for field in [
+                "key=\"fuse:traced\"",
+                &format!("to=\"{to}\""),
+                &format!("reason=\"{reason}\""),
+            ] {
+                assert!(line.contains(field), "{line:?} should contain {field}");
+            }
+        }
+    }
+}
