@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use fuse_breaker::reqwest::{FuseMiddleware, Operation, open_error};
 use fuse_breaker::{Config, Registry, State};
-use quanta::{Clock, Mock};
+use quanta::Mock;
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};
 
 mod common;
@@ -22,22 +22,11 @@ const TIMEOUT: Duration = Duration::from_millis(150);
 const OPEN: Duration = Duration::from_secs(30);
 
 fn config() -> Config {
-    Config::builder()
-        .failure_threshold(3)
-        .open_duration(OPEN)
-        .half_open_probes(2)
-        .build()
-        .expect("a valid configuration")
+    common::integration_config()
 }
 
 fn registry(config: Config) -> (Arc<Registry>, Arc<Mock>) {
-    let (clock, mock) = Clock::mock();
-    let registry = Registry::builder()
-        .defaults(config)
-        .clock(clock)
-        .build()
-        .expect("a valid registry");
-    (Arc::new(registry), mock)
+    common::mock_registry(config)
 }
 
 fn client(middleware: FuseMiddleware) -> ClientWithMiddleware {

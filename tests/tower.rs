@@ -16,7 +16,7 @@ use hyper::body::Incoming;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use quanta::{Clock, Mock};
+use quanta::Mock;
 use tower::{Layer, Service, ServiceExt, service_fn};
 
 mod common;
@@ -28,22 +28,11 @@ const TIMEOUT: Duration = Duration::from_millis(150);
 const OPEN: Duration = Duration::from_secs(30);
 
 fn config() -> Config {
-    Config::builder()
-        .failure_threshold(3)
-        .open_duration(OPEN)
-        .half_open_probes(2)
-        .build()
-        .expect("a valid configuration")
+    common::integration_config()
 }
 
 fn registry(config: Config) -> (Arc<Registry>, Arc<Mock>) {
-    let (clock, mock) = Clock::mock();
-    let registry = Registry::builder()
-        .defaults(config)
-        .clock(clock)
-        .build()
-        .expect("a valid registry");
-    (Arc::new(registry), mock)
+    common::mock_registry(config)
 }
 
 /// A real HTTP client as a tower service: hyper's legacy client, with a

@@ -32,3 +32,26 @@ pub(crate) fn set_time(mock: &Mock, t: Duration) {
         .unwrap_or_else(|| panic!("the mock clock only moves forward ({now:?} -> {t:?})"));
     mock.increment(step);
 }
+
+/// A registry whose circuits share one mock clock (at time zero).
+pub(crate) fn mock_registry(
+    defaults: fuse_breaker::Config,
+) -> (std::sync::Arc<fuse_breaker::Registry>, std::sync::Arc<Mock>) {
+    let (clock, mock) = quanta::Clock::mock();
+    let registry = fuse_breaker::Registry::builder()
+        .defaults(defaults)
+        .clock(clock)
+        .build()
+        .expect("a valid registry");
+    (std::sync::Arc::new(registry), mock)
+}
+
+/// The settings the integration tests use: threshold 3, open 30 s, 2 probes.
+pub(crate) fn integration_config() -> fuse_breaker::Config {
+    fuse_breaker::Config::builder()
+        .failure_threshold(3)
+        .open_duration(secs(30))
+        .half_open_probes(2)
+        .build()
+        .expect("a valid configuration")
+}
