@@ -436,7 +436,9 @@ impl Settings {
                 "COUNT_HTTP_500" => d.count_http_500 = Some(flag(value).map_err(env_error)?),
                 _ => continue,
             }
-            self.places.retain(|key, _| !key.starts_with("defaults."));
+            // The value no longer comes from the file.
+            self.places
+                .remove(&format!("defaults.{}", setting.to_ascii_lowercase()));
         }
         self.check()?;
         Ok(self)

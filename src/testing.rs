@@ -166,10 +166,10 @@ impl TestFuse {
         if self.fuse.state() != State::Open {
             self.fuse.force_open();
         }
-        let opened_at = self.fuse.snapshot().opened_at.unwrap_or_default();
-        let ready = opened_at + self.fuse.config().open_duration();
-        if let Some(wait) = ready.checked_sub(self.now()) {
-            self.advance(wait);
+        // The circuit says how long is left; a call admitted instead has
+        // already probed, and releasing it leaves every slot free.
+        if let Err(open) = self.fuse.try_acquire() {
+            self.advance(open.retry_after());
         }
     }
 
