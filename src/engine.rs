@@ -13,7 +13,18 @@
 //! claim sees every earlier failure and decides the trip itself. The
 //! `opened` record is written right after the compare-and-swap that opens
 //! the circuit, and any thread that finds it missing writes it with its own
-//! time ("helping"), so no thread ever waits for another.
+//! time ("helping"), so no thread ever waits for another. Entering a closed
+//! epoch stamps the record too (with no time), so that it keeps up with the
+//! word (one epoch behind while half-open) and no opening from a multiple
+//! of 2^30 epochs ago can pass for a new one.
+//!
+//! Progress: every loop here goes round again only with a state word other
+//! than the one it just tried (returned by a compare-and-swap that lost, or
+//! by [`Engine::unchanged`] after a record did not match), or, once per
+//! call, to read the clock before the word. A record never sends a caller
+//! round with the same word: one that does not match a word still current
+//! (for the `opened` record: a word still in the same epoch) is older than
+//! it, whatever its age, and is overwritten (see `ring`).
 
 use crossbeam_utils::CachePadded;
 
@@ -24,7 +35,7 @@ use crate::config::Config;
 use crate::events::{Events, Reason, Transition};
 use crate::model::{self, Admission, EPOCH_BITS, Effect, Grant, Head, Verdict};
 use crate::packed::{CLAIMS_MODULUS, Cursor, Word};
-use crate::ring::{Keep, Read, Record, Ring, Stamp};
+use crate::ring::{Keep, Record, Ring, Stamp};
 use crate::snapshot::{Snapshot, State};
 use crate::sync::{self, AtomicU64, CAS_FAILURE, CAS_SUCCESS, HEAD_LOAD};
 
@@ -122,24 +133,42 @@ impl Engine {
     }
 
     /// Admission that reads the `opened` record or changes the word.
+    /// Retries only with a changed word: from the `opened` record's check,
+    /// or from a compare-and-swap that lost.
     #[inline(never)]
-    fn acquire_from(&self, mut word: Word, mut now: Now<'_>) -> Admission {
+    fn acquire_from<'a>(&'a self, mut word: Word, mut now: Now<'a>) -> Admission {
         loop {
             let (mut head, cursor) = word.unpack();
             if head.state == State::Open {
-                let Some(at) = self.opened_at(head.epoch, now.get()) else {
-                    // The record is a later epoch's: this reading is out of date.
-                    word = self.load();
-                    continue;
-                };
-                head.opened_at = at;
+                match self.opened_at(head.epoch, now.get()) {
+                    Ok(at) => head.opened_at = at,
+                    Err(moved) => {
+                        // A time read before this word could precede its
+                        // opening: read the clock again for it.
+                        (word, now) = (moved, self.now());
+                        continue;
+                    }
+                }
             }
             let (admission, next) = model::acquire(&self.config, head, || now.get());
             let Some(next) = next else {
                 return admission;
             };
-            match self.install(word, &head, cursor, &next, None, &mut now) {
-                Ok(()) => return admission,
+            match self.install(word, &head, cursor, &next) {
+                Ok(change) => {
+                    if let (Some(change), Admission::Granted(grant)) = (change, admission) {
+                        // A listener that panics must not leave the probe
+                        // this admission just took without a permit: if
+                        // it unwinds, the grant is given an ignore verdict.
+                        let release = Release {
+                            engine: self,
+                            grant,
+                        };
+                        self.report(change, &mut now);
+                        std::mem::forget(release);
+                    }
+                    return admission;
+                }
                 Err(actual) => word = actual,
             }
         }
@@ -164,7 +193,9 @@ impl Engine {
         self.verdict_from(word, grant, verdict, self.now());
     }
 
-    /// A verdict that writes: the compare-and-swap loop.
+    /// A verdict that writes: the compare-and-swap loop. Retries with a
+    /// changed word (from a compare-and-swap that lost, or from a record's
+    /// check), or once to read the clock before the word.
     #[inline(never)]
     fn verdict_from(&self, mut word: Word, grant: Grant, verdict: Verdict, mut now: Now<'_>) {
         loop {
@@ -183,7 +214,7 @@ impl Engine {
                         word = self.load();
                         continue;
                     }
-                    match self.record_failure(word, &head, cursor, grant, now.get()) {
+                    match self.record_failure(word, &head, cursor, grant, &mut now) {
                         Ok(()) => return,
                         Err(actual) => {
                             word = actual;
@@ -191,15 +222,18 @@ impl Engine {
                         }
                     }
                 }
-                Effect::Move(next) => {
-                    match self.install(word, &head, cursor, &next, None, &mut now) {
-                        Ok(()) => return,
-                        Err(actual) => {
-                            word = actual;
-                            continue;
+                Effect::Move(next) => match self.install(word, &head, cursor, &next) {
+                    Ok(change) => {
+                        if let Some(change) = change {
+                            self.report(change, &mut now);
                         }
+                        return;
                     }
-                }
+                    Err(actual) => {
+                        word = actual;
+                        continue;
+                    }
+                },
             };
             match self.cas(word, next) {
                 Ok(()) => return,
@@ -209,17 +243,73 @@ impl Engine {
     }
 
     /// `force_open`, `force_closed` or `reset`: a step that ignores the
-    /// current state but not its epoch.
+    /// current state but not its epoch. Retries only after a
+    /// compare-and-swap that lost, with the word it found.
     pub(crate) fn force(&self, step: impl Fn(Head, u64) -> Head, reason: Reason) {
         let mut now = self.now();
         let at = now.get();
         let mut word = self.load();
         loop {
             let (head, cursor) = word.unpack();
-            match self.install(word, &head, cursor, &step(head, at), Some(reason), &mut now) {
-                Ok(()) => return,
+            match self.install(word, &head, cursor, &step(head, at)) {
+                Ok(change) => {
+                    if let Some(change) = change {
+                        self.report(
+                            Change {
+                                manual: Some(reason),
+                                ..change
+                            },
+                            &mut now,
+                        );
+                    }
+                    return;
+                }
                 Err(actual) => word = actual,
             }
+        }
+    }
+
+    /// Sets the state word to `head` and `cursor`, leaving every record as
+    /// it is: tests start a circuit just before a wrap-around of its
+    /// counters, or make its records as old as they like.
+    #[cfg(any(test, fuzzing, fuse_loom))]
+    pub(crate) fn set_word(&self, head: Head, cursor: Cursor) {
+        // Tests only; the next load sees it (SeqCst is simply the strongest).
+        self.words
+            .head
+            .store(Word::pack(&head, cursor).bits(), sync::Ordering::SeqCst);
+    }
+
+    /// Moves this circuit (not shared yet) to the closed epoch `epoch` with
+    /// the claim counter at `claims` and no failures, for tests that start
+    /// just before a wrap-around. With `ages = Some((opened, slots))`, the
+    /// records are also left behind (times zero): the `opened` record
+    /// `opened` epochs back, each failure slot `slots` epochs back (zero:
+    /// the start epoch's own latest claims, already cleared), stamped with
+    /// the latest claim at or before `claims` that uses it.
+    #[cfg(any(test, fuzzing, fuse_loom))]
+    pub(crate) fn start_at(&self, epoch: u32, claims: u32, ages: Option<(u32, u32)>) {
+        self.set_word(Head::closed(epoch), Cursor { claims, live: 0 });
+        let Some((opened, slots)) = ages else {
+            return;
+        };
+        let behind = |age: u32| epoch.wrapping_sub(age) & ((1 << EPOCH_BITS) - 1);
+        self.words.opened.set(
+            Stamp {
+                epoch: behind(opened),
+                claim: 0,
+            },
+            0,
+        );
+        let len = self.ring.len();
+        for index in 0..len {
+            let back = claims.wrapping_sub(index) % len;
+            let claim = claims.wrapping_sub(back) % CLAIMS_MODULUS;
+            let stamp = Stamp {
+                epoch: behind(slots),
+                claim,
+            };
+            self.ring.set(index, stamp, 0);
         }
     }
 
@@ -254,13 +344,13 @@ impl Engine {
             };
             let mut complete = true;
             if let Some(epoch) = opened_epoch {
-                match self.words.opened.read(Stamp { epoch, claim: 0 }) {
-                    Read::Found(at) => head.opened_at = at,
-                    // Opened an instant ago: its opener is about to stamp it.
-                    Read::Missing | Read::Superseded => {
-                        complete = false;
-                        head.opened_at = now;
-                    }
+                if let Some(at) = self.words.opened.read(Stamp { epoch, claim: 0 }) {
+                    head.opened_at = at;
+                } else {
+                    // Opened an instant ago (its opener is about to stamp
+                    // it), or this reading of the word is out of date.
+                    complete = false;
+                    head.opened_at = now;
                 }
             }
             let live = cursor.live;
@@ -281,8 +371,11 @@ impl Engine {
     }
 
     /// Replaces `word` by the packing of `next` (keeping the failure cursor
-    /// within an epoch, clearing it across epochs) and publishes the opening
-    /// time of a new open epoch. Writes nothing when nothing changes.
+    /// within an epoch, clearing it across epochs) and stamps the `opened`
+    /// record for a new epoch that is not half-open (with its opening time,
+    /// or, closed, with none). Writes nothing when nothing changes. Returns
+    /// the transition to report, if the epoch changed: the caller reports
+    /// it once it has arranged for a listener's panic.
     #[inline]
     fn install(
         &self,
@@ -290,26 +383,31 @@ impl Engine {
         head: &Head,
         cursor: Cursor,
         next: &Head,
-        manual: Option<Reason>,
-        now: &mut Now<'_>,
-    ) -> Result<(), Word> {
+    ) -> Result<Option<Change>, Word> {
         let new_epoch = next.epoch != head.epoch;
         let cursor = if new_epoch { Cursor::default() } else { cursor };
         self.cas(word, Word::pack(next, cursor))?;
-        if new_epoch {
-            if next.state == State::Open {
-                self.opened_at(next.epoch, next.opened_at);
-            }
-            self.report(head.state, next.state, manual, now);
+        if !new_epoch {
+            return Ok(None);
         }
-        Ok(())
+        if next.state != State::HalfOpen {
+            // If the epoch has moved on already, whoever moved it stamps
+            // the record: nothing is lost by not stamping.
+            let _ = self.stamp_opened(next.epoch, next.opened_at);
+        }
+        Ok(Some(Change {
+            from: head.state,
+            to: next.state,
+            manual: None,
+        }))
     }
 
     /// Tells the listeners about a transition this thread just made.
-    fn report(&self, from: State, to: State, manual: Option<Reason>, now: &mut Now<'_>) {
+    fn report(&self, change: Change, now: &mut Now<'_>) {
         if !self.events.wanted() {
             return;
         }
+        let Change { from, to, manual } = change;
         if let Some(reason) = manual.or_else(|| model::reason(from, to)) {
             self.events.emit(&Transition {
                 key: self.key,
@@ -318,6 +416,31 @@ impl Engine {
                 reason,
                 at: Duration::from_nanos(now.get()),
             });
+        }
+    }
+
+    /// `Ok` if the state word still reads `word`; otherwise the word it
+    /// reads now, which the caller retries from. Asked after a failure slot
+    /// did not match the claim `word` expects: if `word` is still current,
+    /// the slot holds an older claim (a slot is written only for a claim
+    /// next to the word's, or to one the word has passed).
+    #[inline]
+    fn unchanged(&self, word: Word) -> Result<(), Word> {
+        let now = self.load();
+        if now == word { Ok(()) } else { Err(now) }
+    }
+
+    /// `Ok` if the state word is still in `epoch`; otherwise the word it
+    /// reads now. Asked after the `opened` record did not match `epoch`: if
+    /// the word is still in it, the record is older (it is written only for
+    /// the word's epoch, or for one the word has left).
+    #[inline]
+    fn epoch_unchanged(&self, epoch: u32) -> Result<(), Word> {
+        let now = self.load();
+        if now.epoch() == epoch {
+            Ok(())
+        } else {
+            Err(now)
         }
     }
 
@@ -347,27 +470,24 @@ impl Engine {
         head: &Head,
         cursor: Cursor,
         grant: Grant,
-        at: u64,
+        now: &mut Now<'_>,
     ) -> Result<(), Word> {
+        let at = now.get();
         let threshold = self.config.failure_threshold();
         let live = (cursor.live + 1).min(threshold);
         if model::could_open(&self.config, live) {
             let earlier = (live - 1).min(threshold - 1);
-            let Some(counted) = self.count_in_window(head.epoch, cursor.claims, earlier, at) else {
-                return Err(self.load());
-            };
+            let counted = self.count_in_window(word, head.epoch, cursor.claims, earlier, at)?;
             if let Some(next) = model::tally(&self.config, *head, grant, counted + 1, at) {
-                let mut now = Now {
-                    time: &self.time,
-                    at: Some(at),
-                };
-                return self.install(word, head, cursor, &next, None, &mut now);
+                if let Some(change) = self.install(word, head, cursor, &next)? {
+                    self.report(change, now);
+                }
+                return Ok(());
             }
         }
         let claim = (cursor.claims + 1) % CLAIMS_MODULUS;
-        if !self.ring.write(head.epoch, claim, at) {
-            return Err(self.load());
-        }
+        self.ring
+            .write(head.epoch, claim, at, || self.unchanged(word))?;
         self.cas(
             word,
             Word::pack(
@@ -380,46 +500,86 @@ impl Engine {
         )
     }
 
-    /// How many of the `count` claims of `epoch` ending with `last` are in
-    /// the window at `now`, reading oldest first and stopping once the
-    /// threshold is out of reach. `None` when a slot holds a newer claim:
-    /// the caller's reading of the state word is out of date.
-    fn count_in_window(&self, epoch: u32, last: u32, count: u32, now: u64) -> Option<u32> {
+    /// How many of the `count` claims of `epoch` ending with `last` (those
+    /// of `word`) are in the window at `now`, reading oldest first and
+    /// stopping once the threshold is out of reach. `Err` with the current
+    /// word when a slot holds another claim and `word` is out of date.
+    fn count_in_window(
+        &self,
+        word: Word,
+        epoch: u32,
+        last: u32,
+        count: u32,
+        now: u64,
+    ) -> Result<u32, Word> {
         let (mut counted, mut unread) = (0, count);
         for at in self.ring.recent(epoch, last, count) {
             unread -= 1;
-            let at = at?;
+            let Some(at) = at else {
+                // Each of these claims wrote its slot before it was
+                // claimed, and only a later claim or epoch replaces it:
+                // the word has changed.
+                self.unchanged(word)?;
+                // Unreachable with the word unchanged; if it were reached,
+                // the claim's time is unknown and it is not counted.
+                debug_assert!(false, "a claim of a current word lost its slot");
+                continue;
+            };
             if model::in_window(&self.config, at, now) {
                 counted += 1;
             } else if !model::could_open(&self.config, counted + unread + 1) {
-                return Some(counted);
+                return Ok(counted);
             }
         }
-        Some(counted)
+        Ok(counted)
     }
 
-    /// When the open epoch `epoch` opened: the stamped time if there is one,
-    /// else `now`, stamped by this thread (the opener or a helper; the first
-    /// to stamp wins). `None` when the record already belongs to a later
-    /// epoch, so the caller's reading of the word is out of date.
+    /// When the open epoch `epoch` opened: the stamped time if there is
+    /// one, else `now`, stamped by this thread (a helper; the first to
+    /// stamp wins). `Err` with the current word when the record holds
+    /// another epoch and the word has left `epoch`.
     #[inline]
-    fn opened_at(&self, epoch: u32, now: u64) -> Option<u64> {
-        let stamp = Stamp { epoch, claim: 0 };
-        match self.words.opened.read(stamp) {
-            Read::Found(at) => Some(at),
-            Read::Superseded => None,
-            Read::Missing => self.stamp_opened(stamp, now),
+    fn opened_at(&self, epoch: u32, now: u64) -> Result<u64, Word> {
+        match self.words.opened.read(Stamp { epoch, claim: 0 }) {
+            Some(at) => Ok(at),
+            None => self.stamp_opened(epoch, now),
         }
     }
 
-    /// The slow half of [`opened_at`](Self::opened_at): the record is not
-    /// stamped yet (its opener is between two instructions, or is us).
+    /// Stamps the `opened` record for `epoch` with `now`, unless it is
+    /// stamped for that epoch already (by its opener, a helper or us);
+    /// returns the time it holds for `epoch`. The slow half of
+    /// [`opened_at`](Self::opened_at).
     #[cold]
-    fn stamp_opened(&self, stamp: Stamp, now: u64) -> Option<u64> {
-        match self.words.opened.write(stamp, now, Keep::First) {
-            Read::Found(at) => Some(at),
-            Read::Missing | Read::Superseded => None,
-        }
+    fn stamp_opened(&self, epoch: u32, now: u64) -> Result<u64, Word> {
+        self.words
+            .opened
+            .write(Stamp { epoch, claim: 0 }, now, Keep::First, || {
+                self.epoch_unchanged(epoch)
+            })
+    }
+}
+
+/// A transition made by this thread, to report to the listeners.
+#[derive(Clone, Copy, Debug)]
+struct Change {
+    from: State,
+    to: State,
+    /// The reason of a manual change (the rules' transitions have theirs).
+    manual: Option<Reason>,
+}
+
+/// Gives `grant` an ignore verdict when dropped: armed while a listener
+/// runs inside the admission that took the grant, and forgotten once it
+/// returns, so a panicking listener does not leak the probe slot.
+struct Release<'a> {
+    engine: &'a Engine,
+    grant: Grant,
+}
+
+impl Drop for Release<'_> {
+    fn drop(&mut self) {
+        self.engine.verdict(self.grant, Verdict::Ignore);
     }
 }
 

@@ -130,3 +130,159 @@ fn half_open_probes_never_exceed_the_limit_under_threads() {
     assert_eq!(snap.state, State::HalfOpen);
     assert_eq!(snap.half_open_inflight, 0);
 }
+
+/// Moves the state word to a closed epoch `epoch` whose claim counter reads
+/// `claims`, without touching a record: as if that many state changes (and
+/// claims) had happened with the records left as they are, whatever their
+/// age.
+fn jump(engine: &Engine, epoch: u32, claims: u32) {
+    engine.start_at(epoch, claims, None);
+}
+
+/// Runs `f` on a thread of its own and fails the test if it has not
+/// returned after a generous deadline: a retry loop that does not make
+/// progress spins forever (the thread is left behind; the test fails).
+fn returns<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (done, wait) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(f()));
+    wait.recv_timeout(Duration::from_secs(60))
+        .unwrap_or_else(|_| panic!("{what} did not return: the engine retries without progress"))
+}
+
+/// Ages past which a stamped record used to be misread: half the epoch
+/// range and one more, the whole range (an exact alias) and one more.
+const AGES: [u32; 5] = [
+    (1 << (EPOCH_BITS - 1)) - 1,
+    1 << (EPOCH_BITS - 1),
+    (1 << (EPOCH_BITS - 1)) + 1,
+    (1 << EPOCH_BITS) - 1,
+    1,
+];
+
+/// Issue 9, scenario 1: a failure slot written in epoch 0, then a failure
+/// 2^29 + 1 epochs later (and at the other ages): recorded, in bounded time.
+#[test]
+fn a_failure_slot_of_any_age_never_blocks_a_failure() {
+    for age in AGES {
+        let (engine, _mock) = engine(&Config::default());
+        let engine = Arc::new(engine);
+        let Admission::Granted(grant) = engine.acquire() else {
+            panic!("closed circuit rejected");
+        };
+        engine.verdict(grant, Verdict::Failure);
+        jump(&engine, age, 0);
+        let shared = engine.clone();
+        returns("a failure after an old slot", move || {
+            let Admission::Granted(grant) = shared.acquire() else {
+                panic!("closed circuit rejected");
+            };
+            shared.verdict(grant, Verdict::Failure);
+        });
+        assert_eq!(engine.snapshot().failures.len(), 1, "age {age}");
+    }
+}
+
+/// Issue 9, scenario 2: `force_open`, the record left 2^29 + 1 epochs
+/// behind (and the other ages), `force_open` at 5 s: admission returns, and
+/// the snapshot at 6 s says the circuit opened at 5 s. (A record exactly a
+/// multiple of 2^30 epochs behind would pass for the new opening; the
+/// engine never leaves one that far behind, see the next test.)
+#[test]
+fn an_opening_record_of_any_age_never_blocks_admission() {
+    for age in AGES {
+        let (engine, mock) = engine(&Config::default());
+        let engine = Arc::new(engine);
+        engine.force(model::force_open, crate::events::Reason::Forced);
+        jump(&engine, age, 0);
+        mock.increment(Duration::from_secs(5));
+        engine.force(model::force_open, crate::events::Reason::Forced);
+        mock.increment(Duration::from_secs(1));
+        let shared = engine.clone();
+        let admission = returns("admission after an old opening", move || shared.acquire());
+        assert_eq!(
+            admission,
+            Admission::Rejected {
+                retry_after: Config::default().open_nanos() - 1_000_000_000
+            },
+            "age {age}"
+        );
+        assert_eq!(
+            engine.snapshot().opened_at,
+            Some(Duration::from_secs(5)),
+            "age {age}"
+        );
+    }
+}
+
+/// Every epoch but a half-open one stamps the `opened` record as it
+/// begins, so the record keeps up with the word: closing, by hand or by
+/// probes, included.
+#[test]
+fn the_opened_record_keeps_up_with_the_word() {
+    let config = Config::builder().half_open_probes(1).build().unwrap();
+    let (engine, mock) = engine(&config);
+    let stamp_epoch = |engine: &Engine| {
+        let bits = engine.words.opened.raw() >> 64;
+        u32::try_from((bits >> 32) & ((1 << EPOCH_BITS) - 1)).unwrap()
+    };
+    let epoch = |engine: &Engine| engine.load().epoch();
+    engine.force(
+        |head, _| model::force_closed(head),
+        crate::events::Reason::Forced,
+    );
+    assert_eq!(stamp_epoch(&engine), epoch(&engine), "force_closed");
+    engine.force(|head, _| model::reset(head), crate::events::Reason::Reset);
+    assert_eq!(stamp_epoch(&engine), epoch(&engine), "reset");
+    engine.force(model::force_open, crate::events::Reason::Forced);
+    assert_eq!(stamp_epoch(&engine), epoch(&engine), "force_open");
+    mock.increment(config.open_duration());
+    let Admission::Granted(probe) = engine.acquire() else {
+        panic!("the cooldown passed");
+    };
+    assert_eq!(stamp_epoch(&engine) + 1, epoch(&engine), "half-open");
+    engine.verdict(probe, Verdict::Success);
+    assert_eq!(engine.state(), State::Closed);
+    assert_eq!(stamp_epoch(&engine), epoch(&engine), "closed by probes");
+}
+
+/// Issue 9, scenario 3, with no manual call: threshold 2, a 1 ns cooldown,
+/// two failures, then about 2^28 cycles of a failing probe (jumped over,
+/// the ring untouched), probes that pass, and a failure: recorded.
+#[test]
+fn failure_slots_left_by_an_old_closed_epoch_never_block_a_failure() {
+    let config = Config::builder()
+        .failure_threshold(2)
+        .open_duration(Duration::from_nanos(1))
+        .build()
+        .unwrap();
+    for age in AGES {
+        let (engine, mock) = engine(&config);
+        let engine = Arc::new(engine);
+        for _ in 0..2 {
+            let Admission::Granted(grant) = engine.acquire() else {
+                panic!("closed circuit rejected");
+            };
+            engine.verdict(grant, Verdict::Failure);
+        }
+        assert_eq!(engine.state(), State::Open);
+        // The last failed probe of the cycles reopens the circuit.
+        jump(&engine, age, 0);
+        engine.force(model::force_open, crate::events::Reason::Forced);
+        mock.increment(Duration::from_nanos(1));
+        let shared = engine.clone();
+        returns("probes and a failure after old slots", move || {
+            for _ in 0..2 {
+                let Admission::Granted(grant) = shared.acquire() else {
+                    panic!("the cooldown passed: a probe is due");
+                };
+                shared.verdict(grant, Verdict::Success);
+            }
+            assert_eq!(shared.state(), State::Closed);
+            let Admission::Granted(grant) = shared.acquire() else {
+                panic!("closed circuit rejected");
+            };
+            shared.verdict(grant, Verdict::Failure);
+        });
+        assert_eq!(engine.snapshot().failures.len(), 1, "age {age}");
+    }
+}

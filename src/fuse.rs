@@ -83,6 +83,18 @@ impl Fuse {
         self.engine.writes()
     }
 
+    /// Moves this circuit, fresh and not shared yet, to the closed epoch
+    /// `epoch` with its claim counter at `claims`, its records left
+    /// `record_age` epochs behind (zero: untouched). Only in loom builds
+    /// (`--cfg fuse_loom`), for the wrap-around models of `loom-tests/`;
+    /// not part of the API.
+    #[cfg(fuse_loom)]
+    #[doc(hidden)]
+    pub fn loom_start(&self, epoch: u32, claims: u32, record_age: u32) {
+        let ages = (record_age > 0).then_some((record_age, record_age));
+        self.engine.start_at(epoch, claims, ages);
+    }
+
     /// The circuit's name.
     ///
     /// ```

@@ -12,7 +12,8 @@ use quanta::{Clock, Mock};
 
 use crate::config::{Config, MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES};
 use crate::fuse::Fuse;
-use crate::model::{Admission, Grant, PermitKind, Verdict};
+use crate::model::{Admission, EPOCH_BITS, Grant, PermitKind, Verdict};
+use crate::packed::CLAIMS_MODULUS;
 use crate::permit::Permit;
 use crate::reference::Reference;
 
@@ -52,8 +53,10 @@ impl Bytes<'_> {
 /// state or snapshot on which they disagree.
 ///
 /// The first bytes choose a small configuration (threshold 1..=5, probes
-/// 1..=3, window and open duration of 1 ns to 10 µs); each following byte
-/// is one operation: acquire; success, failure or ignore of a held permit
+/// 1..=3, window and open duration of 1 ns to 10 µs) and where the circuit
+/// starts (half the time fresh; otherwise a few epochs before a wrap-around
+/// of its epoch or claim counters, with records left any number of epochs
+/// behind; see [`Start`]); each following byte is one operation: acquire; success, failure or ignore of a held permit
 /// (any of them, by index); drop of a held permit; a clock advance of zero,
 /// a few nanoseconds, about a window, exactly a window or an open duration,
 /// or a huge step; `force_open`, `force_closed`, `reset`.
@@ -71,7 +74,9 @@ pub fn differential(data: &[u8]) {
         .config(config.clone())
         .clock(clock)
         .build();
-    let mut reference = Reference::new(config.clone());
+    let start = Start::decode(&mut bytes);
+    start.apply(&fuse);
+    let mut reference = Reference::starting_at(config.clone(), start.epoch);
     let mut held: Vec<(Permit<'_>, Grant)> = Vec::new();
     let mut step = 0usize;
     while !bytes.is_empty() {
@@ -119,6 +124,70 @@ pub fn differential(data: &[u8]) {
             reference.snapshot(now),
             "snapshot after step {step} (op {op}, now {now})"
         );
+    }
+}
+
+/// Where a circuit of the harness starts: an epoch and claim counter, and
+/// how far behind them its records were left.
+#[derive(Clone, Copy, Debug)]
+struct Start {
+    epoch: u32,
+    claims: u32,
+    /// `None`: fresh records (never written).
+    aged: Option<Ages>,
+}
+
+/// How old the records of a [`Start`] are.
+#[derive(Clone, Copy, Debug)]
+struct Ages {
+    /// Epochs behind the start, for the `opened` record.
+    opened: u32,
+    /// Epochs behind the start for the failure slots (zero: the slots hold
+    /// the latest claims of the start epoch, already cleared).
+    slots: u32,
+}
+
+/// A few below each wrap-around point of the counters: epochs wrap at
+/// 2^30, claims at 2^19 (and the midpoints, where a half-range comparison
+/// would turn).
+const EPOCH_STARTS: [u32; 3] = [0, 1 << (EPOCH_BITS - 1), 0];
+const CLAIM_STARTS: [u32; 3] = [0, CLAIMS_MODULUS / 2, 0];
+
+/// Records are never left this close behind the history's own epochs (a
+/// history changes the epoch at most once per byte).
+const AGE_MARGIN: u32 = 1 << 20;
+
+impl Start {
+    fn decode(bytes: &mut Bytes<'_>) -> Start {
+        let choice = bytes.u8();
+        if choice < 128 {
+            return Start {
+                epoch: 0,
+                claims: 0,
+                aged: None,
+            };
+        }
+        let before = u32::from(bytes.u8() % 8);
+        let modulus = 1u32 << EPOCH_BITS;
+        let epoch = EPOCH_STARTS[usize::from(choice % 3)].wrapping_sub(before) & (modulus - 1);
+        let claims =
+            CLAIM_STARTS[usize::from((choice / 3) % 3)].wrapping_sub(before) % CLAIMS_MODULUS;
+        let age = |raw: u32| 1 + raw % (modulus - AGE_MARGIN);
+        let aged = (choice % 2 == 0).then(|| Ages {
+            opened: age(bytes.u32()),
+            slots: if choice % 4 == 0 { 0 } else { age(bytes.u32()) },
+        });
+        Start {
+            epoch,
+            claims,
+            aged,
+        }
+    }
+
+    /// Moves `fuse` to this start (it is fresh and not shared yet).
+    fn apply(self, fuse: &Fuse) {
+        let ages = self.aged.map(|ages| (ages.opened, ages.slots));
+        fuse.engine().start_at(self.epoch, self.claims, ages);
     }
 }
 

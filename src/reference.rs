@@ -15,11 +15,11 @@ pub(crate) struct Reference {
 }
 
 impl Reference {
-    /// A closed circuit with no failures.
-    pub(crate) fn new(config: Config) -> Self {
+    /// A closed circuit with no failures, in epoch `epoch`.
+    pub(crate) fn starting_at(config: Config, epoch: u32) -> Self {
         Reference {
             config,
-            head: Head::closed(0),
+            head: Head::closed(epoch),
             failures: Vec::new(),
         }
     }

@@ -3,18 +3,22 @@
 //!
 //! A record is `stamp << 64 | time`. The stamp names what the time belongs
 //! to (an epoch and, in the ring, a claim number), so a reader recognises a
-//! record that is not (yet) the one it expects, and a late writer never
-//! overwrites a newer record: a slot only moves forward. Writers of the same
-//! stamp keep the latest of their times (see [`Record::write`]).
+//! record that is not the one it expects. A record holding another stamp
+//! may be older or newer than the reader's view, and the stamp alone cannot
+//! tell which: epochs wrap, and a record can sit unwritten for any number of
+//! them. The state word can: records are only ever written for the word's
+//! current epoch (or one the word has since left), so a record that does
+//! not match a word *still current* is older than it. A writer therefore
+//! replaces another stamp only after checking that its word is still the
+//! circuit's ([`Record::write`]); a reader whose word moved on retries from
+//! the new word. Writers of the same stamp keep the time [`Keep`] says.
 
-use crate::model::EPOCH_BITS;
 use crate::packed::CLAIMS_MODULUS;
 use crate::sync::{AtomicU128, RECORD_LOAD, RECORD_WRITE};
 
 /// Set in every written stamp, so an untouched record (all zero) matches no
 /// stamp.
 const WRITTEN: u64 = 1 << 63;
-const EPOCH_MOD: u32 = 1 << EPOCH_BITS;
 
 /// What a record belongs to: an epoch and, for a failure, its claim number
 /// in that epoch (zero for the `opened` record).
@@ -29,40 +33,11 @@ impl Stamp {
     fn bits(self) -> u64 {
         WRITTEN | (u64::from(self.epoch) << 32) | u64::from(self.claim)
     }
-
-    /// Whether a record stamped `other` is strictly newer than one stamped
-    /// `self`: a later epoch, or a later claim of the same epoch. Both
-    /// counters wrap, so "later" means less than half the range ahead.
-    #[inline]
-    fn is_older_than(self, other: u64) -> bool {
-        if other & WRITTEN == 0 {
-            return false;
-        }
-        let (epoch, claim) = split_stamp(other);
-        if epoch == self.epoch {
-            let ahead = claim.wrapping_sub(self.claim) % CLAIMS_MODULUS;
-            ahead != 0 && ahead < CLAIMS_MODULUS / 2
-        } else {
-            let ahead = epoch.wrapping_sub(self.epoch) % EPOCH_MOD;
-            ahead < EPOCH_MOD / 2
-        }
-    }
 }
 
 /// One stamped time in a 128-bit atomic.
 #[derive(Debug)]
 pub(crate) struct Record(AtomicU128);
-
-/// What a record holds for the stamp a reader expects.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Read {
-    /// The expected record, with its time.
-    Found(u64),
-    /// An older record: the expected one is not written yet.
-    Missing,
-    /// A newer record: the reader's view is out of date.
-    Superseded,
-}
 
 impl Record {
     pub(crate) fn new() -> Self {
@@ -81,33 +56,60 @@ impl Record {
         self.0.load(RECORD_LOAD)
     }
 
-    /// Reads the time stamped `stamp`.
-    #[inline]
-    pub(crate) fn read(&self, stamp: Stamp) -> Read {
-        classify(stamp, self.0.load(RECORD_LOAD))
+    /// Overwrites the record, for tests that leave it as old as they like.
+    #[cfg(any(test, fuzzing, fuse_loom))]
+    pub(crate) fn set(&self, stamp: Stamp, at: u64) {
+        // Tests only, before the circuit is shared: a compare-and-swap
+        // against what is there (the only write the loom shim offers).
+        let current = self.0.load(RECORD_LOAD);
+        let _ = self
+            .0
+            .compare_exchange(current, pack(stamp, at), RECORD_WRITE, RECORD_LOAD);
     }
 
-    /// Writes `at` stamped `stamp`, unless the record holds a newer stamp
-    /// or already holds `stamp` with a time `keep` prefers; returns what the
-    /// record holds for `stamp` afterwards.
-    pub(crate) fn write(&self, stamp: Stamp, at: u64, keep: Keep) -> Read {
-        let mine = (u128::from(stamp.bits()) << 64) | u128::from(at);
-        let mut current = self.0.load(RECORD_LOAD);
+    /// The time stamped `stamp`, or `None` if the record holds another
+    /// stamp (older or newer: only the state word can tell).
+    #[inline]
+    pub(crate) fn read(&self, stamp: Stamp) -> Option<u64> {
+        found(stamp, self.0.load(RECORD_LOAD))
+    }
+
+    /// Writes `at` stamped `stamp` and returns the time the record then
+    /// holds for `stamp`; a record that already holds `stamp` keeps the
+    /// time `keep` prefers. A record holding another stamp is replaced only
+    /// if `current` says, after that stamp was read, that the writer's
+    /// reading of the state word is still the circuit's (so that stamp is
+    /// older); otherwise `current`'s error is returned and nothing is
+    /// written.
+    ///
+    /// Progress: the loop goes round again only when its compare-and-swap
+    /// lost to another writer of this record, which made progress. With
+    /// the word unchanged, those are writers of this same stamp (any other
+    /// would have failed its own check), and they stop once the record
+    /// holds `stamp`: the first time for [`Keep::First`], a time at or
+    /// after theirs for [`Keep::Latest`].
+    pub(crate) fn write<E>(
+        &self,
+        stamp: Stamp,
+        at: u64,
+        keep: Keep,
+        current: impl Fn() -> Result<(), E>,
+    ) -> Result<u64, E> {
+        let mine = pack(stamp, at);
+        let mut held = self.0.load(RECORD_LOAD);
         loop {
-            match classify(stamp, current) {
-                Read::Found(held) if keep == Keep::First || held >= at => {
-                    return Read::Found(held);
-                }
-                Read::Superseded => return Read::Superseded,
-                Read::Found(_) | Read::Missing => {}
+            match found(stamp, held) {
+                Some(time) if keep == Keep::First || time >= at => return Ok(time),
+                Some(_) => {}
+                None => current()?,
             }
             // RECORD_WRITE (AcqRel / Acquire): see `sync`.
             match self
                 .0
-                .compare_exchange(current, mine, RECORD_WRITE, RECORD_LOAD)
+                .compare_exchange(held, mine, RECORD_WRITE, RECORD_LOAD)
             {
-                Ok(_) => return Read::Found(at),
-                Err(actual) => current = actual,
+                Ok(_) => return Ok(at),
+                Err(actual) => held = actual,
             }
         }
     }
@@ -127,31 +129,16 @@ pub(crate) enum Keep {
     Latest,
 }
 
-/// The epoch and claim of stamp bits (the claim is the low 32 bits, the
-/// epoch the 30 above them).
-#[allow(clippy::cast_possible_truncation)]
 #[inline]
-fn split_stamp(bits: u64) -> (u32, u32) {
-    (((bits >> 32) as u32) & (EPOCH_MOD - 1), bits as u32)
+fn pack(stamp: Stamp, at: u64) -> u128 {
+    (u128::from(stamp.bits()) << 64) | u128::from(at)
 }
 
-/// The stamp (high half) and time (low half) of a record.
+/// The time of `record` if it is stamped `stamp`.
 #[allow(clippy::cast_possible_truncation)]
 #[inline]
-fn split_record(record: u128) -> (u64, u64) {
-    ((record >> 64) as u64, record as u64)
-}
-
-#[inline]
-fn classify(stamp: Stamp, record: u128) -> Read {
-    let (bits, at) = split_record(record);
-    if bits == stamp.bits() {
-        Read::Found(at)
-    } else if stamp.is_older_than(bits) {
-        Read::Superseded
-    } else {
-        Read::Missing
-    }
+fn found(stamp: Stamp, record: u128) -> Option<u64> {
+    ((record >> 64) as u64 == stamp.bits()).then_some(record as u64)
 }
 
 /// The failure times of a closed epoch: claim `k` lives in slot
@@ -172,23 +159,41 @@ impl Ring {
         }
     }
 
+    /// How many slots the ring has (a power of two).
+    #[cfg(any(test, fuzzing, fuse_loom))]
+    pub(crate) fn len(&self) -> u32 {
+        self.mask + 1
+    }
+
+    /// Overwrites slot `index` (tests only).
+    #[cfg(any(test, fuzzing, fuse_loom))]
+    pub(crate) fn set(&self, index: u32, stamp: Stamp, at: u64) {
+        self.slot(index).set(stamp, at);
+    }
+
     fn slot(&self, claim: u32) -> &Record {
         // `mask` is the length minus one, so the index is always in range.
         &self.slots[(claim & self.mask) as usize]
     }
 
     /// Writes the failure time of claim `claim` of `epoch`, before the
-    /// claim; `false` when the slot already holds a newer claim (the
-    /// writer's reading of the state word is out of date).
-    pub(crate) fn write(&self, epoch: u32, claim: u32, at: u64) -> bool {
+    /// claim, over whatever the slot holds while `current` says the
+    /// writer's reading of the state word holds (see [`Record::write`]).
+    pub(crate) fn write<E>(
+        &self,
+        epoch: u32,
+        claim: u32,
+        at: u64,
+        current: impl Fn() -> Result<(), E>,
+    ) -> Result<(), E> {
         self.slot(claim)
-            .write(Stamp { epoch, claim }, at, Keep::Latest)
-            != Read::Superseded
+            .write(Stamp { epoch, claim }, at, Keep::Latest, current)
+            .map(drop)
     }
 
     /// The times of the `count` claims of `epoch` that end with `last`,
-    /// oldest first; `None` for a claim whose time is not there (not yet
-    /// written, or already replaced by a newer claim).
+    /// oldest first; `None` for a claim whose slot holds another stamp (not
+    /// written yet, or already replaced by a newer claim).
     pub(crate) fn recent(
         &self,
         epoch: u32,
@@ -197,10 +202,7 @@ impl Ring {
     ) -> impl Iterator<Item = Option<u64>> + '_ {
         (0..count).rev().map(move |back| {
             let claim = last.wrapping_sub(back) % CLAIMS_MODULUS;
-            match self.slot(claim).read(Stamp { epoch, claim }) {
-                Read::Found(at) => Some(at),
-                Read::Missing | Read::Superseded => None,
-            }
+            self.slot(claim).read(Stamp { epoch, claim })
         })
     }
 }
@@ -209,68 +211,97 @@ impl Ring {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_slot_only_moves_forward() {
-        let record = Record::new();
-        let old = Stamp { epoch: 3, claim: 1 };
-        let new = Stamp { epoch: 3, claim: 9 };
-        assert_eq!(record.read(new), Read::Missing);
-        assert_eq!(record.write(new, 50, Keep::Latest), Read::Found(50));
-        assert_eq!(record.write(old, 40, Keep::Latest), Read::Superseded);
-        assert_eq!(record.read(new), Read::Found(50));
-        assert_eq!(
-            record.write(new, 45, Keep::Latest),
-            Read::Found(50),
-            "the latest time stays"
-        );
-        assert_eq!(
-            record.write(new, 60, Keep::Latest),
-            Read::Found(60),
-            "the latest time stays"
-        );
-        let next_epoch = Stamp { epoch: 4, claim: 0 };
-        assert_eq!(record.write(next_epoch, 70, Keep::Latest), Read::Found(70));
-        assert_eq!(record.write(new, 99, Keep::Latest), Read::Superseded);
-        let first = Record::new();
-        let stamp = Stamp { epoch: 1, claim: 0 };
-        assert_eq!(first.write(stamp, 10, Keep::First), Read::Found(10));
-        assert_eq!(
-            first.write(stamp, 20, Keep::First),
-            Read::Found(10),
-            "the first time stays"
-        );
-        assert_eq!(record.read(new), Read::Superseded);
+    /// A `current` check that says the writer's word still holds.
+    #[allow(clippy::unnecessary_wraps)] // the shape `Record::write` takes
+    fn holds() -> Result<(), ()> {
+        Ok(())
+    }
+
+    /// A `current` check that says the writer's word moved on.
+    fn moved() -> Result<(), ()> {
+        Err(())
     }
 
     #[test]
-    fn stamps_compare_across_wrap() {
-        let last_epoch = Stamp {
-            epoch: EPOCH_MOD - 1,
-            claim: CLAIMS_MODULUS - 1,
-        };
-        assert!(last_epoch.is_older_than(Stamp { epoch: 0, claim: 0 }.bits()));
-        let same_epoch_wrapped = Stamp {
-            epoch: EPOCH_MOD - 1,
-            claim: 0,
-        };
-        assert!(last_epoch.is_older_than(same_epoch_wrapped.bits()));
-        assert!(!same_epoch_wrapped.is_older_than(last_epoch.bits()));
-        assert!(!last_epoch.is_older_than(0), "an untouched record is older");
+    fn another_stamp_is_replaced_only_while_the_word_holds() {
+        let record = Record::new();
+        let old = Stamp { epoch: 3, claim: 1 };
+        let new = Stamp { epoch: 3, claim: 9 };
+        assert_eq!(record.read(new), None, "untouched");
+        assert_eq!(record.write(new, 50, Keep::Latest, moved), Err(()));
+        assert_eq!(
+            record.read(new),
+            None,
+            "a writer whose word moved on writes nothing"
+        );
+        assert_eq!(record.write(new, 50, Keep::Latest, holds), Ok(50));
+        assert_eq!(record.write(old, 40, Keep::Latest, moved), Err(()));
+        assert_eq!(record.read(new), Some(50));
+        assert_eq!(
+            record.write(new, 45, Keep::Latest, moved),
+            Ok(50),
+            "the latest time stays"
+        );
+        assert_eq!(
+            record.write(new, 60, Keep::Latest, moved),
+            Ok(60),
+            "the latest time stays"
+        );
+        let next_epoch = Stamp { epoch: 4, claim: 0 };
+        assert_eq!(record.write(next_epoch, 70, Keep::Latest, holds), Ok(70));
+        assert_eq!(record.read(new), None);
+        let first = Record::new();
+        let stamp = Stamp { epoch: 1, claim: 0 };
+        assert_eq!(first.write(stamp, 10, Keep::First, holds), Ok(10));
+        assert_eq!(
+            first.write(stamp, 20, Keep::First, moved),
+            Ok(10),
+            "the first time stays"
+        );
+    }
+
+    #[test]
+    fn a_stamp_of_any_age_is_replaced_while_the_word_holds() {
+        for epoch in [0, 1, (1 << 29) - 1, 1 << 29, (1 << 29) + 1, (1 << 30) - 1] {
+            let record = Record::new();
+            let stale = Stamp { epoch, claim: 5 };
+            assert_eq!(record.write(stale, 1, Keep::Latest, holds), Ok(1));
+            let current = Stamp { epoch: 0, claim: 1 };
+            assert_eq!(
+                record.write(current, 2, Keep::Latest, holds),
+                Ok(2),
+                "epoch {epoch}"
+            );
+            assert_eq!(record.read(current), Some(2));
+        }
     }
 
     #[test]
     fn ring_recent_reads_oldest_first() {
         let ring = Ring::new(3);
-        assert!(ring.write(1, 1, 10));
-        assert!(ring.write(1, 2, 20));
-        assert!(ring.write(1, 3, 30));
+        for (claim, at) in [(1, 10), (2, 20), (3, 30)] {
+            assert_eq!(ring.write(1, claim, at, holds), Ok(()));
+        }
         let got: Vec<_> = ring.recent(1, 3, 3).collect();
         assert_eq!(got, vec![Some(10), Some(20), Some(30)]);
         let got: Vec<_> = ring.recent(1, 4, 2).collect();
         assert_eq!(got, vec![Some(30), None], "claim 4 is not written yet");
         assert_eq!(ring.recent(2, 3, 1).next(), Some(None), "other epoch");
-        assert!(ring.write(1, 7, 70), "claim 7 shares a slot with claim 3");
-        assert!(!ring.write(1, 3, 35), "a late writer of claim 3 is refused");
+        assert_eq!(
+            ring.write(1, 7, 70, holds),
+            Ok(()),
+            "claim 7 shares a slot with claim 3"
+        );
+        assert_eq!(
+            ring.write(1, 3, 35, moved),
+            Err(()),
+            "a late writer of claim 3 is refused"
+        );
         assert_eq!(ring.recent(1, 7, 1).next(), Some(Some(70)));
+        let last = CLAIMS_MODULUS - 1;
+        assert_eq!(ring.write(1, last, 80, holds), Ok(()));
+        assert_eq!(ring.write(1, 0, 90, holds), Ok(()), "claims wrap");
+        let got: Vec<_> = ring.recent(1, 0, 2).collect();
+        assert_eq!(got, vec![Some(80), Some(90)]);
     }
 }

@@ -88,7 +88,6 @@ mod loom_shim {
             self.inner.load(order)
         }
 
-        #[cfg(test)]
         pub(crate) fn store(&self, value: u64, order: Ordering) {
             self.writes.fetch_add(1, Ordering::Relaxed);
             self.inner.store(value, order);
