@@ -104,9 +104,17 @@ pub struct Transition {
 /// Receives the transitions of the circuits it is registered with, on the
 /// thread that made each one. Any `Fn(&Transition) + Send + Sync` is one.
 ///
-/// Keep it short: it runs inside the call that changed the state. A
-/// listener that panics propagates the panic to that call; the transition
-/// has happened all the same.
+/// Keep it short: it runs inside the call that changed the state, after
+/// the change is in place, and holds no lock, so other callers of the
+/// circuit go on while it runs, and it may call back into the circuit
+/// (take a permit, read a snapshot, force a state, add a listener).
+///
+/// A listener that panics propagates the panic to the call that made the
+/// transition; the transition has happened all the same, and listeners
+/// after it in the list miss that one transition. No probe slot is lost:
+/// if the call was the admission that moved the circuit to half-open, the
+/// probe it took is given an ignore verdict as the panic unwinds, so the
+/// next call probes.
 ///
 /// ```
 /// use std::sync::atomic::{AtomicUsize, Ordering};
