@@ -45,6 +45,8 @@ pub const MAX_HALF_OPEN_PROBES: u32 = 4096;
 pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 
 const DEFAULT_STATUSES: [u16; 3] = [502, 503, 504];
+/// The default first piece of every key.
+pub(crate) const DEFAULT_KEY_PREFIX: &str = "fuse";
 
 /// The validated settings of one circuit (SPEC §2).
 ///
@@ -96,7 +98,7 @@ impl Default for Config {
             count_timeouts: true,
             count_connection_errors: true,
             count_http_500: false,
-            key_prefix: "fuse".to_owned(),
+            key_prefix: DEFAULT_KEY_PREFIX.to_owned(),
         }
     }
 }

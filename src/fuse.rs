@@ -5,7 +5,7 @@ use std::fmt;
 use quanta::Clock;
 
 use crate::clock::Time;
-use crate::config::Config;
+use crate::config::{Config, DEFAULT_KEY_PREFIX};
 use crate::engine::Engine;
 use crate::events::{Events, Listener, Listeners, Reason};
 use crate::model;
@@ -33,6 +33,7 @@ use std::sync::Arc;
 pub struct Fuse {
     engine: Engine,
     name: &'static str,
+    operation: Option<&'static str>,
     key: &'static str,
 }
 
@@ -102,6 +103,17 @@ impl Fuse {
     /// ```
     pub fn name(&self) -> &str {
         self.name
+    }
+
+    /// The circuit's operation, if it has one (an empty operation is none).
+    ///
+    /// ```
+    /// use fuse_breaker::Fuse;
+    /// assert_eq!(Fuse::builder("billing").operation("refund").build().operation(), Some("refund"));
+    /// assert_eq!(Fuse::builder("billing").operation("").build().operation(), None);
+    /// ```
+    pub fn operation(&self) -> Option<&str> {
+        self.operation
     }
 
     /// The circuit's key: `prefix:app:name:operation`, empty pieces left out.
@@ -355,6 +367,20 @@ impl FuseBuilder {
         self
     }
 
+    /// The key the circuit will have (SPEC §1).
+    pub(crate) fn key(&self) -> String {
+        let prefix = self
+            .config
+            .as_ref()
+            .map_or(DEFAULT_KEY_PREFIX, Config::key_prefix);
+        names::key(
+            prefix,
+            self.app.as_deref(),
+            &self.name,
+            self.operation.as_deref(),
+        )
+    }
+
     /// Listeners shared with other circuits (a registry's).
     pub(crate) fn shared_listeners(mut self, listeners: Arc<Listeners>) -> Self {
         self.listeners = Some(listeners);
@@ -368,16 +394,15 @@ impl FuseBuilder {
     /// assert_eq!(fuse.state(), fuse_breaker::State::Closed);
     /// ```
     pub fn build(self) -> Fuse {
+        let key = names::intern(&self.key());
         let config = self.config.unwrap_or_default();
-        let key = names::key(
-            config.key_prefix(),
-            self.app.as_deref(),
-            &self.name,
-            self.operation.as_deref(),
-        );
-        let key = names::intern(&key);
         Fuse {
             name: names::intern(&self.name),
+            operation: self
+                .operation
+                .as_deref()
+                .filter(|operation| !operation.is_empty())
+                .map(names::intern),
             key,
             engine: Engine::new(
                 config,

@@ -100,6 +100,15 @@ type Operations = HashMap<Box<str>, Arc<Fuse>, RandomState>;
 /// The circuits of one application: created on first use from the defaults
 /// and the per-name overrides, then shared, one per key.
 ///
+/// A circuit is its key (SPEC §1), so lookups whose keys coincide share
+/// one circuit: `get("a:b")` and `get_operation("a", "b")`, or
+/// `get_operation("a:b", "c")` and `get_operation("a", "b:c")` (all
+/// `fuse:a:b:c`-style keys are joined from verbatim pieces), or `get("x")`
+/// and `get_operation("", "x")`. That circuit is the one the first of them
+/// created, with that one's configuration, and
+/// [`circuits`](Self::circuits) lists it once, under the name and
+/// operation it was created with.
+///
 /// Looking up an existing circuit is lock-free and allocates nothing: the
 /// map is read through an `arc-swap` pointer, and a new circuit publishes a
 /// copy of it (creation is rare, lookups are not). Keep the `Arc<Fuse>` you
@@ -130,8 +139,9 @@ pub struct Registry {
     coarse_clock: bool,
     circuits: ArcSwap<Circuits>,
     listeners: Arc<Listeners>,
-    /// Serialises creations (never taken by a lookup of an existing circuit).
-    create: Mutex<()>,
+    /// Every circuit by key; held while creating (never taken by a lookup
+    /// of an existing name and operation).
+    by_key: Mutex<HashMap<&'static str, Arc<Fuse>, RandomState>>,
 }
 
 /// One circuit of a [`Registry`], as [`Registry::circuits`] lists it.
@@ -236,19 +246,16 @@ impl Registry {
     /// ```
     pub fn circuits(&self) -> Vec<CircuitInfo> {
         let circuits = self.circuits.load();
-        let mut listed: Vec<CircuitInfo> = circuits
-            .iter()
-            .flat_map(|(name, operations)| {
-                operations.iter().map(move |(operation, fuse)| {
-                    #[cfg(feature = "metrics")]
-                    fuse.publish_metrics();
-                    CircuitInfo {
-                        key: fuse.key().to_owned(),
-                        name: name.to_string(),
-                        operation: (!operation.is_empty()).then(|| operation.to_string()),
-                        snapshot: fuse.snapshot(),
-                    }
-                })
+        let mut listed: Vec<CircuitInfo> = each_circuit(&circuits)
+            .map(|fuse| {
+                #[cfg(feature = "metrics")]
+                fuse.publish_metrics();
+                CircuitInfo {
+                    key: fuse.key().to_owned(),
+                    name: fuse.name().to_owned(),
+                    operation: fuse.operation().map(str::to_owned),
+                    snapshot: fuse.snapshot(),
+                }
             })
             .collect();
         listed.sort_by(|a, b| a.key.cmp(&b.key));
@@ -282,9 +289,12 @@ impl Registry {
         self.create(name, operation, config)
     }
 
+    /// Creates the circuit of `name` and `operation`, or, if another name
+    /// and operation already made a circuit with the same key, makes this
+    /// pair a second way to reach that one.
     #[cold]
     fn create(&self, name: &str, operation: &str, config: Option<Config>) -> Arc<Fuse> {
-        let _creating = self.create.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut by_key = self.by_key.lock().unwrap_or_else(PoisonError::into_inner);
         let current = self.circuits.load_full();
         if let Some(fuse) = find(&current, name, operation) {
             return fuse.clone();
@@ -303,7 +313,13 @@ impl Registry {
         if let Some(clock) = &self.clock {
             builder = builder.clock(clock.clone());
         }
-        let fuse = Arc::new(builder.build());
+        let fuse = if let Some(existing) = by_key.get(builder.key().as_str()) {
+            existing.clone()
+        } else {
+            let fuse = Arc::new(builder.build());
+            by_key.insert(fuse_key(&fuse), fuse.clone());
+            fuse
+        };
         let mut next = Circuits::clone(&current);
         next.entry(name.into())
             .or_default()
@@ -317,21 +333,29 @@ fn find<'a>(circuits: &'a Circuits, name: &str, operation: &str) -> Option<&'a A
     circuits.get(name)?.get(operation)
 }
 
+/// Each circuit of the map once: under the name and operation it was
+/// created with, not under the other pairs that share its key.
+fn each_circuit(circuits: &Circuits) -> impl Iterator<Item = &Arc<Fuse>> {
+    circuits.iter().flat_map(|(name, operations)| {
+        operations.iter().filter_map(move |(operation, fuse)| {
+            let own = fuse.name() == &**name && fuse.operation().unwrap_or("") == &**operation;
+            own.then_some(fuse)
+        })
+    })
+}
+
+/// A circuit's key, as the `'static` text the circuit holds.
+fn fuse_key(fuse: &Fuse) -> &'static str {
+    fuse.static_names().1
+}
+
 impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registry")
             .field("app", &self.app)
             .field("defaults", &self.defaults)
             .field("overridden", &self.configs.keys().collect::<Vec<_>>())
-            .field(
-                "circuits",
-                &self
-                    .circuits
-                    .load()
-                    .values()
-                    .map(HashMap::len)
-                    .sum::<usize>(),
-            )
+            .field("circuits", &each_circuit(&self.circuits.load()).count())
             .finish_non_exhaustive()
     }
 }
@@ -460,7 +484,7 @@ impl RegistryBuilder {
             coarse_clock: self.coarse_clock,
             circuits: ArcSwap::default(),
             listeners: Arc::default(),
-            create: Mutex::new(()),
+            by_key: Mutex::default(),
         }
     }
 }

@@ -161,3 +161,92 @@ fn a_registry_hammered_from_several_threads_hands_out_one_circuit_per_key() {
     registry.get_operation("mail", "d").force_open();
     assert_eq!(transitions.load(std::sync::atomic::Ordering::Relaxed), 1);
 }
+
+/// Issue 9, scenario 3: names and operations whose keys coincide are one
+/// circuit, listed once under the pair that created it.
+#[test]
+fn pairs_that_join_to_one_key_share_one_circuit() {
+    let registry = Registry::new(Config::builder().failure_threshold(1).build().unwrap());
+    let cases: [(&str, &str, &str, &str, &str); 3] = [
+        ("a:b", "c", "a", "b:c", "fuse:a:b:c"),
+        ("x", "", "", "x", "fuse:x"),
+        ("p:q", "", "p", "q", "fuse:p:q"),
+    ];
+    for (name, operation, other_name, other_operation, key) in cases {
+        let first = registry.get_operation(name, operation);
+        let second = registry.get_operation(other_name, other_operation);
+        assert!(Arc::ptr_eq(&first, &second), "{key}");
+        assert_eq!(first.key(), key);
+        assert!(Arc::ptr_eq(
+            &first,
+            &registry.get_operation(other_name, other_operation)
+        ));
+        second.try_acquire().unwrap().failure();
+        assert_eq!(first.state(), State::Open, "{key}: one circuit, one state");
+    }
+    assert!(Arc::ptr_eq(
+        &registry.get("x"),
+        &registry.get_operation("", "x")
+    ));
+    let listed = registry.circuits();
+    let keys: Vec<&str> = listed.iter().map(|c| c.key.as_str()).collect();
+    assert_eq!(keys, ["fuse:a:b:c", "fuse:p:q", "fuse:x"], "each key once");
+    let named: Vec<(&str, Option<&str>)> = listed
+        .iter()
+        .map(|c| (c.name.as_str(), c.operation.as_deref()))
+        .collect();
+    assert_eq!(
+        named,
+        [("a:b", Some("c")), ("p:q", None), ("x", None)],
+        "listed under the pair that created each"
+    );
+    assert!(listed.iter().all(|c| c.snapshot.state == State::Open));
+}
+
+/// The circuit a key gets is the first creator's, configuration included,
+/// whichever pair asks later; an explicit configuration does not make a
+/// second circuit either.
+#[test]
+fn a_shared_key_keeps_the_configuration_it_was_created_with() {
+    let registry = Registry::builder()
+        .overrides(
+            "a",
+            Overrides {
+                failure_threshold: Some(5),
+                ..Overrides::default()
+            },
+        )
+        .build()
+        .unwrap();
+    let first = registry.get_operation("a:b", "c");
+    assert_eq!(first.config().failure_threshold(), 8, "no override for a:b");
+    let second = registry.get_operation("a", "b:c");
+    assert!(Arc::ptr_eq(&first, &second));
+    assert_eq!(second.config().failure_threshold(), 8);
+    let explicit = Config::builder().failure_threshold(1).build().unwrap();
+    let third = registry.get_with_config("a:b:c", "", explicit);
+    assert!(Arc::ptr_eq(&first, &third));
+    assert_eq!(registry.circuits().len(), 1);
+}
+
+/// Threads creating the same key through different pairs at once all get
+/// the one circuit.
+#[test]
+fn racing_creations_through_different_pairs_make_one_circuit() {
+    for _ in 0..50 {
+        let registry = Registry::new(Config::default());
+        let pairs = [("a:b", "c"), ("a", "b:c"), ("a:b:c", ""), ("", "a:b:c")];
+        let circuits: Vec<Arc<Fuse>> = thread::scope(|s| {
+            let handles: Vec<_> = pairs
+                .iter()
+                .map(|&(name, operation)| {
+                    let registry = &registry;
+                    s.spawn(move || registry.get_operation(name, operation))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(circuits.iter().all(|c| Arc::ptr_eq(c, &circuits[0])));
+        assert_eq!(registry.circuits().len(), 1);
+    }
+}
