@@ -316,3 +316,107 @@ fn readers_of_a_fresh_opening_never_wait() {
         assert_eq!(snap.opened_at, Some(Duration::ZERO));
     });
 }
+
+/// Starting points just before the wrap-arounds of the engine's counters
+/// (epoch, claim counter), with every record left far behind: past half the
+/// epoch range (where a half-range comparison turns) or a whole range less
+/// one. Each is `(epoch, claims, record age in epochs)`.
+const WRAPS: [(u32, u32, u32); 2] = [
+    ((1 << 30) - 1, (1 << 19) - 1, (1 << 29) + 1),
+    ((1 << 29) - 1, (1 << 18) - 1, (1 << 30) - 1),
+];
+
+/// A circuit on a mock clock at time zero, started at `start` (see
+/// [`WRAPS`]).
+fn circuit_at(
+    config: Config,
+    (epoch, claims, age): (u32, u32, u32),
+) -> (Arc<Fuse>, std::sync::Arc<quanta::Mock>) {
+    let (fuse, mock) = circuit(config);
+    fuse.loom_start(epoch, claims, age);
+    (fuse, mock)
+}
+
+/// 8. Issue 9: across a wrap-around of the epoch and of the claim counter,
+///    with failure slots far older than half the epoch range, concurrent
+///    failures at the threshold still open the circuit, and every call
+///    returns (a retry without progress would exceed loom's bound).
+#[test]
+fn failures_at_the_threshold_open_the_circuit_across_wrap_arounds() {
+    for start in WRAPS {
+        loom::model(move || {
+            let (fuse, _mock) = circuit_at(config(2, 1), start);
+            let handles: Vec<_> = (0..2)
+                .map(|_| {
+                    let fuse = fuse.clone();
+                    thread::spawn(move || fuse.try_acquire().expect("closed").failure())
+                })
+                .collect();
+            for handle in handles {
+                handle.join().unwrap();
+            }
+            assert_eq!(fuse.state(), State::Open);
+        });
+    }
+}
+
+/// 9. Issue 9: an opening whose record is far behind (the opener's epoch
+///    wraps to 0) is stamped, by its opener or by a reader, and no reader
+///    waits or spins: model 7 at the wrap-arounds.
+#[test]
+fn readers_of_an_opening_over_an_old_record_never_wait() {
+    for start in WRAPS {
+        loom::model(move || {
+            let (fuse, mock) = circuit_at(config(1, 1), start);
+            let opener = {
+                let fuse = fuse.clone();
+                thread::spawn(move || fuse.try_acquire().expect("closed").failure())
+            };
+            let reader = {
+                let fuse = fuse.clone();
+                thread::spawn(move || {
+                    if let Err(open) = fuse.try_acquire() {
+                        assert!(open.retry_after() <= OPEN);
+                    }
+                })
+            };
+            opener.join().unwrap();
+            reader.join().unwrap();
+            mock.increment(Duration::from_secs(1));
+            let snap = fuse.snapshot();
+            assert_eq!(snap.state, State::Open);
+            assert_eq!(snap.opened_at, Some(Duration::ZERO));
+            let open = fuse.try_acquire().expect_err("open for 30 s");
+            assert_eq!(open.retry_after(), OPEN - Duration::from_secs(1));
+        });
+    }
+}
+
+/// 10. Issue 9: the move to half-open that wraps the epoch to 0 (opened in
+///     the last epoch of the range, over an old record) has one winner, and
+///     its two probes close the circuit: model 1 at the wrap-around.
+#[test]
+fn one_caller_wins_the_move_to_half_open_across_the_epoch_wrap() {
+    for (_, claims, age) in WRAPS {
+        loom::model(move || {
+            // force_open moves the epoch to the last of the range.
+            let (fuse, mock) = circuit_at(config(1, 2), ((1 << 30) - 2, claims, age));
+            fuse.force_open();
+            mock.increment(OPEN);
+            let handles: Vec<_> = (0..2)
+                .map(|_| {
+                    let fuse = fuse.clone();
+                    thread::spawn(move || {
+                        let permit = fuse.try_acquire().expect("two slots for two callers");
+                        assert!(permit.is_probe());
+                        permit.success();
+                    })
+                })
+                .collect();
+            for handle in handles {
+                handle.join().unwrap();
+            }
+            assert_eq!(fuse.state(), State::Closed);
+        });
+    }
+}
