@@ -53,6 +53,17 @@ pub(crate) const CAS_FAILURE: Ordering = Ordering::Acquire;
 /// word (every later change is a read-modify-write, so it continues the
 /// release sequence): the slot's write is visible to every reader that can
 /// see its claim. Acquire here pairs with the release of [`RECORD_WRITE`].
+///
+/// It also makes the check that judges a record by the state word sound: a
+/// record is written only by a thread that first loaded (or itself wrote)
+/// a word of the record's epoch (and, for a slot, the claim before). A
+/// reader that reads such a record (acquire) and then loads the word again
+/// therefore loads that word or a later one (the writer's load or write
+/// happens before its release, which the reader's acquire sees, and a load
+/// never goes back past what happened before it in the word's modification
+/// order). So if the reader's second load still shows the
+/// word it decided on, the record is not from a later epoch or claim: it is
+/// older, and may be overwritten.
 pub(crate) const RECORD_LOAD: Ordering = Ordering::Acquire;
 
 /// The compare-and-swap that writes a record: release publishes the time
