@@ -13,10 +13,11 @@
 //! claim sees every earlier failure and decides the trip itself. The
 //! `opened` record is written right after the compare-and-swap that opens
 //! the circuit, and any thread that finds it missing writes it with its own
-//! time ("helping"), so no thread ever waits for another. Entering a closed
-//! epoch stamps the record too (with no time), so that it keeps up with the
-//! word (one epoch behind while half-open) and no opening from a multiple
-//! of 2^30 epochs ago can pass for a new one.
+//! time ("helping"), so no thread ever waits for another. A closed epoch
+//! that follows a closed one (`force_closed`, `reset`) stamps the record
+//! too (with no time), so that it never lags the word by more than two
+//! epochs and no opening from a multiple of 2^30 epochs ago can pass for a
+//! new one.
 //!
 //! Progress: every loop here goes round again only with a state word other
 //! than the one it just tried (returned by a compare-and-swap that lost, or
@@ -372,8 +373,9 @@ impl Engine {
 
     /// Replaces `word` by the packing of `next` (keeping the failure cursor
     /// within an epoch, clearing it across epochs) and stamps the `opened`
-    /// record for a new epoch that is not half-open (with its opening time,
-    /// or, closed, with none). Writes nothing when nothing changes. Returns
+    /// record for a new open epoch (with its opening time) or a closed
+    /// epoch after a closed one (with none: only manual changes do that, and
+    /// without it the record could fall behind by any number of them). Writes nothing when nothing changes. Returns
     /// the transition to report, if the epoch changed: the caller reports
     /// it once it has arranged for a listener's panic.
     #[inline]
@@ -390,7 +392,8 @@ impl Engine {
         if !new_epoch {
             return Ok(None);
         }
-        if next.state != State::HalfOpen {
+        let closed_again = head.state == State::Closed && next.state == State::Closed;
+        if next.state == State::Open || closed_again {
             // If the epoch has moved on already, whoever moved it stamps
             // the record: nothing is lost by not stamping.
             let _ = self.stamp_opened(next.epoch, next.opened_at);

@@ -214,9 +214,9 @@ fn an_opening_record_of_any_age_never_blocks_admission() {
     }
 }
 
-/// Every epoch but a half-open one stamps the `opened` record as it
-/// begins, so the record keeps up with the word: closing, by hand or by
-/// probes, included.
+/// Opening stamps the `opened` record, and so does closing a closed
+/// circuit by hand, so the record is never more than two epochs behind the
+/// word (open, half-open, closed by probes).
 #[test]
 fn the_opened_record_keeps_up_with_the_word() {
     let config = Config::builder().half_open_probes(1).build().unwrap();
@@ -242,7 +242,12 @@ fn the_opened_record_keeps_up_with_the_word() {
     assert_eq!(stamp_epoch(&engine) + 1, epoch(&engine), "half-open");
     engine.verdict(probe, Verdict::Success);
     assert_eq!(engine.state(), State::Closed);
-    assert_eq!(stamp_epoch(&engine), epoch(&engine), "closed by probes");
+    assert_eq!(stamp_epoch(&engine) + 2, epoch(&engine), "closed by probes");
+    engine.force(
+        |head, _| model::force_closed(head),
+        crate::events::Reason::Forced,
+    );
+    assert_eq!(stamp_epoch(&engine), epoch(&engine), "closed again by hand");
 }
 
 /// Issue 9, scenario 3, with no manual call: threshold 2, a 1 ns cooldown,
