@@ -21,16 +21,43 @@ fn config(threshold: u32, probes: u32) -> Config {
         .expect("a valid configuration")
 }
 
+/// Where a model's circuit starts: fresh, or (for the wrap-around models)
+/// in a closed epoch with its claim counter at a given value and its
+/// records a given number of epochs behind: `(epoch, claims, age)`.
+type Start = Option<(u32, u32, u32)>;
+
+/// Starting points just before the wrap-arounds of the engine's counters
+/// (epoch, claim counter), with every record left far behind: past half the
+/// epoch range (where a half-range comparison turns) or a whole range less
+/// one.
+const WRAPS: [Start; 2] = [
+    Some(((1 << 30) - 1, (1 << 19) - 1, (1 << 29) + 1)),
+    Some(((1 << 29) - 1, (1 << 18) - 1, (1 << 30) - 1)),
+];
+
 /// A circuit on a mock clock at time zero.
 fn circuit(config: Config) -> (Arc<Fuse>, std::sync::Arc<quanta::Mock>) {
+    circuit_at(config, None)
+}
+
+/// A circuit on a mock clock at time zero, started at `start`.
+fn circuit_at(config: Config, start: Start) -> (Arc<Fuse>, std::sync::Arc<quanta::Mock>) {
     let (clock, mock) = quanta::Clock::mock();
     let fuse = Fuse::builder("loom").config(config).clock(clock).build();
+    if let Some((epoch, claims, age)) = start {
+        fuse.loom_start(epoch, claims, age);
+    }
     (Arc::new(fuse), mock)
 }
 
 /// An open circuit whose cooldown has just ended: the next call probes.
 fn ready_to_probe(probes: u32) -> Arc<Fuse> {
-    let (fuse, mock) = circuit(config(1, probes));
+    ready_to_probe_at(probes, None)
+}
+
+/// [`ready_to_probe`] from `start` (`force_open` moves one epoch on).
+fn ready_to_probe_at(probes: u32, start: Start) -> Arc<Fuse> {
+    let (fuse, mock) = circuit_at(config(1, probes), start);
     fuse.force_open();
     mock.increment(OPEN);
     fuse
@@ -49,23 +76,26 @@ fn wait_for(flag: &AtomicBool) {
 ///    make the first probe's success stale and leave it half-open.)
 #[test]
 fn one_caller_wins_the_move_to_half_open() {
-    loom::model(|| {
-        let fuse = ready_to_probe(2);
-        let handles: Vec<_> = (0..2)
-            .map(|_| {
-                let fuse = fuse.clone();
-                thread::spawn(move || {
-                    let permit = fuse.try_acquire().expect("two slots for two callers");
-                    assert!(permit.is_probe());
-                    permit.success();
-                })
+    loom::model(|| two_probes_close_the_circuit(ready_to_probe(2)));
+}
+
+/// Two callers race to probe `fuse` (two slots); both probe, and their
+/// successes close it.
+fn two_probes_close_the_circuit(fuse: Arc<Fuse>) {
+    let handles: Vec<_> = (0..2)
+        .map(|_| {
+            let fuse = fuse.clone();
+            thread::spawn(move || {
+                let permit = fuse.try_acquire().expect("two slots for two callers");
+                assert!(permit.is_probe());
+                permit.success();
             })
-            .collect();
-        for handle in handles {
-            handle.join().unwrap();
-        }
-        assert_eq!(fuse.state(), State::Closed);
-    });
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap();
+    }
+    assert_eq!(fuse.state(), State::Closed);
 }
 
 /// 1'. With one probe slot, of two racing callers exactly one probes; the
@@ -152,29 +182,33 @@ fn probes_in_flight_stay_within_bounds() {
 #[test]
 fn concurrent_failures_at_the_threshold_open_the_circuit() {
     for threshold in [2, 3] {
-        loom::model(move || {
-            let (fuse, _mock) = circuit(config(threshold, 1));
-            let finished = Arc::new(AtomicUsize::new(0));
-            let handles: Vec<_> = (0..threshold)
-                .map(|_| {
-                    let (fuse, finished) = (fuse.clone(), finished.clone());
-                    thread::spawn(move || {
-                        let permit = fuse.try_acquire().expect("closed until the last failure");
-                        permit.failure();
-                        let before = finished.fetch_add(1, SeqCst);
-                        if before + 1 == threshold as usize {
-                            assert_eq!(fuse.state(), State::Open, "the last failure returned");
-                        }
-                    })
-                })
-                .collect();
-            for handle in handles {
-                handle.join().unwrap();
-            }
-            assert_eq!(fuse.state(), State::Open);
-            assert!(fuse.snapshot().failures.is_empty());
-        });
+        loom::model(move || failures_at_the_threshold(threshold, None));
     }
+}
+
+/// `threshold` threads each record a counted failure on a circuit started
+/// at `start`: the last to return sees it open.
+fn failures_at_the_threshold(threshold: u32, start: Start) {
+    let (fuse, _mock) = circuit_at(config(threshold, 1), start);
+    let finished = Arc::new(AtomicUsize::new(0));
+    let handles: Vec<_> = (0..threshold)
+        .map(|_| {
+            let (fuse, finished) = (fuse.clone(), finished.clone());
+            thread::spawn(move || {
+                let permit = fuse.try_acquire().expect("closed until the last failure");
+                permit.failure();
+                let before = finished.fetch_add(1, SeqCst);
+                if before + 1 == threshold as usize {
+                    assert_eq!(fuse.state(), State::Open, "the last failure returned");
+                }
+            })
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap();
+    }
+    assert_eq!(fuse.state(), State::Open);
+    assert!(fuse.snapshot().failures.is_empty());
 }
 
 /// 4. A success racing failures leaves the circuit as some sequential order
@@ -294,47 +328,34 @@ fn a_closed_circuit_without_failures_is_only_read() {
 ///    rejection's `retry_after` never exceeds the open duration.
 #[test]
 fn readers_of_a_fresh_opening_never_wait() {
-    loom::model(|| {
-        let (fuse, mock) = circuit(config(1, 1));
-        let opener = {
-            let fuse = fuse.clone();
-            thread::spawn(move || fuse.try_acquire().expect("closed").failure())
-        };
-        let reader = {
-            let fuse = fuse.clone();
-            thread::spawn(move || {
-                if let Err(open) = fuse.try_acquire() {
-                    assert!(open.retry_after() <= OPEN);
-                }
-            })
-        };
-        opener.join().unwrap();
-        reader.join().unwrap();
-        mock.increment(Duration::from_secs(1));
-        let snap = fuse.snapshot();
-        assert_eq!(snap.state, State::Open);
-        assert_eq!(snap.opened_at, Some(Duration::ZERO));
-    });
+    loom::model(|| a_reader_races_the_opener(None));
 }
 
-/// Starting points just before the wrap-arounds of the engine's counters
-/// (epoch, claim counter), with every record left far behind: past half the
-/// epoch range (where a half-range comparison turns) or a whole range less
-/// one. Each is `(epoch, claims, record age in epochs)`.
-const WRAPS: [(u32, u32, u32); 2] = [
-    ((1 << 30) - 1, (1 << 19) - 1, (1 << 29) + 1),
-    ((1 << 29) - 1, (1 << 18) - 1, (1 << 30) - 1),
-];
-
-/// A circuit on a mock clock at time zero, started at `start` (see
-/// [`WRAPS`]).
-fn circuit_at(
-    config: Config,
-    (epoch, claims, age): (u32, u32, u32),
-) -> (Arc<Fuse>, std::sync::Arc<quanta::Mock>) {
-    let (fuse, mock) = circuit(config);
-    fuse.loom_start(epoch, claims, age);
-    (fuse, mock)
+/// A failure opens a circuit started at `start` (threshold 1) while a
+/// reader asks for admission: the reader never waits, and the opening time
+/// is the opener's.
+fn a_reader_races_the_opener(start: Start) {
+    let (fuse, mock) = circuit_at(config(1, 1), start);
+    let opener = {
+        let fuse = fuse.clone();
+        thread::spawn(move || fuse.try_acquire().expect("closed").failure())
+    };
+    let reader = {
+        let fuse = fuse.clone();
+        thread::spawn(move || {
+            if let Err(open) = fuse.try_acquire() {
+                assert!(open.retry_after() <= OPEN);
+            }
+        })
+    };
+    opener.join().unwrap();
+    reader.join().unwrap();
+    mock.increment(Duration::from_secs(1));
+    let snap = fuse.snapshot();
+    assert_eq!(snap.state, State::Open);
+    assert_eq!(snap.opened_at, Some(Duration::ZERO));
+    let open = fuse.try_acquire().expect_err("open for 30 s");
+    assert_eq!(open.retry_after(), OPEN - Duration::from_secs(1));
 }
 
 /// 8. Issue 9: across a wrap-around of the epoch and of the claim counter,
@@ -344,19 +365,7 @@ fn circuit_at(
 #[test]
 fn failures_at_the_threshold_open_the_circuit_across_wrap_arounds() {
     for start in WRAPS {
-        loom::model(move || {
-            let (fuse, _mock) = circuit_at(config(2, 1), start);
-            let handles: Vec<_> = (0..2)
-                .map(|_| {
-                    let fuse = fuse.clone();
-                    thread::spawn(move || fuse.try_acquire().expect("closed").failure())
-                })
-                .collect();
-            for handle in handles {
-                handle.join().unwrap();
-            }
-            assert_eq!(fuse.state(), State::Open);
-        });
+        loom::model(move || failures_at_the_threshold(2, start));
     }
 }
 
@@ -366,29 +375,7 @@ fn failures_at_the_threshold_open_the_circuit_across_wrap_arounds() {
 #[test]
 fn readers_of_an_opening_over_an_old_record_never_wait() {
     for start in WRAPS {
-        loom::model(move || {
-            let (fuse, mock) = circuit_at(config(1, 1), start);
-            let opener = {
-                let fuse = fuse.clone();
-                thread::spawn(move || fuse.try_acquire().expect("closed").failure())
-            };
-            let reader = {
-                let fuse = fuse.clone();
-                thread::spawn(move || {
-                    if let Err(open) = fuse.try_acquire() {
-                        assert!(open.retry_after() <= OPEN);
-                    }
-                })
-            };
-            opener.join().unwrap();
-            reader.join().unwrap();
-            mock.increment(Duration::from_secs(1));
-            let snap = fuse.snapshot();
-            assert_eq!(snap.state, State::Open);
-            assert_eq!(snap.opened_at, Some(Duration::ZERO));
-            let open = fuse.try_acquire().expect_err("open for 30 s");
-            assert_eq!(open.retry_after(), OPEN - Duration::from_secs(1));
-        });
+        loom::model(move || a_reader_races_the_opener(start));
     }
 }
 
@@ -397,26 +384,9 @@ fn readers_of_an_opening_over_an_old_record_never_wait() {
 ///     its two probes close the circuit: model 1 at the wrap-around.
 #[test]
 fn one_caller_wins_the_move_to_half_open_across_the_epoch_wrap() {
-    for (_, claims, age) in WRAPS {
-        loom::model(move || {
-            // force_open moves the epoch to the last of the range.
-            let (fuse, mock) = circuit_at(config(1, 2), ((1 << 30) - 2, claims, age));
-            fuse.force_open();
-            mock.increment(OPEN);
-            let handles: Vec<_> = (0..2)
-                .map(|_| {
-                    let fuse = fuse.clone();
-                    thread::spawn(move || {
-                        let permit = fuse.try_acquire().expect("two slots for two callers");
-                        assert!(permit.is_probe());
-                        permit.success();
-                    })
-                })
-                .collect();
-            for handle in handles {
-                handle.join().unwrap();
-            }
-            assert_eq!(fuse.state(), State::Closed);
-        });
+    for start in WRAPS {
+        // `force_open` moves the epoch on, to the last of the range.
+        let start = start.map(|(_, claims, age)| ((1 << 30) - 2, claims, age));
+        loom::model(move || two_probes_close_the_circuit(ready_to_probe_at(2, start)));
     }
 }
