@@ -1,5 +1,7 @@
 //! The differential harness: the engine, through the public API, against
-//! the reference model, on a history decoded from bytes. Shared by the
+//! the reference circuit (the model's rules over a `Vec`) and the oracle (a
+//! second reading of SPEC §3 that shares no code with the model), on a
+//! history decoded from bytes. Shared by the
 //! `cargo fuzz` targets in `fuzz/` (built with `--cfg fuzzing`, where this
 //! module is public) and by a property test that `cargo test` runs.
 
@@ -13,6 +15,7 @@ use quanta::{Clock, Mock};
 use crate::config::{Config, MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES};
 use crate::fuse::Fuse;
 use crate::model::{Admission, EPOCH_BITS, Grant, PermitKind, Verdict};
+use crate::oracle::{Admit, Oracle, Outcome, Ticket};
 use crate::packed::CLAIMS_MODULUS;
 use crate::permit::Permit;
 use crate::reference::Reference;
@@ -48,9 +51,9 @@ impl Bytes<'_> {
     }
 }
 
-/// Runs the history encoded by `data` against a [`Fuse`] on a mock clock
-/// and the reference model side by side, and panics at the first decision,
-/// state or snapshot on which they disagree.
+/// Runs the history encoded by `data` against a [`Fuse`] on a mock clock,
+/// the reference circuit and the oracle side by side, and panics at the
+/// first decision, state or snapshot on which any two disagree.
 ///
 /// The first bytes choose a small configuration (threshold 1..=5, probes
 /// 1..=3, window and open duration of 1 ns to 10 µs) and where the circuit
@@ -77,14 +80,15 @@ pub fn differential(data: &[u8]) {
     let start = Start::decode(&mut bytes);
     start.apply(&fuse);
     let mut reference = Reference::starting_at(config.clone(), start.epoch);
-    let mut held: Vec<(Permit<'_>, Grant)> = Vec::new();
+    let mut oracle = Oracle::new(&config);
+    let mut held: Vec<Held<'_>> = Vec::new();
     let mut step = 0usize;
     while !bytes.is_empty() {
         step += 1;
         let op = bytes.u8();
         let now = mock.value();
         match op {
-            0..=49 => acquire(&fuse, &mut reference, now, &mut held, step),
+            0..=49 => acquire(&fuse, &mut reference, &mut oracle, now, &mut held, step),
             50..=179 => {
                 let verdict = match op {
                     50..=99 => Some(Verdict::Success),
@@ -93,36 +97,57 @@ pub fn differential(data: &[u8]) {
                     _ => None,
                 };
                 if !held.is_empty() {
-                    let (permit, grant) = held.remove(usize::from(bytes.u8()) % held.len());
+                    let (permit, grant, ticket) = held.remove(usize::from(bytes.u8()) % held.len());
                     match verdict {
                         Some(Verdict::Success) => permit.success(),
                         Some(Verdict::Failure) => permit.failure(),
                         Some(Verdict::Ignore) => permit.ignore(),
                         None => drop(permit),
                     }
-                    reference.verdict(grant, verdict.unwrap_or(Verdict::Ignore), now);
+                    let verdict = verdict.unwrap_or(Verdict::Ignore);
+                    reference.verdict(grant, verdict, now);
+                    let outcome = match verdict {
+                        Verdict::Success => Outcome::Success,
+                        Verdict::Failure => Outcome::Failure,
+                        Verdict::Ignore => Outcome::Ignore,
+                    };
+                    oracle.end(ticket, outcome, now);
                 }
             }
             180..=239 => advance(&mock, &config, &mut bytes),
             240..=245 => {
                 fuse.force_open();
                 reference.force_open(now);
+                oracle.force_open(now);
             }
             246..=250 => {
                 fuse.force_closed();
                 reference.force_closed();
+                oracle.force_closed();
             }
             _ => {
                 fuse.reset();
                 reference.reset();
+                oracle.reset();
             }
         }
         let now = mock.value();
         assert_eq!(fuse.state(), reference.state(), "state after step {step}");
         assert_eq!(
-            fuse.snapshot(),
+            oracle.state(),
+            reference.state(),
+            "oracle's state after step {step}"
+        );
+        let snapshot = fuse.snapshot();
+        assert_eq!(
+            snapshot,
             reference.snapshot(now),
             "snapshot after step {step} (op {op}, now {now})"
+        );
+        assert_eq!(
+            oracle.snapshot(now),
+            snapshot,
+            "oracle's snapshot after step {step} (op {op}, now {now})"
         );
     }
 }
@@ -191,30 +216,52 @@ impl Start {
     }
 }
 
+/// A permit held by the history: the engine's, the reference's and the
+/// oracle's for the same call.
+type Held<'a> = (Permit<'a>, Grant, Ticket);
+
 fn acquire<'a>(
     fuse: &'a Fuse,
     reference: &mut Reference,
+    oracle: &mut Oracle,
     now: u64,
-    held: &mut Vec<(Permit<'a>, Grant)>,
+    held: &mut Vec<Held<'a>>,
     step: usize,
 ) {
-    match (fuse.try_acquire(), reference.acquire(now)) {
-        (Ok(permit), Admission::Granted(grant)) => {
+    match (
+        fuse.try_acquire(),
+        reference.acquire(now),
+        oracle.acquire(now),
+    ) {
+        (Ok(permit), Admission::Granted(grant), Admit::Granted(ticket)) => {
             assert_eq!(
                 permit.is_probe(),
                 grant.kind() == PermitKind::Probe,
                 "permit kind at step {step}"
             );
-            held.push((permit, grant));
+            assert_eq!(
+                permit.is_probe(),
+                ticket.probe,
+                "oracle's permit kind at step {step}"
+            );
+            held.push((permit, grant, ticket));
         }
-        (Err(open), Admission::Rejected { retry_after }) => {
+        (Err(open), Admission::Rejected { retry_after }, Admit::Rejected(oracle_retry)) => {
             assert_eq!(
                 open.retry_after(),
                 Duration::from_nanos(retry_after),
                 "retry_after at step {step}"
             );
+            assert_eq!(
+                retry_after, oracle_retry,
+                "oracle's retry_after at step {step}"
+            );
         }
-        (engine, model) => panic!("admission at step {step}: engine {engine:?}, model {model:?}"),
+        (engine, model, oracle) => {
+            panic!(
+                "admission at step {step}: engine {engine:?}, model {model:?}, oracle {oracle:?}"
+            )
+        }
     }
 }
 

@@ -66,6 +66,8 @@ pub mod fuzz;
 mod fuzz;
 mod model;
 mod names;
+#[cfg(any(test, fuzzing))]
+mod oracle;
 mod packed;
 mod permit;
 #[cfg(any(test, fuzzing))]
