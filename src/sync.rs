@@ -2,9 +2,10 @@
 //! reason it is enough.
 //!
 //! Built with `--cfg fuse_loom`, the atomics are loom's, so the models in
-//! `loom-tests/` explore every interleaving of the engine. Loom has no
-//! 128-bit atomic; there a 128-bit word is a loom mutex around a `u128`,
-//! which is at least as strong as the real `cmpxchg16b`-based word.
+//! `loom-tests/` explore every interleaving of the engine, and every value
+//! each ordering lets a load return. Loom has no 128-bit atomic; there a
+//! 128-bit word is a loom atomic index into the values it has held, driven
+//! with the same orderings as the real one.
 
 pub(crate) use std::sync::atomic::Ordering;
 
@@ -77,7 +78,6 @@ mod loom_shim {
     //! a path writes nothing.
 
     use super::Ordering;
-    use loom::sync::Mutex;
     use std::sync::atomic::AtomicUsize;
 
     /// A loom `AtomicU64` that counts its writes.
@@ -123,46 +123,73 @@ mod loom_shim {
         }
     }
 
-    /// A 128-bit atomic for loom models: a loom mutex around the value, so
-    /// loom still schedules around every access; it counts its writes.
+    /// A 128-bit atomic for loom models, with the orderings the real one
+    /// is given. Loom has no 128-bit atomic, so each value written is
+    /// appended to a list of values (never changed once there) and a loom
+    /// `AtomicUsize` holds the index of the current one. Loads and
+    /// compare-and-swaps go through that index with the caller's orderings,
+    /// so loom explores every value a weaker ordering would let a thread
+    /// read (a mutex would order every access both ways and check nothing).
+    /// A compare-and-swap compares values and swaps indices, retrying only
+    /// if another write came in between. The list is plain storage behind a
+    /// `std` mutex that loom does not see: it is never held across a loom
+    /// operation, and what a thread may read is decided by the index alone.
     #[derive(Debug)]
     pub(crate) struct AtomicU128 {
-        value: Mutex<u128>,
+        current: loom::sync::atomic::AtomicUsize,
+        values: std::sync::Mutex<Vec<u128>>,
         writes: AtomicUsize,
     }
 
     impl AtomicU128 {
         pub(crate) fn new(value: u128) -> Self {
             AtomicU128 {
-                value: Mutex::new(value),
+                current: loom::sync::atomic::AtomicUsize::new(0),
+                values: std::sync::Mutex::new(vec![value]),
                 writes: AtomicUsize::new(0),
             }
         }
 
-        pub(crate) fn load(&self, _order: Ordering) -> u128 {
-            *self
-                .value
+        fn value(&self, index: usize) -> u128 {
+            self.values
                 .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .unwrap_or_else(std::sync::PoisonError::into_inner)[index]
+        }
+
+        fn publish(&self, value: u128) -> usize {
+            let mut values = self
+                .values
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            values.push(value);
+            values.len() - 1
+        }
+
+        pub(crate) fn load(&self, order: Ordering) -> u128 {
+            self.value(self.current.load(order))
         }
 
         pub(crate) fn compare_exchange(
             &self,
             current: u128,
             new: u128,
-            _success: Ordering,
-            _failure: Ordering,
+            success: Ordering,
+            failure: Ordering,
         ) -> Result<u128, u128> {
-            let mut value = self
-                .value
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if *value == current {
-                *value = new;
-                self.writes.fetch_add(1, Ordering::Relaxed);
-                Ok(current)
-            } else {
-                Err(*value)
+            let mut seen = self.current.load(failure);
+            loop {
+                let value = self.value(seen);
+                if value != current {
+                    return Err(value);
+                }
+                let next = self.publish(new);
+                match self.current.compare_exchange(seen, next, success, failure) {
+                    Ok(_) => {
+                        self.writes.fetch_add(1, Ordering::Relaxed);
+                        return Ok(current);
+                    }
+                    Err(actual) => seen = actual,
+                }
             }
         }
 
