@@ -33,8 +33,9 @@ use crate::clock::Time;
 use std::time::Duration;
 
 use crate::config::Config;
+use crate::epoch::Epoch;
 use crate::events::{Events, Reason, Transition};
-use crate::model::{self, Admission, EPOCH_BITS, Effect, Grant, Head, Verdict};
+use crate::model::{self, Admission, Effect, Grant, Head, Verdict};
 use crate::packed::{CLAIMS_MODULUS, Cursor, Word};
 use crate::ring::{Keep, Record, Ring, Stamp};
 use crate::snapshot::{Snapshot, State};
@@ -289,12 +290,12 @@ impl Engine {
     /// the start epoch's own latest claims, already cleared), stamped with
     /// the latest claim at or before `claims` that uses it.
     #[cfg(any(test, fuzzing, fuse_loom))]
-    pub(crate) fn start_at(&self, epoch: u32, claims: u32, ages: Option<(u32, u32)>) {
+    pub(crate) fn start_at(&self, epoch: Epoch, claims: u32, ages: Option<(u32, u32)>) {
         self.set_word(Head::closed(epoch), Cursor { claims, live: 0 });
         let Some((opened, slots)) = ages else {
             return;
         };
-        let behind = |age: u32| epoch.wrapping_sub(age) & ((1 << EPOCH_BITS) - 1);
+        let behind = |age: u32| epoch.back(age);
         self.words.opened.set(
             Stamp {
                 epoch: behind(opened),
@@ -341,7 +342,7 @@ impl Engine {
                 State::Closed => None,
                 State::Open => Some(head.epoch),
                 // Half-open is only entered from the open epoch just before.
-                State::HalfOpen => Some(head.epoch.wrapping_sub(1) & ((1 << EPOCH_BITS) - 1)),
+                State::HalfOpen => Some(head.epoch.previous()),
             };
             let mut complete = true;
             if let Some(epoch) = opened_epoch {
@@ -438,7 +439,7 @@ impl Engine {
     /// the word is still in it, the record is older (it is written only for
     /// the word's epoch, or for one the word has left).
     #[inline]
-    fn epoch_unchanged(&self, epoch: u32) -> Result<(), Word> {
+    fn epoch_unchanged(&self, epoch: Epoch) -> Result<(), Word> {
         let now = self.load();
         if now.epoch() == epoch {
             Ok(())
@@ -510,7 +511,7 @@ impl Engine {
     fn count_in_window(
         &self,
         word: Word,
-        epoch: u32,
+        epoch: Epoch,
         last: u32,
         count: u32,
         now: u64,
@@ -542,7 +543,7 @@ impl Engine {
     /// stamp wins). `Err` with the current word when the record holds
     /// another epoch and the word has left `epoch`.
     #[inline]
-    fn opened_at(&self, epoch: u32, now: u64) -> Result<u64, Word> {
+    fn opened_at(&self, epoch: Epoch, now: u64) -> Result<u64, Word> {
         match self.words.opened.read(Stamp { epoch, claim: 0 }) {
             Some(at) => Ok(at),
             None => self.stamp_opened(epoch, now),
@@ -554,7 +555,7 @@ impl Engine {
     /// returns the time it holds for `epoch`. The slow half of
     /// [`opened_at`](Self::opened_at).
     #[cold]
-    fn stamp_opened(&self, epoch: u32, now: u64) -> Result<u64, Word> {
+    fn stamp_opened(&self, epoch: Epoch, now: u64) -> Result<u64, Word> {
         self.words
             .opened
             .write(Stamp { epoch, claim: 0 }, now, Keep::First, || {

@@ -7,6 +7,7 @@ use std::time::Duration;
 use quanta::{Clock, Mock};
 
 use super::*;
+use crate::epoch::Epoch;
 use crate::model::{Admission, Grant, Verdict};
 
 fn engine(config: &Config) -> (Engine, Arc<Mock>) {
@@ -60,7 +61,7 @@ fn a_missing_opened_record_is_stamped_by_the_first_reader() {
     let (engine, mock) = engine(&config);
     // Simulate an opener stalled between its two writes: the word says
     // Open in epoch 1, the record is still empty.
-    let head = model::force_open(Head::closed(0), 0);
+    let head = model::force_open(Head::closed(Epoch::ZERO), 0);
     engine.words.head.store(
         Word::pack(&head, Cursor::default()).bits(),
         std::sync::atomic::Ordering::SeqCst,
@@ -136,7 +137,7 @@ fn half_open_probes_never_exceed_the_limit_under_threads() {
 /// claims) had happened with the records left as they are, whatever their
 /// age.
 fn jump(engine: &Engine, epoch: u32, claims: u32) {
-    engine.start_at(epoch, claims, None);
+    engine.start_at(Epoch::new(epoch), claims, None);
 }
 
 /// Runs `f` on a thread of its own and fails the test if it has not
@@ -152,10 +153,10 @@ fn returns<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static
 /// Ages past which a stamped record used to be misread: half the epoch
 /// range and one more, the whole range (an exact alias) and one more.
 const AGES: [u32; 5] = [
-    (1 << (EPOCH_BITS - 1)) - 1,
-    1 << (EPOCH_BITS - 1),
-    (1 << (EPOCH_BITS - 1)) + 1,
-    (1 << EPOCH_BITS) - 1,
+    (1 << (Epoch::BITS - 1)) - 1,
+    1 << (Epoch::BITS - 1),
+    (1 << (Epoch::BITS - 1)) + 1,
+    (1 << Epoch::BITS) - 1,
     1,
 ];
 
@@ -223,7 +224,7 @@ fn the_opened_record_keeps_up_with_the_word() {
     let (engine, mock) = engine(&config);
     let stamp_epoch = |engine: &Engine| {
         let bits = engine.words.opened.raw() >> 64;
-        u32::try_from((bits >> 32) & ((1 << EPOCH_BITS) - 1)).unwrap()
+        Epoch::new(u32::try_from((bits >> 32) & u128::from(u32::MAX)).unwrap())
     };
     let epoch = |engine: &Engine| engine.load().epoch();
     engine.force(
@@ -239,10 +240,14 @@ fn the_opened_record_keeps_up_with_the_word() {
     let Admission::Granted(probe) = engine.acquire() else {
         panic!("the cooldown passed");
     };
-    assert_eq!(stamp_epoch(&engine) + 1, epoch(&engine), "half-open");
+    assert_eq!(stamp_epoch(&engine).next(), epoch(&engine), "half-open");
     engine.verdict(probe, Verdict::Success);
     assert_eq!(engine.state(), State::Closed);
-    assert_eq!(stamp_epoch(&engine) + 2, epoch(&engine), "closed by probes");
+    assert_eq!(
+        stamp_epoch(&engine).next().next(),
+        epoch(&engine),
+        "closed by probes"
+    );
     engine.force(
         |head, _| model::force_closed(head),
         crate::events::Reason::Forced,

@@ -93,7 +93,8 @@ impl Fuse {
     #[doc(hidden)]
     pub fn loom_start(&self, epoch: u32, claims: u32, record_age: u32) {
         let ages = (record_age > 0).then_some((record_age, record_age));
-        self.engine.start_at(epoch, claims, ages);
+        self.engine
+            .start_at(crate::epoch::Epoch::new(epoch), claims, ages);
     }
 
     /// The circuit's name.

@@ -13,8 +13,9 @@ use std::time::Duration;
 use quanta::{Clock, Mock};
 
 use crate::config::{Config, MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES};
+use crate::epoch::Epoch;
 use crate::fuse::Fuse;
-use crate::model::{Admission, EPOCH_BITS, Grant, PermitKind, Verdict};
+use crate::model::{Admission, Grant, PermitKind, Verdict};
 use crate::oracle::{Admit, Oracle, Outcome, Ticket};
 use crate::packed::CLAIMS_MODULUS;
 use crate::permit::Permit;
@@ -156,7 +157,7 @@ pub fn differential(data: &[u8]) {
 /// how far behind them its records were left.
 #[derive(Clone, Copy, Debug)]
 struct Start {
-    epoch: u32,
+    epoch: Epoch,
     claims: u32,
     /// `None`: fresh records (never written).
     aged: Option<Ages>,
@@ -175,7 +176,7 @@ struct Ages {
 /// A few below each wrap-around point of the counters: epochs wrap at
 /// 2^30, claims at 2^19 (and the midpoints, where a half-range comparison
 /// would turn).
-const EPOCH_STARTS: [u32; 3] = [0, 1 << (EPOCH_BITS - 1), 0];
+const EPOCH_STARTS: [u32; 3] = [0, 1 << (Epoch::BITS - 1), 0];
 const CLAIM_STARTS: [u32; 3] = [0, CLAIMS_MODULUS / 2, 0];
 
 /// Records are never left this close behind the history's own epochs (a
@@ -187,14 +188,14 @@ impl Start {
         let choice = bytes.u8();
         if choice < 128 {
             return Start {
-                epoch: 0,
+                epoch: Epoch::ZERO,
                 claims: 0,
                 aged: None,
             };
         }
         let before = u32::from(bytes.u8() % 8);
-        let modulus = 1u32 << EPOCH_BITS;
-        let epoch = EPOCH_STARTS[usize::from(choice % 3)].wrapping_sub(before) & (modulus - 1);
+        let modulus = 1u32 << Epoch::BITS;
+        let epoch = Epoch::new(EPOCH_STARTS[usize::from(choice % 3)]).back(before);
         let claims =
             CLAIM_STARTS[usize::from((choice / 3) % 3)].wrapping_sub(before) % CLAIMS_MODULUS;
         let age = |raw: u32| 1 + raw % (modulus - AGE_MARGIN);

@@ -57,6 +57,7 @@ mod classify;
 mod clock;
 mod config;
 mod engine;
+mod epoch;
 mod error;
 mod events;
 mod fuse;

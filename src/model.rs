@@ -12,6 +12,7 @@
 use std::time::Duration;
 
 use crate::config::Config;
+use crate::epoch::Epoch;
 use crate::events::Reason;
 use crate::snapshot::{Snapshot, State};
 
@@ -19,8 +20,8 @@ use crate::snapshot::{Snapshot, State};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Head {
     pub(crate) state: State,
-    /// Bumped by every state change, modulo 2^[`EPOCH_BITS`].
-    pub(crate) epoch: u32,
+    /// Bumped by every state change.
+    pub(crate) epoch: Epoch,
     /// When the circuit last opened, in clock nanoseconds; meaningful while
     /// `Open` or `HalfOpen`, zero while `Closed`.
     pub(crate) opened_at: u64,
@@ -33,7 +34,7 @@ pub(crate) struct Head {
 impl Head {
     /// A fresh closed circuit in the given epoch.
     #[inline]
-    pub(crate) const fn closed(epoch: u32) -> Self {
+    pub(crate) const fn closed(epoch: Epoch) -> Self {
         Head {
             state: State::Closed,
             epoch,
@@ -44,7 +45,7 @@ impl Head {
     }
 
     #[inline]
-    const fn open(epoch: u32, now: u64) -> Self {
+    const fn open(epoch: Epoch, now: u64) -> Self {
         Head {
             state: State::Open,
             epoch,
@@ -53,21 +54,6 @@ impl Head {
             inflight: 0,
         }
     }
-
-    #[inline]
-    fn next_epoch(&self) -> u32 {
-        next_epoch(self.epoch)
-    }
-}
-
-/// How many bits of the epoch every engine keeps: epochs count modulo
-/// 2^30, so a permit held across 2^30 state changes would be taken for a
-/// current one (the engine's packed word has room for 30 bits).
-pub(crate) const EPOCH_BITS: u32 = 30;
-
-/// The epoch after `epoch`, modulo 2^[`EPOCH_BITS`].
-pub(crate) const fn next_epoch(epoch: u32) -> u32 {
-    epoch.wrapping_add(1) & ((1 << EPOCH_BITS) - 1)
 }
 
 /// Which kind of permit a grant is.
@@ -86,9 +72,9 @@ pub(crate) enum PermitKind {
 pub(crate) struct Grant(u64);
 
 impl Grant {
-    pub(crate) const fn new(kind: PermitKind, epoch: u32) -> Self {
+    pub(crate) const fn new(kind: PermitKind, epoch: Epoch) -> Self {
         let probe = matches!(kind, PermitKind::Probe) as u64;
-        Grant(((epoch as u64) << 1) | probe)
+        Grant(((epoch.get() as u64) << 1) | probe)
     }
 
     pub(crate) const fn kind(self) -> PermitKind {
@@ -100,8 +86,8 @@ impl Grant {
     }
 
     #[allow(clippy::cast_possible_truncation)] // built from a u32 epoch
-    pub(crate) const fn epoch(self) -> u32 {
-        (self.0 >> 1) as u32
+    pub(crate) const fn epoch(self) -> Epoch {
+        Epoch::new((self.0 >> 1) as u32)
     }
 }
 
@@ -170,7 +156,7 @@ pub(crate) fn acquire(
             } else {
                 let next = Head {
                     state: State::HalfOpen,
-                    epoch: head.next_epoch(),
+                    epoch: head.epoch.next(),
                     opened_at: head.opened_at,
                     successes: 0,
                     inflight: 1,
@@ -193,7 +179,7 @@ pub(crate) fn acquire(
 }
 
 #[inline]
-fn grant(kind: PermitKind, epoch: u32) -> Admission {
+fn grant(kind: PermitKind, epoch: Epoch) -> Admission {
     Admission::Granted(Grant::new(kind, epoch))
 }
 
@@ -221,7 +207,7 @@ pub(crate) fn verdict(
         (PermitKind::Probe, Verdict::Success) => {
             let successes = head.successes + 1;
             if successes >= config.half_open_probes() {
-                Effect::Move(Head::closed(head.next_epoch()))
+                Effect::Move(Head::closed(head.epoch.next()))
             } else {
                 Effect::Move(Head {
                     successes,
@@ -230,7 +216,7 @@ pub(crate) fn verdict(
                 })
             }
         }
-        (PermitKind::Probe, Verdict::Failure) => Effect::Move(Head::open(head.next_epoch(), now())),
+        (PermitKind::Probe, Verdict::Failure) => Effect::Move(Head::open(head.epoch.next(), now())),
         (PermitKind::Probe, Verdict::Ignore) => Effect::Move(Head {
             inflight: head.inflight.saturating_sub(1),
             ..head
@@ -263,7 +249,7 @@ pub(crate) fn tally(
     now: u64,
 ) -> Option<Head> {
     let current = head.state == State::Closed && head.epoch == permit.epoch();
-    (current && could_open(config, counted)).then(|| Head::open(head.next_epoch(), now))
+    (current && could_open(config, counted)).then(|| Head::open(head.epoch.next(), now))
 }
 
 /// Why the rules moved a circuit from `from` to `to` (manual changes carry
@@ -280,12 +266,12 @@ pub(crate) fn reason(from: State, to: State) -> Option<Reason> {
 
 /// `force_open`: open now, whatever the state.
 pub(crate) fn force_open(head: Head, now: u64) -> Head {
-    Head::open(head.next_epoch(), now)
+    Head::open(head.epoch.next(), now)
 }
 
 /// `force_closed`: closed with no failures, whatever the state.
 pub(crate) fn force_closed(head: Head) -> Head {
-    Head::closed(head.next_epoch())
+    Head::closed(head.epoch.next())
 }
 
 /// `reset`: forget the circuit. In process the next read is a fresh closed

@@ -16,7 +16,8 @@
 //! success on a circuit without failures decide from one load: `live == 0`.
 
 use crate::config::{MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES};
-use crate::model::{EPOCH_BITS, Head};
+use crate::epoch::Epoch;
+use crate::model::Head;
 use crate::snapshot::State;
 
 /// One field of the word: where it starts and how wide it is.
@@ -55,7 +56,7 @@ const STATE: Field = Field { shift: 0, width: 2 };
 /// The epoch, modulo 2^30.
 const EPOCH: Field = Field {
     shift: 2,
-    width: EPOCH_BITS,
+    width: Epoch::BITS,
 };
 /// Closed: failures claimed in this closed epoch, modulo 2^19. Claim `k`
 /// writes ring slot `k mod ring length` (a power of two dividing 2^19).
@@ -130,8 +131,8 @@ impl Word {
 
     /// The epoch alone.
     #[inline]
-    pub(crate) const fn epoch(self) -> u32 {
-        EPOCH.get(self.0)
+    pub(crate) const fn epoch(self) -> Epoch {
+        Epoch::new(EPOCH.get(self.0))
     }
 
     /// The head (with `opened_at` zero: it is not in the word) and cursor.
@@ -167,7 +168,7 @@ impl Word {
                 SUCCESSES.put(head.successes) | INFLIGHT.put(head.inflight),
             ),
         };
-        Word(STATE.put(code) | EPOCH.put(head.epoch) | payload)
+        Word(STATE.put(code) | EPOCH.put(head.epoch.get()) | payload)
     }
 }
 
@@ -179,7 +180,7 @@ mod tests {
     fn heads() -> impl Strategy<Value = (Head, Cursor)> {
         (
             0u8..3,
-            0u32..(1 << EPOCH_BITS),
+            (0u32..(1 << Epoch::BITS)).prop_map(Epoch::new),
             0..=MAX_HALF_OPEN_PROBES,
             0..=MAX_HALF_OPEN_PROBES,
             0..CLAIMS_MODULUS,
@@ -214,12 +215,15 @@ mod tests {
 
     #[test]
     fn initial_is_closed_epoch_zero() {
-        assert_eq!(Word::INITIAL.unpack(), (Head::closed(0), Cursor::default()));
+        assert_eq!(
+            Word::INITIAL.unpack(),
+            (Head::closed(Epoch::ZERO), Cursor::default())
+        );
     }
 
     #[test]
     fn extremes_fit() {
-        let mut head = Head::closed((1 << EPOCH_BITS) - 1);
+        let mut head = Head::closed(Epoch::new(u32::MAX));
         let cursor = Cursor {
             claims: CLAIMS_MODULUS - 1,
             live: MAX_FAILURE_THRESHOLD,

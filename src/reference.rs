@@ -3,6 +3,7 @@
 //! the engine is checked against.
 
 use crate::config::Config;
+use crate::epoch::Epoch;
 use crate::model::{self, Admission, Effect, Grant, Head, Verdict};
 use crate::snapshot::{Snapshot, State};
 
@@ -16,7 +17,7 @@ pub(crate) struct Reference {
 
 impl Reference {
     /// A closed circuit with no failures, in epoch `epoch`.
-    pub(crate) fn starting_at(config: Config, epoch: u32) -> Self {
+    pub(crate) fn starting_at(config: Config, epoch: Epoch) -> Self {
         Reference {
             config,
             head: Head::closed(epoch),

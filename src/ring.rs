@@ -13,6 +13,7 @@
 //! circuit's ([`Record::write`]); a reader whose word moved on retries from
 //! the new word. Writers of the same stamp keep the time [`Keep`] says.
 
+use crate::epoch::Epoch;
 use crate::packed::CLAIMS_MODULUS;
 use crate::sync::{AtomicU128, RECORD_LOAD, RECORD_WRITE};
 
@@ -24,14 +25,14 @@ const WRITTEN: u64 = 1 << 63;
 /// in that epoch (zero for the `opened` record).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Stamp {
-    pub(crate) epoch: u32,
+    pub(crate) epoch: Epoch,
     pub(crate) claim: u32,
 }
 
 impl Stamp {
     #[inline]
     fn bits(self) -> u64 {
-        WRITTEN | (u64::from(self.epoch) << 32) | u64::from(self.claim)
+        WRITTEN | (u64::from(self.epoch.get()) << 32) | u64::from(self.claim)
     }
 }
 
@@ -181,7 +182,7 @@ impl Ring {
     /// writer's reading of the state word holds (see [`Record::write`]).
     pub(crate) fn write<E>(
         &self,
-        epoch: u32,
+        epoch: Epoch,
         claim: u32,
         at: u64,
         current: impl Fn() -> Result<(), E>,
@@ -196,7 +197,7 @@ impl Ring {
     /// written yet, or already replaced by a newer claim).
     pub(crate) fn recent(
         &self,
-        epoch: u32,
+        epoch: Epoch,
         last: u32,
         count: u32,
     ) -> impl Iterator<Item = Option<u64>> + '_ {
@@ -225,8 +226,14 @@ mod tests {
     #[test]
     fn another_stamp_is_replaced_only_while_the_word_holds() {
         let record = Record::new();
-        let old = Stamp { epoch: 3, claim: 1 };
-        let new = Stamp { epoch: 3, claim: 9 };
+        let old = Stamp {
+            epoch: Epoch::new(3),
+            claim: 1,
+        };
+        let new = Stamp {
+            epoch: Epoch::new(3),
+            claim: 9,
+        };
         assert_eq!(record.read(new), None, "untouched");
         assert_eq!(record.write(new, 50, Keep::Latest, moved), Err(()));
         assert_eq!(
@@ -247,11 +254,17 @@ mod tests {
             Ok(60),
             "the latest time stays"
         );
-        let next_epoch = Stamp { epoch: 4, claim: 0 };
+        let next_epoch = Stamp {
+            epoch: Epoch::new(4),
+            claim: 0,
+        };
         assert_eq!(record.write(next_epoch, 70, Keep::Latest, holds), Ok(70));
         assert_eq!(record.read(new), None);
         let first = Record::new();
-        let stamp = Stamp { epoch: 1, claim: 0 };
+        let stamp = Stamp {
+            epoch: Epoch::new(1),
+            claim: 0,
+        };
         assert_eq!(first.write(stamp, 10, Keep::First, holds), Ok(10));
         assert_eq!(
             first.write(stamp, 20, Keep::First, moved),
@@ -264,9 +277,15 @@ mod tests {
     fn a_stamp_of_any_age_is_replaced_while_the_word_holds() {
         for epoch in [0, 1, (1 << 29) - 1, 1 << 29, (1 << 29) + 1, (1 << 30) - 1] {
             let record = Record::new();
-            let stale = Stamp { epoch, claim: 5 };
+            let stale = Stamp {
+                epoch: Epoch::new(epoch),
+                claim: 5,
+            };
             assert_eq!(record.write(stale, 1, Keep::Latest, holds), Ok(1));
-            let current = Stamp { epoch: 0, claim: 1 };
+            let current = Stamp {
+                epoch: Epoch::new(0),
+                claim: 1,
+            };
             assert_eq!(
                 record.write(current, 2, Keep::Latest, holds),
                 Ok(2),
@@ -280,28 +299,36 @@ mod tests {
     fn ring_recent_reads_oldest_first() {
         let ring = Ring::new(3);
         for (claim, at) in [(1, 10), (2, 20), (3, 30)] {
-            assert_eq!(ring.write(1, claim, at, holds), Ok(()));
+            assert_eq!(ring.write(Epoch::new(1), claim, at, holds), Ok(()));
         }
-        let got: Vec<_> = ring.recent(1, 3, 3).collect();
+        let got: Vec<_> = ring.recent(Epoch::new(1), 3, 3).collect();
         assert_eq!(got, vec![Some(10), Some(20), Some(30)]);
-        let got: Vec<_> = ring.recent(1, 4, 2).collect();
+        let got: Vec<_> = ring.recent(Epoch::new(1), 4, 2).collect();
         assert_eq!(got, vec![Some(30), None], "claim 4 is not written yet");
-        assert_eq!(ring.recent(2, 3, 1).next(), Some(None), "other epoch");
         assert_eq!(
-            ring.write(1, 7, 70, holds),
+            ring.recent(Epoch::new(2), 3, 1).next(),
+            Some(None),
+            "other epoch"
+        );
+        assert_eq!(
+            ring.write(Epoch::new(1), 7, 70, holds),
             Ok(()),
             "claim 7 shares a slot with claim 3"
         );
         assert_eq!(
-            ring.write(1, 3, 35, moved),
+            ring.write(Epoch::new(1), 3, 35, moved),
             Err(()),
             "a late writer of claim 3 is refused"
         );
-        assert_eq!(ring.recent(1, 7, 1).next(), Some(Some(70)));
+        assert_eq!(ring.recent(Epoch::new(1), 7, 1).next(), Some(Some(70)));
         let last = CLAIMS_MODULUS - 1;
-        assert_eq!(ring.write(1, last, 80, holds), Ok(()));
-        assert_eq!(ring.write(1, 0, 90, holds), Ok(()), "claims wrap");
-        let got: Vec<_> = ring.recent(1, 0, 2).collect();
+        assert_eq!(ring.write(Epoch::new(1), last, 80, holds), Ok(()));
+        assert_eq!(
+            ring.write(Epoch::new(1), 0, 90, holds),
+            Ok(()),
+            "claims wrap"
+        );
+        let got: Vec<_> = ring.recent(Epoch::new(1), 0, 2).collect();
         assert_eq!(got, vec![Some(80), Some(90)]);
     }
 }
