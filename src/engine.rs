@@ -1,9 +1,11 @@
-//! The lock-free engine: the only compare-and-swap loops of the crate.
+//! The lock-free engine: the one compare-and-swap loop on the state word.
 //!
-//! Each loop has the shape load, decode, step (a function of
-//! [`model`](crate::model)), encode, compare-and-swap; when the step changes
-//! nothing, nothing is written. A closed circuit with no failures is thus
-//! only ever loaded by admission and success.
+//! Every write of the word goes through [`Engine::update`], in the shape of
+//! tokio's `fetch_update_action`: load, decode, step (a function of
+//! [`model`](crate::model), reading records as it needs), encode,
+//! compare-and-swap; when the step changes nothing, nothing is written. A
+//! closed circuit with no failures is thus only ever loaded by admission
+//! and success, and those two decide inline, before the loop.
 //!
 //! Three kinds of memory: the packed state word (see [`packed`](crate::packed)),
 //! the `opened` record (when the current or last opening happened, stamped
@@ -19,13 +21,13 @@
 //! epochs and no opening from a multiple of 2^30 epochs ago can pass for a
 //! new one.
 //!
-//! Progress: every loop here goes round again only with a state word other
-//! than the one it just tried (returned by a compare-and-swap that lost, or
-//! by [`Engine::unchanged`] after a record did not match), or, once per
-//! call, to read the clock before the word. A record never sends a caller
-//! round with the same word: one that does not match a word still current
-//! (for the `opened` record: a word still in the same epoch) is older than
-//! it, whatever its age, and is overwritten (see `ring`).
+//! Progress: the loop goes round again only with a state word other than
+//! the one it just stepped from (returned by a compare-and-swap that lost,
+//! or by [`Engine::unchanged`] after a record did not match). A record
+//! never sends a caller round with the same word: one that does not match a
+//! word still current (for the `opened` record: a word still in the same
+//! epoch) is older than it, whatever its age, and is overwritten (see
+//! `ring`, whose record writes are the crate's only other loop).
 
 use crossbeam_utils::CachePadded;
 
@@ -135,11 +137,9 @@ impl Engine {
     }
 
     /// Admission that reads the `opened` record or changes the word.
-    /// Retries only with a changed word: from the `opened` record's check,
-    /// or from a compare-and-swap that lost.
     #[inline(never)]
-    fn acquire_from<'a>(&'a self, mut word: Word, mut now: Now<'a>) -> Admission {
-        loop {
+    fn acquire_from<'a>(&'a self, word: Word, mut now: Now<'a>) -> Admission {
+        let (admission, change) = self.update(word, |word| {
             let (mut head, cursor) = word.unpack();
             if head.state == State::Open {
                 match self.opened_at(head.epoch, now.get()) {
@@ -147,33 +147,28 @@ impl Engine {
                     Err(moved) => {
                         // A time read before this word could precede its
                         // opening: read the clock again for it.
-                        (word, now) = (moved, self.now());
-                        continue;
+                        now = self.now();
+                        return Step::Moved(moved);
                     }
                 }
             }
-            let (admission, next) = model::acquire(&self.config, head, || now.get());
-            let Some(next) = next else {
-                return admission;
+            match model::acquire(&self.config, head, || now.get()) {
+                (admission, None) => Step::done(admission),
+                (admission, Some(next)) => Step::write(head, cursor, next, admission),
+            }
+        });
+        if let (Some(change), Admission::Granted(grant)) = (change, admission) {
+            // A listener that panics must not leave the probe this
+            // admission just took without a permit: if it unwinds, the
+            // grant is given an ignore verdict.
+            let release = Release {
+                engine: self,
+                grant,
             };
-            match self.install(word, &head, cursor, &next) {
-                Ok(change) => {
-                    if let (Some(change), Admission::Granted(grant)) = (change, admission) {
-                        // A listener that panics must not leave the probe
-                        // this admission just took without a permit: if
-                        // it unwinds, the grant is given an ignore verdict.
-                        let release = Release {
-                            engine: self,
-                            grant,
-                        };
-                        self.report(change, &mut now);
-                        std::mem::forget(release);
-                    }
-                    return admission;
-                }
-                Err(actual) => word = actual,
-            }
+            self.installed(change, &mut now);
+            std::mem::forget(release);
         }
+        admission
     }
 
     /// The verdict of a permit (SPEC §3). A success on a closed circuit
@@ -192,81 +187,77 @@ impl Engine {
                 _ => {}
             }
         }
-        self.verdict_from(word, grant, verdict, self.now());
+        self.verdict_from(word, grant, verdict);
     }
 
-    /// A verdict that writes: the compare-and-swap loop. Retries with a
-    /// changed word (from a compare-and-swap that lost, or from a record's
-    /// check), or once to read the clock before the word.
+    /// A verdict that writes.
     #[inline(never)]
-    fn verdict_from(&self, mut word: Word, grant: Grant, verdict: Verdict, mut now: Now<'_>) {
-        loop {
+    fn verdict_from(&self, word: Word, grant: Grant, verdict: Verdict) {
+        let mut now = self.now();
+        let word = if verdict == Verdict::Failure {
+            // Read the time before the word a failure is decided on: it can
+            // then never be later than the claim that records it, even if
+            // this verdict loses the slot to another one and writes it late.
+            now.get();
+            self.load()
+        } else {
+            word
+        };
+        let ((), change) = self.update(word, |word| {
             let (head, cursor) = word.unpack();
-            let next = match model::verdict(&self.config, head, grant, verdict, || now.get()) {
-                Effect::Stale | Effect::Nothing => return,
-                Effect::ClearFailures if cursor.live == 0 => return,
-                Effect::ClearFailures => Word::pack(&head, Cursor { live: 0, ..cursor }),
-                Effect::RecordFailure => {
-                    if now.at.is_none() {
-                        // Read the time before the word the failure is
-                        // decided on: it can then never be later than the
-                        // claim that records it, even if this verdict loses
-                        // the slot to another one and writes it late.
-                        now.get();
-                        word = self.load();
-                        continue;
-                    }
-                    match self.record_failure(word, &head, cursor, grant, &mut now) {
-                        Ok(()) => return,
-                        Err(actual) => {
-                            word = actual;
-                            continue;
-                        }
-                    }
+            match model::verdict(&self.config, head, grant, verdict, || now.get()) {
+                Effect::Stale | Effect::Nothing => Step::done(()),
+                Effect::ClearFailures if cursor.live == 0 => Step::done(()),
+                Effect::ClearFailures => {
+                    Step::Write(Word::pack(&head, Cursor { live: 0, ..cursor }), ((), None))
                 }
-                Effect::Move(next) => match self.install(word, &head, cursor, &next) {
-                    Ok(change) => {
-                        if let Some(change) = change {
-                            self.report(change, &mut now);
-                        }
-                        return;
-                    }
-                    Err(actual) => {
-                        word = actual;
-                        continue;
-                    }
-                },
-            };
-            match self.cas(word, next) {
-                Ok(()) => return,
-                Err(actual) => word = actual,
+                Effect::RecordFailure => self.record_failure(word, &head, cursor, grant, now.get()),
+                Effect::Move(next) => Step::write(head, cursor, next, ()),
             }
+        });
+        if let Some(change) = change {
+            self.installed(change, &mut now);
         }
     }
 
     /// `force_open`, `force_closed` or `reset`: a step that ignores the
-    /// current state but not its epoch. Retries only after a
-    /// compare-and-swap that lost, with the word it found.
+    /// current state but not its epoch.
     pub(crate) fn force(&self, step: impl Fn(Head, u64) -> Head, reason: Reason) {
         let mut now = self.now();
         let at = now.get();
-        let mut word = self.load();
-        loop {
+        let ((), change) = self.update(self.load(), |word| {
             let (head, cursor) = word.unpack();
-            match self.install(word, &head, cursor, &step(head, at)) {
-                Ok(change) => {
-                    if let Some(change) = change {
-                        self.report(
-                            Change {
-                                manual: Some(reason),
-                                ..change
-                            },
-                            &mut now,
-                        );
-                    }
-                    return;
-                }
-                Err(actual) => word = actual,
+            Step::write(head, cursor, step(head, at), ())
+        });
+        if let Some(change) = change {
+            self.installed(
+                Change {
+                    manual: Some(reason),
+                    ..change
+                },
+                &mut now,
+            );
+        }
+    }
+
+    /// The one compare-and-swap loop on the state word, in the shape of
+    /// tokio's `fetch_update_action`: `step` decides from a word (decoding
+    /// it, asking the model, reading records as it needs) and the loop
+    /// writes what it decided; a step that writes nothing returns at once.
+    ///
+    /// Progress: it goes round again only with a word other than the one
+    /// it stepped from, the one a compare-and-swap that lost found, or the
+    /// one a step's record check found ([`Step::Moved`]).
+    #[inline]
+    fn update<T>(&self, mut word: Word, mut step: impl FnMut(Word) -> Step<T>) -> T {
+        loop {
+            match step(word) {
+                Step::Done(output) => return output,
+                Step::Moved(moved) => word = moved,
+                Step::Write(next, output) => match self.cas(word, next) {
+                    Ok(()) => return output,
+                    Err(actual) => word = actual,
+                },
             }
         }
     }
@@ -372,38 +363,20 @@ impl Engine {
         }
     }
 
-    /// Replaces `word` by the packing of `next` (keeping the failure cursor
-    /// within an epoch, clearing it across epochs) and stamps the `opened`
+    /// After the compare-and-swap that made `change`: stamps the `opened`
     /// record for a new open epoch (with its opening time) or a closed
     /// epoch after a closed one (with none: only manual changes do that, and
-    /// without it the record could fall behind by any number of them). Writes nothing when nothing changes. Returns
-    /// the transition to report, if the epoch changed: the caller reports
-    /// it once it has arranged for a listener's panic.
-    #[inline]
-    fn install(
-        &self,
-        word: Word,
-        head: &Head,
-        cursor: Cursor,
-        next: &Head,
-    ) -> Result<Option<Change>, Word> {
-        let new_epoch = next.epoch != head.epoch;
-        let cursor = if new_epoch { Cursor::default() } else { cursor };
-        self.cas(word, Word::pack(next, cursor))?;
-        if !new_epoch {
-            return Ok(None);
-        }
-        let closed_again = head.state == State::Closed && next.state == State::Closed;
-        if next.state == State::Open || closed_again {
+    /// without it the record could fall behind by any number of them), then
+    /// reports the transition.
+    fn installed(&self, change: Change, now: &mut Now<'_>) {
+        let Change { from, to, .. } = change;
+        let closed_again = from.state == State::Closed && to.state == State::Closed;
+        if to.state == State::Open || closed_again {
             // If the epoch has moved on already, whoever moved it stamps
             // the record: nothing is lost by not stamping.
-            let _ = self.stamp_opened(next.epoch, next.opened_at);
+            let _ = self.stamp_opened(to.epoch, to.opened_at);
         }
-        Ok(Some(Change {
-            from: head.state,
-            to: next.state,
-            manual: None,
-        }))
+        self.report(change, now);
     }
 
     /// Tells the listeners about a transition this thread just made.
@@ -412,6 +385,7 @@ impl Engine {
             return;
         }
         let Change { from, to, manual } = change;
+        let (from, to) = (from.state, to.state);
         if let Some(reason) = manual.or_else(|| model::reason(from, to)) {
             self.events.emit(&Transition {
                 key: self.key,
@@ -453,7 +427,7 @@ impl Engine {
         if new == word {
             return Ok(());
         }
-        // CAS_SUCCESS / CAS_FAILURE (AcqRel / Acquire): see `sync`.
+        // CAS_SUCCESS / CAS_FAILURE (Release / Acquire): see `sync`.
         self.words
             .head
             .compare_exchange(word.bits(), new.bits(), CAS_SUCCESS, CAS_FAILURE)
@@ -461,12 +435,12 @@ impl Engine {
             .map_err(Word::from_bits)
     }
 
-    /// A closed failure at `at`, decided in one compare-and-swap of `word`:
-    /// either the failures it completes open the circuit, or it claims the
-    /// next slot of the ring. The time is written into that slot before the
-    /// claim, so whoever sees a claim sees its time (`sync::RECORD_LOAD`),
-    /// and the decision never waits for, or is left to, another thread.
-    /// Kept out of line: it is not the path the fast cases share.
+    /// The step of a closed failure at `at` from `word`: either the
+    /// failures it completes open the circuit, or it claims the next slot of
+    /// the ring. The time is written into that slot before the claim, so
+    /// whoever sees a claim sees its time (`sync::RECORD_LOAD`), and the
+    /// decision never waits for, or is left to, another thread. Kept out of
+    /// line: it is not the path the fast cases share.
     #[inline(never)]
     fn record_failure(
         &self,
@@ -474,26 +448,28 @@ impl Engine {
         head: &Head,
         cursor: Cursor,
         grant: Grant,
-        now: &mut Now<'_>,
-    ) -> Result<(), Word> {
-        let at = now.get();
+        at: u64,
+    ) -> Step<Decided<()>> {
         let threshold = self.config.failure_threshold();
         let live = (cursor.live + 1).min(threshold);
         if model::could_open(&self.config, live) {
             let earlier = (live - 1).min(threshold - 1);
-            let counted = self.count_in_window(word, head.epoch, cursor.claims, earlier, at)?;
+            let counted = match self.count_in_window(word, head.epoch, cursor.claims, earlier, at) {
+                Ok(counted) => counted,
+                Err(moved) => return Step::Moved(moved),
+            };
             if let Some(next) = model::tally(&self.config, *head, grant, counted + 1, at) {
-                if let Some(change) = self.install(word, head, cursor, &next)? {
-                    self.report(change, now);
-                }
-                return Ok(());
+                return Step::write(*head, cursor, next, ());
             }
         }
         let claim = (cursor.claims + 1) % CLAIMS_MODULUS;
-        self.ring
-            .write(head.epoch, claim, at, || self.unchanged(word))?;
-        self.cas(
-            word,
+        if let Err(moved) = self
+            .ring
+            .write(head.epoch, claim, at, || self.unchanged(word))
+        {
+            return Step::Moved(moved);
+        }
+        Step::Write(
             Word::pack(
                 head,
                 Cursor {
@@ -501,6 +477,7 @@ impl Engine {
                     live,
                 },
             ),
+            ((), None),
         )
     }
 
@@ -564,11 +541,50 @@ impl Engine {
     }
 }
 
-/// A transition made by this thread, to report to the listeners.
+/// What one step of [`Engine::update`] decided from a word.
+enum Step<T> {
+    /// Nothing to write: the answer.
+    Done(T),
+    /// Replace the word by this one; the answer once it is in place.
+    Write(Word, T),
+    /// A record showed that the word has moved on: decide again from this
+    /// one.
+    Moved(Word),
+}
+
+/// What [`Engine::update`] answers: the caller's output, and the
+/// transition the write made, if it started a new epoch.
+type Decided<A> = (A, Option<Change>);
+
+impl<A> Step<Decided<A>> {
+    /// Nothing to write; answers `output`.
+    fn done(output: A) -> Self {
+        Step::Done((output, None))
+    }
+
+    /// Moves `head` (with `cursor`) to `next`, then answers `output`: the
+    /// failure cursor is kept within an epoch and cleared across epochs, and
+    /// a new epoch is a change to tell once it is in place.
+    fn write(head: Head, cursor: Cursor, next: Head, output: A) -> Self {
+        if next.epoch == head.epoch {
+            Step::Write(Word::pack(&next, cursor), (output, None))
+        } else {
+            let change = Change {
+                from: head,
+                to: next,
+                manual: None,
+            };
+            Step::Write(Word::pack(&next, Cursor::default()), (output, Some(change)))
+        }
+    }
+}
+
+/// A transition made by this thread: what the `opened` record and the
+/// listeners are told once it is in place.
 #[derive(Clone, Copy, Debug)]
 struct Change {
-    from: State,
-    to: State,
+    from: Head,
+    to: Head,
     /// The reason of a manual change (the rules' transitions have theirs).
     manual: Option<Reason>,
 }

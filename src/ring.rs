@@ -104,7 +104,7 @@ impl Record {
                 Some(_) => {}
                 None => current()?,
             }
-            // RECORD_WRITE (AcqRel / Acquire): see `sync`.
+            // RECORD_WRITE / RECORD_LOAD (Release / Acquire): see `sync`.
             match self
                 .0
                 .compare_exchange(held, mine, RECORD_WRITE, RECORD_LOAD)

@@ -37,10 +37,17 @@ pub(crate) fn spin_loop() {
 /// of what a closed permit needs.
 pub(crate) const HEAD_LOAD: Ordering = Ordering::Acquire;
 
-/// A compare-and-swap on the state word or the `opened` record that wins.
-/// `AcqRel`: the release half publishes the new state, the acquire half
-/// orders this thread after the writer it replaced.
-pub(crate) const CAS_SUCCESS: Ordering = Ordering::AcqRel;
+/// A compare-and-swap on the state word that wins. Release publishes the
+/// new state (and a failure slot written before it). No acquire: the
+/// thread decided from the very value the compare-and-swap finds, and it
+/// read that value with an acquire already ([`HEAD_LOAD`], or
+/// [`CAS_FAILURE`] when an earlier attempt lost); nothing it does after
+/// winning reads what that value's writer wrote, except through loads of
+/// their own. Being a read-modify-write, it also continues the release
+/// sequence of the value it replaces, so a later reader that acquires the
+/// new value still sees everything published before. The loom models pass
+/// with this; each weaker choice (`Relaxed`, `Acquire`) fails some.
+pub(crate) const CAS_SUCCESS: Ordering = Ordering::Release;
 
 /// A compare-and-swap that loses: the returned value is decoded and stepped
 /// again, so it needs the same acquire as [`HEAD_LOAD`].
@@ -67,10 +74,12 @@ pub(crate) const CAS_FAILURE: Ordering = Ordering::Acquire;
 /// older, and may be overwritten.
 pub(crate) const RECORD_LOAD: Ordering = Ordering::Acquire;
 
-/// The compare-and-swap that writes a record: release publishes the time
-/// with its stamp; acquire on both outcomes orders the next attempt after
-/// the value it found.
-pub(crate) const RECORD_WRITE: Ordering = Ordering::AcqRel;
+/// The compare-and-swap that writes a record, when it wins. Release
+/// publishes the time with its stamp, and with it the writer's view of the
+/// state word (see [`RECORD_LOAD`]). No acquire, for the reason
+/// [`CAS_SUCCESS`] has none: the writer read the value it replaces with
+/// [`RECORD_LOAD`] (a load, or the compare-and-swap that lost before).
+pub(crate) const RECORD_WRITE: Ordering = Ordering::Release;
 
 #[cfg(fuse_loom)]
 mod loom_shim {

@@ -390,3 +390,35 @@ fn one_caller_wins_the_move_to_half_open_across_the_epoch_wrap() {
         loom::model(move || two_probes_close_the_circuit(ready_to_probe_at(2, start)));
     }
 }
+
+/// 11. A caller deciding from an old opening never overwrites a newer one:
+///     while one thread is rejected by an open circuit, another opens it
+///     again; the newer opening keeps its time. (A record that does not
+///     match the caller's word is overwritten only once the word is seen
+///     unchanged after the record was read; with a weaker load of the
+///     record, the old word could still be seen after a newer record.)
+#[test]
+fn an_old_opening_never_overwrites_a_newer_one() {
+    loom::model(|| {
+        let (fuse, mock) = circuit(config(1, 1));
+        fuse.force_open();
+        mock.increment(Duration::from_secs(1));
+        let rejected = {
+            let fuse = fuse.clone();
+            thread::spawn(move || {
+                let open = fuse.try_acquire().expect_err("open for 30 s");
+                assert!(open.retry_after() <= OPEN);
+            })
+        };
+        let reopener = {
+            let fuse = fuse.clone();
+            thread::spawn(move || fuse.force_open())
+        };
+        rejected.join().unwrap();
+        reopener.join().unwrap();
+        mock.increment(Duration::from_secs(1));
+        assert_eq!(fuse.snapshot().opened_at, Some(Duration::from_secs(1)));
+        let open = fuse.try_acquire().expect_err("reopened at 1 s");
+        assert_eq!(open.retry_after(), OPEN - Duration::from_secs(1));
+    });
+}
