@@ -156,6 +156,18 @@ impl Word {
         (head, cursor)
     }
 
+    /// The word that moves `head` (with `cursor`) to `next`: the failure
+    /// cursor is kept within an epoch and cleared across epochs.
+    #[inline]
+    pub(crate) fn next(head: &Head, cursor: Cursor, next: &Head) -> Word {
+        let cursor = if next.epoch == head.epoch {
+            cursor
+        } else {
+            Cursor::default()
+        };
+        Word::pack(next, cursor)
+    }
+
     /// Packs a head and, while closed, its cursor. Counters are validated
     /// by the configuration to fit their fields.
     #[inline]
