@@ -143,7 +143,8 @@ impl Engine {
         // the other states (which need the opening time, the clock or a
         // write) go through the loop out of line.
         if head.state == State::Closed {
-            if let (admission, None) = model::acquire(&self.config, head, || self.time.now()) {
+            let opened = || Err(());
+            if let Ok((admission, None)) = model::acquire(&self.config, head, opened, || 0) {
                 return admission;
             }
         }
@@ -155,21 +156,19 @@ impl Engine {
     fn acquire_from(&self, word: Word) -> Admission {
         let now = self.now();
         let (admission, written) = self.update(word, |word| {
-            let (mut head, cursor) = word.unpack();
-            if head.state == State::Open {
-                match self.opened_at(head.epoch, now.get()) {
-                    Ok(at) => head.opened_at = at,
-                    Err(moved) => {
-                        // A time read before this word could precede its
-                        // opening: read the clock again for it.
-                        now.forget();
-                        return Step::Moved(moved);
-                    }
+            let (head, cursor) = word.unpack();
+            let opened = || self.opened_at(head.epoch, now.get());
+            match model::acquire(&self.config, head, opened, || now.get()) {
+                Ok((admission, None)) => Step::Done(admission),
+                Ok((admission, Some(next))) => {
+                    Step::Write(Word::next(&head, cursor, &next), admission)
                 }
-            }
-            match model::acquire(&self.config, head, || now.get()) {
-                (admission, None) => Step::Done(admission),
-                (admission, Some(next)) => Step::Write(Word::next(&head, cursor, &next), admission),
+                Err(moved) => {
+                    // A time read before this word could precede its
+                    // opening: read the clock again for it.
+                    now.forget();
+                    Step::Moved(moved)
+                }
             }
         });
         if let (Some(written), Admission::Granted(grant)) = (written, admission) {
@@ -202,7 +201,7 @@ impl Engine {
         // no failures to clear, an ignore, a stale verdict) is decided
         // here, inline; everything else goes through the loop out of line.
         if head.state == State::Closed {
-            match model::verdict(&self.config, head, grant, verdict, || self.time.now()) {
+            match model::verdict(&self.config, head, grant, verdict) {
                 Effect::Stale | Effect::Nothing => return,
                 Effect::ClearFailures if cursor.live == 0 => return,
                 _ => {}
@@ -226,7 +225,7 @@ impl Engine {
         };
         let ((), written) = self.update(word, |word| {
             let (head, cursor) = word.unpack();
-            match model::verdict(&self.config, head, grant, verdict, || now.get()) {
+            match model::verdict(&self.config, head, grant, verdict) {
                 Effect::Stale | Effect::Nothing => Step::Done(()),
                 Effect::ClearFailures if cursor.live == 0 => Step::Done(()),
                 Effect::ClearFailures => {
@@ -243,12 +242,13 @@ impl Engine {
 
     /// `force_open`, `force_closed` or `reset`: a step that ignores the
     /// current state but not its epoch.
-    pub(crate) fn force(&self, step: impl Fn(Head, u64) -> Head, reason: Reason) {
+    pub(crate) fn force(&self, step: impl Fn(Head) -> Head, reason: Reason) {
         let now = self.now();
-        let at = now.get();
+        // The time of the change (an opening's), read before the word.
+        now.get();
         let ((), written) = self.update(self.load(), |word| {
             let (head, cursor) = word.unpack();
-            Step::Write(Word::next(&head, cursor, &step(head, at)), ())
+            Step::Write(Word::next(&head, cursor, &step(head)), ())
         });
         if let Some(written) = written {
             self.installed(written, Some(reason), &now);
@@ -359,7 +359,7 @@ impl Engine {
         loop {
             tries += 1;
             let last_try = tries >= SNAPSHOT_TRIES;
-            let (mut head, cursor) = word.unpack();
+            let (head, cursor) = word.unpack();
             let opened_epoch = match head.state {
                 State::Closed => None,
                 State::Open => Some(head.epoch),
@@ -367,14 +367,14 @@ impl Engine {
                 State::HalfOpen => Some(head.epoch.previous()),
             };
             let mut complete = true;
+            let mut opened_at = now;
             if let Some(epoch) = opened_epoch {
                 if let Some(at) = self.words.opened.read(Stamp { epoch, claim: 0 }) {
-                    head.opened_at = at;
+                    opened_at = at;
                 } else {
                     // Opened an instant ago (its opener is about to stamp
                     // it), or this reading of the word is out of date.
                     complete = false;
-                    head.opened_at = now;
                 }
             }
             let live = cursor.live;
@@ -387,7 +387,7 @@ impl Engine {
             }
             let again = self.load();
             if (complete && again == word) || last_try {
-                return model::snapshot(&self.config, &head, failures, now);
+                return model::snapshot(&self.config, &head, opened_at, failures, now);
             }
             sync::spin_loop();
             word = again;
@@ -493,7 +493,7 @@ impl Engine {
                 Ok(counted) => counted,
                 Err(moved) => return Step::Moved(moved),
             };
-            if let Some(next) = model::tally(&self.config, *head, grant, counted + 1, at) {
+            if let Some(next) = model::tally(&self.config, *head, grant, counted + 1) {
                 return Step::Write(Word::next(head, cursor, &next), ());
             }
         }

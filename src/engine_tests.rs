@@ -61,7 +61,7 @@ fn a_missing_opened_record_is_stamped_by_the_first_reader() {
     let (engine, mock) = engine(&config);
     // Simulate an opener stalled between its two writes: the word says
     // Open in epoch 1, the record is still empty.
-    let head = model::force_open(Head::closed(Epoch::ZERO), 0);
+    let head = model::force_open(Head::closed(Epoch::ZERO));
     engine.words.head.store(
         Word::pack(&head, Cursor::default()).bits(),
         std::sync::atomic::Ordering::SeqCst,
@@ -227,12 +227,9 @@ fn the_opened_record_keeps_up_with_the_word() {
         Epoch::new(u32::try_from((bits >> 32) & u128::from(u32::MAX)).unwrap())
     };
     let epoch = |engine: &Engine| engine.load().epoch();
-    engine.force(
-        |head, _| model::force_closed(head),
-        crate::events::Reason::Forced,
-    );
+    engine.force(model::force_closed, crate::events::Reason::Forced);
     assert_eq!(stamp_epoch(&engine), epoch(&engine), "force_closed");
-    engine.force(|head, _| model::reset(head), crate::events::Reason::Reset);
+    engine.force(model::reset, crate::events::Reason::Reset);
     assert_eq!(stamp_epoch(&engine), epoch(&engine), "reset");
     engine.force(model::force_open, crate::events::Reason::Forced);
     assert_eq!(stamp_epoch(&engine), epoch(&engine), "force_open");
@@ -248,10 +245,7 @@ fn the_opened_record_keeps_up_with_the_word() {
         epoch(&engine),
         "closed by probes"
     );
-    engine.force(
-        |head, _| model::force_closed(head),
-        crate::events::Reason::Forced,
-    );
+    engine.force(model::force_closed, crate::events::Reason::Forced);
     assert_eq!(stamp_epoch(&engine), epoch(&engine), "closed again by hand");
 }
 

@@ -228,8 +228,7 @@ impl Fuse {
     /// assert_eq!(fuse.state(), State::Closed);
     /// ```
     pub fn force_closed(&self) {
-        self.engine
-            .force(|head, _| model::force_closed(head), Reason::Forced);
+        self.engine.force(model::force_closed, Reason::Forced);
     }
 
     /// Forgets the circuit: the next read is a fresh closed circuit.
@@ -244,8 +243,7 @@ impl Fuse {
     /// # Ok::<(), fuse_breaker::OpenError>(())
     /// ```
     pub fn reset(&self) {
-        self.engine
-            .force(|head, _| model::reset(head), Reason::Reset);
+        self.engine.force(model::reset, Reason::Reset);
     }
 }
 

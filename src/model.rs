@@ -16,15 +16,17 @@ use crate::epoch::Epoch;
 use crate::events::Reason;
 use crate::snapshot::{Snapshot, State};
 
-/// Everything about a circuit except its failure list.
+/// Everything about a circuit except its failure list and when it last
+/// opened: the state, its epoch and, while half-open, the probe counters.
+///
+/// When the circuit opened is not here: only admission to an open circuit
+/// needs it, and is given it ([`acquire`]); a rule that opens the circuit
+/// opens it at the `now` it is given, which the caller keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Head {
     pub(crate) state: State,
     /// Bumped by every state change.
     pub(crate) epoch: Epoch,
-    /// When the circuit last opened, in clock nanoseconds; meaningful while
-    /// `Open` or `HalfOpen`, zero while `Closed`.
-    pub(crate) opened_at: u64,
     /// Successful probes so far (half-open only).
     pub(crate) successes: u32,
     /// Probes granted and not yet finished (half-open only).
@@ -35,21 +37,20 @@ impl Head {
     /// A fresh closed circuit in the given epoch.
     #[inline]
     pub(crate) const fn closed(epoch: Epoch) -> Self {
-        Head {
-            state: State::Closed,
-            epoch,
-            opened_at: 0,
-            successes: 0,
-            inflight: 0,
-        }
+        Head::new(State::Closed, epoch)
+    }
+
+    /// An open circuit in the given epoch.
+    #[inline]
+    pub(crate) const fn open(epoch: Epoch) -> Self {
+        Head::new(State::Open, epoch)
     }
 
     #[inline]
-    const fn open(epoch: Epoch, now: u64) -> Self {
+    const fn new(state: State, epoch: Epoch) -> Self {
         Head {
-            state: State::Open,
+            state,
             epoch,
-            opened_at: now,
             successes: 0,
             inflight: 0,
         }
@@ -137,29 +138,30 @@ pub(crate) enum Effect {
 }
 
 /// Admission at `now` (SPEC §3 "Admission"): the decision and the next head,
-/// `None` when nothing changes.
-/// `now` is asked only while open, so an engine reads its clock only there.
+/// `None` when nothing changes. `opened` (when the circuit opened) and
+/// `now` are asked only while open, so an engine reads its opening time
+/// and its clock only there; an error from `opened` (an engine that finds
+/// its reading out of date) is the answer.
 #[inline]
-pub(crate) fn acquire(
+pub(crate) fn acquire<E>(
     config: &Config,
     head: Head,
+    opened: impl FnOnce() -> Result<u64, E>,
     now: impl FnOnce() -> u64,
-) -> (Admission, Option<Head>) {
-    match head.state {
+) -> Result<(Admission, Option<Head>), E> {
+    Ok(match head.state {
         State::Closed => (grant(PermitKind::Closed, head.epoch), None),
         State::Open => {
-            let elapsed = now().saturating_sub(head.opened_at);
+            let opened_at = opened()?;
+            let elapsed = now().saturating_sub(opened_at);
             let open = config.open_nanos();
             if elapsed < open {
                 let retry_after = open - elapsed;
                 (Admission::Rejected { retry_after }, None)
             } else {
                 let next = Head {
-                    state: State::HalfOpen,
-                    epoch: head.epoch.next(),
-                    opened_at: head.opened_at,
-                    successes: 0,
                     inflight: 1,
+                    ..Head::new(State::HalfOpen, head.epoch.next())
                 };
                 (grant(PermitKind::Probe, next.epoch), Some(next))
             }
@@ -175,7 +177,7 @@ pub(crate) fn acquire(
                 (Admission::Rejected { retry_after: 0 }, None)
             }
         }
-    }
+    })
 }
 
 #[inline]
@@ -183,16 +185,10 @@ fn grant(kind: PermitKind, epoch: Epoch) -> Admission {
     Admission::Granted(Grant::new(kind, epoch))
 }
 
-/// The verdict of a permit (SPEC §3 "Verdicts"); `now` is asked only when a
-/// failed probe reopens the circuit.
+/// The verdict of a permit (SPEC §3 "Verdicts"). A failed probe reopens
+/// the circuit, at `now`.
 #[inline]
-pub(crate) fn verdict(
-    config: &Config,
-    head: Head,
-    permit: Grant,
-    verdict: Verdict,
-    now: impl FnOnce() -> u64,
-) -> Effect {
+pub(crate) fn verdict(config: &Config, head: Head, permit: Grant, verdict: Verdict) -> Effect {
     let own_state = match permit.kind() {
         PermitKind::Closed => State::Closed,
         PermitKind::Probe => State::HalfOpen,
@@ -216,7 +212,7 @@ pub(crate) fn verdict(
                 })
             }
         }
-        (PermitKind::Probe, Verdict::Failure) => Effect::Move(Head::open(head.epoch.next(), now())),
+        (PermitKind::Probe, Verdict::Failure) => Effect::Move(Head::open(head.epoch.next())),
         (PermitKind::Probe, Verdict::Ignore) => Effect::Move(Head {
             inflight: head.inflight.saturating_sub(1),
             ..head
@@ -238,18 +234,13 @@ pub(crate) fn could_open(config: &Config, recorded: u32) -> bool {
     recorded >= config.failure_threshold()
 }
 
-/// After a closed failure of `permit` was recorded at `now`: `counted` of
-/// the recorded failures are [`in_window`]. Returns the open head when they
-/// reach the threshold and the permit's epoch is still current.
-pub(crate) fn tally(
-    config: &Config,
-    head: Head,
-    permit: Grant,
-    counted: u32,
-    now: u64,
-) -> Option<Head> {
+/// After a closed failure of `permit` was recorded: `counted` of the
+/// recorded failures are [`in_window`]. Returns the open head (opened at
+/// the failure's `now`) when they reach the threshold and the permit's
+/// epoch is still current.
+pub(crate) fn tally(config: &Config, head: Head, permit: Grant, counted: u32) -> Option<Head> {
     let current = head.state == State::Closed && head.epoch == permit.epoch();
-    (current && could_open(config, counted)).then(|| Head::open(head.epoch.next(), now))
+    (current && could_open(config, counted)).then(|| Head::open(head.epoch.next()))
 }
 
 /// Why the rules moved a circuit from `from` to `to` (manual changes carry
@@ -265,8 +256,8 @@ pub(crate) fn reason(from: State, to: State) -> Option<Reason> {
 }
 
 /// `force_open`: open now, whatever the state.
-pub(crate) fn force_open(head: Head, now: u64) -> Head {
-    Head::open(head.epoch.next(), now)
+pub(crate) fn force_open(head: Head) -> Head {
+    Head::open(head.epoch.next())
 }
 
 /// `force_closed`: closed with no failures, whatever the state.
@@ -280,10 +271,13 @@ pub(crate) fn reset(head: Head) -> Head {
     force_closed(head)
 }
 
-/// The snapshot of `head` at `now`, given the recorded failures in any order.
+/// The snapshot of `head` at `now`, given when the circuit last opened
+/// (read only while open or half-open) and the recorded failures in any
+/// order.
 pub(crate) fn snapshot(
     config: &Config,
     head: &Head,
+    opened_at: u64,
     failures: impl IntoIterator<Item = u64>,
     now: u64,
 ) -> Snapshot {
@@ -300,7 +294,7 @@ pub(crate) fn snapshot(
     let half_open = head.state == State::HalfOpen;
     Snapshot {
         state: head.state,
-        opened_at: (!closed).then(|| Duration::from_nanos(head.opened_at)),
+        opened_at: (!closed).then(|| Duration::from_nanos(opened_at)),
         failures: kept.into_iter().map(Duration::from_nanos).collect(),
         half_open_successes: if half_open { head.successes } else { 0 },
         half_open_inflight: if half_open { head.inflight } else { 0 },

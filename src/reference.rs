@@ -2,6 +2,8 @@
 //! `Vec` of failure times. Single-threaded and obviously correct, it is what
 //! the engine is checked against.
 
+use std::convert::Infallible;
+
 use crate::config::Config;
 use crate::epoch::Epoch;
 use crate::model::{self, Admission, Effect, Grant, Head, Verdict};
@@ -12,6 +14,8 @@ use crate::snapshot::{Snapshot, State};
 pub(crate) struct Reference {
     config: Config,
     head: Head,
+    /// When the circuit last opened (meaningful while open or half-open).
+    opened_at: u64,
     failures: Vec<u64>,
 }
 
@@ -21,22 +25,24 @@ impl Reference {
         Reference {
             config,
             head: Head::closed(epoch),
+            opened_at: 0,
             failures: Vec::new(),
         }
     }
 
     /// Admission at `now`.
     pub(crate) fn acquire(&mut self, now: u64) -> Admission {
-        let (admission, next) = model::acquire(&self.config, self.head, || now);
+        let opened = || Ok::<_, Infallible>(self.opened_at);
+        let Ok((admission, next)) = model::acquire(&self.config, self.head, opened, || now);
         if let Some(next) = next {
-            self.set(next);
+            self.set(next, now);
         }
         admission
     }
 
     /// The verdict of a permit granted earlier, at `now`.
     pub(crate) fn verdict(&mut self, grant: Grant, verdict: Verdict, now: u64) {
-        match model::verdict(&self.config, self.head, grant, verdict, || now) {
+        match model::verdict(&self.config, self.head, grant, verdict) {
             Effect::Stale | Effect::Nothing => {}
             Effect::ClearFailures => self.failures.clear(),
             Effect::RecordFailure => {
@@ -45,27 +51,27 @@ impl Reference {
                 self.failures
                     .retain(|&at| model::in_window(config, at, now));
                 let counted = u32::try_from(self.failures.len()).unwrap_or(u32::MAX);
-                if let Some(open) = model::tally(config, self.head, grant, counted, now) {
-                    self.set(open);
+                if let Some(open) = model::tally(config, self.head, grant, counted) {
+                    self.set(open, now);
                 }
             }
-            Effect::Move(next) => self.set(next),
+            Effect::Move(next) => self.set(next, now),
         }
     }
 
     /// `force_open` at `now`.
     pub(crate) fn force_open(&mut self, now: u64) {
-        self.set(model::force_open(self.head, now));
+        self.set(model::force_open(self.head), now);
     }
 
     /// `force_closed`.
     pub(crate) fn force_closed(&mut self) {
-        self.set(model::force_closed(self.head));
+        self.set(model::force_closed(self.head), 0);
     }
 
     /// `reset`.
     pub(crate) fn reset(&mut self) {
-        self.set(model::reset(self.head));
+        self.set(model::reset(self.head), 0);
     }
 
     /// The current state.
@@ -75,12 +81,23 @@ impl Reference {
 
     /// The snapshot at `now`.
     pub(crate) fn snapshot(&self, now: u64) -> Snapshot {
-        model::snapshot(&self.config, &self.head, self.failures.iter().copied(), now)
+        model::snapshot(
+            &self.config,
+            &self.head,
+            self.opened_at,
+            self.failures.iter().copied(),
+            now,
+        )
     }
 
-    fn set(&mut self, next: Head) {
+    /// Moves to `next` at `now`: a new epoch clears the failure list, and
+    /// an opening happens at `now`.
+    fn set(&mut self, next: Head, now: u64) {
         if next.epoch != self.head.epoch {
             self.failures.clear();
+            if next.state == State::Open {
+                self.opened_at = now;
+            }
         }
         self.head = next;
     }
