@@ -41,7 +41,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use fuse_breaker::{Classify, Config, Fuse, OpenError, Permit, State};
+use fuse_breaker::{Classify, Config, Fuse, OpenError, Permit, State, Verdict};
 
 /// Counted failures inside the window that open the circuit.
 const THRESHOLD: u32 = 5;
@@ -177,31 +177,18 @@ impl Inventory {
     }
 }
 
-/// How one admitted call ended.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Outcome {
-    Ok,
-    Failed,
-    Ignored,
-}
-
 /// Ends `permit` the way [`Fuse::run`] does: `Ok` is a success, an error is
-/// a counted failure if the configuration counts its kind, ignored otherwise.
-fn settle<T, E: Classify>(fuse: &Fuse, permit: Permit<'_>, result: &Result<T, E>) -> Outcome {
-    match result {
-        Ok(_) => {
-            permit.success();
-            Outcome::Ok
-        }
-        Err(err) if fuse.config().counts(err.failure_kind()) => {
-            permit.failure();
-            Outcome::Failed
-        }
-        Err(_) => {
-            permit.ignore();
-            Outcome::Ignored
-        }
-    }
+/// a counted failure if the configuration counts its kind, ignored
+/// otherwise; returns the verdict.
+fn settle<T, E: Classify>(fuse: &Fuse, permit: Permit<'_>, result: &Result<T, E>) -> Verdict {
+    let config = fuse.config();
+    let verdict = Verdict::for_outcome(
+        result,
+        |_| Verdict::Success,
+        |err| Verdict::for_kind(err.failure_kind(), config),
+    );
+    permit.conclude(verdict);
+    verdict
 }
 
 /// Call counts, per row of the timeline and in total.
@@ -243,11 +230,11 @@ struct Timeline {
 
 impl Timeline {
     /// Notes how an admitted call ended.
-    fn record(&mut self, outcome: Outcome) {
+    fn record(&mut self, outcome: Verdict) {
         match outcome {
-            Outcome::Ok => self.failure_streak = 0,
-            Outcome::Failed => self.failure_streak += 1,
-            Outcome::Ignored => {}
+            Verdict::Success => self.failure_streak = 0,
+            Verdict::Failure => self.failure_streak += 1,
+            Verdict::Ignore => {}
         }
     }
 
@@ -285,11 +272,11 @@ impl Timeline {
     }
 
     /// Prints the end of a probe that left the circuit half-open.
-    fn probe_ended(&self, outcome: Outcome) {
+    fn probe_ended(&self, outcome: Verdict) {
         let what = match outcome {
-            Outcome::Ok => "succeeded",
-            Outcome::Failed => "failed",
-            Outcome::Ignored => "ended with an ignored error",
+            Verdict::Success => "succeeded",
+            Verdict::Failure => "failed",
+            Verdict::Ignore => "ended with an ignored error",
         };
         println!(
             "{}  probe {what}; still half_open",
@@ -390,9 +377,9 @@ impl Demo {
 
         self.bucket.admitted += 1;
         match outcome {
-            Outcome::Ok => self.bucket.ok += 1,
-            Outcome::Failed => self.bucket.failed += 1,
-            Outcome::Ignored => self.bucket.ignored += 1,
+            Verdict::Success => self.bucket.ok += 1,
+            Verdict::Failure => self.bucket.failed += 1,
+            Verdict::Ignore => self.bucket.ignored += 1,
         }
         self.timeline.record(outcome);
         let state = self.fuse.state();

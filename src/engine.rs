@@ -39,11 +39,12 @@ use std::time::Duration;
 use crate::config::Config;
 use crate::epoch::Epoch;
 use crate::events::{Events, Reason, Transition};
-use crate::model::{self, Admission, Effect, Grant, Head, Verdict};
+use crate::model::{self, Admission, Effect, Grant, Head};
 use crate::packed::{CLAIMS_MODULUS, Cursor, Word};
 use crate::ring::{Keep, Record, Ring, Stamp};
 use crate::snapshot::{Snapshot, State};
 use crate::sync::{self, AtomicU64, CAS_FAILURE, CAS_SUCCESS, HEAD_LOAD};
+use crate::verdict::Verdict;
 
 /// How many times a snapshot re-reads a circuit that changes under it
 /// before it settles for the last reading.

@@ -8,7 +8,8 @@ use quanta::{Clock, Mock};
 
 use super::*;
 use crate::epoch::Epoch;
-use crate::model::{Admission, Grant, Verdict};
+use crate::model::{Admission, Grant};
+use crate::verdict::Verdict;
 
 fn engine(config: &Config) -> (Engine, Arc<Mock>) {
     let (clock, mock) = Clock::mock();

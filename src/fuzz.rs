@@ -15,11 +15,12 @@ use quanta::{Clock, Mock};
 use crate::config::{Config, MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES};
 use crate::epoch::Epoch;
 use crate::fuse::Fuse;
-use crate::model::{Admission, Grant, PermitKind, Verdict};
+use crate::model::{Admission, Grant, PermitKind};
 use crate::oracle::{Admit, Oracle, Outcome, Ticket};
 use crate::packed::CLAIMS_MODULUS;
 use crate::permit::Permit;
 use crate::reference::Reference;
+use crate::verdict::Verdict;
 
 /// Reads bytes as they are needed; zeros once they run out.
 struct Bytes<'a>(&'a [u8]);
@@ -100,9 +101,7 @@ pub fn differential(data: &[u8]) {
                 if !held.is_empty() {
                     let (permit, grant, ticket) = held.remove(usize::from(bytes.u8()) % held.len());
                     match verdict {
-                        Some(Verdict::Success) => permit.success(),
-                        Some(Verdict::Failure) => permit.failure(),
-                        Some(Verdict::Ignore) => permit.ignore(),
+                        Some(verdict) => permit.conclude(verdict),
                         None => drop(permit),
                     }
                     let verdict = verdict.unwrap_or(Verdict::Ignore);

@@ -88,7 +88,6 @@ mod telemetry;
 pub mod testing;
 #[cfg(feature = "tower")]
 pub mod tower;
-#[cfg(any(feature = "tower", feature = "reqwest"))]
 mod verdict;
 
 pub use classify::{Classify, FailureKind, classify_error};
@@ -103,5 +102,4 @@ pub use registry::{CircuitInfo, Overrides, Registry, RegistryBuilder};
 #[cfg(feature = "config-file")]
 pub use settings::{Settings, SettingsError, Store};
 pub use snapshot::{Snapshot, State};
-#[cfg(any(feature = "tower", feature = "reqwest"))]
 pub use verdict::Verdict;

@@ -15,6 +15,7 @@ use crate::config::Config;
 use crate::epoch::Epoch;
 use crate::events::Reason;
 use crate::snapshot::{Snapshot, State};
+use crate::verdict::Verdict;
 
 /// Everything about a circuit except its failure list and when it last
 /// opened: the state, its epoch and, while half-open, the probe counters.
@@ -99,17 +100,6 @@ impl std::fmt::Debug for Grant {
             .field("epoch", &self.epoch())
             .finish()
     }
-}
-
-/// How a permit ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Verdict {
-    /// The call succeeded.
-    Success,
-    /// The call failed with a counted failure.
-    Failure,
-    /// An ignored error, a panic, a dropped future or permit.
-    Ignore,
 }
 
 /// The answer to an admission request.

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use crate::error::OpenError;
 use crate::fuse::Fuse;
-use crate::model::{Admission, Grant, PermitKind, Verdict};
+use crate::model::{Admission, Grant, PermitKind};
+use crate::verdict::Verdict;
 
 impl Fuse {
     /// Asks to run one call: a [`Permit`] to end with a verdict, or the
@@ -125,6 +126,26 @@ pub struct Permit<'a> {
 }
 
 impl Permit<'_> {
+    /// Ends the permit with `verdict`; [`success`](Self::success),
+    /// [`failure`](Self::failure) and [`ignore`](Self::ignore) are
+    /// shorthands.
+    ///
+    /// ```
+    /// use fuse_breaker::{Config, Fuse, State, Verdict};
+    ///
+    /// let fuse = Fuse::new("billing", Config::builder().failure_threshold(1).build()?);
+    /// let outcome: Result<(), &str> = Err("timeout");
+    /// let verdict = Verdict::for_outcome(&outcome, |_| Verdict::Success, |_| Verdict::Failure);
+    /// fuse.try_acquire()?.conclude(verdict);
+    /// assert_eq!(fuse.state(), State::Open);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
+    pub fn conclude(self, verdict: Verdict) {
+        let this = ManuallyDrop::new(self);
+        conclude(this.fuse, this.grant, verdict);
+    }
+
     /// The call succeeded: clears the failures of a closed circuit, counts
     /// towards closing a half-open one.
     ///
@@ -137,7 +158,7 @@ impl Permit<'_> {
     /// ```
     #[inline]
     pub fn success(self) {
-        self.finish(Verdict::Success);
+        self.conclude(Verdict::Success);
     }
 
     /// The call failed with a counted failure: recorded while closed,
@@ -151,7 +172,7 @@ impl Permit<'_> {
     /// ```
     #[inline]
     pub fn failure(self) {
-        self.finish(Verdict::Failure);
+        self.conclude(Verdict::Failure);
     }
 
     /// The call ended with an ignored error: nothing moves, but a probe
@@ -165,7 +186,7 @@ impl Permit<'_> {
     /// ```
     #[inline]
     pub fn ignore(self) {
-        self.finish(Verdict::Ignore);
+        self.conclude(Verdict::Ignore);
     }
 
     /// Whether this permit is a half-open probe rather than a closed permit.
@@ -179,14 +200,6 @@ impl Permit<'_> {
     /// ```
     pub fn is_probe(&self) -> bool {
         self.grant.kind() == PermitKind::Probe
-    }
-
-    /// Gives the verdict and skips the `Drop` (which would give another):
-    /// a permit owns nothing that needs dropping, so no flag is kept.
-    #[inline]
-    fn finish(self, verdict: Verdict) {
-        let this = ManuallyDrop::new(self);
-        conclude(this.fuse, this.grant, verdict);
     }
 }
 
@@ -219,6 +232,21 @@ pub struct OwnedPermit {
 }
 
 impl OwnedPermit {
+    /// Ends the permit with `verdict` (see [`Permit::conclude`]).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::{Fuse, Verdict};
+    /// let fuse = Arc::new(Fuse::new("billing", Default::default()));
+    /// fuse.try_acquire_owned()?.conclude(Verdict::Failure);
+    /// assert_eq!(fuse.snapshot().failures.len(), 1);
+    /// # Ok::<(), fuse_breaker::OpenError>(())
+    /// ```
+    #[inline]
+    pub fn conclude(mut self, verdict: Verdict) {
+        self.ticket.end(&self.fuse, verdict);
+    }
+
     /// The call succeeded (see [`Permit::success`]).
     ///
     /// ```
@@ -227,8 +255,8 @@ impl OwnedPermit {
     /// # Ok::<(), fuse_breaker::OpenError>(())
     /// ```
     #[inline]
-    pub fn success(mut self) {
-        self.ticket.end(&self.fuse, Verdict::Success);
+    pub fn success(self) {
+        self.conclude(Verdict::Success);
     }
 
     /// The call failed with a counted failure (see [`Permit::failure`]).
@@ -240,8 +268,8 @@ impl OwnedPermit {
     /// # Ok::<(), fuse_breaker::OpenError>(())
     /// ```
     #[inline]
-    pub fn failure(mut self) {
-        self.ticket.end(&self.fuse, Verdict::Failure);
+    pub fn failure(self) {
+        self.conclude(Verdict::Failure);
     }
 
     /// The call ended with an ignored error (see [`Permit::ignore`]).
@@ -252,8 +280,8 @@ impl OwnedPermit {
     /// # Ok::<(), fuse_breaker::OpenError>(())
     /// ```
     #[inline]
-    pub fn ignore(mut self) {
-        self.ticket.end(&self.fuse, Verdict::Ignore);
+    pub fn ignore(self) {
+        self.conclude(Verdict::Ignore);
     }
 
     /// Whether this permit is a half-open probe.

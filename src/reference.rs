@@ -6,8 +6,9 @@ use std::convert::Infallible;
 
 use crate::config::Config;
 use crate::epoch::Epoch;
-use crate::model::{self, Admission, Effect, Grant, Head, Verdict};
+use crate::model::{self, Admission, Effect, Grant, Head};
 use crate::snapshot::{Snapshot, State};
+use crate::verdict::Verdict;
 
 /// One circuit, kept the simple way.
 #[derive(Clone, Debug)]

@@ -85,7 +85,6 @@ use reqwest_middleware::{Error, Middleware, Next};
 use crate::classify::FailureKind;
 use crate::config::Config;
 use crate::error::OpenError;
-use crate::permit::Permit;
 use crate::registry::Registry;
 use crate::verdict::Verdict;
 
@@ -245,15 +244,18 @@ impl Middleware for FuseMiddleware {
         let permit = fuse.try_acquire().map_err(Error::middleware)?;
         let outcome = next.run(request, extensions).await;
         let config = fuse.config();
-        let verdict = match &outcome {
-            Ok(response) => Verdict::for_status(response.status().as_u16(), config),
-            Err(Error::Reqwest(err)) => reqwest_verdict(err, config),
-            Err(Error::Middleware(err)) => {
-                let err: &(dyn StdError + Send + Sync + 'static) = err.as_ref();
-                Verdict::for_error(err, config)
-            }
-        };
-        settle(permit, verdict);
+        let verdict = Verdict::for_outcome(
+            &outcome,
+            |response| Verdict::for_status(response.status().as_u16(), config),
+            |error| match error {
+                Error::Reqwest(err) => reqwest_verdict(err, config),
+                Error::Middleware(err) => {
+                    let err: &(dyn StdError + Send + Sync + 'static) = err.as_ref();
+                    Verdict::for_error(err, config)
+                }
+            },
+        );
+        permit.conclude(verdict);
         outcome
     }
 }
@@ -266,14 +268,6 @@ fn reqwest_verdict(err: &::reqwest::Error, config: &Config) -> Verdict {
         Verdict::for_kind(FailureKind::Connection, config)
     } else {
         Verdict::for_error(err, config)
-    }
-}
-
-fn settle(permit: Permit<'_>, verdict: Verdict) {
-    match verdict {
-        Verdict::Success => permit.success(),
-        Verdict::Failure => permit.failure(),
-        Verdict::Ignore => permit.ignore(),
     }
 }
 

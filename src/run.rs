@@ -6,6 +6,7 @@ use crate::classify::Classify;
 use crate::error::Error;
 use crate::fuse::Fuse;
 use crate::permit::Permit;
+use crate::verdict::Verdict;
 
 impl Fuse {
     /// Runs `f` if the circuit admits it and records its outcome: `Ok` is a
@@ -33,7 +34,8 @@ impl Fuse {
         F: FnOnce() -> Result<T, E>,
         E: Classify,
     {
-        self.run_with(f, |err| self.counts(err), |_| true)
+        let permit = self.try_acquire()?;
+        settle(permit, f(), |outcome| self.judge(outcome))
     }
 
     /// Like [`run`](Self::run), with the classification of this call given:
@@ -67,7 +69,9 @@ impl Fuse {
         IsSuccess: FnOnce(&T) -> bool,
     {
         let permit = self.try_acquire()?;
-        settle(permit, f(), is_failure, is_success)
+        settle(permit, f(), |outcome| {
+            judge_with(outcome, is_failure, is_success)
+        })
     }
 
     /// Runs the future `fut` if the circuit admits it, like
@@ -87,8 +91,8 @@ impl Fuse {
         F: Future<Output = Result<T, E>>,
         E: Classify,
     {
-        self.run_async_with(fut, |err| self.counts(err), |_| true)
-            .await
+        let permit = self.try_acquire()?;
+        settle(permit, fut.await, |outcome| self.judge(outcome))
     }
 
     /// Like [`run_async`](Self::run_async), with the classification of this
@@ -114,40 +118,48 @@ impl Fuse {
         IsSuccess: FnOnce(&T) -> bool,
     {
         let permit = self.try_acquire()?;
-        settle(permit, fut.await, is_failure, is_success)
+        settle(permit, fut.await, |outcome| {
+            judge_with(outcome, is_failure, is_success)
+        })
     }
 
-    fn counts<E: Classify>(&self, err: &E) -> bool {
-        self.config().counts(err.failure_kind())
+    /// The verdict of [`run`](Self::run): `Ok` is a success, an error is
+    /// judged by its kind under this circuit's configuration.
+    #[inline]
+    fn judge<T, E: Classify>(&self, outcome: &Result<T, E>) -> Verdict {
+        let config = self.config();
+        Verdict::for_outcome(
+            outcome,
+            |_| Verdict::Success,
+            |err| Verdict::for_kind(err.failure_kind(), config),
+        )
     }
 }
 
-/// Ends `permit` with the verdict the outcome deserves and hands the
+/// The verdict of [`run_with`](Fuse::run_with): `is_failure` says whether
+/// an error counts, `is_success` whether a value is a success.
+#[inline]
+fn judge_with<T, E>(
+    outcome: &Result<T, E>,
+    is_failure: impl FnOnce(&E) -> bool,
+    is_success: impl FnOnce(&T) -> bool,
+) -> Verdict {
+    Verdict::for_outcome(
+        outcome,
+        |value| Verdict::success_if(is_success(value)),
+        |err| Verdict::failure_if(is_failure(err)),
+    )
+}
+
+/// Ends `permit` with the verdict `judge` gives the outcome and hands the
 /// outcome back.
 #[allow(clippy::inline_always)] // measured: the closed path inlines whole
 #[inline(always)]
 fn settle<T, E>(
     permit: Permit<'_>,
     outcome: Result<T, E>,
-    is_failure: impl FnOnce(&E) -> bool,
-    is_success: impl FnOnce(&T) -> bool,
+    judge: impl FnOnce(&Result<T, E>) -> Verdict,
 ) -> Result<T, Error<E>> {
-    match outcome {
-        Ok(value) => {
-            if is_success(&value) {
-                permit.success();
-            } else {
-                permit.failure();
-            }
-            Ok(value)
-        }
-        Err(err) => {
-            if is_failure(&err) {
-                permit.failure();
-            } else {
-                permit.ignore();
-            }
-            Err(Error::Inner(err))
-        }
-    }
+    permit.conclude(judge(&outcome));
+    outcome.map_err(Error::Inner)
 }

@@ -1,15 +1,16 @@
-//! [`Verdict`]: how the integrations end a permit, and the rules they share
-//! for HTTP statuses and errors.
+//! [`Verdict`]: how a call ended, as its circuit sees it; the one function
+//! that turns an outcome and a classification into one, and the rules for
+//! HTTP statuses and errors.
 
 use std::error::Error as StdError;
 
 use crate::classify::{FailureKind, classify_error};
 use crate::config::Config;
-use crate::permit::OwnedPermit;
 
-/// How one call ended, as far as its circuit is concerned: what the
-/// integrations (features `tower` and `reqwest`) give a permit, and what a
-/// response classifier of the tower layer decides.
+/// How one call ended, as far as its circuit is concerned: what a permit is
+/// ended with ([`Permit::conclude`](crate::Permit::conclude)), what the
+/// rules of the model act on, and what a response classifier of the tower
+/// layer decides.
 ///
 /// ```
 /// use fuse_breaker::{Config, Verdict};
@@ -32,6 +33,68 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// The verdict on a call's outcome, given how to judge it: `ok` judges
+    /// the value of a call that returned, `err` its error. Every way of
+    /// running a call (`run`, `run_with`, the tower layer, the reqwest
+    /// middleware) decides its verdict here.
+    ///
+    /// ```
+    /// use fuse_breaker::Verdict;
+    ///
+    /// let judge = |outcome: &Result<u32, &str>| {
+    ///     Verdict::for_outcome(
+    ///         outcome,
+    ///         |hits| if *hits > 0 { Verdict::Success } else { Verdict::Failure },
+    ///         |err| if *err == "timeout" { Verdict::Failure } else { Verdict::Ignore },
+    ///     )
+    /// };
+    /// assert_eq!(judge(&Ok(3)), Verdict::Success);
+    /// assert_eq!(judge(&Ok(0)), Verdict::Failure);
+    /// assert_eq!(judge(&Err("timeout")), Verdict::Failure);
+    /// assert_eq!(judge(&Err("card declined")), Verdict::Ignore);
+    /// ```
+    #[inline]
+    pub fn for_outcome<T, E>(
+        outcome: &Result<T, E>,
+        ok: impl FnOnce(&T) -> Verdict,
+        err: impl FnOnce(&E) -> Verdict,
+    ) -> Verdict {
+        match outcome {
+            Ok(value) => ok(value),
+            Err(error) => err(error),
+        }
+    }
+
+    /// [`Failure`](Verdict::Failure) if `counted`, else
+    /// [`Ignore`](Verdict::Ignore): the verdict on an error.
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::Verdict::failure_if(false), fuse_breaker::Verdict::Ignore);
+    /// ```
+    #[inline]
+    pub fn failure_if(counted: bool) -> Verdict {
+        if counted {
+            Verdict::Failure
+        } else {
+            Verdict::Ignore
+        }
+    }
+
+    /// [`Success`](Verdict::Success) if `good`, else a counted
+    /// [`Failure`](Verdict::Failure): the verdict on a returned value.
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::Verdict::success_if(false), fuse_breaker::Verdict::Failure);
+    /// ```
+    #[inline]
+    pub fn success_if(good: bool) -> Verdict {
+        if good {
+            Verdict::Success
+        } else {
+            Verdict::Failure
+        }
+    }
+
     /// The verdict on an HTTP response with this status: a status the
     /// configuration counts ([`Config::counts_http_status`]: 502, 503 and
     /// 504 by default, 500 when `count_http_500` is set) is a
@@ -71,11 +134,7 @@ impl Verdict {
     /// assert_eq!(Verdict::for_kind(FailureKind::Other, &config), Verdict::Ignore);
     /// ```
     pub fn for_kind(kind: FailureKind, config: &Config) -> Verdict {
-        if config.counts(kind) {
-            Verdict::Failure
-        } else {
-            Verdict::Ignore
-        }
+        Verdict::failure_if(config.counts(kind))
     }
 
     /// The verdict on an error, classified by [`classify_error`] (its
@@ -94,25 +153,5 @@ impl Verdict {
     /// ```
     pub fn for_error(error: &(dyn StdError + 'static), config: &Config) -> Verdict {
         Verdict::for_kind(classify_error(error), config)
-    }
-
-    /// Ends `permit` with this verdict.
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use fuse_breaker::{Config, Fuse, State, Verdict};
-    ///
-    /// let fuse = Arc::new(Fuse::new("billing", Config::builder().failure_threshold(1).build()?));
-    /// Verdict::Failure.settle(fuse.try_acquire_owned()?);
-    /// assert_eq!(fuse.state(), State::Open);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    #[inline]
-    pub fn settle(self, permit: OwnedPermit) {
-        match self {
-            Verdict::Success => permit.success(),
-            Verdict::Failure => permit.failure(),
-            Verdict::Ignore => permit.ignore(),
-        }
     }
 }

@@ -1,5 +1,5 @@
 //! The `metrics` feature: counters and the state gauge, labelled by key.
-#![cfg(feature = "metrics")]
+#![cfg(all(feature = "metrics", feature = "testing"))]
 
 mod metrics {
     use fuse_breaker::testing::TestFuse;

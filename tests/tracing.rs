@@ -2,7 +2,7 @@
 //! its test binary: tracing caches, per call site and process-wide, whether
 //! anyone listens, and a test without a subscriber running at the same
 //! time could cache "no one".
-#![cfg(feature = "tracing")]
+#![cfg(all(feature = "tracing", feature = "testing"))]
 
 mod tracing_events {
     use std::io::Write;

@@ -38,7 +38,7 @@ use crate::verdict::Verdict;
 ///             429 => Verdict::Failure,
 ///             _ => Verdict::for_status(status, permit.fuse().config()),
 ///         };
-///         verdict.settle(permit);
+///         permit.conclude(verdict);
 ///         res
 ///     }
 /// }
@@ -98,7 +98,8 @@ impl<B> ClassifyResponse<http::Response<B>> for DefaultClassifier {
         response: http::Response<B>,
         permit: OwnedPermit,
     ) -> Self::Response {
-        Verdict::for_status(response.status().as_u16(), permit.fuse().config()).settle(permit);
+        let verdict = Verdict::for_status(response.status().as_u16(), permit.fuse().config());
+        permit.conclude(verdict);
         response
     }
 }
@@ -169,7 +170,8 @@ where
 
     #[inline]
     fn classify_response(&self, response: Res, permit: OwnedPermit) -> Res {
-        (self.f)(&response, permit.fuse().config()).settle(permit);
+        let verdict = (self.f)(&response, permit.fuse().config());
+        permit.conclude(verdict);
         response
     }
 }

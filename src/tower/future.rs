@@ -95,9 +95,8 @@ where
                     Ok(response) => Ok(classifier.classify_response(response, permit)),
                     Err(error) => {
                         let error = error.into();
-                        classifier
-                            .classify_error(&error, permit.fuse().config())
-                            .settle(permit);
+                        let verdict = classifier.classify_error(&error, permit.fuse().config());
+                        permit.conclude(verdict);
                         Err(error)
                     }
                 })

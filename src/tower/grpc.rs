@@ -271,7 +271,7 @@ impl<B> ClassifyResponse<http::Response<B>> for GrpcClassifier {
         });
         let permit = match code {
             Some(code) => {
-                self.verdict(code).settle(permit);
+                permit.conclude(self.verdict(code));
                 None
             }
             None => Some(permit),
@@ -414,7 +414,7 @@ where
                         // No grpc-status in the trailers: tonic reads the
                         // call as finished, so the circuit does too.
                         let code = status_code(trailers).unwrap_or(Code::Ok);
-                        this.classifier.verdict(code).settle(permit);
+                        permit.conclude(this.classifier.verdict(code));
                     }
                 }
                 Some(Ok(frame))
@@ -422,8 +422,10 @@ where
             Some(Err(error)) => {
                 let error = error.into();
                 if let Some(permit) = this.permit.take() {
-                    let config = permit.fuse().config();
-                    this.classifier.error_verdict(&error, config).settle(permit);
+                    let verdict = this
+                        .classifier
+                        .error_verdict(&error, permit.fuse().config());
+                    permit.conclude(verdict);
                 }
                 Some(Err(error))
             }
