@@ -86,7 +86,7 @@ use criterion::{Bencher, BenchmarkGroup, Criterion};
 use fuse_breaker::{Classify, Config, FailureKind, Fuse, FuseBuilder, State};
 
 /// How long the open cases stay open: far longer than a benchmark.
-const LONG: Duration = Duration::from_secs(3600);
+const LONG: Duration = Duration::from_hours(1);
 
 /// The error of the protected call: a timeout, which every breaker counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

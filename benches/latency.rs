@@ -160,7 +160,7 @@ fn load(fuse: &Fuse, clock: &quanta::Clock, seed: u64, stop: &AtomicBool) -> Rec
     };
     while !stop.load(Ordering::Relaxed) {
         for _ in 0..256 {
-            let fails = xorshift(&mut rng) % FAILURE_ONE_IN == 0;
+            let fails = xorshift(&mut rng).is_multiple_of(FAILURE_ONE_IN);
             let start = clock.raw();
             let admitted = match fuse.try_acquire() {
                 Ok(permit) => {

@@ -169,7 +169,7 @@ impl Inventory {
             return Err(io::Error::from(io::ErrorKind::ConnectionRefused));
         }
         thread::sleep(LATENCY);
-        if self.received % BUSINESS_ERROR_EVERY == 0 {
+        if self.received.is_multiple_of(BUSINESS_ERROR_EVERY) {
             // A business answer, not an outage: the circuit ignores it.
             return Err(io::Error::new(io::ErrorKind::NotFound, "item not found"));
         }

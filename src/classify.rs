@@ -13,6 +13,7 @@ use std::io;
 /// assert!(!config.counts(FailureKind::HttpStatus(404)));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum FailureKind {
     /// The dependency did not answer in time.
     Timeout,

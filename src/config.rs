@@ -42,7 +42,7 @@ pub const MAX_HALF_OPEN_PROBES: u32 = 4096;
 /// let too_long = MAX_DURATION + Duration::from_nanos(1);
 /// assert!(Config::builder().failure_window(too_long).build().is_err());
 /// ```
-pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 60 * 60);
+pub const MAX_DURATION: Duration = Duration::from_hours(8760);
 
 const DEFAULT_STATUSES: [u16; 3] = [502, 503, 504];
 /// The default first piece of every key.
@@ -91,7 +91,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             failure_threshold: 8,
-            failure_window: Duration::from_secs(60),
+            failure_window: Duration::from_mins(1),
             open_duration: Duration::from_secs(30),
             half_open_probes: 2,
             counted_http_statuses: DEFAULT_STATUSES.to_vec(),

@@ -147,7 +147,7 @@ fn jump(engine: &Engine, epoch: u32, claims: u32) {
 fn returns<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
     let (done, wait) = std::sync::mpsc::channel();
     std::thread::spawn(move || done.send(f()));
-    wait.recv_timeout(Duration::from_secs(60))
+    wait.recv_timeout(Duration::from_mins(1))
         .unwrap_or_else(|_| panic!("{what} did not return: the engine retries without progress"))
 }
 

@@ -88,6 +88,7 @@ impl fmt::Display for Reason {
 /// assert_eq!((t.key, t.from, t.to, t.reason), ("fuse:billing", State::Closed, State::Open, Reason::Forced));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Transition {
     /// The circuit's key.
     pub key: &'static str,

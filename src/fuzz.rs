@@ -198,9 +198,13 @@ impl Start {
         let claims =
             CLAIM_STARTS[usize::from((choice / 3) % 3)].wrapping_sub(before) % CLAIMS_MODULUS;
         let age = |raw: u32| 1 + raw % (modulus - AGE_MARGIN);
-        let aged = (choice % 2 == 0).then(|| Ages {
+        let aged = choice.is_multiple_of(2).then(|| Ages {
             opened: age(bytes.u32()),
-            slots: if choice % 4 == 0 { 0 } else { age(bytes.u32()) },
+            slots: if choice.is_multiple_of(4) {
+                0
+            } else {
+                age(bytes.u32())
+            },
         });
         Start {
             epoch,

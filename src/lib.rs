@@ -52,6 +52,29 @@
 //! verdicts, stale verdicts dropped by epoch, classification of errors
 //! ([`Classify`]), manual control ([`Fuse::force_open`],
 //! [`Fuse::force_closed`], [`Fuse::reset`]).
+//!
+//! Circuits read time from a [`quanta::Clock`] ([`FuseBuilder::clock`],
+//! [`RegistryBuilder::clock`]; `quanta::Clock::mock()` drives one by hand in
+//! tests). The crate re-exports the `quanta` it is built with as
+//! [`fuse_breaker::quanta`](crate::quanta), so that a program need not
+//! depend on a matching version itself: a clock type of the crate's own
+//! would only wrap quanta's (which already has the mock, the coarse
+//! reading and the calibrated TSC), and a quanta major version the crate
+//! moves to is a breaking change of the crate, said in its changelog.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+/// The clock crate circuits read time from, as this crate is built with
+/// (see the crate documentation).
+///
+/// ```
+/// let (clock, mock) = fuse_breaker::quanta::Clock::mock();
+/// let fuse = fuse_breaker::Fuse::builder("billing").clock(clock).build();
+/// mock.increment(std::time::Duration::from_secs(1));
+/// fuse.force_open();
+/// assert_eq!(fuse.snapshot().opened_at, Some(std::time::Duration::from_secs(1)));
+/// ```
+pub use quanta;
 
 mod classify;
 mod clock;

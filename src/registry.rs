@@ -145,7 +145,19 @@ pub struct Registry {
 }
 
 /// One circuit of a [`Registry`], as [`Registry::circuits`] lists it.
+///
+/// ```
+/// use fuse_breaker::{Registry, State};
+///
+/// let registry = Registry::new(Default::default());
+/// registry.get_operation("billing", "charge").force_open();
+/// let info = &registry.circuits()[0];
+/// assert_eq!(info.key, "fuse:billing:charge");
+/// assert_eq!((info.name.as_str(), info.operation.as_deref()), ("billing", Some("charge")));
+/// assert_eq!(info.snapshot.state, State::Open);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CircuitInfo {
     /// The circuit's key.
     pub key: String,

@@ -30,7 +30,16 @@ use toml::Spanned;
 use crate::config::{Config, ConfigError};
 use crate::registry::{Overrides, Registry};
 
-/// Where a registry keeps its circuits.
+/// Where a registry keeps its circuits (`store = "..."` in a file,
+/// `FUSE_STORE`).
+///
+/// ```
+/// use fuse_breaker::{Settings, Store};
+///
+/// assert_eq!(Settings::from_toml(r#"store = "memory""#)?.store, Store::Memory);
+/// assert!(Settings::from_toml(r#"store = "carrier pigeon""#).is_err());
+/// # Ok::<(), fuse_breaker::SettingsError>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Store {

@@ -63,6 +63,7 @@ impl std::fmt::Display for State {
 /// # Ok::<(), fuse_breaker::OpenError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Snapshot {
     /// The current state; an open circuit whose cooldown has passed still
     /// reads `Open` until a call arrives.

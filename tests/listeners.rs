@@ -196,7 +196,7 @@ fn a_blocking_listener_blocks_no_other_caller() {
     let (fuse, mock) = circuit(1, move |_, t| {
         if t.reason == Reason::CooldownEnded {
             // Wait for the other thread, but never forever.
-            let _ = wait.lock().unwrap().recv_timeout(Duration::from_secs(60));
+            let _ = wait.lock().unwrap().recv_timeout(Duration::from_mins(1));
         }
     });
     due_for_a_probe(&fuse, &mock);

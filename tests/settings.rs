@@ -171,7 +171,7 @@ fn environment_variables_override_the_file_defaults() {
         .unwrap();
     let config = settings.config().unwrap();
     assert_eq!(config.failure_threshold(), 7);
-    assert_eq!(config.failure_window(), Duration::from_secs(120));
+    assert_eq!(config.failure_window(), Duration::from_mins(2));
     assert_eq!(config.open_duration(), Duration::from_secs(45));
     assert_eq!(config.half_open_probes(), 4);
     assert_eq!(config.counted_http_statuses(), &[429, 503]);

@@ -132,7 +132,18 @@ impl<Res> ClassifyResponse<Res> for OkIsSuccess {
 }
 
 /// A classifier from a closure that gives the verdict on a response; errors
-/// go through [`classify_error`](crate::classify_error). See [`classify_fn`].
+/// go through [`classify_error`](crate::classify_error). Made by
+/// [`classify_fn`].
+///
+/// ```
+/// use fuse_breaker::tower::{ClassifyFn, Verdict, classify_fn};
+/// use fuse_breaker::Config;
+///
+/// let by_length: ClassifyFn<_> = classify_fn(|body: &String, _: &Config| {
+///     if body.is_empty() { Verdict::Failure } else { Verdict::Success }
+/// });
+/// # let _ = by_length;
+/// ```
 #[derive(Clone, Copy)]
 pub struct ClassifyFn<F> {
     f: F,

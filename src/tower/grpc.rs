@@ -69,6 +69,17 @@ use crate::verdict::Verdict;
 
 /// The metadata key with which [`open_status`] tells a gRPC client how
 /// long to wait (gRPC's retry pushback, in milliseconds).
+///
+/// ```
+/// use fuse_breaker::tower::grpc::{RETRY_PUSHBACK_MS, open_status};
+/// use fuse_breaker::Fuse;
+///
+/// let (clock, _mock) = fuse_breaker::quanta::Clock::mock();
+/// let fuse = Fuse::builder("ledger").clock(clock).build();
+/// fuse.force_open();
+/// let status = open_status(&fuse.try_acquire().unwrap_err());
+/// assert_eq!(status.metadata().get(RETRY_PUSHBACK_MS).unwrap(), "30000");
+/// ```
 pub const RETRY_PUSHBACK_MS: &str = "grpc-retry-pushback-ms";
 
 /// Judges gRPC calls by their status: `OK` is a success, a counted code a
@@ -313,7 +324,8 @@ impl<B> ClassifyResponse<http::Response<B>> for GrpcClassifier {
 /// ```
 pub fn open_status(open: &OpenError) -> Status {
     let retry_after = open.retry_after();
-    let millis = retry_after.as_millis() + u128::from(retry_after.subsec_nanos() % 1_000_000 > 0);
+    let millis =
+        retry_after.as_millis() + u128::from(!retry_after.subsec_nanos().is_multiple_of(1_000_000));
     let mut status = Status::unavailable(open.to_string());
     status.metadata_mut().insert(
         RETRY_PUSHBACK_MS,
@@ -409,13 +421,13 @@ where
         let frame = ready!(this.inner.poll_frame(cx));
         Poll::Ready(match frame {
             Some(Ok(frame)) => {
-                if let Some(trailers) = frame.trailers_ref() {
-                    if let Some(permit) = this.permit.take() {
-                        // No grpc-status in the trailers: tonic reads the
-                        // call as finished, so the circuit does too.
-                        let code = status_code(trailers).unwrap_or(Code::Ok);
-                        permit.conclude(this.classifier.verdict(code));
-                    }
+                if let Some(trailers) = frame.trailers_ref()
+                    && let Some(permit) = this.permit.take()
+                {
+                    // No grpc-status in the trailers: tonic reads the
+                    // call as finished, so the circuit does too.
+                    let code = status_code(trailers).unwrap_or(Code::Ok);
+                    permit.conclude(this.classifier.verdict(code));
                 }
                 Some(Ok(frame))
             }
