@@ -38,12 +38,13 @@ use std::time::Duration;
 
 use crate::config::Config;
 use crate::epoch::Epoch;
-use crate::events::{Events, Reason, Transition};
+use crate::events::Events;
 use crate::model::{self, Admission, Effect, Grant, Head};
 use crate::packed::{CLAIMS_MODULUS, Cursor, Word};
 use crate::ring::{Keep, Record, Ring, Stamp};
 use crate::snapshot::{Snapshot, State};
 use crate::sync::{self, AtomicU64, CAS_FAILURE, CAS_SUCCESS, HEAD_LOAD};
+use crate::transition::{Reason, Transition};
 use crate::verdict::Verdict;
 
 /// How many times a snapshot re-reads a circuit that changes under it

@@ -47,7 +47,7 @@ fn closed_admission_and_success_write_nothing() {
 fn open_rejection_writes_nothing_once_stamped() {
     let config = Config::default();
     let (engine, mock) = engine(&config);
-    engine.force(model::force_open, crate::events::Reason::Forced);
+    engine.force(model::force_open, crate::transition::Reason::Forced);
     let before = bits(&engine);
     mock.increment(Duration::from_secs(1));
     for _ in 0..10 {
@@ -104,7 +104,7 @@ fn concurrent_failures_reaching_the_threshold_open_the_circuit() {
 fn half_open_probes_never_exceed_the_limit_under_threads() {
     let config = Config::builder().half_open_probes(3).build().unwrap();
     let (engine, mock) = engine(&config);
-    engine.force(model::force_open, crate::events::Reason::Forced);
+    engine.force(model::force_open, crate::transition::Reason::Forced);
     mock.increment(Duration::from_secs(30));
     let inflight = std::sync::atomic::AtomicU32::new(0);
     let peak = std::sync::atomic::AtomicU32::new(0);
@@ -194,10 +194,10 @@ fn an_opening_record_of_any_age_never_blocks_admission() {
     for age in AGES {
         let (engine, mock) = engine(&Config::default());
         let engine = Arc::new(engine);
-        engine.force(model::force_open, crate::events::Reason::Forced);
+        engine.force(model::force_open, crate::transition::Reason::Forced);
         jump(&engine, age, 0);
         mock.increment(Duration::from_secs(5));
-        engine.force(model::force_open, crate::events::Reason::Forced);
+        engine.force(model::force_open, crate::transition::Reason::Forced);
         mock.increment(Duration::from_secs(1));
         let shared = engine.clone();
         let admission = returns("admission after an old opening", move || shared.acquire());
@@ -228,11 +228,11 @@ fn the_opened_record_keeps_up_with_the_word() {
         Epoch::new(u32::try_from((bits >> 32) & u128::from(u32::MAX)).unwrap())
     };
     let epoch = |engine: &Engine| engine.load().epoch();
-    engine.force(model::force_closed, crate::events::Reason::Forced);
+    engine.force(model::force_closed, crate::transition::Reason::Forced);
     assert_eq!(stamp_epoch(&engine), epoch(&engine), "force_closed");
-    engine.force(model::reset, crate::events::Reason::Reset);
+    engine.force(model::reset, crate::transition::Reason::Reset);
     assert_eq!(stamp_epoch(&engine), epoch(&engine), "reset");
-    engine.force(model::force_open, crate::events::Reason::Forced);
+    engine.force(model::force_open, crate::transition::Reason::Forced);
     assert_eq!(stamp_epoch(&engine), epoch(&engine), "force_open");
     mock.increment(config.open_duration());
     let Admission::Granted(probe) = engine.acquire() else {
@@ -246,7 +246,7 @@ fn the_opened_record_keeps_up_with_the_word() {
         epoch(&engine),
         "closed by probes"
     );
-    engine.force(model::force_closed, crate::events::Reason::Forced);
+    engine.force(model::force_closed, crate::transition::Reason::Forced);
     assert_eq!(stamp_epoch(&engine), epoch(&engine), "closed again by hand");
 }
 
@@ -272,7 +272,7 @@ fn failure_slots_left_by_an_old_closed_epoch_never_block_a_failure() {
         assert_eq!(engine.state(), State::Open);
         // The last failed probe of the cycles reopens the circuit.
         jump(&engine, age, 0);
-        engine.force(model::force_open, crate::events::Reason::Forced);
+        engine.force(model::force_open, crate::transition::Reason::Forced);
         mock.increment(Duration::from_nanos(1));
         let shared = engine.clone();
         returns("probes and a failure after old slots", move || {

@@ -7,10 +7,11 @@ use quanta::Clock;
 use crate::clock::Time;
 use crate::config::{Config, DEFAULT_KEY_PREFIX};
 use crate::engine::Engine;
-use crate::events::{Events, Listener, Listeners, Reason};
+use crate::events::{Events, Listener, Listeners};
 use crate::model;
 use crate::names;
 use crate::snapshot::{Snapshot, State};
+use crate::transition::Reason;
 use std::sync::Arc;
 
 /// One circuit protecting one dependency.
@@ -35,6 +36,9 @@ pub struct Fuse {
     name: &'static str,
     operation: Option<&'static str>,
     key: &'static str,
+    /// The `metrics` feature's counts (also one of the circuit's listeners).
+    #[cfg(feature = "metrics")]
+    telemetry: Arc<crate::telemetry::Telemetry>,
 }
 
 impl Fuse {
@@ -127,6 +131,13 @@ impl Fuse {
         self.key
     }
 
+    /// The `metrics` feature's counts of this circuit.
+    #[cfg(feature = "metrics")]
+    #[inline]
+    pub(crate) fn telemetry(&self) -> &crate::telemetry::Telemetry {
+        &self.telemetry
+    }
+
     #[inline]
     pub(crate) fn static_names(&self) -> (&'static str, &'static str) {
         (self.name, self.key)
@@ -201,7 +212,7 @@ impl Fuse {
     /// ```
     #[cfg(feature = "metrics")]
     pub fn publish_metrics(&self) {
-        self.engine.events().telemetry.publish();
+        self.telemetry.publish();
     }
 
     /// Opens the circuit now, whatever its state; after the open duration
@@ -395,6 +406,20 @@ impl FuseBuilder {
     pub fn build(self) -> Fuse {
         let key = names::intern(&self.key());
         let config = self.config.unwrap_or_default();
+        let events = Events {
+            own: Listeners::default(),
+            shared: self.listeners,
+        };
+        // The sinks of the features are listeners like a user's, ahead of
+        // any the user adds.
+        #[cfg(feature = "tracing")]
+        events
+            .own
+            .add(&(Arc::new(crate::trace::TraceSink) as Arc<dyn Listener>));
+        #[cfg(feature = "metrics")]
+        let telemetry = Arc::new(crate::telemetry::Telemetry::new(key));
+        #[cfg(feature = "metrics")]
+        events.own.add(&(telemetry.clone() as Arc<dyn Listener>));
         Fuse {
             name: names::intern(&self.name),
             operation: self
@@ -407,13 +432,10 @@ impl FuseBuilder {
                 config,
                 Time::new(self.clock.unwrap_or_default(), self.coarse_clock),
                 key,
-                Events {
-                    own: Listeners::default(),
-                    shared: self.listeners,
-                    #[cfg(feature = "metrics")]
-                    telemetry: crate::telemetry::Telemetry::new(key),
-                },
+                events,
             ),
+            #[cfg(feature = "metrics")]
+            telemetry,
         }
     }
 }

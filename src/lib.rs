@@ -111,6 +111,9 @@ mod telemetry;
 pub mod testing;
 #[cfg(feature = "tower")]
 pub mod tower;
+#[cfg(feature = "tracing")]
+mod trace;
+mod transition;
 mod verdict;
 
 pub use classify::{Classify, FailureKind, classify_error};
@@ -118,11 +121,12 @@ pub use config::{
     Config, ConfigBuilder, ConfigError, MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES,
 };
 pub use error::{Error, OpenError};
-pub use events::{Listener, Reason, Transition};
+pub use events::Listener;
 pub use fuse::{Fuse, FuseBuilder};
 pub use permit::{OwnedPermit, Permit};
 pub use registry::{CircuitInfo, Overrides, Registry, RegistryBuilder};
 #[cfg(feature = "config-file")]
 pub use settings::{Settings, SettingsError, Store};
 pub use snapshot::{Snapshot, State};
+pub use transition::{Reason, Transition};
 pub use verdict::Verdict;

@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use crate::config::Config;
 use crate::epoch::Epoch;
-use crate::events::Reason;
 use crate::snapshot::{Snapshot, State};
+use crate::transition::Reason;
 use crate::verdict::Verdict;
 
 /// Everything about a circuit except its failure list and when it last

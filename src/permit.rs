@@ -57,12 +57,12 @@ impl Fuse {
         match self.engine().acquire() {
             Admission::Granted(grant) => {
                 #[cfg(feature = "metrics")]
-                self.engine().events().telemetry.admitted();
+                self.telemetry().admitted();
                 Ok(grant)
             }
             Admission::Rejected { retry_after } => {
                 #[cfg(feature = "metrics")]
-                self.engine().events().telemetry.rejected();
+                self.telemetry().rejected();
                 let (name, key) = self.static_names();
                 Err(OpenError::new(name, key, retry_after))
             }
@@ -75,8 +75,8 @@ impl Fuse {
 fn conclude(fuse: &Fuse, grant: Grant, verdict: Verdict) {
     #[cfg(feature = "metrics")]
     match verdict {
-        Verdict::Failure => fuse.engine().events().telemetry.failure(),
-        Verdict::Ignore => fuse.engine().events().telemetry.ignored(),
+        Verdict::Failure => fuse.telemetry().failure(),
+        Verdict::Ignore => fuse.telemetry().ignored(),
         Verdict::Success => {}
     }
     fuse.engine().verdict(grant, verdict);

@@ -10,7 +10,9 @@
 //! | `fuse_transitions_total` | counter | state changes, also labelled `to` and `reason` |
 //! | `fuse_state` | gauge | 0 closed, 1 open, 2 half-open |
 //!
-//! Admission is the one count on the closed-success path, so it is kept in
+//! Transitions reach the metrics as they reach any listener: a circuit
+//! built with the feature registers its `Telemetry` among its own
+//! listeners. Admission is the one count on the closed-success path, so it is kept in
 //! per-thread stripes (each thread writes a cache line of its own) and
 //! published as an absolute value when the circuit changes state, when a
 //! registry lists it, and on [`Fuse::publish_metrics`](crate::Fuse::publish_metrics).
@@ -25,8 +27,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use crossbeam_utils::CachePadded;
 use metrics::{Counter, Gauge, counter, gauge};
 
-use crate::events::Transition;
+use crate::events::Listener;
 use crate::snapshot::State;
+use crate::transition::Transition;
 
 /// How many stripes the admission count is spread over.
 const STRIPES: usize = 8;
@@ -112,8 +115,11 @@ impl Telemetry {
             .sum();
         self.handles().admitted.absolute(total);
     }
+}
 
-    pub(crate) fn transition(&self, transition: &Transition) {
+/// The transition half of the sink: a listener each circuit registers.
+impl Listener for Telemetry {
+    fn on_transition(&self, transition: &Transition) {
         counter!(
             "fuse_transitions_total",
             "key" => self.key,

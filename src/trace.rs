@@ -1,0 +1,29 @@
+//! The `tracing` sink (feature `tracing`): a listener every circuit
+//! registers when it is built, which turns each transition into one
+//! structured event (target `fuse_breaker`; fields `key`, `from`, `to`,
+//! `reason`, `at_ns`).
+
+use crate::events::Listener;
+use crate::transition::Transition;
+
+/// Reports each transition as a `tracing` event at level INFO.
+#[derive(Debug)]
+pub(crate) struct TraceSink;
+
+impl Listener for TraceSink {
+    fn on_transition(&self, transition: &Transition) {
+        tracing::info!(
+            target: "fuse_breaker",
+            key = transition.key,
+            from = transition.from.as_str(),
+            to = transition.to.as_str(),
+            reason = transition.reason.as_str(),
+            at_ns = u64::try_from(transition.at.as_nanos()).unwrap_or(u64::MAX),
+            "circuit {} {} -> {} ({})",
+            transition.key,
+            transition.from,
+            transition.to,
+            transition.reason,
+        );
+    }
+}

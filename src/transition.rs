@@ -1,0 +1,97 @@
+//! [`Transition`] and [`Reason`]: what a state change of a circuit is
+//! reported as. A leaf: the model names its reasons with it, and listeners
+//! (the user's, the `tracing` and `metrics` sinks) receive it.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::snapshot::State;
+
+/// Why a circuit changed state.
+///
+/// ```
+/// use fuse_breaker::{Config, Fuse, Reason};
+/// use std::sync::{Arc, Mutex};
+///
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let fuse = Fuse::new("billing", Config::builder().failure_threshold(1).build()?);
+/// let log = seen.clone();
+/// fuse.on_transition(move |t: &fuse_breaker::Transition| log.lock().unwrap().push(t.reason));
+/// fuse.try_acquire()?.failure();
+/// fuse.force_closed();
+/// assert_eq!(*seen.lock().unwrap(), [Reason::ThresholdReached, Reason::Forced]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Reason {
+    /// `Closed -> Open`: counted failures inside the window reached the threshold.
+    ThresholdReached,
+    /// `HalfOpen -> Open`: a probe failed.
+    ProbeFailed,
+    /// `Open -> HalfOpen`: the first call after the cooldown.
+    CooldownEnded,
+    /// `HalfOpen -> Closed`: enough probes succeeded.
+    ProbesPassed,
+    /// `force_open` or `force_closed`.
+    Forced,
+    /// `reset`.
+    Reset,
+}
+
+impl Reason {
+    /// The reason as logs and metrics spell it: `threshold_reached`, ...
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::Reason::ProbeFailed.as_str(), "probe_failed");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::ThresholdReached => "threshold_reached",
+            Reason::ProbeFailed => "probe_failed",
+            Reason::CooldownEnded => "cooldown_ended",
+            Reason::ProbesPassed => "probes_passed",
+            Reason::Forced => "forced",
+            Reason::Reset => "reset",
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One state change of one circuit.
+///
+/// `at` is on the circuit's time base (see [`Snapshot`](crate::Snapshot)).
+/// A manual change in the same state (`force_open` of an open circuit)
+/// is a transition too: it starts a new epoch.
+///
+/// ```
+/// use fuse_breaker::{Fuse, Reason, State, Transition};
+/// use std::sync::{Arc, Mutex};
+///
+/// let last = Arc::new(Mutex::new(None));
+/// let fuse = Fuse::new("billing", Default::default());
+/// let sink = last.clone();
+/// fuse.on_transition(move |t: &Transition| *sink.lock().unwrap() = Some(*t));
+/// fuse.force_open();
+/// let t = last.lock().unwrap().expect("one transition");
+/// assert_eq!((t.key, t.from, t.to, t.reason), ("fuse:billing", State::Closed, State::Open, Reason::Forced));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Transition {
+    /// The circuit's key.
+    pub key: &'static str,
+    /// The state before.
+    pub from: State,
+    /// The state after.
+    pub to: State,
+    /// Why.
+    pub reason: Reason,
+    /// When, on the circuit's time base.
+    pub at: Duration,
+}
