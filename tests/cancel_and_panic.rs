@@ -12,23 +12,14 @@ use std::sync::{Arc, Barrier};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use fuse_breaker::{Config, Error, Fuse, Snapshot, State};
-use quanta::{Clock, Mock};
+use fuse_breaker::{Error, Fuse, Snapshot, State};
+use quanta::Mock;
 
 mod common;
 use common::secs;
 
 fn circuit(threshold: u32, probes: u32) -> (Fuse, Arc<Mock>) {
-    let config = Config::builder()
-        .failure_threshold(threshold)
-        .half_open_probes(probes)
-        .build()
-        .expect("a valid configuration");
-    let (clock, mock) = Clock::mock();
-    (
-        Fuse::builder("cancel").config(config).clock(clock).build(),
-        mock,
-    )
+    common::circuit("cancel", common::config(threshold, probes))
 }
 
 /// Opens the circuit now and moves the clock past the cooldown, so that

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::{self, ThreadId};
 use std::time::Duration;
 
-use fuse_breaker::{Config, Fuse, Reason, State, Transition};
-use quanta::{Clock, Mock};
+use fuse_breaker::{Fuse, Reason, State, Transition};
+use quanta::Mock;
 
 mod common;
 use common::secs;
@@ -14,13 +14,7 @@ use common::secs;
 type Log = Arc<Mutex<Vec<(Transition, ThreadId)>>>;
 
 fn circuit(threshold: u32, probes: u32) -> (Fuse, Arc<Mock>, Log) {
-    let config = Config::builder()
-        .failure_threshold(threshold)
-        .half_open_probes(probes)
-        .build()
-        .expect("a valid configuration");
-    let (clock, mock) = Clock::mock();
-    let fuse = Fuse::builder("events").config(config).clock(clock).build();
+    let (fuse, mock) = common::circuit("events", common::config(threshold, probes));
     let log: Log = Arc::default();
     let sink = log.clone();
     fuse.on_transition(move |t: &Transition| {

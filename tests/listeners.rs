@@ -21,18 +21,8 @@ fn circuit(
     probes: u32,
     listener: impl Fn(&Weak<Fuse>, &Transition) + Send + Sync + 'static,
 ) -> (Arc<Fuse>, Arc<Mock>) {
-    let config = Config::builder()
-        .failure_threshold(1)
-        .half_open_probes(probes)
-        .build()
-        .expect("a valid configuration");
-    let (clock, mock) = Clock::mock();
-    let fuse = Arc::new(
-        Fuse::builder("listeners")
-            .config(config)
-            .clock(clock)
-            .build(),
-    );
+    let (fuse, mock) = common::circuit("listeners", common::config(1, probes));
+    let fuse = Arc::new(fuse);
     let weak = Arc::downgrade(&fuse);
     fuse.on_transition(move |t: &Transition| listener(&weak, t));
     (fuse, mock)

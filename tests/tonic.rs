@@ -19,19 +19,13 @@ use quanta::{Clock, Mock};
 use tonic::{Code, Status};
 use tower::{Layer, Service, ServiceExt, service_fn};
 
+mod common;
+
 type Body = http_body_util::combinators::UnsyncBoxBody<&'static [u8], Infallible>;
 
 fn circuit(threshold: u32) -> (Arc<Fuse>, Arc<Mock>) {
-    let (clock, mock) = Clock::mock();
-    let config = Config::builder()
-        .failure_threshold(threshold)
-        .half_open_probes(1)
-        .build()
-        .expect("a valid configuration");
-    (
-        Arc::new(Fuse::builder("ledger").config(config).clock(clock).build()),
-        mock,
-    )
+    let (fuse, mock) = common::circuit("ledger", common::config(threshold, 1));
+    (Arc::new(fuse), mock)
 }
 
 fn request() -> Request<()> {

@@ -14,7 +14,9 @@
 use std::time::{Duration, Instant};
 
 use fuse_breaker::{Config, Fuse, State};
-use quanta::{Clock, Mock};
+use quanta::Mock;
+
+mod common;
 
 /// Half the epoch range, where a half-range comparison of epochs turns.
 const HALF: u64 = 1 << 29;
@@ -23,11 +25,7 @@ const HALF: u64 = 1 << 29;
 const WHOLE: u64 = 1 << 30;
 
 fn circuit(config: Config) -> (Fuse, std::sync::Arc<Mock>) {
-    let (clock, mock) = Clock::mock();
-    (
-        Fuse::builder("wrap").config(config).clock(clock).build(),
-        mock,
-    )
+    common::circuit("wrap", config)
 }
 
 fn force_closed_times(fuse: &Fuse, times: u64) {

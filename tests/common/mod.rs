@@ -33,6 +33,30 @@ pub(crate) fn set_time(mock: &Mock, t: Duration) {
     mock.increment(step);
 }
 
+/// A valid configuration: the defaults (window 60 s, open 30 s) with this
+/// threshold and number of probes.
+pub(crate) fn config(threshold: u32, probes: u32) -> fuse_breaker::Config {
+    fuse_breaker::Config::builder()
+        .failure_threshold(threshold)
+        .half_open_probes(probes)
+        .build()
+        .expect("a valid configuration")
+}
+
+/// A circuit named `name` with `config`, on a mock clock at time zero:
+/// the one way the integration tests make a circuit.
+pub(crate) fn circuit(
+    name: &str,
+    config: fuse_breaker::Config,
+) -> (fuse_breaker::Fuse, std::sync::Arc<Mock>) {
+    let (clock, mock) = quanta::Clock::mock();
+    let fuse = fuse_breaker::Fuse::builder(name)
+        .config(config)
+        .clock(clock)
+        .build();
+    (fuse, mock)
+}
+
 /// A registry whose circuits share one mock clock (at time zero).
 pub(crate) fn mock_registry(
     defaults: fuse_breaker::Config,

@@ -23,21 +23,10 @@ fn build(builder: ConfigBuilder) -> Config {
     builder.build().expect("a valid configuration")
 }
 
-/// Window 60 s, open 30 s, with this threshold and number of probes.
-fn config(threshold: u32, probes: u32) -> Config {
-    build(
-        Config::builder()
-            .failure_threshold(threshold)
-            .half_open_probes(probes),
-    )
-}
+use common::config;
 
 fn circuit(config: Config) -> (Fuse, Arc<Mock>) {
-    let (clock, mock) = Clock::mock();
-    (
-        Fuse::builder("spec").config(config).clock(clock).build(),
-        mock,
-    )
+    common::circuit("spec", config)
 }
 
 fn closed_permit(fuse: &Fuse) -> Permit<'_> {
