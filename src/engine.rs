@@ -145,6 +145,7 @@ impl Engine {
         // the other states (which need the opening time, the clock or a
         // write) go through the loop out of line.
         if head.state == State::Closed {
+            // Neither the opening time nor the clock is asked while closed.
             let opened = || Err(());
             if let Ok((admission, None)) = model::acquire(&self.config, head, opened, || 0) {
                 return admission;
