@@ -1,9 +1,11 @@
-//! [`Config`], its builder and the validation of every setting (SPEC §2).
+//! [`Config`]: the settings of one circuit, their defaults and their rules
+//! (SPEC §2). Its builder is in `overrides.rs`.
 
 use std::fmt;
 use std::time::Duration;
 
 use crate::classify::FailureKind;
+use crate::overrides::ConfigBuilder;
 
 /// The largest accepted [`failure_threshold`](Config::failure_threshold).
 ///
@@ -69,15 +71,15 @@ pub(crate) const DEFAULT_KEY_PREFIX: &str = "fuse";
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
-    failure_threshold: u32,
-    failure_window: Duration,
-    open_duration: Duration,
-    half_open_probes: u32,
-    counted_http_statuses: Vec<u16>,
-    count_timeouts: bool,
-    count_connection_errors: bool,
-    count_http_500: bool,
-    key_prefix: String,
+    pub(crate) failure_threshold: u32,
+    pub(crate) failure_window: Duration,
+    pub(crate) open_duration: Duration,
+    pub(crate) half_open_probes: u32,
+    pub(crate) counted_http_statuses: Vec<u16>,
+    pub(crate) count_timeouts: bool,
+    pub(crate) count_connection_errors: bool,
+    pub(crate) count_http_500: bool,
+    pub(crate) key_prefix: String,
 }
 
 impl Default for Config {
@@ -112,9 +114,7 @@ impl Config {
     /// # Ok::<(), fuse_breaker::ConfigError>(())
     /// ```
     pub fn builder() -> ConfigBuilder {
-        ConfigBuilder {
-            config: Config::default(),
-        }
+        ConfigBuilder::new(Config::default())
     }
 
     /// A builder that starts from this configuration, to derive a variant.
@@ -127,9 +127,7 @@ impl Config {
     /// # Ok::<(), fuse_breaker::ConfigError>(())
     /// ```
     pub fn to_builder(&self) -> ConfigBuilder {
-        ConfigBuilder {
-            config: self.clone(),
-        }
+        ConfigBuilder::new(self.clone())
     }
 
     /// How many counted failures inside the window open the circuit.
@@ -254,163 +252,9 @@ impl Config {
         }
     }
 
-    /// The window in nanoseconds (exact: validated to fit well inside `u64`).
-    #[inline]
-    pub(crate) fn window_nanos(&self) -> u64 {
-        nanos(self.failure_window)
-    }
-
-    /// The open duration in nanoseconds.
-    #[inline]
-    pub(crate) fn open_nanos(&self) -> u64 {
-        nanos(self.open_duration)
-    }
-}
-
-/// Nanoseconds of a validated duration; saturates for any other.
-#[inline]
-pub(crate) fn nanos(duration: Duration) -> u64 {
-    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
-}
-
-/// Builds a [`Config`]; every setter takes the value, [`build`](Self::build)
-/// checks them all.
-///
-/// ```
-/// use std::time::Duration;
-/// let config = fuse_breaker::Config::builder()
-///     .failure_threshold(3)
-///     .failure_window(Duration::from_secs(10))
-///     .open_duration(Duration::from_secs(5))
-///     .half_open_probes(1)
-///     .counted_http_statuses([500, 502, 503])
-///     .count_timeouts(true)
-///     .count_connection_errors(true)
-///     .count_http_500(false)
-///     .key_prefix("svc")
-///     .build()?;
-/// assert_eq!(config.key_prefix(), "svc");
-/// # Ok::<(), fuse_breaker::ConfigError>(())
-/// ```
-#[derive(Clone, Debug)]
-#[must_use = "a builder does nothing until `build` is called"]
-pub struct ConfigBuilder {
-    config: Config,
-}
-
-impl ConfigBuilder {
-    /// Sets [`Config::failure_threshold`] (1 ..= [`MAX_FAILURE_THRESHOLD`]).
-    ///
-    /// ```
-    /// assert!(fuse_breaker::Config::builder().failure_threshold(0).build().is_err());
-    /// ```
-    pub fn failure_threshold(mut self, value: u32) -> Self {
-        self.config.failure_threshold = value;
-        self
-    }
-
-    /// Sets [`Config::failure_window`] (> 0 and <= [`MAX_DURATION`]).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// assert!(fuse_breaker::Config::builder().failure_window(Duration::ZERO).build().is_err());
-    /// ```
-    pub fn failure_window(mut self, value: Duration) -> Self {
-        self.config.failure_window = value;
-        self
-    }
-
-    /// Sets [`Config::open_duration`] (> 0 and <= [`MAX_DURATION`]).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// assert!(fuse_breaker::Config::builder().open_duration(Duration::MAX).build().is_err());
-    /// ```
-    pub fn open_duration(mut self, value: Duration) -> Self {
-        self.config.open_duration = value;
-        self
-    }
-
-    /// Sets [`Config::half_open_probes`] (1 ..= [`MAX_HALF_OPEN_PROBES`]).
-    ///
-    /// ```
-    /// assert!(fuse_breaker::Config::builder().half_open_probes(100_000).build().is_err());
-    /// ```
-    pub fn half_open_probes(mut self, value: u32) -> Self {
-        self.config.half_open_probes = value;
-        self
-    }
-
-    /// Sets [`Config::counted_http_statuses`] (each in 100 ..= 599).
-    ///
-    /// ```
-    /// let config = fuse_breaker::Config::builder().counted_http_statuses([429, 503]).build()?;
-    /// assert_eq!(config.counted_http_statuses(), &[429, 503]);
-    /// assert!(fuse_breaker::Config::builder().counted_http_statuses([600]).build().is_err());
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
-    /// ```
-    pub fn counted_http_statuses(mut self, value: impl IntoIterator<Item = u16>) -> Self {
-        self.config.counted_http_statuses = value.into_iter().collect();
-        self
-    }
-
-    /// Sets [`Config::count_timeouts`].
-    ///
-    /// ```
-    /// let config = fuse_breaker::Config::builder().count_timeouts(false).build()?;
-    /// assert!(!config.count_timeouts());
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
-    /// ```
-    pub fn count_timeouts(mut self, value: bool) -> Self {
-        self.config.count_timeouts = value;
-        self
-    }
-
-    /// Sets [`Config::count_connection_errors`].
-    ///
-    /// ```
-    /// let config = fuse_breaker::Config::builder().count_connection_errors(false).build()?;
-    /// assert!(!config.count_connection_errors());
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
-    /// ```
-    pub fn count_connection_errors(mut self, value: bool) -> Self {
-        self.config.count_connection_errors = value;
-        self
-    }
-
-    /// Sets [`Config::count_http_500`].
-    ///
-    /// ```
-    /// let config = fuse_breaker::Config::builder().count_http_500(true).build()?;
-    /// assert!(config.counts_http_status(500));
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
-    /// ```
-    pub fn count_http_500(mut self, value: bool) -> Self {
-        self.config.count_http_500 = value;
-        self
-    }
-
-    /// Sets [`Config::key_prefix`] (non-empty, without `:`).
-    ///
-    /// ```
-    /// assert!(fuse_breaker::Config::builder().key_prefix("a:b").build().is_err());
-    /// assert!(fuse_breaker::Config::builder().key_prefix("").build().is_err());
-    /// ```
-    pub fn key_prefix(mut self, value: impl Into<String>) -> Self {
-        self.config.key_prefix = value.into();
-        self
-    }
-
-    /// Checks every setting and returns the configuration, or the first
-    /// invalid setting with its value.
-    ///
-    /// ```
-    /// let err = fuse_breaker::Config::builder().failure_threshold(0).build().unwrap_err();
-    /// assert_eq!(err.setting(), "failure_threshold");
-    /// assert_eq!(err.value(), "0");
-    /// ```
-    pub fn build(self) -> Result<Config, ConfigError> {
-        let c = self.config;
+    /// Checks every setting (SPEC §2): the first invalid one, with its value.
+    pub(crate) fn check(&self) -> Result<(), ConfigError> {
+        let c = self;
         check_count(
             "failure_threshold",
             c.failure_threshold,
@@ -444,8 +288,26 @@ impl ConfigBuilder {
                 "must not contain ':' (it separates the pieces of a key)".to_owned(),
             ));
         }
-        Ok(c)
+        Ok(())
     }
+
+    /// The window in nanoseconds (exact: validated to fit well inside `u64`).
+    #[inline]
+    pub(crate) fn window_nanos(&self) -> u64 {
+        nanos(self.failure_window)
+    }
+
+    /// The open duration in nanoseconds.
+    #[inline]
+    pub(crate) fn open_nanos(&self) -> u64 {
+        nanos(self.open_duration)
+    }
+}
+
+/// Nanoseconds of a validated duration; saturates for any other.
+#[inline]
+pub(crate) fn nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
 fn check_count(setting: &'static str, value: u32, max: u32) -> Result<(), ConfigError> {

@@ -92,6 +92,7 @@ mod model;
 mod names;
 #[cfg(any(test, fuzzing))]
 mod oracle;
+mod overrides;
 mod packed;
 mod permit;
 #[cfg(any(test, fuzzing))]
@@ -114,17 +115,18 @@ pub mod tower;
 #[cfg(feature = "tracing")]
 mod trace;
 mod transition;
+#[cfg(feature = "config-file")]
+mod value;
 mod verdict;
 
 pub use classify::{Classify, FailureKind, classify_error};
-pub use config::{
-    Config, ConfigBuilder, ConfigError, MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES,
-};
+pub use config::{Config, ConfigError, MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES};
 pub use error::{Error, OpenError};
 pub use events::Listener;
 pub use fuse::{Fuse, FuseBuilder};
+pub use overrides::{ConfigBuilder, Overrides};
 pub use permit::{OwnedPermit, Permit};
-pub use registry::{CircuitInfo, Overrides, Registry, RegistryBuilder};
+pub use registry::{CircuitInfo, Registry, RegistryBuilder};
 #[cfg(feature = "config-file")]
 pub use settings::{Settings, SettingsError, Store};
 pub use snapshot::{Snapshot, State};

@@ -3,7 +3,6 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use foldhash::fast::RandomState;
@@ -12,84 +11,8 @@ use quanta::Clock;
 use crate::config::{Config, ConfigError};
 use crate::events::{Listener, Listeners};
 use crate::fuse::Fuse;
+use crate::overrides::Overrides;
 use crate::snapshot::Snapshot;
-
-/// Settings that replace those of the defaults for one circuit name; a
-/// setting left `None` keeps the default's value.
-///
-/// ```
-/// use std::time::Duration;
-/// use fuse_breaker::{Config, Overrides};
-///
-/// let strict = Overrides { failure_threshold: Some(3), ..Overrides::default() };
-/// let config = strict.apply(&Config::default())?;
-/// assert_eq!(config.failure_threshold(), 3);
-/// assert_eq!(config.open_duration(), Duration::from_secs(30));
-/// # Ok::<(), fuse_breaker::ConfigError>(())
-/// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Overrides {
-    /// See [`Config::failure_threshold`].
-    pub failure_threshold: Option<u32>,
-    /// See [`Config::failure_window`].
-    pub failure_window: Option<Duration>,
-    /// See [`Config::open_duration`].
-    pub open_duration: Option<Duration>,
-    /// See [`Config::half_open_probes`].
-    pub half_open_probes: Option<u32>,
-    /// See [`Config::counted_http_statuses`].
-    pub counted_http_statuses: Option<Vec<u16>>,
-    /// See [`Config::count_timeouts`].
-    pub count_timeouts: Option<bool>,
-    /// See [`Config::count_connection_errors`].
-    pub count_connection_errors: Option<bool>,
-    /// See [`Config::count_http_500`].
-    pub count_http_500: Option<bool>,
-    /// See [`Config::key_prefix`].
-    pub key_prefix: Option<String>,
-}
-
-impl Overrides {
-    /// `base` with the settings this names replaced, validated as
-    /// [`ConfigBuilder::build`](crate::ConfigBuilder::build) validates.
-    ///
-    /// ```
-    /// use fuse_breaker::{Config, Overrides};
-    /// let bad = Overrides { half_open_probes: Some(0), ..Overrides::default() };
-    /// assert_eq!(bad.apply(&Config::default()).unwrap_err().setting(), "half_open_probes");
-    /// ```
-    pub fn apply(&self, base: &Config) -> Result<Config, ConfigError> {
-        let mut builder = base.to_builder();
-        if let Some(v) = self.failure_threshold {
-            builder = builder.failure_threshold(v);
-        }
-        if let Some(v) = self.failure_window {
-            builder = builder.failure_window(v);
-        }
-        if let Some(v) = self.open_duration {
-            builder = builder.open_duration(v);
-        }
-        if let Some(v) = self.half_open_probes {
-            builder = builder.half_open_probes(v);
-        }
-        if let Some(v) = &self.counted_http_statuses {
-            builder = builder.counted_http_statuses(v.iter().copied());
-        }
-        if let Some(v) = self.count_timeouts {
-            builder = builder.count_timeouts(v);
-        }
-        if let Some(v) = self.count_connection_errors {
-            builder = builder.count_connection_errors(v);
-        }
-        if let Some(v) = self.count_http_500 {
-            builder = builder.count_http_500(v);
-        }
-        if let Some(v) = &self.key_prefix {
-            builder = builder.key_prefix(v.clone());
-        }
-        builder.build()
-    }
-}
 
 /// name -> operation ("" for none) -> circuit. Immutable once published:
 /// a new circuit publishes a new map. Hashed with foldhash (randomly

@@ -22,13 +22,14 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use toml::Spanned;
+use toml::de::DeTable;
 
 use crate::config::{Config, ConfigError};
-use crate::registry::{Overrides, Registry};
+use crate::overrides::Overrides;
+use crate::registry::Registry;
 
 /// Where a registry keeps its circuits (`store = "..."` in a file,
 /// `FUSE_STORE`).
@@ -204,80 +205,55 @@ impl std::error::Error for SettingsError {
     }
 }
 
-/// A duration written the way people write them: `"60s"`, `"1m30s"`.
-#[derive(Clone, Copy, Debug)]
-struct Text(Duration);
+/// The keys of the file's top level that are not settings of a circuit.
+const LAYOUT: [&str; 3] = ["app", "store", "breakers"];
 
-impl<'de> Deserialize<'de> for Text {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Text(String),
-            Number(i64),
-        }
-        match Raw::deserialize(deserializer)? {
-            Raw::Text(text) => humantime::parse_duration(&text)
-                .map(Text)
-                .map_err(|e| serde::de::Error::custom(format!("invalid duration {text:?}: {e}"))),
-            Raw::Number(n) => Err(serde::de::Error::custom(format!(
-                "a duration needs a unit: write \"{n}s\" or \"{n}ms\", not {n}"
-            ))),
-        }
-    }
-}
-
-/// One table of the file: the top level (defaults, app, store, breakers) or
-/// a `[breakers.NAME]` table (settings only).
-#[derive(Deserialize, Default)]
+/// The top level of the file without its settings (those are read into
+/// [`Overrides`] directly).
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Table {
-    app: Option<Spanned<String>>,
+struct Layout {
+    app: Option<String>,
     store: Option<Spanned<String>>,
-    breakers: Option<Spanned<BTreeMap<String, Table>>>,
-    failure_threshold: Option<Spanned<u32>>,
-    failure_window: Option<Spanned<Text>>,
-    open_duration: Option<Spanned<Text>>,
-    half_open_probes: Option<Spanned<u32>>,
-    counted_http_statuses: Option<Spanned<Vec<u16>>>,
-    count_timeouts: Option<Spanned<bool>>,
-    count_connection_errors: Option<Spanned<bool>>,
-    count_http_500: Option<Spanned<bool>>,
-    key_prefix: Option<Spanned<String>>,
+    #[serde(default)]
+    breakers: BTreeMap<String, Overrides>,
 }
 
-impl Table {
-    /// The overrides this table names, recording where each was written
-    /// under `table.setting` in `places`.
-    fn overrides(
-        &self,
-        table: &str,
-        text: &str,
-        places: &mut BTreeMap<String, Place>,
-    ) -> Overrides {
-        let mut at = |setting: &str, span: std::ops::Range<usize>| {
-            places.insert(format!("{table}.{setting}"), place(text, span.start));
-        };
-        macro_rules! take {
-            ($field:ident, $map:expr) => {
-                self.$field.as_ref().map(|v| {
-                    at(stringify!($field), v.span());
-                    $map(v.get_ref())
-                })
-            };
-        }
-        Overrides {
-            failure_threshold: take!(failure_threshold, |v: &u32| *v),
-            failure_window: take!(failure_window, |v: &Text| v.0),
-            open_duration: take!(open_duration, |v: &Text| v.0),
-            half_open_probes: take!(half_open_probes, |v: &u32| *v),
-            counted_http_statuses: take!(counted_http_statuses, |v: &Vec<u16>| v.clone()),
-            count_timeouts: take!(count_timeouts, |v: &bool| *v),
-            count_connection_errors: take!(count_connection_errors, |v: &bool| *v),
-            count_http_500: take!(count_http_500, |v: &bool| *v),
-            key_prefix: take!(key_prefix, |v: &String| v.clone()),
+/// Where the value of each setting of the file is written (`defaults.SETTING`,
+/// `breakers.NAME.SETTING`), refusing a top-level key inside a breaker's
+/// table.
+fn places(
+    text: &str,
+    layout: &DeTable<'_>,
+    defaults: &DeTable<'_>,
+) -> Result<BTreeMap<String, Place>, SettingsError> {
+    let mut places = BTreeMap::new();
+    for (key, value) in defaults {
+        places.insert(
+            format!("defaults.{}", key.get_ref()),
+            place(text, value.span().start),
+        );
+    }
+    let breakers = layout
+        .iter()
+        .filter(|(key, _)| key.get_ref() == "breakers")
+        .filter_map(|(_, value)| value.get_ref().as_table());
+    for (name, table) in breakers.flatten() {
+        for (key, value) in table.get_ref().as_table().into_iter().flatten() {
+            let (name, key) = (name.get_ref(), key.get_ref());
+            let at = place(text, value.span().start);
+            if LAYOUT.contains(&key.as_ref()) {
+                return Err(SettingsError::Parse {
+                    path: None,
+                    message: format!(
+                        "`{key}` belongs at the top level, not in [breakers.{name}] ({at})"
+                    ),
+                });
+            }
+            places.insert(format!("breakers.{name}.{key}"), at);
         }
     }
+    Ok(places)
 }
 
 /// The line and column of byte `offset` of `text`.
@@ -323,40 +299,36 @@ impl Settings {
     }
 
     fn parse(text: &str) -> Result<Settings, SettingsError> {
-        let parse_error = |message: String| SettingsError::Parse {
-            path: None,
-            message,
+        let parse_error = |mut error: toml::de::Error| {
+            error.set_input(Some(text));
+            SettingsError::Parse {
+                path: None,
+                message: error.to_string(),
+            }
         };
-        let top: Table = toml::from_str(text).map_err(|e| parse_error(e.to_string()))?;
-        let mut places = BTreeMap::new();
+        let root = DeTable::parse(text).map_err(parse_error)?;
+        let span = root.span();
+        let (layout, defaults): (DeTable<'_>, DeTable<'_>) = root
+            .into_inner()
+            .into_iter()
+            .partition(|(key, _)| LAYOUT.contains(&key.get_ref().as_ref()));
+        let places = places(text, &layout, &defaults)?;
+        let read = |table| toml::de::Deserializer::from(Spanned::new(span.clone(), table));
+        let layout = Layout::deserialize(read(layout)).map_err(parse_error)?;
         let mut settings = Settings {
-            app: top.app.as_ref().map(|app| app.get_ref().clone()),
-            defaults: top.overrides("defaults", text, &mut places),
+            app: layout.app,
+            defaults: Overrides::deserialize(read(defaults)).map_err(parse_error)?,
+            breakers: layout.breakers,
+            places,
             ..Settings::default()
         };
-        if let Some(store) = &top.store {
+        if let Some(store) = &layout.store {
             settings.store =
                 Store::parse(store.get_ref()).ok_or_else(|| SettingsError::UnknownStore {
                     store: store.get_ref().clone(),
                     origin: format!("store, {}", place(text, store.span().start)),
                 })?;
         }
-        for (name, table) in top.breakers.iter().flat_map(toml::Spanned::get_ref) {
-            let misplaced = [
-                ("app", table.app.as_ref().map(Spanned::span)),
-                ("store", table.store.as_ref().map(Spanned::span)),
-                ("breakers", table.breakers.as_ref().map(Spanned::span)),
-            ];
-            if let Some((key, Some(span))) = misplaced.into_iter().find(|(_, s)| s.is_some()) {
-                return Err(parse_error(format!(
-                    "`{key}` belongs at the top level, not in [breakers.{name}] ({})",
-                    place(text, span.start)
-                )));
-            }
-            let overrides = table.overrides(&format!("breakers.{name}"), text, &mut places);
-            settings.breakers.insert(name.clone(), overrides);
-        }
-        settings.places = places;
         settings.check()?;
         Ok(settings)
     }
@@ -374,12 +346,11 @@ impl Settings {
 
     /// These settings with the `FUSE_*` variables among `vars` applied:
     /// they override the file's defaults (never its `[breakers.NAME]`
-    /// tables). `FUSE_APP`, `FUSE_STORE`, `FUSE_KEY_PREFIX`,
-    /// `FUSE_FAILURE_THRESHOLD`, `FUSE_FAILURE_WINDOW`, `FUSE_OPEN_DURATION`,
-    /// `FUSE_HALF_OPEN_PROBES`, `FUSE_COUNTED_HTTP_STATUSES` (comma
-    /// separated), `FUSE_COUNT_TIMEOUTS`, `FUSE_COUNT_CONNECTION_ERRORS`,
-    /// `FUSE_COUNT_HTTP_500` (`true`/`false`/`1`/`0`). Other variables are
-    /// ignored.
+    /// tables). `FUSE_APP`, `FUSE_STORE`, and for every setting of
+    /// [`Overrides`] its name in capitals: `FUSE_FAILURE_THRESHOLD`,
+    /// `FUSE_OPEN_DURATION` (`"45s"`), `FUSE_COUNTED_HTTP_STATUSES` (comma
+    /// separated), `FUSE_COUNT_TIMEOUTS` (`true`/`false`/`1`/`0`), and so
+    /// on. Other variables are ignored.
     ///
     /// ```
     /// let settings = fuse_breaker::Settings::default()
@@ -406,48 +377,31 @@ impl Settings {
             let Some(setting) = var.strip_prefix("FUSE_") else {
                 continue;
             };
+            if setting.bytes().any(|b| b.is_ascii_lowercase()) {
+                continue;
+            }
             let env_error = |reason: String| SettingsError::Env {
                 var: var.to_owned(),
                 value: value.to_owned(),
                 reason,
             };
-            let d = &mut self.defaults;
-            match setting {
-                "APP" => self.app = Some(value.to_owned()),
-                "STORE" => {
+            let setting = setting.to_ascii_lowercase();
+            match setting.as_str() {
+                "app" => self.app = Some(value.to_owned()),
+                "store" => {
                     self.store =
                         Store::parse(value).ok_or_else(|| SettingsError::UnknownStore {
                             store: value.to_owned(),
-                            origin: "FUSE_STORE".to_owned(),
+                            origin: var.to_owned(),
                         })?;
                 }
-                "KEY_PREFIX" => d.key_prefix = Some(value.to_owned()),
-                "FAILURE_THRESHOLD" => {
-                    d.failure_threshold = Some(number(value).map_err(env_error)?);
-                }
-                "HALF_OPEN_PROBES" => d.half_open_probes = Some(number(value).map_err(env_error)?),
-                "FAILURE_WINDOW" => d.failure_window = Some(duration(value).map_err(env_error)?),
-                "OPEN_DURATION" => d.open_duration = Some(duration(value).map_err(env_error)?),
-                "COUNTED_HTTP_STATUSES" => {
-                    let statuses = value
-                        .split(',')
-                        .map(str::trim)
-                        .filter(|s| !s.is_empty())
-                        .map(number)
-                        .collect::<Result<Vec<u16>, _>>()
-                        .map_err(env_error)?;
-                    d.counted_http_statuses = Some(statuses);
-                }
-                "COUNT_TIMEOUTS" => d.count_timeouts = Some(flag(value).map_err(env_error)?),
-                "COUNT_CONNECTION_ERRORS" => {
-                    d.count_connection_errors = Some(flag(value).map_err(env_error)?);
-                }
-                "COUNT_HTTP_500" => d.count_http_500 = Some(flag(value).map_err(env_error)?),
-                _ => continue,
+                _ => match self.defaults.set_text(&setting, value) {
+                    None => continue,
+                    Some(set) => set.map_err(env_error)?,
+                },
             }
             // The value no longer comes from the file.
-            self.places
-                .remove(&format!("defaults.{}", setting.to_ascii_lowercase()));
+            self.places.remove(&format!("defaults.{setting}"));
         }
         self.check()?;
         Ok(self)
@@ -510,28 +464,5 @@ impl Settings {
             place,
             source,
         }
-    }
-}
-
-fn number<T: std::str::FromStr>(value: &str) -> Result<T, String>
-where
-    T::Err: fmt::Display,
-{
-    value
-        .trim()
-        .parse()
-        .map_err(|e| format!("not a number: {e}"))
-}
-
-fn duration(value: &str) -> Result<Duration, String> {
-    humantime::parse_duration(value.trim())
-        .map_err(|e| format!("not a duration with a unit (\"30s\", \"1m30s\"): {e}"))
-}
-
-fn flag(value: &str) -> Result<bool, String> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "true" | "1" | "yes" | "on" => Ok(true),
-        "false" | "0" | "no" | "off" => Ok(false),
-        _ => Err("not a boolean (true/false/1/0)".to_owned()),
     }
 }

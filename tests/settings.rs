@@ -210,3 +210,57 @@ fn a_bad_environment_variable_is_named_with_its_value() {
         .unwrap_err();
     assert_mentions(&err.to_string(), &["half_open_probes = 0", "defaults"]);
 }
+
+/// Each setting, written in the file, in its variable and through the
+/// builder, with a value other than its default: the three agree.
+#[test]
+fn every_setting_reads_the_same_from_the_file_the_environment_and_the_builder() {
+    let written = [
+        ("failure_threshold", "5", "5"),
+        ("failure_window", "\"90s\"", "90s"),
+        ("open_duration", "\"1m30s\"", "1m30s"),
+        ("half_open_probes", "3", "3"),
+        ("counted_http_statuses", "[429, 503]", "429,503"),
+        ("count_timeouts", "false", "false"),
+        ("count_connection_errors", "false", "0"),
+        ("count_http_500", "true", "yes"),
+        ("key_prefix", "\"cb\"", "cb"),
+    ];
+    let file = written
+        .iter()
+        .map(|(key, toml, _)| format!("{key} = {toml}"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let from_file = Settings::from_toml(&file).unwrap().config().unwrap();
+    let vars = written
+        .iter()
+        .map(|(key, _, text)| (format!("FUSE_{}", key.to_ascii_uppercase()), *text));
+    let from_env = Settings::default()
+        .with_env_vars(vars)
+        .unwrap()
+        .config()
+        .unwrap();
+    let built = fuse_breaker::Config::builder()
+        .failure_threshold(5)
+        .failure_window(Duration::from_secs(90))
+        .open_duration(Duration::from_secs(90))
+        .half_open_probes(3)
+        .counted_http_statuses([429, 503])
+        .count_timeouts(false)
+        .count_connection_errors(false)
+        .count_http_500(true)
+        .key_prefix("cb")
+        .build()
+        .unwrap();
+    assert_eq!(from_file, built);
+    assert_eq!(from_env, built);
+    assert_ne!(built, fuse_breaker::Config::default());
+}
+
+#[test]
+fn a_variable_in_lower_case_is_not_a_setting() {
+    let settings = Settings::default()
+        .with_env_vars([("FUSE_failure_threshold", "0"), ("FUSE_Open_Duration", "x")])
+        .unwrap();
+    assert_eq!(settings.config().unwrap(), fuse_breaker::Config::default());
+}

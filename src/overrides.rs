@@ -1,0 +1,222 @@
+//! The list of settings: [`Overrides`] (a partial [`Config`]) and the
+//! [`ConfigBuilder`] setters, both generated from one entry per setting.
+//!
+//! A setting is named in two places in the crate: its field, default,
+//! getter and rule on [`Config`] (`config.rs`), and its entry in the list
+//! below. The entry makes the [`Overrides`] field, the builder setter, the
+//! key of the configuration file and the `FUSE_*` environment variable
+//! (its name in capitals): all of them read and write the same partial.
+
+use crate::config::{Config, ConfigError};
+
+/// Writes [`Overrides`], its merge onto a [`Config`], the reading of one
+/// setting from text, and one [`ConfigBuilder`] setter per entry.
+macro_rules! settings {
+    ($(
+        $(#[$setter_doc:meta])*
+        $name:ident: $ty:ty = |$value:ident: $input:ty| $convert:expr;
+    )*) => {
+        /// Settings that replace those of a base [`Config`]; a setting left
+        /// `None` keeps the base's value. The partial configuration that
+        /// the builder, the registry's per-name overrides, the
+        /// configuration file and the `FUSE_*` variables all write.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// use fuse_breaker::{Config, Overrides};
+        ///
+        /// let strict = Overrides { failure_threshold: Some(3), ..Overrides::default() };
+        /// let config = strict.apply(&Config::default())?;
+        /// assert_eq!(config.failure_threshold(), 3);
+        /// assert_eq!(config.open_duration(), Duration::from_secs(30));
+        /// # Ok::<(), fuse_breaker::ConfigError>(())
+        /// ```
+        #[derive(Clone, Debug, Default, PartialEq, Eq)]
+        #[cfg_attr(
+            feature = "config-file",
+            derive(serde::Deserialize),
+            serde(deny_unknown_fields)
+        )]
+        pub struct Overrides {
+            $(
+                #[doc = concat!("See [`Config::", stringify!($name), "`].")]
+                #[cfg_attr(
+                    feature = "config-file",
+                    serde(default, deserialize_with = "crate::value::some")
+                )]
+                pub $name: Option<$ty>,
+            )*
+        }
+
+        impl Overrides {
+            /// `base` with the settings this names replaced, validated as
+            /// [`ConfigBuilder::build`] validates.
+            ///
+            /// ```
+            /// use fuse_breaker::{Config, Overrides};
+            /// let bad = Overrides { half_open_probes: Some(0), ..Overrides::default() };
+            /// assert_eq!(bad.apply(&Config::default()).unwrap_err().setting(), "half_open_probes");
+            /// ```
+            pub fn apply(&self, base: &Config) -> Result<Config, ConfigError> {
+                let mut config = base.clone();
+                $(
+                    if let Some(value) = &self.$name {
+                        config.$name = value.clone();
+                    }
+                )*
+                config.check()?;
+                Ok(config)
+            }
+
+            /// Sets the setting called `name` from its text form (an
+            /// environment variable's value); `None` when no setting has
+            /// that name.
+            #[cfg(feature = "config-file")]
+            pub(crate) fn set_text(&mut self, name: &str, text: &str) -> Option<Result<(), String>> {
+                $(
+                    if name == stringify!($name) {
+                        return Some(
+                            <$ty as crate::value::Value>::from_text(text)
+                                .map(|value| self.$name = Some(value)),
+                        );
+                    }
+                )*
+                None
+            }
+        }
+
+        impl ConfigBuilder {
+            $(
+                $(#[$setter_doc])*
+                pub fn $name(mut self, $value: $input) -> Self {
+                    self.changes.$name = Some($convert);
+                    self
+                }
+            )*
+        }
+    };
+}
+
+/// Builds a [`Config`]: a base plus the [`Overrides`] the setters write;
+/// [`build`](Self::build) merges them and checks every setting.
+///
+/// ```
+/// use std::time::Duration;
+/// let config = fuse_breaker::Config::builder()
+///     .failure_threshold(3)
+///     .failure_window(Duration::from_secs(10))
+///     .open_duration(Duration::from_secs(5))
+///     .half_open_probes(1)
+///     .counted_http_statuses([500, 502, 503])
+///     .count_timeouts(true)
+///     .count_connection_errors(true)
+///     .count_http_500(false)
+///     .key_prefix("svc")
+///     .build()?;
+/// assert_eq!(config.key_prefix(), "svc");
+/// # Ok::<(), fuse_breaker::ConfigError>(())
+/// ```
+#[derive(Clone, Debug)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct ConfigBuilder {
+    base: Config,
+    changes: Overrides,
+}
+
+impl ConfigBuilder {
+    pub(crate) fn new(base: Config) -> Self {
+        ConfigBuilder {
+            base,
+            changes: Overrides::default(),
+        }
+    }
+
+    /// Checks every setting and returns the configuration, or the first
+    /// invalid setting with its value.
+    ///
+    /// ```
+    /// let err = fuse_breaker::Config::builder().failure_threshold(0).build().unwrap_err();
+    /// assert_eq!(err.setting(), "failure_threshold");
+    /// assert_eq!(err.value(), "0");
+    /// ```
+    pub fn build(self) -> Result<Config, ConfigError> {
+        self.changes.apply(&self.base)
+    }
+}
+
+settings! {
+    /// Sets [`Config::failure_threshold`] (1 ..= [`MAX_FAILURE_THRESHOLD`](crate::MAX_FAILURE_THRESHOLD)).
+    ///
+    /// ```
+    /// assert!(fuse_breaker::Config::builder().failure_threshold(0).build().is_err());
+    /// ```
+    failure_threshold: u32 = |value: u32| value;
+
+    /// Sets [`Config::failure_window`] (> 0 and <= [`MAX_DURATION`](crate::MAX_DURATION)).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// assert!(fuse_breaker::Config::builder().failure_window(Duration::ZERO).build().is_err());
+    /// ```
+    failure_window: std::time::Duration = |value: std::time::Duration| value;
+
+    /// Sets [`Config::open_duration`] (> 0 and <= [`MAX_DURATION`](crate::MAX_DURATION)).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// assert!(fuse_breaker::Config::builder().open_duration(Duration::MAX).build().is_err());
+    /// ```
+    open_duration: std::time::Duration = |value: std::time::Duration| value;
+
+    /// Sets [`Config::half_open_probes`] (1 ..= [`MAX_HALF_OPEN_PROBES`](crate::MAX_HALF_OPEN_PROBES)).
+    ///
+    /// ```
+    /// assert!(fuse_breaker::Config::builder().half_open_probes(100_000).build().is_err());
+    /// ```
+    half_open_probes: u32 = |value: u32| value;
+
+    /// Sets [`Config::counted_http_statuses`] (each in 100 ..= 599).
+    ///
+    /// ```
+    /// let config = fuse_breaker::Config::builder().counted_http_statuses([429, 503]).build()?;
+    /// assert_eq!(config.counted_http_statuses(), &[429, 503]);
+    /// assert!(fuse_breaker::Config::builder().counted_http_statuses([600]).build().is_err());
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    counted_http_statuses: Vec<u16> = |value: impl IntoIterator<Item = u16>| value.into_iter().collect();
+
+    /// Sets [`Config::count_timeouts`].
+    ///
+    /// ```
+    /// let config = fuse_breaker::Config::builder().count_timeouts(false).build()?;
+    /// assert!(!config.count_timeouts());
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    count_timeouts: bool = |value: bool| value;
+
+    /// Sets [`Config::count_connection_errors`].
+    ///
+    /// ```
+    /// let config = fuse_breaker::Config::builder().count_connection_errors(false).build()?;
+    /// assert!(!config.count_connection_errors());
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    count_connection_errors: bool = |value: bool| value;
+
+    /// Sets [`Config::count_http_500`].
+    ///
+    /// ```
+    /// let config = fuse_breaker::Config::builder().count_http_500(true).build()?;
+    /// assert!(config.counts_http_status(500));
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    count_http_500: bool = |value: bool| value;
+
+    /// Sets [`Config::key_prefix`] (non-empty, without `:`).
+    ///
+    /// ```
+    /// assert!(fuse_breaker::Config::builder().key_prefix("a:b").build().is_err());
+    /// assert!(fuse_breaker::Config::builder().key_prefix("").build().is_err());
+    /// ```
+    key_prefix: String = |value: impl Into<String>| value.into();
+}

@@ -1,0 +1,109 @@
+//! How each type of setting is read: from the configuration file (through
+//! serde, so the TOML parser reports where a bad value is) and from the
+//! text of an environment variable (feature `config-file`).
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer};
+
+/// A type of setting value.
+pub(crate) trait Value: Sized {
+    /// The value an environment variable's text names, or why it names none.
+    fn from_text(text: &str) -> Result<Self, String>;
+
+    /// The value as the configuration file writes it.
+    fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error>;
+}
+
+/// Reads a setting the file sets (a key that is absent is `None` through
+/// `#[serde(default)]`).
+pub(crate) fn some<'de, D: Deserializer<'de>, T: Value>(
+    deserializer: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(deserializer).map(Some)
+}
+
+fn number<T: FromStr>(text: &str) -> Result<T, String>
+where
+    T::Err: fmt::Display,
+{
+    text.trim()
+        .parse()
+        .map_err(|e| format!("not a number: {e}"))
+}
+
+impl Value for u32 {
+    fn from_text(text: &str) -> Result<Self, String> {
+        number(text)
+    }
+
+    fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <u32 as Deserialize>::deserialize(deserializer)
+    }
+}
+
+impl Value for bool {
+    fn from_text(text: &str) -> Result<Self, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" | "on" => Ok(true),
+            "false" | "0" | "no" | "off" => Ok(false),
+            _ => Err("not a boolean (true/false/1/0)".to_owned()),
+        }
+    }
+
+    fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <bool as Deserialize>::deserialize(deserializer)
+    }
+}
+
+impl Value for String {
+    fn from_text(text: &str) -> Result<Self, String> {
+        Ok(text.to_owned())
+    }
+
+    fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <String as Deserialize>::deserialize(deserializer)
+    }
+}
+
+/// A list of statuses: comma separated in a variable, an array in the file.
+impl Value for Vec<u16> {
+    fn from_text(text: &str) -> Result<Self, String> {
+        text.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(number)
+            .collect()
+    }
+
+    fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <Vec<u16> as Deserialize>::deserialize(deserializer)
+    }
+}
+
+/// A duration with a unit, as people write them: `"60s"`, `"1m30s"`,
+/// `"500ms"`. A bare number is refused with how to write it.
+impl Value for Duration {
+    fn from_text(text: &str) -> Result<Self, String> {
+        humantime::parse_duration(text.trim())
+            .map_err(|e| format!("not a duration with a unit (\"30s\", \"1m30s\"): {e}"))
+    }
+
+    fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Written {
+            Text(String),
+            Number(i64),
+        }
+        match Written::deserialize(deserializer)? {
+            Written::Text(text) => humantime::parse_duration(&text)
+                .map_err(|e| serde::de::Error::custom(format!("invalid duration {text:?}: {e}"))),
+            Written::Number(n) => Err(serde::de::Error::custom(format!(
+                "a duration needs a unit: write \"{n}s\" or \"{n}ms\", not {n}"
+            ))),
+        }
+    }
+}
