@@ -1,0 +1,86 @@
+//! The tower layer and the reqwest middleware over real sockets, talking to
+//! a local server that answers, fails, answers late or resets its
+//! connections.
+//!
+//! Every scenario is written once, in `scenarios`, over a [`Client`] that
+//! each integration implements; `tower` and `reqwest` run them all and add
+//! the tests only their integration has. Circuits run on a mock clock and
+//! tokio's time is paused (a client timeout or a slow answer takes no real
+//! time), except in one scenario that waits out a real 150 ms cooldown.
+
+#![cfg(any(feature = "tower", feature = "reqwest"))]
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use fuse_breaker::{FailureKind, Registry};
+
+#[path = "../common/mod.rs"]
+mod common;
+mod scenarios;
+
+/// How long a client waits for an answer.
+const TIMEOUT: Duration = Duration::from_millis(150);
+/// The open duration of [`common::integration_config`].
+const OPEN: Duration = Duration::from_secs(30);
+
+/// What a request through the integration came to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Outcome {
+    /// The server answered with this status.
+    Status(u16),
+    /// The circuit refused the request.
+    Open {
+        /// The circuit's key.
+        key: String,
+        /// How long until it lets a probe through.
+        retry_after: Duration,
+    },
+    /// The request failed on the way (timeout, connection).
+    Failed(FailureKind),
+}
+
+/// An HTTP client behind one integration.
+trait Client: Sized {
+    /// A client whose requests go through the circuit `name` of `registry`.
+    fn new(registry: Arc<Registry>, name: &str) -> Self;
+
+    /// `GET url`.
+    fn get(&self, url: String) -> impl Future<Output = Outcome>;
+}
+
+/// One `#[tokio::test]` per scenario for the client type `$client`.
+macro_rules! each_scenario {
+    ($client:ty) => {
+        each_scenario!(@paused $client;
+            the_circuit_opens_at_the_threshold_and_sends_nothing_while_open,
+            probes_go_through_after_the_cooldown,
+            timeouts_count,
+            timeouts_do_not_count_when_the_config_says_so,
+            refused_connections_count,
+            reset_connections_count,
+            client_errors_and_uncounted_statuses_do_not_count,
+            a_cancelled_probe_releases_its_slot,
+        );
+
+        /// The one scenario on real time, end to end.
+        #[tokio::test]
+        async fn a_real_cooldown_of_150_ms() {
+            crate::scenarios::a_real_cooldown_of_150_ms::<$client>().await;
+        }
+    };
+    (@paused $client:ty; $($scenario:ident,)*) => {
+        $(
+            #[tokio::test(start_paused = true)]
+            async fn $scenario() {
+                crate::scenarios::$scenario::<$client>().await;
+            }
+        )*
+    };
+}
+
+#[cfg(feature = "reqwest")]
+mod reqwest;
+#[cfg(feature = "tower")]
+mod tower;
