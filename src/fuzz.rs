@@ -288,7 +288,8 @@ fn advance(mock: &Mock, config: &Config, bytes: &mut Bytes<'_>) {
 /// Builds a configuration from arbitrary inputs, and checks that the
 /// builder refuses exactly the values SPEC §2 calls invalid, names the
 /// setting it refused, and that an accepted configuration returns every
-/// value through its getters. Never panics on any input (but on a broken
+/// value through its getters; with `config-file`, that the same values
+/// written as `FUSE_*` variables build the same configuration. Never panics on any input (but on a broken
 /// promise).
 pub fn config(data: &[u8]) {
     let mut bytes = Bytes(data);
@@ -340,7 +341,7 @@ pub fn config(data: &[u8]) {
     .find(|(_, ok)| !ok)
     .map(|(setting, _)| setting);
 
-    match (built, first_invalid) {
+    match (built.clone(), first_invalid) {
         (Ok(config), None) => {
             assert_eq!(config.failure_threshold(), threshold);
             assert_eq!(config.half_open_probes(), probes);
@@ -360,6 +361,43 @@ pub fn config(data: &[u8]) {
         }
         (built, expected) => {
             panic!("built {built:?}, expected the first invalid setting to be {expected:?}")
+        }
+    }
+
+    // The same values as `FUSE_*` variables give the same configuration, or
+    // refuse the same setting.
+    #[cfg(feature = "config-file")]
+    {
+        let list = |values: &[u16]| values.iter().map(u16::to_string).collect::<Vec<_>>();
+        let vars = [
+            ("FUSE_FAILURE_THRESHOLD", threshold.to_string()),
+            ("FUSE_HALF_OPEN_PROBES", probes.to_string()),
+            ("FUSE_FAILURE_WINDOW", humantime::format_duration(window).to_string()),
+            ("FUSE_OPEN_DURATION", humantime::format_duration(open).to_string()),
+            ("FUSE_COUNTED_HTTP_STATUSES", list(&statuses).join(",")),
+            ("FUSE_COUNT_TIMEOUTS", (flags & 1 != 0).to_string()),
+            ("FUSE_COUNT_CONNECTION_ERRORS", (flags & 2 != 0).to_string()),
+            ("FUSE_COUNT_HTTP_500", (flags & 4 != 0).to_string()),
+            ("FUSE_KEY_PREFIX", prefix.clone()),
+        ];
+        let from_env = crate::Settings::default()
+            .with_env_vars(vars)
+            .and_then(|settings| settings.config());
+        match (&built, from_env) {
+            (Ok(built), Ok(from_env)) => assert_eq!(built, &from_env),
+            (Err(built), Err(crate::SettingsError::Invalid { source, .. })) => {
+                assert_eq!(built, &source);
+            }
+            // Text too long for a duration: a duration the builder refuses too.
+            (Err(_), Err(crate::SettingsError::Env { var, .. })) => {
+                let too_long = |d: Duration| d > MAX_DURATION;
+                assert!(
+                    (var == "FUSE_FAILURE_WINDOW" && too_long(window))
+                        || (var == "FUSE_OPEN_DURATION" && too_long(open)),
+                    "{var}"
+                );
+            }
+            (built, from_env) => panic!("built {built:?}, from the environment {from_env:?}"),
         }
     }
 }
