@@ -372,8 +372,14 @@ pub fn config(data: &[u8]) {
         let vars = [
             ("FUSE_FAILURE_THRESHOLD", threshold.to_string()),
             ("FUSE_HALF_OPEN_PROBES", probes.to_string()),
-            ("FUSE_FAILURE_WINDOW", humantime::format_duration(window).to_string()),
-            ("FUSE_OPEN_DURATION", humantime::format_duration(open).to_string()),
+            (
+                "FUSE_FAILURE_WINDOW",
+                humantime::format_duration(window).to_string(),
+            ),
+            (
+                "FUSE_OPEN_DURATION",
+                humantime::format_duration(open).to_string(),
+            ),
             ("FUSE_COUNTED_HTTP_STATUSES", list(&statuses).join(",")),
             ("FUSE_COUNT_TIMEOUTS", (flags & 1 != 0).to_string()),
             ("FUSE_COUNT_CONNECTION_ERRORS", (flags & 2 != 0).to_string()),
