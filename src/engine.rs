@@ -157,6 +157,21 @@ impl Engine {
     /// Admission that reads the `opened` record or changes the word.
     #[inline(never)]
     fn acquire_from(&self, word: Word) -> Admission {
+        let (head, _) = word.unpack();
+        if head.state == State::Open {
+            // Still cooling down, with the opening stamped: a rejection
+            // from two loads and a clock read, without the update loop. A
+            // missing stamp or a cooldown that is over goes the long way.
+            let stamp = Stamp {
+                epoch: head.epoch,
+                claim: 0,
+            };
+            let opened = || self.words.opened.read(stamp).ok_or(());
+            let now = || self.time.now();
+            if let Ok((admission, None)) = model::acquire(&self.config, head, opened, now) {
+                return admission;
+            }
+        }
         let now = self.now();
         let (admission, written) = self.update(word, |word| {
             let (head, cursor) = word.unpack();

@@ -364,47 +364,83 @@ pub fn config(data: &[u8]) {
         }
     }
 
-    // The same values as `FUSE_*` variables give the same configuration, or
-    // refuse the same setting.
     #[cfg(feature = "config-file")]
-    {
-        let list = |values: &[u16]| values.iter().map(u16::to_string).collect::<Vec<_>>();
-        let vars = [
-            ("FUSE_FAILURE_THRESHOLD", threshold.to_string()),
-            ("FUSE_HALF_OPEN_PROBES", probes.to_string()),
-            (
-                "FUSE_FAILURE_WINDOW",
-                humantime::format_duration(window).to_string(),
-            ),
-            (
-                "FUSE_OPEN_DURATION",
-                humantime::format_duration(open).to_string(),
-            ),
-            ("FUSE_COUNTED_HTTP_STATUSES", list(&statuses).join(",")),
-            ("FUSE_COUNT_TIMEOUTS", (flags & 1 != 0).to_string()),
-            ("FUSE_COUNT_CONNECTION_ERRORS", (flags & 2 != 0).to_string()),
-            ("FUSE_COUNT_HTTP_500", (flags & 4 != 0).to_string()),
-            ("FUSE_KEY_PREFIX", prefix.clone()),
-        ];
-        let from_env = crate::Settings::default()
-            .with_env_vars(vars)
-            .and_then(|settings| settings.config());
-        match (&built, from_env) {
-            (Ok(built), Ok(from_env)) => assert_eq!(built, &from_env),
-            (Err(built), Err(crate::SettingsError::Invalid { source, .. })) => {
-                assert_eq!(built, &source);
-            }
-            // Text too long for a duration: a duration the builder refuses too.
-            (Err(_), Err(crate::SettingsError::Env { var, .. })) => {
-                let too_long = |d: Duration| d > MAX_DURATION;
-                assert!(
-                    (var == "FUSE_FAILURE_WINDOW" && too_long(window))
-                        || (var == "FUSE_OPEN_DURATION" && too_long(open)),
-                    "{var}"
-                );
-            }
-            (built, from_env) => panic!("built {built:?}, from the environment {from_env:?}"),
+    from_env(
+        &built,
+        Values {
+            threshold,
+            probes,
+            window,
+            open,
+            statuses: &statuses,
+            flags,
+            prefix: &prefix,
+        },
+    );
+}
+
+/// The inputs of [`config`].
+#[derive(Clone, Copy)]
+#[cfg(feature = "config-file")]
+struct Values<'a> {
+    threshold: u32,
+    probes: u32,
+    window: Duration,
+    open: Duration,
+    statuses: &'a [u16],
+    flags: u8,
+    prefix: &'a str,
+}
+
+/// The same values as `FUSE_*` variables give the same configuration as
+/// the builder did, or refuse the same setting.
+#[cfg(feature = "config-file")]
+fn from_env(built: &Result<Config, crate::ConfigError>, values: Values<'_>) {
+    let Values {
+        threshold,
+        probes,
+        window,
+        open,
+        statuses,
+        flags,
+        prefix,
+    } = values;
+    let list = |values: &[u16]| values.iter().map(u16::to_string).collect::<Vec<_>>();
+    let vars = [
+        ("FUSE_FAILURE_THRESHOLD", threshold.to_string()),
+        ("FUSE_HALF_OPEN_PROBES", probes.to_string()),
+        (
+            "FUSE_FAILURE_WINDOW",
+            humantime::format_duration(window).to_string(),
+        ),
+        (
+            "FUSE_OPEN_DURATION",
+            humantime::format_duration(open).to_string(),
+        ),
+        ("FUSE_COUNTED_HTTP_STATUSES", list(statuses).join(",")),
+        ("FUSE_COUNT_TIMEOUTS", (flags & 1 != 0).to_string()),
+        ("FUSE_COUNT_CONNECTION_ERRORS", (flags & 2 != 0).to_string()),
+        ("FUSE_COUNT_HTTP_500", (flags & 4 != 0).to_string()),
+        ("FUSE_KEY_PREFIX", prefix.to_owned()),
+    ];
+    let from_env = crate::Settings::default()
+        .with_env_vars(vars)
+        .and_then(|settings| settings.config());
+    match (built, from_env) {
+        (Ok(built), Ok(from_env)) => assert_eq!(built, &from_env),
+        (Err(built), Err(crate::SettingsError::Invalid { source, .. })) => {
+            assert_eq!(built, &source);
         }
+        // Text too long for a duration: a duration the builder refuses too.
+        (Err(_), Err(crate::SettingsError::Env { var, .. })) => {
+            let too_long = |d: Duration| d > MAX_DURATION;
+            assert!(
+                (var == "FUSE_FAILURE_WINDOW" && too_long(window))
+                    || (var == "FUSE_OPEN_DURATION" && too_long(open)),
+                "{var}"
+            );
+        }
+        (built, from_env) => panic!("built {built:?}, from the environment {from_env:?}"),
     }
 }
 
