@@ -1,64 +1,110 @@
-//! The circuit's time: integer nanoseconds since the origin of its
-//! `quanta::Clock`, read precisely or coarsely.
+//! The circuit's time: integer nanoseconds since an origin, read from its
+//! `quanta::Clock` or, coarsely, from one atomic that an upkeep thread
+//! refreshes for the whole process.
 
 use std::sync::OnceLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use quanta::{Clock, Instant, Upkeep};
+use quanta::Clock;
 
-/// How often the coarse clock's upkeep thread refreshes the recent time.
+use crate::sync::{coarse_now, set_coarse_now};
+
+/// How often the coarse clock's upkeep thread refreshes the coarse time.
 pub(crate) const UPKEEP_INTERVAL: Duration = Duration::from_millis(1);
 
 /// Where a circuit reads its time.
 #[derive(Clone, Debug)]
-pub(crate) struct Time {
-    clock: Clock,
-    /// Read quanta's recent time (kept by an upkeep thread) rather than the
-    /// clock itself.
-    coarse: bool,
-    /// The clock's origin in its own instants (for the coarse reading).
-    origin: Instant,
+pub(crate) enum Time {
+    /// The clock, read on every call (nanoseconds since its origin).
+    Precise(Clock),
+    /// The process's coarse time: one load, up to [`UPKEEP_INTERVAL`] old.
+    Coarse,
+    /// A clock of the caller's own (a mock) read coarsely: quanta's recent
+    /// time of that clock, since its origin.
+    Recent {
+        /// The clock.
+        clock: Clock,
+        /// Its origin in its own instants.
+        origin: quanta::Instant,
+    },
 }
 
 impl Time {
-    /// The clock read precisely, or coarsely when `coarse` and a quanta
-    /// upkeep thread runs (started here once per process if needed; when it
-    /// cannot be started, the clock is read precisely).
-    pub(crate) fn new(clock: Clock, coarse: bool) -> Self {
-        let coarse = coarse && upkeep_running();
-        Time {
-            origin: clock.scaled(0),
-            clock,
-            coarse,
+    /// The time of a circuit: `clock` (the real clock when `None`), read
+    /// precisely, or coarsely when `coarse`. Coarsely, the real clock is
+    /// the process's coarse time (its upkeep thread started here once per
+    /// process; when it cannot be started, the clock is read precisely) and
+    /// a clock of the caller's own is read through quanta's recent time.
+    pub(crate) fn new(clock: Option<Clock>, coarse: bool) -> Self {
+        match (clock, coarse) {
+            (None, true) if coarse_clock_running() => Time::Coarse,
+            (Some(clock), true) if recent_time_running() => Time::Recent {
+                origin: clock.scaled(0),
+                clock,
+            },
+            (clock, _) => Time::Precise(clock.unwrap_or_default()),
         }
     }
 
-    /// Whether this time is the coarse one.
+    /// Whether this time is read coarsely.
     pub(crate) fn is_coarse(&self) -> bool {
-        self.coarse
+        !matches!(self, Time::Precise(_))
     }
 
-    /// Nanoseconds since the clock's origin (zero for a mock clock).
+    /// Nanoseconds since the origin (zero for a new mock clock). The coarse
+    /// time is read inline; a clock read is a call, which keeps the
+    /// caller's register saves to what the coarse load needs.
     #[inline]
     pub(crate) fn now(&self) -> u64 {
-        if self.coarse {
-            // quanta's instants only give their value as a `Duration`.
-            let since = self.clock.recent().duration_since(self.origin);
-            since
-                .as_secs()
-                .wrapping_mul(1_000_000_000)
-                .wrapping_add(u64::from(since.subsec_nanos()))
+        if let Time::Coarse = self {
+            coarse_now()
         } else {
-            self.clock.delta_as_nanos(0, self.clock.raw())
+            self.read_clock()
+        }
+    }
+
+    #[inline(never)]
+    fn read_clock(&self) -> u64 {
+        match self {
+            Time::Precise(clock) => clock.delta_as_nanos(0, clock.raw()),
+            Time::Coarse => coarse_now(),
+            Time::Recent { clock, origin } => {
+                // quanta's instants only give their value as a `Duration`.
+                let since = clock.recent().duration_since(*origin);
+                since
+                    .as_secs()
+                    .wrapping_mul(1_000_000_000)
+                    .wrapping_add(u64::from(since.subsec_nanos()))
+            }
         }
     }
 }
 
-/// Starts quanta's upkeep thread once per process; whether recent time is
-/// being kept (by this thread or by one the program started itself).
-fn upkeep_running() -> bool {
+/// Starts the coarse clock's upkeep thread once per process; whether the
+/// coarse time is being kept.
+fn coarse_clock_running() -> bool {
     static RUNNING: OnceLock<bool> = OnceLock::new();
-    *RUNNING.get_or_init(|| match Upkeep::new(UPKEEP_INTERVAL).start() {
+    *RUNNING.get_or_init(|| {
+        let origin = Instant::now();
+        let since_origin = move || u64::try_from(origin.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        set_coarse_now(since_origin());
+        std::thread::Builder::new()
+            .name("fuse-coarse-clock".to_owned())
+            .spawn(move || {
+                loop {
+                    std::thread::sleep(UPKEEP_INTERVAL);
+                    set_coarse_now(since_origin());
+                }
+            })
+            .is_ok()
+    })
+}
+
+/// Starts quanta's upkeep thread once per process, for clocks of the
+/// caller's own read coarsely; whether their recent time is being kept.
+fn recent_time_running() -> bool {
+    static RUNNING: OnceLock<bool> = OnceLock::new();
+    *RUNNING.get_or_init(|| match quanta::Upkeep::new(UPKEEP_INTERVAL).start() {
         Ok(handle) => {
             // The thread runs for the life of the process.
             std::mem::forget(handle);
@@ -76,8 +122,8 @@ mod tests {
     #[test]
     fn both_readings_of_a_mock_clock_are_its_value() {
         let (clock, mock) = Clock::mock();
-        let precise = Time::new(clock.clone(), false);
-        let coarse = Time::new(clock, true);
+        let precise = Time::new(Some(clock.clone()), false);
+        let coarse = Time::new(Some(clock), true);
         assert!(coarse.is_coarse());
         assert_eq!((precise.now(), coarse.now()), (0, 0));
         mock.increment(1_234_567);
@@ -86,12 +132,14 @@ mod tests {
 
     #[test]
     fn the_coarse_clock_moves_on_its_own() {
-        let time = Time::new(Clock::new(), true);
+        let time = Time::new(None, true);
+        assert!(matches!(time, Time::Coarse));
         let start = time.now();
         std::thread::sleep(UPKEEP_INTERVAL * 20);
-        assert!(
-            time.now() > start,
-            "the upkeep thread refreshes recent time"
-        );
+        let later = time.now();
+        assert!(later > start, "the upkeep thread refreshes the coarse time");
+        // In nanoseconds: 20 ms of sleep is well over 2 ms of coarse time,
+        // however late the upkeep thread runs.
+        assert!(later - start >= 2_000_000, "{start} -> {later}");
     }
 }

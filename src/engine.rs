@@ -150,6 +150,8 @@ impl Engine {
             if let Ok((admission, None)) = model::acquire(&self.config, head, opened, || 0) {
                 return admission;
             }
+        } else if let Some(rejected) = self.still_cooling_down(word) {
+            return rejected;
         }
         self.acquire_from(word)
     }
@@ -157,21 +159,6 @@ impl Engine {
     /// Admission that reads the `opened` record or changes the word.
     #[inline(never)]
     fn acquire_from(&self, word: Word) -> Admission {
-        let (head, _) = word.unpack();
-        if head.state == State::Open {
-            // Still cooling down, with the opening stamped: a rejection
-            // from two loads and a clock read, without the update loop. A
-            // missing stamp or a cooldown that is over goes the long way.
-            let stamp = Stamp {
-                epoch: head.epoch,
-                claim: 0,
-            };
-            let opened = || self.words.opened.read(stamp).ok_or(());
-            let now = || self.time.now();
-            if let Ok((admission, None)) = model::acquire(&self.config, head, opened, now) {
-                return admission;
-            }
-        }
         let now = self.now();
         let (admission, written) = self.update(word, |word| {
             let (head, cursor) = word.unpack();
@@ -193,6 +180,28 @@ impl Engine {
             self.probe_installed(written, grant, &now);
         }
         admission
+    }
+
+    /// The rejection of an open circuit still cooling down, with its
+    /// opening stamped: two loads and a clock read, without the update
+    /// loop (and in a function small enough to save few registers). `None`
+    /// for any other word, a missing stamp, or a cooldown that is over.
+    #[inline]
+    fn still_cooling_down(&self, word: Word) -> Option<Admission> {
+        let (head, _) = word.unpack();
+        if head.state != State::Open {
+            return None;
+        }
+        let stamp = Stamp {
+            epoch: head.epoch,
+            claim: 0,
+        };
+        let opened = || self.words.opened.read(stamp).ok_or(());
+        let now = || self.time.now();
+        match model::acquire(&self.config, head, opened, now) {
+            Ok((admission, None)) => Some(admission),
+            _ => None,
+        }
     }
 
     /// After an admission that moved the circuit to half-open with `grant`

@@ -16,7 +16,7 @@ fn engine(config: &Config) -> (Engine, Arc<Mock>) {
     (
         Engine::new(
             config.clone(),
-            crate::clock::Time::new(clock, false),
+            crate::clock::Time::new(Some(clock), false),
             "test",
             crate::events::Events::default(),
         ),

@@ -351,19 +351,20 @@ impl FuseBuilder {
         self
     }
 
-    /// Reads the clock coarsely (default: precisely): quanta's recent time,
-    /// refreshed every millisecond by an upkeep thread, instead of the clock
-    /// itself. An open circuit then rejects at the cost of a few loads, and
-    /// a failure costs one clock read less; times lag the clock by up to a
-    /// millisecond (a cooldown may end, and a failure age out of the
-    /// window, up to a millisecond late or early).
+    /// Reads the time coarsely (default: precisely): one atomic load of the
+    /// process's coarse time, refreshed every millisecond by an upkeep
+    /// thread, instead of a clock read. An open circuit then rejects at the
+    /// cost of a few loads, and a failure costs one clock read less; times
+    /// lag the clock by up to a millisecond (a cooldown may end, and a
+    /// failure age out of the window, up to a millisecond late or early).
     ///
-    /// The upkeep thread is started once per process, at the first circuit
-    /// that asks for it, and runs for the life of the process; if the
-    /// program already runs its own `quanta::Upkeep`, that one is used (keep
-    /// its handle alive). If no upkeep thread can be started, the circuit
-    /// reads its clock precisely. With a mock clock, both readings are the
-    /// mock's time.
+    /// The upkeep thread (`fuse-coarse-clock`) is started once per process,
+    /// at the first circuit that asks for it, and runs for the life of the
+    /// process; if it cannot be started, the circuit reads its clock
+    /// precisely. With a [`clock`](Self::clock) of your own, coarse reading
+    /// is that clock's `quanta` recent time (quanta's upkeep thread is
+    /// started, or the program's own is used); with a mock clock both
+    /// readings are the mock's time.
     ///
     /// ```
     /// use fuse_breaker::Fuse;
@@ -430,7 +431,7 @@ impl FuseBuilder {
             key,
             engine: Engine::new(
                 config,
-                Time::new(self.clock.unwrap_or_default(), self.coarse_clock),
+                Time::new(self.clock, self.coarse_clock),
                 key,
                 events,
             ),

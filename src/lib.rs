@@ -88,6 +88,8 @@ mod fuse;
 pub mod fuzz;
 #[cfg(all(test, not(fuzzing)))]
 mod fuzz;
+#[cfg(feature = "metrics")]
+mod lanes;
 mod model;
 mod names;
 #[cfg(any(test, fuzzing))]

@@ -81,6 +81,26 @@ pub(crate) const RECORD_LOAD: Ordering = Ordering::Acquire;
 /// [`RECORD_LOAD`] (a load, or the compare-and-swap that lost before).
 pub(crate) const RECORD_WRITE: Ordering = Ordering::Release;
 
+/// The process's coarse time: nanoseconds since the coarse clock's origin,
+/// stored by its upkeep thread and loaded by every circuit that reads time
+/// coarsely. Relaxed both ways: the value is a time and publishes nothing
+/// else; a thread never reads it going backwards (coherence of one
+/// location), and threads that disagree by a tick are as far apart as two
+/// cores reading a clock. A plain `std` atomic even under loom: the models
+/// run on mock clocks.
+static COARSE_NOW: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+/// The coarse time: one relaxed load.
+#[inline]
+pub(crate) fn coarse_now() -> u64 {
+    COARSE_NOW.load(Ordering::Relaxed)
+}
+
+/// Sets the coarse time (its upkeep thread only).
+pub(crate) fn set_coarse_now(nanos: u64) {
+    COARSE_NOW.store(nanos, Ordering::Relaxed);
+}
+
 #[cfg(fuse_loom)]
 mod loom_shim {
     //! Loom's atomics, counting every write so that a model can check that

@@ -13,40 +13,21 @@
 //! Transitions reach the metrics as they reach any listener: a circuit
 //! built with the feature registers its `Telemetry` among its own
 //! listeners. Admission is the one count on the closed-success path, so it is kept in
-//! per-thread stripes (each thread writes a cache line of its own) and
-//! published as an absolute value when the circuit changes state, when a
+//! per-thread counters (`lanes`: each thread writes counters of its own,
+//! with a load and a store) and published as an absolute value when the circuit changes state, when a
 //! registry lists it, and on [`Fuse::publish_metrics`](crate::Fuse::publish_metrics).
 //! The other counts go to the recorder as they happen. Handles are
 //! resolved at the first call of each circuit: install the recorder before
 //! traffic starts.
 
-use std::cell::Cell;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
-use crossbeam_utils::CachePadded;
 use metrics::{Counter, Gauge, counter, gauge};
 
 use crate::events::Listener;
+use crate::lanes::Count;
 use crate::snapshot::State;
 use crate::transition::Transition;
-
-/// How many stripes the admission count is spread over.
-const STRIPES: usize = 8;
-
-/// The index of this thread's stripe, handed out round robin.
-fn stripe() -> usize {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    thread_local! {
-        static INDEX: Cell<usize> = const { Cell::new(usize::MAX) };
-    }
-    INDEX.with(|index| {
-        if index.get() == usize::MAX {
-            index.set(NEXT.fetch_add(1, Relaxed) % STRIPES);
-        }
-        index.get()
-    })
-}
 
 struct Handles {
     admitted: Counter,
@@ -57,10 +38,9 @@ struct Handles {
 }
 
 /// One circuit's metrics.
-#[derive(Default)]
 pub(crate) struct Telemetry {
     key: &'static str,
-    admitted: [CachePadded<AtomicU64>; STRIPES],
+    admitted: Count,
     handles: OnceLock<Handles>,
 }
 
@@ -68,7 +48,8 @@ impl Telemetry {
     pub(crate) fn new(key: &'static str) -> Self {
         Telemetry {
             key,
-            ..Telemetry::default()
+            admitted: Count::new(),
+            handles: OnceLock::new(),
         }
     }
 
@@ -87,11 +68,10 @@ impl Telemetry {
         })
     }
 
-    /// A permit was granted: this thread's stripe only.
+    /// A permit was granted: this thread's counter only.
     #[inline]
     pub(crate) fn admitted(&self) {
-        // Relaxed: a count; nothing is ordered by it.
-        self.admitted[stripe()].fetch_add(1, Relaxed);
+        self.admitted.add_one();
     }
 
     pub(crate) fn rejected(&self) {
@@ -106,14 +86,9 @@ impl Telemetry {
         self.handles().ignored.increment(1);
     }
 
-    /// Publishes the admission count (summed over the stripes).
+    /// Publishes the admission count (summed over the threads).
     pub(crate) fn publish(&self) {
-        let total = self
-            .admitted
-            .iter()
-            .map(|stripe| stripe.load(Relaxed))
-            .sum();
-        self.handles().admitted.absolute(total);
+        self.handles().admitted.absolute(self.admitted.sum());
     }
 }
 

@@ -7,8 +7,8 @@ use super::{
     fail, poll_now, succeed, thread, timed,
 };
 
-/// Fuse reading its clock coarsely (`FuseBuilder::coarse_clock`): quanta's
-/// recent time, refreshed by an upkeep thread.
+/// Fuse reading its time coarsely (`FuseBuilder::coarse_clock`): one
+/// atomic load of a time refreshed by an upkeep thread.
 pub(crate) fn fuse_coarse(name: &str) -> FuseBuilder {
     Fuse::builder(name).coarse_clock(true)
 }
@@ -110,8 +110,10 @@ pub(crate) fn bench_calls<B: Breaker>(
 }
 
 pub(crate) fn baselines(c: &mut Criterion) {
-    // The coarse Fuse starts quanta's upkeep thread, which `recent` reads.
-    let _upkeep = fuse_coarse("baseline-upkeep").build();
+    // quanta's upkeep thread, which `recent` reads, while the group runs.
+    let _upkeep = quanta::Upkeep::new(Duration::from_millis(1))
+        .start()
+        .expect("quanta's upkeep thread");
     let word = AtomicU64::new(0);
     let counter = Mutex::new(0);
     let mut group = c.benchmark_group("baseline");
@@ -325,6 +327,7 @@ pub(crate) fn closed_failure(c: &mut Criterion) {
         .failure_threshold(usize::MAX)
         .build();
     bench_calls(&mut group, "breaker_machines", bm, fail, still_closed("bm"));
+    crate::coarse::closed_failure(&mut group);
     group.finish();
 }
 
@@ -501,6 +504,7 @@ pub(crate) fn half_open_cycle(c: &mut Criterion) {
         let t = f64::from_bits(now.load(Ordering::Relaxed)) + cooldown.as_secs_f64();
         now.store(t.to_bits(), Ordering::Relaxed);
     });
+    crate::coarse::half_open_cycle(&mut group);
     group.finish();
 }
 

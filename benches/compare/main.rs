@@ -43,8 +43,8 @@
 //!   where the breaker has a force API: Fuse, circuitbreaker-rs,
 //!   tower-resilience; otherwise tripped by counted failures before each
 //!   batch); every call is rejected. `fuse_coarse` is Fuse with its coarse
-//!   clock (quanta's recent time, kept by an upkeep thread), which takes the
-//!   clock read off the rejection.
+//!   clock (one atomic load of a time an upkeep thread keeps), which takes
+//!   the clock read off the rejection.
 //! - `closed_failure`: every call is a counted failure, the breaker kept
 //!   closed by its largest thresholds (below). Fuse: `failure_threshold`
 //!   4096 (the maximum) and `failure_window` 1 ns, so every earlier failure
@@ -53,9 +53,8 @@
 //!   once 4096 failures are live, the in-window count, which stops at the
 //!   first failure out of the window) and the circuit never trips. With a
 //!   realistic window and only failures, 4096 of them would open it.
-//!   `fuse_coarse` is left out here: its time moves in 1 ms ticks, and the
-//!   tens of thousands of failures of one tick are all in any window, so
-//!   it trips.
+//!   `fuse_coarse`'s time moves in 1 ms ticks, so it records its failures
+//!   in chunks that cannot reach the threshold (see `coarse.rs`).
 //! - `half_open_cycle`: one full recovery per iteration: wait out the
 //!   cooldown, the probe(s) that close the circuit, the counted failure(s)
 //!   that open it again. On a mock clock where the breaker takes one (Fuse:
@@ -63,9 +62,9 @@
 //!   breaker-machines: its `Clock` trait); the others (recloser,
 //!   circuitbreaker-rs, tower-resilience) read the real clock and are given
 //!   a cooldown of 1 ns. Each breaker needs its own number of calls per
-//!   cycle (see [`Cycle`]), so the case compares whole cycles. No
-//!   `fuse_coarse` here: on a mock clock both of Fuse's readings are the
-//!   mock's.
+//!   cycle (see [`Cycle`]), so the case compares whole cycles.
+//!   `fuse_coarse` cycles 4096 circuits between two ticks of its clock
+//!   (see `coarse.rs`).
 //! - `shared_closed/threads=N`: N threads (1, 2, 4, ... and
 //!   `available_parallelism`) share one closed breaker; each thread times
 //!   its own `iters` calls after a barrier, and the reported time is the
@@ -166,6 +165,7 @@ fn timed<B: Breaker, F: Op>(breaker: &mut B, op: F, iters: u64) -> Duration {
 mod adapters;
 mod baselines;
 mod cases;
+mod coarse;
 
 use adapters::{Bm, BmMockClock, CbRs, Tower, poll_now};
 use baselines::{AtomicLoad, Bare, FetchAdd, InstantNow, MutexCounter, QuantaNow, QuantaRecent};
