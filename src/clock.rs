@@ -42,7 +42,7 @@ impl Time {
                 origin: clock.scaled(0),
                 clock,
             },
-            (clock, _) => Time::Precise(clock.unwrap_or_default()),
+            (clock, _) => Time::Precise(clock.unwrap_or_else(real_clock)),
         }
     }
 
@@ -78,6 +78,14 @@ impl Time {
             }
         }
     }
+}
+
+/// The real clock, made once per process and cloned: making a
+/// `quanta::Clock` runs `cpuid`, which a virtual machine traps (tens of
+/// microseconds each time).
+fn real_clock() -> Clock {
+    static CLOCK: OnceLock<Clock> = OnceLock::new();
+    CLOCK.get_or_init(Clock::new).clone()
 }
 
 /// Starts the coarse clock's upkeep thread once per process; whether the
