@@ -1,35 +1,46 @@
-//! What the integrations add to a call, in criterion: the tower layer in
-//! process, the reqwest middleware over loopback HTTP. Compare the rows of
-//! one group with each other (the bare service, the bare client): the
-//! difference is the integration.
+//! What the integrations add to a call, in criterion, on one thread and on
+//! two threads sharing one circuit. Compare the rows of one group with
+//! each other: the difference from the bare row is the integration.
 //!
 //! ```sh
 //! cargo bench --bench integrations --features tower,reqwest
 //! ```
 //!
-//! - `tower`: a `tower::service_fn` whose future is ready at once, called
-//!   (`poll_ready`, `call`, one poll with a no-op waker) bare and behind
-//!   `FuseLayer` (one circuit; `per_operation` with its registry lookup; an
-//!   open circuit's rejection, the inner service never called).
-//! - `reqwest`: sequential GETs to a local hyper server, a task on the
-//!   client's one-thread runtime (so that the figures are CPU time rather
-//!   than thread wake-ups), with a plain `reqwest::Client`, the same client
-//!   in a `ClientWithMiddleware` without middleware, and with
-//!   `FuseMiddleware` (per host, then per operation).
+//! - `tower/threads=N`: a `tower::service_fn` whose future is ready at
+//!   once, called (`poll_ready`, `call`, one poll with a no-op waker) bare
+//!   behind a layer that does nothing (`map_response` with the identity:
+//!   what any layer costs in moves), and behind `FuseLayer` (one circuit;
+//!   `per_operation`, a registry lookup per request). Each thread calls its own clone of the service
+//!   (as tower servers do), all of them sharing the circuit.
+//! - `reqwest_middleware/threads=N`: a `reqwest_middleware` client whose
+//!   last middleware answers `200` at once (no network), bare and with
+//!   `FuseMiddleware` in front (a fixed name; per host). One client shared
+//!   by the threads.
+//! - `baseline/threads=N`: `fetch_add` on one shared word: at two threads
+//!   it costs several times its one-thread figure when the threads really
+//!   ran together, which is what makes the two-thread rows trustworthy.
+//! - `reqwest_loopback`: sequential GETs to a local hyper server on one
+//!   thread, plain and with `FuseMiddleware`: the integration next to a
+//!   real request.
+//!
+//! Each thread times its own calls after a barrier; a row is the slowest
+//! thread's time per call.
 
 use std::convert::Infallible;
 use std::future::{Future, Ready, ready};
 use std::hint::black_box;
 use std::pin::pin;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
 use std::task::{Context, Poll, Waker};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkGroup, Criterion, measurement::WallTime};
-use fuse_breaker::reqwest::{FuseMiddleware, Operation};
+use fuse_breaker::reqwest::FuseMiddleware;
 use fuse_breaker::tower::FuseLayer;
 use fuse_breaker::{Config, Fuse, Registry};
 use http::{Request, Response};
+use reqwest_middleware::{ClientBuilder, ClientWithMiddleware, Middleware, Next};
 use tower::{Layer, Service, service_fn};
 
 type Inner = fn(Request<()>) -> Ready<Result<Response<()>, Infallible>>;
@@ -48,40 +59,171 @@ fn call<S: Service<Request<()>>>(svc: &mut S, cx: &mut Context<'_>) -> bool {
     }
 }
 
-fn bench_service<S: Service<Request<()>>>(
-    group: &mut BenchmarkGroup<'_, WallTime>,
-    id: &str,
-    mut svc: S,
-) {
-    let mut cx = Context::from_waker(Waker::noop());
-    group.bench_function(id, |b| b.iter(|| black_box(call(&mut svc, &mut cx))));
+/// Polls `future` once: every future here is ready at once.
+fn poll_once<F: Future>(future: F, cx: &mut Context<'_>) -> F::Output {
+    match pin!(future).poll(cx) {
+        Poll::Ready(out) => out,
+        Poll::Pending => unreachable!("the canned answer is ready at once"),
+    }
 }
 
-fn tower_in_process(c: &mut Criterion) {
+/// Times `iters` calls of `op` on each of `threads` threads at once, each
+/// with its own state from `make`; the slowest thread's time.
+fn on_threads<S: Send>(
+    threads: usize,
+    iters: u64,
+    make: impl Fn() -> S + Sync,
+    op: impl Fn(&mut S, &mut Context<'_>) + Sync,
+) -> Duration {
+    let barrier = Barrier::new(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut state = make();
+                    let mut cx = Context::from_waker(Waker::noop());
+                    barrier.wait();
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        op(&mut state, &mut cx);
+                    }
+                    start.elapsed()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().expect("a bench thread"))
+            .max()
+            .unwrap_or_default()
+    })
+}
+
+fn bench_service<S>(group: &mut BenchmarkGroup<'_, WallTime>, id: &str, threads: usize, svc: &S)
+where
+    S: Service<Request<()>> + Clone + Send + Sync,
+{
+    group.bench_function(id, |b| {
+        b.iter_custom(|iters| {
+            on_threads(
+                threads,
+                iters,
+                || svc.clone(),
+                |svc, cx| {
+                    black_box(call(svc, cx));
+                },
+            )
+        });
+    });
+}
+
+fn tower_in_process(c: &mut Criterion, threads: usize) {
     let fuse = Arc::new(Fuse::new("bench", Config::default()));
     let registry = Arc::new(Registry::new(Config::default()));
-    let open = Arc::new(Fuse::new("open", Config::default()));
-    open.force_open();
+    let per_operation =
+        FuseLayer::per_operation(registry, "bench", |req: &Request<()>| req.uri().path());
 
-    let mut group = c.benchmark_group("tower");
-    bench_service(&mut group, "service_fn", inner());
+    let mut group = c.benchmark_group(format!("tower/threads={threads}"));
+    bench_service(&mut group, "service_fn", threads, &inner());
+    // A layer that does nothing but wrap the future and the response: what
+    // being a layer costs (moving the request, the future and the response
+    // through one more type), Fuse or not.
+    let passthrough = tower::ServiceBuilder::new()
+        .map_response(|response: Response<()>| response)
+        .service(inner());
+    bench_service(&mut group, "passthrough_layer", threads, &passthrough);
     bench_service(
         &mut group,
         "fuse_layer",
-        FuseLayer::new(fuse).layer(inner()),
+        threads,
+        &FuseLayer::new(fuse).layer(inner()),
     );
-    let per_operation =
-        FuseLayer::per_operation(registry, "bench", |req: &Request<()>| req.uri().path());
     bench_service(
         &mut group,
         "fuse_layer_per_operation",
-        per_operation.layer(inner()),
+        threads,
+        &per_operation.layer(inner()),
     );
-    bench_service(
+    group.finish();
+}
+
+/// The last middleware of the chain: answers `200` without the network.
+struct Canned;
+
+#[async_trait::async_trait]
+impl Middleware for Canned {
+    async fn handle(
+        &self,
+        _request: reqwest::Request,
+        _extensions: &mut http::Extensions,
+        _next: Next<'_>,
+    ) -> reqwest_middleware::Result<reqwest::Response> {
+        Ok(reqwest::Response::from(Response::new("ok")))
+    }
+}
+
+fn bench_client(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    id: &str,
+    threads: usize,
+    client: &ClientWithMiddleware,
+) {
+    let url = "http://billing.internal/charge";
+    group.bench_function(id, |b| {
+        b.iter_custom(|iters| {
+            on_threads(
+                threads,
+                iters,
+                || (),
+                |(), cx| {
+                    let response = poll_once(client.get(url).send(), cx);
+                    black_box(response.expect("the canned answer"));
+                },
+            )
+        });
+    });
+}
+
+fn reqwest_in_process(c: &mut Criterion, threads: usize) {
+    let canned = |fuse: Option<FuseMiddleware>| {
+        let builder = ClientBuilder::new(reqwest::Client::new());
+        let builder = match fuse {
+            Some(fuse) => builder.with(fuse),
+            None => builder,
+        };
+        builder.with(Canned).build()
+    };
+    let registry = Arc::new(Registry::new(Config::default()));
+    let mut group = c.benchmark_group(format!("reqwest_middleware/threads={threads}"));
+    bench_client(&mut group, "canned", threads, &canned(None));
+    let named = FuseMiddleware::named(registry.clone(), "billing");
+    bench_client(&mut group, "fuse_named", threads, &canned(Some(named)));
+    let per_host = FuseMiddleware::per_host(registry);
+    bench_client(
         &mut group,
-        "fuse_layer_rejected",
-        FuseLayer::new(open).layer(inner()),
+        "fuse_per_host",
+        threads,
+        &canned(Some(per_host)),
     );
+    group.finish();
+}
+
+fn baseline(c: &mut Criterion, threads: usize) {
+    let word = AtomicU64::new(0);
+    let mut group = c.benchmark_group(format!("baseline/threads={threads}"));
+    group.bench_function("fetch_add", |b| {
+        b.iter_custom(|iters| {
+            on_threads(
+                threads,
+                iters,
+                || (),
+                |(), _| {
+                    // Relaxed: a count; the shared write is what is measured.
+                    black_box(word.fetch_add(1, Ordering::Relaxed));
+                },
+            )
+        });
+    });
     group.finish();
 }
 
@@ -123,39 +265,26 @@ fn reqwest_loopback(c: &mut Criterion) {
     };
     let registry = Arc::new(Registry::new(Config::default()));
     let plain = client();
-    let wrapped = reqwest_middleware::ClientBuilder::new(client()).build();
-    let fused = reqwest_middleware::ClientBuilder::new(client())
+    let fused = ClientBuilder::new(client())
         .with(FuseMiddleware::per_host(registry))
         .build();
 
     runtime.block_on(async {
-        // Every client answers 200 before it is timed (pools warmed too).
+        // Both clients answer 200 before they are timed (pools warmed too).
         let plain = plain.get(&url).send().await.expect("a loopback request");
-        let wrapped = wrapped.get(&url).send().await.expect("a loopback request");
         let fused = fused.get(&url).send().await.expect("a loopback request");
-        for response in [plain, wrapped, fused] {
+        for response in [plain, fused] {
             assert_eq!(response.status(), 200);
         }
     });
 
-    let mut group = c.benchmark_group("reqwest");
+    let mut group = c.benchmark_group("reqwest_loopback");
     group.sample_size(20);
     group.bench_function("client", |b| {
         b.iter(|| runtime.block_on(async { plain.get(&url).send().await.is_ok() }));
     });
-    group.bench_function("client_with_middleware", |b| {
-        b.iter(|| runtime.block_on(async { wrapped.get(&url).send().await.is_ok() }));
-    });
     group.bench_function("fuse_middleware", |b| {
         b.iter(|| runtime.block_on(async { fused.get(&url).send().await.is_ok() }));
-    });
-    group.bench_function("fuse_middleware_operation", |b| {
-        b.iter(|| {
-            runtime.block_on(async {
-                let request = fused.get(&url).with_extension(Operation::new("charge"));
-                request.send().await.is_ok()
-            })
-        });
     });
     group.finish();
 }
@@ -165,7 +294,11 @@ fn main() {
         .warm_up_time(Duration::from_millis(300))
         .measurement_time(Duration::from_secs(1))
         .configure_from_args();
-    tower_in_process(&mut criterion);
+    for threads in [1, 2] {
+        baseline(&mut criterion, threads);
+        tower_in_process(&mut criterion, threads);
+        reqwest_in_process(&mut criterion, threads);
+    }
     reqwest_loopback(&mut criterion);
     criterion.final_summary();
 }

@@ -31,6 +31,9 @@
 
 use std::cell::Cell;
 
+use std::sync::Arc;
+
+use arc_swap::ArcSwapOption;
 use crossbeam_utils::CachePadded;
 
 use crate::clock::Time;
@@ -58,15 +61,177 @@ struct Words {
     opened: Record,
 }
 
-/// One circuit's atomics, its configuration and its time.
+/// One circuit's atomics, in memory that is never freed: when its circuit
+/// is dropped, a slot moves to a new epoch (so every permit still out is
+/// stale) and is reused by a later circuit. A permit that outlives its
+/// circuit therefore holds a slot, never a dangling pointer, and needs no
+/// reference count.
 #[derive(Debug)]
-pub(crate) struct Engine {
+pub(crate) struct Slot {
     words: CachePadded<Words>,
+    /// The circuit in the slot, for the permits that concluded without it
+    /// (owned permits, on their paths that write); `None` while free.
+    occupant: ArcSwapOption<Occupant>,
+}
+
+/// What a circuit holds besides its atomics: the ring of failure times,
+/// the configuration, the time, the key and the listeners.
+#[derive(Debug)]
+pub(crate) struct Occupant {
     ring: Ring,
-    config: Config,
+    config: &'static Config,
     time: Time,
     key: &'static str,
     events: Events,
+    /// The `metrics` feature's counts (also one of the circuit's listeners).
+    #[cfg(feature = "metrics")]
+    telemetry: Arc<crate::telemetry::Telemetry>,
+}
+
+impl Occupant {
+    pub(crate) fn new(
+        config: &'static Config,
+        time: Time,
+        key: &'static str,
+        events: Events,
+    ) -> Self {
+        // The sinks of the features are listeners like a user's, ahead of
+        // any the user adds.
+        #[cfg(feature = "tracing")]
+        events
+            .own
+            .add(&(Arc::new(crate::trace::TraceSink) as Arc<dyn crate::events::Listener>));
+        #[cfg(feature = "metrics")]
+        let telemetry = Arc::new(crate::telemetry::Telemetry::new(key));
+        #[cfg(feature = "metrics")]
+        events
+            .own
+            .add(&(telemetry.clone() as Arc<dyn crate::events::Listener>));
+        Occupant {
+            ring: Ring::new(config.failure_threshold()),
+            config,
+            time,
+            key,
+            events,
+            #[cfg(feature = "metrics")]
+            telemetry,
+        }
+    }
+
+    pub(crate) fn time(&self) -> &Time {
+        &self.time
+    }
+
+    pub(crate) fn events(&self) -> &Events {
+        &self.events
+    }
+
+    /// The `metrics` feature's counts of this circuit.
+    #[cfg(feature = "metrics")]
+    #[inline]
+    pub(crate) fn telemetry(&self) -> &crate::telemetry::Telemetry {
+        &self.telemetry
+    }
+}
+
+impl Slot {
+    /// A slot for a new circuit with `occupant`: a free one, or a new one.
+    /// Its word is closed with no failures, in an epoch no permit holds.
+    pub(crate) fn take(occupant: &Arc<Occupant>) -> &'static Slot {
+        let slot = free_slots().pop().unwrap_or_else(|| {
+            Box::leak(Box::new(Slot {
+                words: CachePadded::new(Words {
+                    head: AtomicU64::new(Word::INITIAL.bits()),
+                    opened: Record::new(),
+                }),
+                occupant: ArcSwapOption::empty(),
+            }))
+        });
+        slot.occupant.store(Some(occupant.clone()));
+        slot
+    }
+
+    /// Frees this slot for a later circuit: the word moves to a new closed
+    /// epoch without failures (every permit still out is now stale and
+    /// concludes without effect) and the occupant leaves. Nobody is told:
+    /// the circuit is gone.
+    pub(crate) fn release(&'static self, occupant: &Occupant) {
+        Engine {
+            slot: self,
+            occupant,
+        }
+        .retire();
+        self.occupant.store(None);
+        // Under loom every model makes its own atomics: slots are not reused.
+        #[cfg(not(fuse_loom))]
+        free_slots().push(self);
+    }
+
+    /// The words alone, for the paths that decide without the occupant.
+    #[inline]
+    fn load(&self) -> Word {
+        // HEAD_LOAD (Acquire): see `sync`.
+        Word::from_bits(self.words.head.load(HEAD_LOAD))
+    }
+
+    /// The verdict of an owned permit of the circuit `config` belonged to:
+    /// decided from the word alone when it changes nothing (stale, or a
+    /// closed circuit without failures to clear); otherwise through the
+    /// slot's occupant, if it is still the permit's circuit (`own` says,
+    /// from the occupant's address).
+    #[inline]
+    pub(crate) fn verdict(&self, config: &Config, grant: Grant, verdict: Verdict, own: usize) {
+        let word = self.load();
+        let (head, cursor) = word.unpack();
+        // With the `metrics` feature, failures and ignores are counted by
+        // the occupant: only a success decides here.
+        let counted = cfg!(feature = "metrics") && verdict != Verdict::Success;
+        if head.state == State::Closed && !counted {
+            match model::verdict(config, head, grant, verdict) {
+                Effect::Stale | Effect::Nothing => return,
+                Effect::ClearFailures if cursor.live == 0 => return,
+                _ => {}
+            }
+        }
+        self.verdict_through_occupant(word, grant, verdict, own);
+    }
+
+    #[inline(never)]
+    fn verdict_through_occupant(&self, word: Word, grant: Grant, verdict: Verdict, own: usize) {
+        let occupant = self.occupant.load();
+        let Some(occupant) = occupant.as_deref() else {
+            return;
+        };
+        if std::ptr::from_ref(occupant) as usize != own {
+            // Another circuit took the slot: the permit is stale.
+            return;
+        }
+        #[cfg(feature = "metrics")]
+        match verdict {
+            Verdict::Failure => occupant.telemetry().failure(),
+            Verdict::Ignore => occupant.telemetry().ignored(),
+            Verdict::Success => {}
+        }
+        Engine {
+            slot: self,
+            occupant,
+        }
+        .verdict_from(word, grant, verdict);
+    }
+}
+
+/// The slots of dropped circuits, waiting for new ones.
+fn free_slots() -> std::sync::MutexGuard<'static, Vec<&'static Slot>> {
+    static FREE: std::sync::Mutex<Vec<&'static Slot>> = std::sync::Mutex::new(Vec::new());
+    FREE.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// One circuit's engine: its slot and its occupant, seen together.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Engine<'a> {
+    slot: &'a Slot,
+    occupant: &'a Occupant,
 }
 
 /// The time of one call, read from the clock at most once (a cell, so that
@@ -94,37 +259,19 @@ impl Now<'_> {
     }
 }
 
-impl Engine {
-    pub(crate) fn new(config: Config, time: Time, key: &'static str, events: Events) -> Self {
-        Engine {
-            words: CachePadded::new(Words {
-                head: AtomicU64::new(Word::INITIAL.bits()),
-                opened: Record::new(),
-            }),
-            ring: Ring::new(config.failure_threshold()),
-            config,
-            time,
-            key,
-            events,
-        }
+impl<'a> Engine<'a> {
+    pub(crate) fn new(slot: &'a Slot, occupant: &'a Occupant) -> Self {
+        Engine { slot, occupant }
     }
 
-    pub(crate) fn config(&self) -> &Config {
-        &self.config
-    }
-
-    pub(crate) fn time(&self) -> &Time {
-        &self.time
-    }
-
-    pub(crate) fn events(&self) -> &Events {
-        &self.events
+    pub(crate) fn config(&self) -> &'static Config {
+        self.occupant.config
     }
 
     #[inline]
-    fn now(&self) -> Now<'_> {
+    fn now(&self) -> Now<'a> {
         Now {
-            time: &self.time,
+            time: &self.occupant.time,
             at: Cell::new(None),
         }
     }
@@ -132,7 +279,7 @@ impl Engine {
     #[inline]
     fn load(&self) -> Word {
         // HEAD_LOAD (Acquire): see `sync`.
-        Word::from_bits(self.words.head.load(HEAD_LOAD))
+        Word::from_bits(self.slot.words.head.load(HEAD_LOAD))
     }
 
     /// Admission (SPEC §3). Closed: one load. Open: one load of the word and
@@ -147,7 +294,8 @@ impl Engine {
         if head.state == State::Closed {
             // Neither the opening time nor the clock is asked while closed.
             let opened = || Err(());
-            if let Ok((admission, None)) = model::acquire(&self.config, head, opened, || 0) {
+            if let Ok((admission, None)) = model::acquire(self.occupant.config, head, opened, || 0)
+            {
                 return admission;
             }
         } else if let Some(rejected) = self.still_cooling_down(word) {
@@ -163,7 +311,7 @@ impl Engine {
         let (admission, written) = self.update(word, |word| {
             let (head, cursor) = word.unpack();
             let opened = || self.opened_at(head.epoch, now.get());
-            match model::acquire(&self.config, head, opened, || now.get()) {
+            match model::acquire(self.occupant.config, head, opened, || now.get()) {
                 Ok((admission, None)) => Step::Done(admission),
                 Ok((admission, Some(next))) => {
                     Step::Write(Word::next(&head, cursor, &next), admission)
@@ -196,9 +344,9 @@ impl Engine {
             epoch: head.epoch,
             claim: 0,
         };
-        let opened = || self.words.opened.read(stamp).ok_or(());
-        let now = || self.time.now();
-        match model::acquire(&self.config, head, opened, now) {
+        let opened = || self.slot.words.opened.read(stamp).ok_or(());
+        let now = || self.occupant.time.now();
+        match model::acquire(self.occupant.config, head, opened, now) {
             Ok((admission, None)) => Some(admission),
             _ => None,
         }
@@ -228,7 +376,7 @@ impl Engine {
         // no failures to clear, an ignore, a stale verdict) is decided
         // here, inline; everything else goes through the loop out of line.
         if head.state == State::Closed {
-            match model::verdict(&self.config, head, grant, verdict) {
+            match model::verdict(self.occupant.config, head, grant, verdict) {
                 Effect::Stale | Effect::Nothing => return,
                 Effect::ClearFailures if cursor.live == 0 => return,
                 _ => {}
@@ -252,7 +400,7 @@ impl Engine {
         };
         let ((), written) = self.update(word, |word| {
             let (head, cursor) = word.unpack();
-            match model::verdict(&self.config, head, grant, verdict) {
+            match model::verdict(self.occupant.config, head, grant, verdict) {
                 Effect::Stale | Effect::Nothing => Step::Done(()),
                 Effect::ClearFailures if cursor.live == 0 => Step::Done(()),
                 Effect::ClearFailures => {
@@ -326,7 +474,8 @@ impl Engine {
     #[cfg(any(test, fuzzing, fuse_loom))]
     pub(crate) fn set_word(&self, head: Head, cursor: Cursor) {
         // Tests only; the next load sees it (SeqCst is simply the strongest).
-        self.words
+        self.slot
+            .words
             .head
             .store(Word::pack(&head, cursor).bits(), sync::Ordering::SeqCst);
     }
@@ -342,17 +491,20 @@ impl Engine {
     pub(crate) fn start_at(&self, epoch: Epoch, claims: u32, ages: Option<(u32, u32)>) {
         self.set_word(Head::closed(epoch), Cursor { claims, live: 0 });
         let Some((opened, slots)) = ages else {
+            // A reused slot keeps the last circuit's opening: forget it, as
+            // the jump to `epoch` forgets the epochs in between.
+            self.slot.words.opened.clear();
             return;
         };
         let behind = |age: u32| epoch.back(age);
-        self.words.opened.set(
+        self.slot.words.opened.set(
             Stamp {
                 epoch: behind(opened),
                 claim: 0,
             },
             0,
         );
-        let len = self.ring.len();
+        let len = self.occupant.ring.len();
         for index in 0..len {
             let back = claims.wrapping_sub(index) % len;
             let claim = claims.wrapping_sub(back) % CLAIMS_MODULUS;
@@ -360,7 +512,7 @@ impl Engine {
                 epoch: behind(slots),
                 claim,
             };
-            self.ring.set(index, stamp, 0);
+            self.occupant.ring.set(index, stamp, 0);
         }
     }
 
@@ -368,7 +520,7 @@ impl Engine {
     /// (loom builds only: the models check paths that must write nothing).
     #[cfg(fuse_loom)]
     pub(crate) fn writes(&self) -> usize {
-        self.words.head.writes() + self.words.opened.writes()
+        self.slot.words.head.writes() + self.slot.words.opened.writes()
     }
 
     /// The current state: one load.
@@ -396,7 +548,7 @@ impl Engine {
             let mut complete = true;
             let mut opened_at = now;
             if let Some(epoch) = opened_epoch {
-                if let Some(at) = self.words.opened.read(Stamp { epoch, claim: 0 }) {
+                if let Some(at) = self.slot.words.opened.read(Stamp { epoch, claim: 0 }) {
                     opened_at = at;
                 } else {
                     // Opened an instant ago (its opener is about to stamp
@@ -406,7 +558,7 @@ impl Engine {
             }
             let live = cursor.live;
             let mut failures = Vec::with_capacity(live as usize);
-            for at in self.ring.recent(head.epoch, cursor.claims, live) {
+            for at in self.occupant.ring.recent(head.epoch, cursor.claims, live) {
                 match at {
                     Some(at) => failures.push(at),
                     None => complete = false,
@@ -414,7 +566,7 @@ impl Engine {
             }
             let again = self.load();
             if (complete && again == word) || last_try {
-                return model::snapshot(&self.config, &head, opened_at, failures, now);
+                return model::snapshot(self.occupant.config, &head, opened_at, failures, now);
             }
             sync::spin_loop();
             word = again;
@@ -428,9 +580,17 @@ impl Engine {
     /// without it the record could fall behind by any number of them), then
     /// reports the transition (`manual` gives a manual change's reason).
     fn installed(&self, written: Written, manual: Option<Reason>, now: &Now<'_>) {
+        if self.stamp(written, now) {
+            self.report(written.from.state(), written.to.state(), manual, now);
+        }
+    }
+
+    /// The stamping half of [`installed`](Self::installed); whether the
+    /// write started a new epoch.
+    fn stamp(&self, written: Written, now: &Now<'_>) -> bool {
         let Written { from, to } = written;
         if from.epoch() == to.epoch() {
-            return;
+            return false;
         }
         let (from, to, epoch) = (from.state(), to.state(), to.epoch());
         if to == State::Open {
@@ -440,17 +600,30 @@ impl Engine {
         } else if from == State::Closed && to == State::Closed {
             let _ = self.stamp_opened(epoch, 0);
         }
-        self.report(from, to, manual, now);
+        true
+    }
+
+    /// Moves the circuit to a new closed epoch without failures, as
+    /// `reset` does, telling no one: its slot is being freed.
+    fn retire(&self) {
+        let now = self.now();
+        let ((), written) = self.update(self.load(), |word| {
+            let (head, cursor) = word.unpack();
+            Step::Write(Word::next(&head, cursor, &model::reset(head)), ())
+        });
+        if let Some(written) = written {
+            self.stamp(written, &now);
+        }
     }
 
     /// Tells the listeners about a transition this thread just made.
     fn report(&self, from: State, to: State, manual: Option<Reason>, now: &Now<'_>) {
-        if !self.events.wanted() {
+        if !self.occupant.events.wanted() {
             return;
         }
         if let Some(reason) = manual.or_else(|| model::reason(from, to)) {
-            self.events.emit(&Transition {
-                key: self.key,
+            self.occupant.events.emit(&Transition {
+                key: self.occupant.key,
                 from,
                 to,
                 reason,
@@ -490,7 +663,8 @@ impl Engine {
             return Ok(());
         }
         // CAS_SUCCESS / CAS_FAILURE (Release / Acquire): see `sync`.
-        self.words
+        self.slot
+            .words
             .head
             .compare_exchange(word.bits(), new.bits(), CAS_SUCCESS, CAS_FAILURE)
             .map(drop)
@@ -512,20 +686,21 @@ impl Engine {
         grant: Grant,
         at: u64,
     ) -> Step<()> {
-        let threshold = self.config.failure_threshold();
+        let threshold = self.occupant.config.failure_threshold();
         let live = (cursor.live + 1).min(threshold);
-        if model::could_open(&self.config, live) {
+        if model::could_open(self.occupant.config, live) {
             let earlier = (live - 1).min(threshold - 1);
             let counted = match self.count_in_window(word, head.epoch, cursor.claims, earlier, at) {
                 Ok(counted) => counted,
                 Err(moved) => return Step::Moved(moved),
             };
-            if let Some(next) = model::tally(&self.config, *head, grant, counted + 1) {
+            if let Some(next) = model::tally(self.occupant.config, *head, grant, counted + 1) {
                 return Step::Write(Word::next(head, cursor, &next), ());
             }
         }
         let claim = (cursor.claims + 1) % CLAIMS_MODULUS;
         if let Err(moved) = self
+            .occupant
             .ring
             .write(head.epoch, claim, at, || self.unchanged(word))
         {
@@ -556,7 +731,7 @@ impl Engine {
         now: u64,
     ) -> Result<u32, Word> {
         let (mut counted, mut unread) = (0, count);
-        for at in self.ring.recent(epoch, last, count) {
+        for at in self.occupant.ring.recent(epoch, last, count) {
             unread -= 1;
             let Some(at) = at else {
                 // Each of these claims wrote its slot before it was
@@ -568,9 +743,9 @@ impl Engine {
                 debug_assert!(false, "a claim of a current word lost its slot");
                 continue;
             };
-            if model::in_window(&self.config, at, now) {
+            if model::in_window(self.occupant.config, at, now) {
                 counted += 1;
-            } else if !model::could_open(&self.config, counted + unread + 1) {
+            } else if !model::could_open(self.occupant.config, counted + unread + 1) {
                 return Ok(counted);
             }
         }
@@ -583,7 +758,7 @@ impl Engine {
     /// another epoch and the word has left `epoch`.
     #[inline]
     fn opened_at(&self, epoch: Epoch, now: u64) -> Result<u64, Word> {
-        match self.words.opened.read(Stamp { epoch, claim: 0 }) {
+        match self.slot.words.opened.read(Stamp { epoch, claim: 0 }) {
             Some(at) => Ok(at),
             None => self.stamp_opened(epoch, now),
         }
@@ -595,7 +770,8 @@ impl Engine {
     /// [`opened_at`](Self::opened_at).
     #[cold]
     fn stamp_opened(&self, epoch: Epoch, now: u64) -> Result<u64, Word> {
-        self.words
+        self.slot
+            .words
             .opened
             .write(Stamp { epoch, claim: 0 }, now, Keep::First, || {
                 self.epoch_unchanged(epoch)
@@ -626,7 +802,7 @@ struct Written {
 /// runs inside the admission that took the grant, and forgotten once it
 /// returns, so a panicking listener does not leak the probe slot.
 struct Release<'a> {
-    engine: &'a Engine,
+    engine: &'a Engine<'a>,
     grant: Grant,
 }
 

@@ -11,21 +11,26 @@ use crate::epoch::Epoch;
 use crate::model::{Admission, Grant};
 use crate::verdict::Verdict;
 
-fn engine(config: &Config) -> (Engine, Arc<Mock>) {
+/// An engine of its own (its occupant leaked: tests move engines into
+/// threads), on a mock clock at zero.
+fn engine(config: &Config) -> (Engine<'static>, Arc<Mock>) {
     let (clock, mock) = Clock::mock();
-    (
-        Engine::new(
-            config.clone(),
-            crate::clock::Time::new(Some(clock), false),
-            "test",
-            crate::events::Events::default(),
-        ),
-        mock,
-    )
+    let occupant = Arc::new(Occupant::new(
+        crate::config::intern(config.clone()),
+        crate::clock::Time::new(Some(clock), false),
+        "test",
+        crate::events::Events::default(),
+    ));
+    let slot = Slot::take(&occupant);
+    let occupant: &'static Arc<Occupant> = Box::leak(Box::new(occupant));
+    (Engine::new(slot, occupant), mock)
 }
 
 fn bits(engine: &Engine) -> (u64, u128) {
-    (engine.words.head.load(HEAD_LOAD), engine.words.opened.raw())
+    (
+        engine.slot.words.head.load(HEAD_LOAD),
+        engine.slot.words.opened.raw(),
+    )
 }
 
 #[test]
@@ -63,7 +68,7 @@ fn a_missing_opened_record_is_stamped_by_the_first_reader() {
     // Simulate an opener stalled between its two writes: the word says
     // Open in epoch 1, the record is still empty.
     let head = model::force_open(Head::closed(Epoch::ZERO));
-    engine.words.head.store(
+    engine.slot.words.head.store(
         Word::pack(&head, Cursor::default()).bits(),
         std::sync::atomic::Ordering::SeqCst,
     );
@@ -224,7 +229,7 @@ fn the_opened_record_keeps_up_with_the_word() {
     let config = Config::builder().half_open_probes(1).build().unwrap();
     let (engine, mock) = engine(&config);
     let stamp_epoch = |engine: &Engine| {
-        let bits = engine.words.opened.raw() >> 64;
+        let bits = engine.slot.words.opened.raw() >> 64;
         Epoch::new(u32::try_from((bits >> 32) & u128::from(u32::MAX)).unwrap())
     };
     let epoch = |engine: &Engine| engine.load().epoch();

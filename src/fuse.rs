@@ -6,7 +6,7 @@ use quanta::Clock;
 
 use crate::clock::Time;
 use crate::config::{Config, DEFAULT_KEY_PREFIX};
-use crate::engine::Engine;
+use crate::engine::{Engine, Occupant, Slot};
 use crate::events::{Events, Listener, Listeners};
 use crate::model;
 use crate::names;
@@ -32,13 +32,21 @@ use std::sync::Arc;
 /// assert!(matches!(rejected, Err(Error::Open(_))));
 /// ```
 pub struct Fuse {
-    engine: Engine,
+    /// The circuit's atomics, in memory its permits may outlive it in.
+    slot: &'static Slot,
+    /// Everything else the engine reads.
+    occupant: Arc<Occupant>,
     name: &'static str,
     operation: Option<&'static str>,
     key: &'static str,
-    /// The `metrics` feature's counts (also one of the circuit's listeners).
-    #[cfg(feature = "metrics")]
-    telemetry: Arc<crate::telemetry::Telemetry>,
+}
+
+impl Drop for Fuse {
+    /// Frees the circuit's slot for a later circuit; permits still out
+    /// become stale.
+    fn drop(&mut self) {
+        self.slot.release(&self.occupant);
+    }
 }
 
 impl Fuse {
@@ -75,8 +83,21 @@ impl Fuse {
     }
 
     #[inline]
-    pub(crate) fn engine(&self) -> &Engine {
-        &self.engine
+    pub(crate) fn engine(&self) -> Engine<'_> {
+        Engine::new(self.slot, &self.occupant)
+    }
+
+    /// The circuit's slot, for the permits that outlive a borrow of it.
+    #[inline]
+    pub(crate) fn slot(&self) -> &'static Slot {
+        self.slot
+    }
+
+    /// The address of the circuit's occupant: how an owned permit tells
+    /// its own circuit from a later one in the same slot.
+    #[inline]
+    pub(crate) fn occupant_id(&self) -> usize {
+        Arc::as_ptr(&self.occupant) as usize
     }
 
     /// How many writes the circuit's state word and `opened` record have
@@ -85,7 +106,7 @@ impl Fuse {
     #[cfg(fuse_loom)]
     #[doc(hidden)]
     pub fn loom_writes(&self) -> usize {
-        self.engine.writes()
+        self.engine().writes()
     }
 
     /// Moves this circuit, fresh and not shared yet, to the closed epoch
@@ -97,7 +118,7 @@ impl Fuse {
     #[doc(hidden)]
     pub fn loom_start(&self, epoch: u32, claims: u32, record_age: u32) {
         let ages = (record_age > 0).then_some((record_age, record_age));
-        self.engine
+        self.engine()
             .start_at(crate::epoch::Epoch::new(epoch), claims, ages);
     }
 
@@ -135,7 +156,7 @@ impl Fuse {
     #[cfg(feature = "metrics")]
     #[inline]
     pub(crate) fn telemetry(&self) -> &crate::telemetry::Telemetry {
-        &self.telemetry
+        self.occupant.telemetry()
     }
 
     #[inline]
@@ -150,7 +171,7 @@ impl Fuse {
     /// assert_eq!(fuse.config().failure_threshold(), 8);
     /// ```
     pub fn config(&self) -> &Config {
-        self.engine.config()
+        self.engine().config()
     }
 
     /// The current state; only reads (an open circuit whose cooldown has
@@ -162,7 +183,7 @@ impl Fuse {
     /// assert_eq!(fuse.state(), State::Closed);
     /// ```
     pub fn state(&self) -> State {
-        self.engine.state()
+        self.engine().state()
     }
 
     /// Everything the circuit knows now; only reads.
@@ -174,7 +195,7 @@ impl Fuse {
     /// assert_eq!(snap.opened_at, None);
     /// ```
     pub fn snapshot(&self) -> Snapshot {
-        self.engine.snapshot()
+        self.engine().snapshot()
     }
 
     /// Registers a listener for this circuit's transitions: called once per
@@ -194,7 +215,7 @@ impl Fuse {
     /// assert_eq!(*states.lock().unwrap(), [State::Open, State::Closed]);
     /// ```
     pub fn on_transition(&self, listener: impl Listener) {
-        self.engine
+        self.occupant
             .events()
             .own
             .add(&(Arc::new(listener) as Arc<dyn Listener>));
@@ -212,7 +233,7 @@ impl Fuse {
     /// ```
     #[cfg(feature = "metrics")]
     pub fn publish_metrics(&self) {
-        self.telemetry.publish();
+        self.telemetry().publish();
     }
 
     /// Opens the circuit now, whatever its state; after the open duration
@@ -225,7 +246,7 @@ impl Fuse {
     /// assert_eq!(fuse.state(), State::Open);
     /// ```
     pub fn force_open(&self) {
-        self.engine.force(model::force_open, Reason::Forced);
+        self.engine().force(model::force_open, Reason::Forced);
     }
 
     /// Closes the circuit and clears its failures. Permits granted before
@@ -239,7 +260,7 @@ impl Fuse {
     /// assert_eq!(fuse.state(), State::Closed);
     /// ```
     pub fn force_closed(&self) {
-        self.engine.force(model::force_closed, Reason::Forced);
+        self.engine().force(model::force_closed, Reason::Forced);
     }
 
     /// Forgets the circuit: the next read is a fresh closed circuit.
@@ -254,7 +275,7 @@ impl Fuse {
     /// # Ok::<(), fuse_breaker::OpenError>(())
     /// ```
     pub fn reset(&self) {
-        self.engine.force(model::reset, Reason::Reset);
+        self.engine().force(model::reset, Reason::Reset);
     }
 }
 
@@ -263,7 +284,7 @@ impl fmt::Debug for Fuse {
         f.debug_struct("Fuse")
             .field("key", &self.key)
             .field("state", &self.state())
-            .field("coarse_clock", &self.engine.time().is_coarse())
+            .field("coarse_clock", &self.occupant.time().is_coarse())
             .field("config", self.config())
             .finish_non_exhaustive()
     }
@@ -411,17 +432,15 @@ impl FuseBuilder {
             own: Listeners::default(),
             shared: self.listeners,
         };
-        // The sinks of the features are listeners like a user's, ahead of
-        // any the user adds.
-        #[cfg(feature = "tracing")]
-        events
-            .own
-            .add(&(Arc::new(crate::trace::TraceSink) as Arc<dyn Listener>));
-        #[cfg(feature = "metrics")]
-        let telemetry = Arc::new(crate::telemetry::Telemetry::new(key));
-        #[cfg(feature = "metrics")]
-        events.own.add(&(telemetry.clone() as Arc<dyn Listener>));
+        let occupant = Arc::new(Occupant::new(
+            crate::config::intern(config),
+            Time::new(self.clock, self.coarse_clock),
+            key,
+            events,
+        ));
         Fuse {
+            slot: Slot::take(&occupant),
+            occupant,
             name: names::intern(&self.name),
             operation: self
                 .operation
@@ -429,14 +448,6 @@ impl FuseBuilder {
                 .filter(|operation| !operation.is_empty())
                 .map(names::intern),
             key,
-            engine: Engine::new(
-                config,
-                Time::new(self.clock, self.coarse_clock),
-                key,
-                events,
-            ),
-            #[cfg(feature = "metrics")]
-            telemetry,
         }
     }
 }

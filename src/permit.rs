@@ -2,8 +2,9 @@
 
 use std::fmt;
 use std::mem::ManuallyDrop;
-use std::sync::Arc;
 
+use crate::config::Config;
+use crate::engine::Slot;
 use crate::error::OpenError;
 use crate::fuse::Fuse;
 use crate::model::{Admission, Grant, PermitKind};
@@ -32,23 +33,28 @@ impl Fuse {
         Ok(Permit { fuse: self, grant })
     }
 
-    /// Like [`try_acquire`](Self::try_acquire), for a circuit in an `Arc`:
-    /// the permit owns a reference to the circuit, so it can live in a
-    /// `'static` future or move to another task.
+    /// Like [`try_acquire`](Self::try_acquire), for a permit that does not
+    /// borrow the circuit: it can live in a `'static` future or move to
+    /// another task, and taking it writes no shared memory (no reference
+    /// count: the permit holds the circuit's atomics, which are never
+    /// freed). A permit that outlives its circuit concludes without effect.
     ///
     /// ```
-    /// use std::sync::Arc;
-    /// let fuse = Arc::new(fuse_breaker::Fuse::new("billing", Default::default()));
+    /// let fuse = fuse_breaker::Fuse::new("billing", Default::default());
     /// let permit = fuse.try_acquire_owned()?;
     /// std::thread::spawn(move || permit.success()).join().unwrap();
     /// # Ok::<(), fuse_breaker::OpenError>(())
     /// ```
     #[inline]
-    pub fn try_acquire_owned(self: &Arc<Self>) -> Result<OwnedPermit, OpenError> {
+    pub fn try_acquire_owned(&self) -> Result<OwnedPermit, OpenError> {
         let grant = self.admit()?;
         Ok(OwnedPermit {
-            fuse: Arc::clone(self),
-            ticket: Ticket::new(grant),
+            slot: self.slot(),
+            config: self.engine().config(),
+            key: self.static_names().1,
+            occupant: self.occupant_id(),
+            grant,
+            done: false,
         })
     }
 
@@ -80,29 +86,6 @@ fn conclude(fuse: &Fuse, grant: Grant, verdict: Verdict) {
         Verdict::Success => {}
     }
     fuse.engine().verdict(grant, verdict);
-}
-
-/// A grant and whether its verdict was given, for the owned permit (which
-/// cannot skip its `Drop` without leaking its `Arc`).
-#[derive(Debug)]
-struct Ticket {
-    grant: Grant,
-    done: bool,
-}
-
-impl Ticket {
-    fn new(grant: Grant) -> Self {
-        Ticket { grant, done: false }
-    }
-
-    /// Gives the verdict, once.
-    #[inline]
-    fn end(&mut self, fuse: &Fuse, verdict: Verdict) {
-        if !self.done {
-            self.done = true;
-            conclude(fuse, self.grant, verdict);
-        }
-    }
 }
 
 /// The right to run one call. End it with [`success`](Self::success),
@@ -210,47 +193,63 @@ impl Drop for Permit<'_> {
     }
 }
 
-/// A [`Permit`] that owns a reference to its circuit (see
+/// A [`Permit`] that does not borrow its circuit (see
 /// [`Fuse::try_acquire_owned`]): the same verdicts, the same rules, and
-/// dropping it without a verdict is an ignore verdict.
+/// dropping it without a verdict is an ignore verdict. It holds the
+/// circuit's atomics, in memory that is never freed, and no reference
+/// count; if the circuit is dropped first, the permit is stale and its
+/// verdict changes nothing.
 ///
 /// ```
-/// use std::sync::Arc;
 /// use fuse_breaker::{Config, Fuse, State};
 ///
-/// let fuse = Arc::new(Fuse::new("billing", Config::builder().failure_threshold(1).build()?));
+/// let fuse = Fuse::new("billing", Config::builder().failure_threshold(1).build()?);
 /// let permit = fuse.try_acquire_owned()?;
-/// assert_eq!(permit.fuse().key(), "fuse:billing");
+/// assert_eq!(permit.key(), "fuse:billing");
 /// permit.failure();
 /// assert_eq!(fuse.state(), State::Open);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[must_use = "a permit dropped without a verdict is an ignore verdict"]
 pub struct OwnedPermit {
-    fuse: Arc<Fuse>,
-    ticket: Ticket,
+    slot: &'static Slot,
+    config: &'static Config,
+    key: &'static str,
+    /// Which circuit of the slot this permit belongs to.
+    occupant: usize,
+    grant: Grant,
+    done: bool,
 }
 
 impl OwnedPermit {
+    /// Gives the verdict, once.
+    #[inline]
+    fn end(&mut self, verdict: Verdict) {
+        if !self.done {
+            self.done = true;
+            self.slot
+                .verdict(self.config, self.grant, verdict, self.occupant);
+        }
+    }
+
     /// Ends the permit with `verdict` (see [`Permit::conclude`]).
     ///
     /// ```
-    /// use std::sync::Arc;
     /// use fuse_breaker::{Fuse, Verdict};
-    /// let fuse = Arc::new(Fuse::new("billing", Default::default()));
+    /// let fuse = Fuse::new("billing", Default::default());
     /// fuse.try_acquire_owned()?.conclude(Verdict::Failure);
     /// assert_eq!(fuse.snapshot().failures.len(), 1);
     /// # Ok::<(), fuse_breaker::OpenError>(())
     /// ```
     #[inline]
     pub fn conclude(mut self, verdict: Verdict) {
-        self.ticket.end(&self.fuse, verdict);
+        self.end(verdict);
     }
 
     /// The call succeeded (see [`Permit::success`]).
     ///
     /// ```
-    /// let fuse = std::sync::Arc::new(fuse_breaker::Fuse::new("billing", Default::default()));
+    /// let fuse = fuse_breaker::Fuse::new("billing", Default::default());
     /// fuse.try_acquire_owned()?.success();
     /// # Ok::<(), fuse_breaker::OpenError>(())
     /// ```
@@ -262,7 +261,7 @@ impl OwnedPermit {
     /// The call failed with a counted failure (see [`Permit::failure`]).
     ///
     /// ```
-    /// let fuse = std::sync::Arc::new(fuse_breaker::Fuse::new("billing", Default::default()));
+    /// let fuse = fuse_breaker::Fuse::new("billing", Default::default());
     /// fuse.try_acquire_owned()?.failure();
     /// assert_eq!(fuse.snapshot().failures.len(), 1);
     /// # Ok::<(), fuse_breaker::OpenError>(())
@@ -275,7 +274,7 @@ impl OwnedPermit {
     /// The call ended with an ignored error (see [`Permit::ignore`]).
     ///
     /// ```
-    /// let fuse = std::sync::Arc::new(fuse_breaker::Fuse::new("billing", Default::default()));
+    /// let fuse = fuse_breaker::Fuse::new("billing", Default::default());
     /// fuse.try_acquire_owned()?.ignore();
     /// # Ok::<(), fuse_breaker::OpenError>(())
     /// ```
@@ -287,41 +286,53 @@ impl OwnedPermit {
     /// Whether this permit is a half-open probe.
     ///
     /// ```
-    /// let fuse = std::sync::Arc::new(fuse_breaker::Fuse::new("billing", Default::default()));
+    /// let fuse = fuse_breaker::Fuse::new("billing", Default::default());
     /// assert!(!fuse.try_acquire_owned()?.is_probe());
     /// # Ok::<(), fuse_breaker::OpenError>(())
     /// ```
     pub fn is_probe(&self) -> bool {
-        self.ticket.grant.kind() == PermitKind::Probe
+        self.grant.kind() == PermitKind::Probe
     }
 
-    /// The circuit this permit belongs to.
+    /// The configuration of the circuit this permit belongs to (to
+    /// classify the call's outcome).
     ///
     /// ```
-    /// let fuse = std::sync::Arc::new(fuse_breaker::Fuse::new("billing", Default::default()));
+    /// let fuse = fuse_breaker::Fuse::new("billing", Default::default());
     /// let permit = fuse.try_acquire_owned()?;
-    /// assert_eq!(permit.fuse().config().failure_threshold(), 8);
+    /// assert_eq!(permit.config().failure_threshold(), 8);
     /// # Ok::<(), fuse_breaker::OpenError>(())
     /// ```
-    pub fn fuse(&self) -> &Arc<Fuse> {
-        &self.fuse
+    pub fn config(&self) -> &'static Config {
+        self.config
+    }
+
+    /// The key of the circuit this permit belongs to.
+    ///
+    /// ```
+    /// let fuse = fuse_breaker::Fuse::new("billing", Default::default());
+    /// assert_eq!(fuse.try_acquire_owned()?.key(), "fuse:billing");
+    /// # Ok::<(), fuse_breaker::OpenError>(())
+    /// ```
+    pub fn key(&self) -> &'static str {
+        self.key
     }
 }
 
 impl Drop for OwnedPermit {
     #[inline]
     fn drop(&mut self) {
-        self.ticket.end(&self.fuse, Verdict::Ignore);
+        self.end(Verdict::Ignore);
     }
 }
 
 impl fmt::Debug for OwnedPermit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OwnedPermit")
-            .field("key", &self.fuse.key())
+            .field("key", &self.key)
             .field("probe", &self.is_probe())
-            .field("epoch", &self.ticket.grant.epoch())
-            .finish()
+            .field("epoch", &self.grant.epoch())
+            .finish_non_exhaustive()
     }
 }
 

@@ -9,9 +9,11 @@ use foldhash::fast::RandomState;
 use quanta::Clock;
 
 use crate::config::{Config, ConfigError};
+use crate::error::OpenError;
 use crate::events::{Listener, Listeners};
 use crate::fuse::Fuse;
 use crate::overrides::Overrides;
+use crate::permit::OwnedPermit;
 use crate::snapshot::Snapshot;
 
 /// (name, operation) -> circuit, in a concurrent hash map built for reads
@@ -213,6 +215,31 @@ impl Registry {
     /// ```
     pub fn get_with_config(&self, name: &str, operation: &str, config: Config) -> Arc<Fuse> {
         self.lookup(name, operation, Some(config))
+    }
+
+    /// A permit of the circuit of `name` and `operation` (`""` for none),
+    /// created on first use, or the rejection of an open circuit: what
+    /// [`get_operation`](Self::get_operation) and
+    /// [`Fuse::try_acquire_owned`] do, without cloning the circuit's `Arc`.
+    /// For an existing circuit it writes no memory another thread reads or
+    /// writes on a closed circuit without failures: the integrations call
+    /// it on every request.
+    ///
+    /// ```
+    /// let registry = fuse_breaker::Registry::new(Default::default());
+    /// let permit = registry.try_acquire("billing", "charge")?;
+    /// assert_eq!(permit.key(), "fuse:billing:charge");
+    /// permit.success();
+    /// registry.get_operation("billing", "charge").force_open();
+    /// assert!(registry.try_acquire("billing", "charge").is_err());
+    /// # Ok::<(), fuse_breaker::OpenError>(())
+    /// ```
+    #[inline]
+    pub fn try_acquire(&self, name: &str, operation: &str) -> Result<OwnedPermit, OpenError> {
+        if let Some(fuse) = self.circuits.pin().get(&Lookup { name, operation }) {
+            return fuse.try_acquire_owned();
+        }
+        self.create(name, operation, None).try_acquire_owned()
     }
 
     /// The configuration a new circuit named `name` gets: the defaults with

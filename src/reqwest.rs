@@ -240,10 +240,12 @@ impl Middleware for FuseMiddleware {
             .name
             .as_deref()
             .unwrap_or_else(|| host_and_port(&request));
-        let fuse = self.registry.get_operation(name, operation);
-        let permit = fuse.try_acquire().map_err(Error::middleware)?;
+        let permit = self
+            .registry
+            .try_acquire(name, operation)
+            .map_err(Error::middleware)?;
         let outcome = next.run(request, extensions).await;
-        let config = fuse.config();
+        let config = permit.config();
         let verdict = Verdict::for_outcome(
             &outcome,
             |response| Verdict::for_status(response.status().as_u16(), config),

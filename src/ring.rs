@@ -57,6 +57,17 @@ impl Record {
         self.0.load(RECORD_LOAD)
     }
 
+    /// Makes the record unwritten again, for tests that start a circuit in
+    /// a slot an earlier one used at an epoch of their choosing.
+    #[cfg(any(test, fuzzing, fuse_loom))]
+    pub(crate) fn clear(&self) {
+        // Tests only, before the circuit is shared (see `set`).
+        let current = self.0.load(RECORD_LOAD);
+        let _ = self
+            .0
+            .compare_exchange(current, 0, RECORD_WRITE, RECORD_LOAD);
+    }
+
     /// Overwrites the record, for tests that leave it as old as they like.
     #[cfg(any(test, fuzzing, fuse_loom))]
     pub(crate) fn set(&self, stamp: Stamp, at: u64) {

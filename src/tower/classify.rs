@@ -36,7 +36,7 @@ use crate::verdict::Verdict;
 ///         let status = res.status().as_u16();
 ///         let verdict = match status {
 ///             429 => Verdict::Failure,
-///             _ => Verdict::for_status(status, permit.fuse().config()),
+///             _ => Verdict::for_status(status, permit.config()),
 ///         };
 ///         permit.conclude(verdict);
 ///         res
@@ -50,7 +50,7 @@ pub trait ClassifyResponse<Res> {
 
     /// Ends `permit` with the verdict on `response` (now, or at the end of
     /// its body) and hands the response on. The circuit's configuration is
-    /// `permit.fuse().config()`.
+    /// `permit.config()`.
     fn classify_response(&self, response: Res, permit: OwnedPermit) -> Self::Response;
 
     /// The verdict on an error of the inner service, boxed as the caller
@@ -98,7 +98,7 @@ impl<B> ClassifyResponse<http::Response<B>> for DefaultClassifier {
         response: http::Response<B>,
         permit: OwnedPermit,
     ) -> Self::Response {
-        let verdict = Verdict::for_status(response.status().as_u16(), permit.fuse().config());
+        let verdict = Verdict::for_status(response.status().as_u16(), permit.config());
         permit.conclude(verdict);
         response
     }
@@ -181,7 +181,7 @@ where
 
     #[inline]
     fn classify_response(&self, response: Res, permit: OwnedPermit) -> Res {
-        let verdict = (self.f)(&response, permit.fuse().config());
+        let verdict = (self.f)(&response, permit.config());
         permit.conclude(verdict);
         response
     }

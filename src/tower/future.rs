@@ -95,7 +95,7 @@ where
                     Ok(response) => Ok(classifier.classify_response(response, permit)),
                     Err(error) => {
                         let error = error.into();
-                        let verdict = classifier.classify_error(&error, permit.fuse().config());
+                        let verdict = classifier.classify_error(&error, permit.config());
                         permit.conclude(verdict);
                         Err(error)
                     }

@@ -434,9 +434,7 @@ where
             Some(Err(error)) => {
                 let error = error.into();
                 if let Some(permit) = this.permit.take() {
-                    let verdict = this
-                        .classifier
-                        .error_verdict(&error, permit.fuse().config());
+                    let verdict = this.classifier.error_verdict(&error, permit.config());
                     permit.conclude(verdict);
                 }
                 Some(Err(error))

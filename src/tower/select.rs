@@ -173,9 +173,7 @@ where
     #[inline]
     fn try_acquire(&self, request: &Req) -> Result<OwnedPermit, OpenError> {
         let operation = (self.select)(request);
-        self.registry
-            .get_operation(&self.name, operation)
-            .try_acquire_owned()
+        self.registry.try_acquire(&self.name, operation)
     }
 }
 

@@ -118,3 +118,41 @@ fn stale_probe_from_an_earlier_half_open_epoch_changes_nothing() {
     );
     current.ignore();
 }
+
+/// An owned permit holds its circuit's atomics, not the circuit: once the
+/// circuit is dropped, its verdict changes nothing, even though a later
+/// circuit now uses the same memory.
+#[test]
+fn an_owned_permit_of_a_dropped_circuit_is_stale() {
+    use fuse_breaker::Verdict;
+    for verdict in [Verdict::Failure, Verdict::Success, Verdict::Ignore] {
+        let (gone, mock) = circuit(config(1, 1));
+        let held = gone.try_acquire_owned().expect("closed");
+        set_time(&mock, secs(1));
+        gone.force_open();
+        set_time(&mock, secs(31));
+        let probe = gone.try_acquire_owned().expect("a probe");
+        assert!(probe.is_probe());
+        drop(gone);
+        // Circuits made now take the freed memory (the most recently freed
+        // first); each would open at one counted failure or close at one
+        // successful probe.
+        let later: Vec<(Fuse, _)> = (0..8).map(|_| circuit(config(1, 1))).collect();
+        for (fuse, _) in &later {
+            assert_eq!(fuse.snapshot(), closed(vec![]), "a new circuit is closed");
+        }
+        for (fuse, _) in later.iter().skip(4) {
+            fuse.force_open();
+        }
+        held.conclude(verdict);
+        probe.conclude(verdict);
+        for (fuse, _) in &later[..4] {
+            assert_eq!(fuse.snapshot(), closed(vec![]), "{verdict:?}");
+        }
+        for (fuse, _) in &later[4..] {
+            assert_eq!(fuse.snapshot(), open(Duration::ZERO), "{verdict:?}");
+        }
+        let (fresh, _) = circuit(config(1, 1));
+        assert_eq!(fresh.snapshot(), closed(vec![]));
+    }
+}
