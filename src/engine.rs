@@ -43,6 +43,7 @@ use crate::config::Config;
 use crate::epoch::Epoch;
 use crate::events::Events;
 use crate::model::{self, Admission, Effect, Grant, Head};
+use crate::names::Names;
 use crate::packed::{CLAIMS_MODULUS, Cursor, Word};
 use crate::ring::{Keep, Record, Ring, Stamp};
 use crate::snapshot::{Snapshot, State};
@@ -75,13 +76,13 @@ pub(crate) struct Slot {
 }
 
 /// What a circuit holds besides its atomics: the ring of failure times,
-/// the configuration, the time, the key and the listeners.
+/// the configuration, the time, the names and the listeners.
 #[derive(Debug)]
 pub(crate) struct Occupant {
     ring: Ring,
     config: &'static Config,
     time: Time,
-    key: &'static str,
+    names: Names,
     events: Events,
     /// The `metrics` feature's counts (also one of the circuit's listeners).
     #[cfg(feature = "metrics")]
@@ -89,12 +90,7 @@ pub(crate) struct Occupant {
 }
 
 impl Occupant {
-    pub(crate) fn new(
-        config: &'static Config,
-        time: Time,
-        key: &'static str,
-        events: Events,
-    ) -> Self {
+    pub(crate) fn new(config: &'static Config, time: Time, names: Names, events: Events) -> Self {
         // The sinks of the features are listeners like a user's, ahead of
         // any the user adds.
         #[cfg(feature = "tracing")]
@@ -102,7 +98,7 @@ impl Occupant {
             .own
             .add(&(Arc::new(crate::trace::TraceSink) as Arc<dyn crate::events::Listener>));
         #[cfg(feature = "metrics")]
-        let telemetry = Arc::new(crate::telemetry::Telemetry::new(key));
+        let telemetry = Arc::new(crate::telemetry::Telemetry::new(names.key()));
         #[cfg(feature = "metrics")]
         events
             .own
@@ -111,7 +107,7 @@ impl Occupant {
             ring: Ring::new(config.failure_threshold()),
             config,
             time,
-            key,
+            names,
             events,
             #[cfg(feature = "metrics")]
             telemetry,
@@ -120,6 +116,10 @@ impl Occupant {
 
     pub(crate) fn time(&self) -> &Time {
         &self.time
+    }
+
+    pub(crate) fn names(&self) -> &Names {
+        &self.names
     }
 
     pub(crate) fn events(&self) -> &Events {
@@ -623,7 +623,7 @@ impl<'a> Engine<'a> {
         }
         if let Some(reason) = manual.or_else(|| model::reason(from, to)) {
             self.occupant.events.emit(&Transition {
-                key: self.occupant.key,
+                key: self.occupant.names.key(),
                 from,
                 to,
                 reason,

@@ -18,7 +18,7 @@ fn engine(config: &Config) -> (Engine<'static>, Arc<Mock>) {
     let occupant = Arc::new(Occupant::new(
         crate::config::intern(config.clone()),
         crate::clock::Time::new(Some(clock), false),
-        "test",
+        crate::names::Names::new("fuse", None, "test", None),
         crate::events::Events::default(),
     ));
     let slot = Slot::take(&occupant);

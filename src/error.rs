@@ -3,11 +3,13 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::names::Label;
+
 /// The circuit rejected the call without running it.
 ///
-/// Small and cheap: the circuit's name and key are interned for the life of
-/// the process, so building one allocates nothing and touches no shared
-/// counter.
+/// Small and cheap: it carries a copy of the circuit's key and name (in
+/// the error itself, for keys up to 46 bytes), so building one allocates
+/// nothing and touches no shared counter, and it outlives the circuit.
 ///
 /// ```
 /// use std::time::Duration;
@@ -21,10 +23,9 @@ use std::time::Duration;
 /// assert!(err.retry_after() <= Duration::from_secs(30));
 /// assert!(err.to_string().starts_with("circuit fuse:shop:billing:charge is open"));
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct OpenError {
-    name: &'static str,
-    key: &'static str,
+    label: Label,
     /// Nanoseconds; turned into a `Duration` only when asked, which keeps a
     /// division off the rejection path.
     retry_after: u64,
@@ -32,10 +33,9 @@ pub struct OpenError {
 
 impl OpenError {
     #[inline]
-    pub(crate) fn new(name: &'static str, key: &'static str, retry_after_nanos: u64) -> Self {
+    pub(crate) fn new(label: &Label, retry_after_nanos: u64) -> Self {
         OpenError {
-            name,
-            key,
+            label: label.clone(),
             retry_after: retry_after_nanos,
         }
     }
@@ -48,7 +48,7 @@ impl OpenError {
     /// assert_eq!(fuse.try_acquire().unwrap_err().name(), "billing");
     /// ```
     pub fn name(&self) -> &str {
-        self.name
+        self.label.name()
     }
 
     /// The key of the circuit (`prefix:app:name:operation`).
@@ -59,7 +59,7 @@ impl OpenError {
     /// assert_eq!(fuse.try_acquire().unwrap_err().key(), "fuse:billing");
     /// ```
     pub fn key(&self) -> &str {
-        self.key
+        self.label.key()
     }
 
     /// How long until the circuit admits a call again: the rest of the
@@ -84,9 +84,19 @@ impl fmt::Display for OpenError {
         write!(
             f,
             "circuit {} is open; retry after {:?}",
-            self.key,
+            self.key(),
             self.retry_after()
         )
+    }
+}
+
+impl fmt::Debug for OpenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpenError")
+            .field("name", &self.name())
+            .field("key", &self.key())
+            .field("retry_after", &self.retry_after())
+            .finish()
     }
 }
 

@@ -36,9 +36,6 @@ pub struct Fuse {
     slot: &'static Slot,
     /// Everything else the engine reads.
     occupant: Arc<Occupant>,
-    name: &'static str,
-    operation: Option<&'static str>,
-    key: &'static str,
 }
 
 impl Drop for Fuse {
@@ -128,7 +125,7 @@ impl Fuse {
     /// assert_eq!(fuse_breaker::Fuse::new("billing", Default::default()).name(), "billing");
     /// ```
     pub fn name(&self) -> &str {
-        self.name
+        self.occupant.names().name()
     }
 
     /// The circuit's operation, if it has one (an empty operation is none).
@@ -139,7 +136,7 @@ impl Fuse {
     /// assert_eq!(Fuse::builder("billing").operation("").build().operation(), None);
     /// ```
     pub fn operation(&self) -> Option<&str> {
-        self.operation
+        self.occupant.names().operation()
     }
 
     /// The circuit's key: `prefix:app:name:operation`, empty pieces left out.
@@ -149,7 +146,7 @@ impl Fuse {
     /// assert_eq!(fuse.key(), "fuse:billing:refund");
     /// ```
     pub fn key(&self) -> &str {
-        self.key
+        self.occupant.names().key()
     }
 
     /// The `metrics` feature's counts of this circuit.
@@ -159,9 +156,10 @@ impl Fuse {
         self.occupant.telemetry()
     }
 
+    /// The copy of the circuit's names a rejection carries.
     #[inline]
-    pub(crate) fn static_names(&self) -> (&'static str, &'static str) {
-        (self.name, self.key)
+    pub(crate) fn label(&self) -> &crate::names::Label {
+        self.occupant.names().label()
     }
 
     /// The circuit's configuration.
@@ -282,7 +280,7 @@ impl Fuse {
 impl fmt::Debug for Fuse {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Fuse")
-            .field("key", &self.key)
+            .field("key", &self.key())
             .field("state", &self.state())
             .field("coarse_clock", &self.occupant.time().is_coarse())
             .field("config", self.config())
@@ -413,6 +411,20 @@ impl FuseBuilder {
         )
     }
 
+    /// The names the circuit will have.
+    fn names(&self) -> crate::names::Names {
+        let prefix = self
+            .config
+            .as_ref()
+            .map_or(DEFAULT_KEY_PREFIX, Config::key_prefix);
+        crate::names::Names::new(
+            prefix,
+            self.app.as_deref(),
+            &self.name,
+            self.operation.as_deref(),
+        )
+    }
+
     /// Listeners shared with other circuits (a registry's).
     pub(crate) fn shared_listeners(mut self, listeners: Arc<Listeners>) -> Self {
         self.listeners = Some(listeners);
@@ -426,7 +438,7 @@ impl FuseBuilder {
     /// assert_eq!(fuse.state(), fuse_breaker::State::Closed);
     /// ```
     pub fn build(self) -> Fuse {
-        let key = names::intern(&self.key());
+        let names = self.names();
         let config = self.config.unwrap_or_default();
         let events = Events {
             own: Listeners::default(),
@@ -435,19 +447,12 @@ impl FuseBuilder {
         let occupant = Arc::new(Occupant::new(
             crate::config::intern(config),
             Time::new(self.clock, self.coarse_clock),
-            key,
+            names,
             events,
         ));
         Fuse {
             slot: Slot::take(&occupant),
             occupant,
-            name: names::intern(&self.name),
-            operation: self
-                .operation
-                .as_deref()
-                .filter(|operation| !operation.is_empty())
-                .map(names::intern),
-            key,
         }
     }
 }

@@ -1,8 +1,6 @@
-//! Circuit keys (SPEC §1) and the interning of names, so that a rejection
-//! can name its circuit without allocating or touching a shared counter.
-
-use std::collections::HashSet;
-use std::sync::{Mutex, OnceLock, PoisonError};
+//! Circuit keys (SPEC §1), the names a circuit owns, and the copy of them
+//! a rejection carries, so that it can name its circuit without
+//! allocating or touching a shared counter, and outlive it.
 
 /// `prefix:app:name:operation`, empty or absent pieces left out, pieces
 /// used verbatim.
@@ -15,21 +13,125 @@ pub(crate) fn key(prefix: &str, app: Option<&str>, name: &str, operation: Option
         .join(":")
 }
 
-/// The one `'static` copy of `text`: each distinct text is stored once for
-/// the life of the process and shared by every circuit that uses it. Runs
-/// only when a circuit is built, never on a call.
-pub(crate) fn intern(text: &str) -> &'static str {
-    static TABLE: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
-    let mut table = TABLE
-        .get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
-    if let Some(&interned) = table.get(text) {
-        return interned;
+/// A circuit's names, owned by the circuit (and freed with it): its key,
+/// where its name and operation are in the key, and the copy a rejection
+/// carries.
+#[derive(Debug)]
+pub(crate) struct Names {
+    key: Box<str>,
+    name: (usize, usize),
+    operation: Option<(usize, usize)>,
+    label: Label,
+}
+
+impl Names {
+    /// The names of the circuit `prefix:app:name:operation` (see [`key`]).
+    pub(crate) fn new(
+        prefix: &str,
+        app: Option<&str>,
+        name: &str,
+        operation: Option<&str>,
+    ) -> Self {
+        let key = key(prefix, app, name, operation);
+        // Every piece is verbatim and the non-empty ones are joined in
+        // order, so the name ends where the operation (if any) begins.
+        let operation = operation.filter(|operation| !operation.is_empty());
+        let end = key.len() - operation.map_or(0, |operation| operation.len() + 1);
+        let name_range = (end - name.len(), end);
+        let operation_range = operation.map(|operation| (key.len() - operation.len(), key.len()));
+        let label = Label::new(&key, name_range);
+        Names {
+            key: key.into_boxed_str(),
+            name: name_range,
+            operation: operation_range,
+            label,
+        }
     }
-    let interned: &'static str = Box::leak(text.to_owned().into_boxed_str());
-    table.insert(interned);
-    interned
+
+    pub(crate) fn key(&self) -> &str {
+        &self.key
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.key[self.name.0..self.name.1]
+    }
+
+    pub(crate) fn operation(&self) -> Option<&str> {
+        self.operation.map(|(start, end)| &self.key[start..end])
+    }
+
+    /// The copy of the key and name a rejection carries.
+    #[inline]
+    pub(crate) fn label(&self) -> &Label {
+        &self.label
+    }
+}
+
+/// Bytes of a key held in a [`Label`] itself.
+const INLINE: usize = 46;
+
+/// A circuit's key and name as an error carries them after the circuit is
+/// gone: in the label itself up to 46 bytes (a copy of 64 bytes, no
+/// allocation and no shared counter), behind a shared pointer beyond.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct Label {
+    text: Text,
+    name: (u32, u32),
+}
+
+#[derive(Clone, PartialEq, Eq)]
+enum Text {
+    /// The key, then zeros.
+    Inline {
+        len: u8,
+        bytes: [u8; INLINE],
+    },
+    Shared(std::sync::Arc<str>),
+}
+
+impl Label {
+    fn new(key: &str, name: (usize, usize)) -> Self {
+        let text = if key.len() <= INLINE {
+            let mut bytes = [0; INLINE];
+            bytes[..key.len()].copy_from_slice(key.as_bytes());
+            Text::Inline {
+                len: u8::try_from(key.len()).unwrap_or(0),
+                bytes,
+            }
+        } else {
+            Text::Shared(key.into())
+        };
+        let offset = |at: usize| u32::try_from(at).unwrap_or(u32::MAX);
+        Label {
+            text,
+            name: (offset(name.0), offset(name.1)),
+        }
+    }
+
+    pub(crate) fn key(&self) -> &str {
+        match &self.text {
+            // Copied from a `str` whole: always UTF-8.
+            Text::Inline { len, bytes } => {
+                std::str::from_utf8(&bytes[..usize::from(*len)]).unwrap_or_default()
+            }
+            Text::Shared(key) => key,
+        }
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        let (start, end) = self.name;
+        let range = usize::try_from(start).unwrap_or(0)..usize::try_from(end).unwrap_or(0);
+        self.key().get(range).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Debug for Label {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Label")
+            .field("key", &self.key())
+            .field("name", &self.name())
+            .finish()
+    }
 }
 
 #[cfg(test)]
@@ -49,9 +151,27 @@ mod tests {
     }
 
     #[test]
-    fn interning_shares_one_copy() {
-        let a = intern(&String::from("fuse:shared"));
-        let b = intern("fuse:shared");
-        assert!(std::ptr::eq(a, b));
+    fn names_find_the_name_and_operation_in_the_key() {
+        let names = Names::new("fuse", Some("shop"), "api:v2", Some("get:/x"));
+        assert_eq!(names.key(), "fuse:shop:api:v2:get:/x");
+        assert_eq!(names.name(), "api:v2");
+        assert_eq!(names.operation(), Some("get:/x"));
+        let bare = Names::new("fuse", None, "", Some(""));
+        assert_eq!(
+            (bare.key(), bare.name(), bare.operation()),
+            ("fuse", "", None)
+        );
+    }
+
+    #[test]
+    fn a_label_holds_short_keys_inline_and_long_ones_shared() {
+        for name in ["billing", "é".repeat(40).as_str(), "x".repeat(500).as_str()] {
+            let names = Names::new("fuse", None, name, None);
+            let label = names.label().clone();
+            drop(names);
+            assert_eq!(label.key(), format!("fuse:{name}"));
+            assert_eq!(label.name(), name);
+        }
+        assert_eq!(std::mem::size_of::<Label>(), 56);
     }
 }

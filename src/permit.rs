@@ -51,7 +51,6 @@ impl Fuse {
         Ok(OwnedPermit {
             slot: self.slot(),
             config: self.engine().config(),
-            key: self.static_names().1,
             occupant: self.occupant_id(),
             grant,
             done: false,
@@ -69,8 +68,7 @@ impl Fuse {
             Admission::Rejected { retry_after } => {
                 #[cfg(feature = "metrics")]
                 self.telemetry().rejected();
-                let (name, key) = self.static_names();
-                Err(OpenError::new(name, key, retry_after))
+                Err(OpenError::new(self.label(), retry_after))
             }
         }
     }
@@ -205,7 +203,6 @@ impl Drop for Permit<'_> {
 ///
 /// let fuse = Fuse::new("billing", Config::builder().failure_threshold(1).build()?);
 /// let permit = fuse.try_acquire_owned()?;
-/// assert_eq!(permit.key(), "fuse:billing");
 /// permit.failure();
 /// assert_eq!(fuse.state(), State::Open);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -214,7 +211,6 @@ impl Drop for Permit<'_> {
 pub struct OwnedPermit {
     slot: &'static Slot,
     config: &'static Config,
-    key: &'static str,
     /// Which circuit of the slot this permit belongs to.
     occupant: usize,
     grant: Grant,
@@ -306,17 +302,6 @@ impl OwnedPermit {
     pub fn config(&self) -> &'static Config {
         self.config
     }
-
-    /// The key of the circuit this permit belongs to.
-    ///
-    /// ```
-    /// let fuse = fuse_breaker::Fuse::new("billing", Default::default());
-    /// assert_eq!(fuse.try_acquire_owned()?.key(), "fuse:billing");
-    /// # Ok::<(), fuse_breaker::OpenError>(())
-    /// ```
-    pub fn key(&self) -> &'static str {
-        self.key
-    }
 }
 
 impl Drop for OwnedPermit {
@@ -329,7 +314,6 @@ impl Drop for OwnedPermit {
 impl fmt::Debug for OwnedPermit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OwnedPermit")
-            .field("key", &self.key)
             .field("probe", &self.is_probe())
             .field("epoch", &self.grant.epoch())
             .finish_non_exhaustive()

@@ -127,7 +127,7 @@ pub struct Registry {
     listeners: Arc<Listeners>,
     /// Every circuit by key; held while creating (never taken by a lookup
     /// of an existing name and operation).
-    by_key: Mutex<HashMap<&'static str, Arc<Fuse>, RandomState>>,
+    by_key: Mutex<HashMap<Box<str>, Arc<Fuse>, RandomState>>,
 }
 
 /// One circuit of a [`Registry`], as [`Registry::circuits`] lists it.
@@ -228,7 +228,7 @@ impl Registry {
     /// ```
     /// let registry = fuse_breaker::Registry::new(Default::default());
     /// let permit = registry.try_acquire("billing", "charge")?;
-    /// assert_eq!(permit.key(), "fuse:billing:charge");
+    /// assert_eq!(permit.config().failure_threshold(), 8);
     /// permit.success();
     /// registry.get_operation("billing", "charge").force_open();
     /// assert!(registry.try_acquire("billing", "charge").is_err());
@@ -295,7 +295,7 @@ impl Registry {
     /// let registry = Registry::new(Default::default());
     /// let keys = Arc::new(Mutex::new(Vec::new()));
     /// let log = keys.clone();
-    /// registry.on_transition(move |t: &Transition| log.lock().unwrap().push(t.key));
+    /// registry.on_transition(move |t: &Transition| log.lock().unwrap().push(t.key.to_owned()));
     /// registry.get("billing").force_open();
     /// registry.get("search").force_open();
     /// assert_eq!(*keys.lock().unwrap(), ["fuse:billing", "fuse:search"]);
@@ -343,7 +343,7 @@ impl Registry {
             existing.clone()
         } else {
             let fuse = Arc::new(builder.build());
-            by_key.insert(fuse_key(&fuse), fuse.clone());
+            by_key.insert(fuse.key().into(), fuse.clone());
             fuse
         };
         let pair = Pair {
@@ -364,11 +364,6 @@ fn each_circuit<'g, G: papaya::Guard>(
         let own = fuse.name() == &*pair.name && fuse.operation().unwrap_or("") == &*pair.operation;
         own.then_some(fuse)
     })
-}
-
-/// A circuit's key, as the `'static` text the circuit holds.
-fn fuse_key(fuse: &Fuse) -> &'static str {
-    fuse.static_names().1
 }
 
 impl fmt::Debug for Registry {

@@ -39,15 +39,15 @@ struct Handles {
 
 /// One circuit's metrics.
 pub(crate) struct Telemetry {
-    key: &'static str,
+    key: String,
     admitted: Count,
     handles: OnceLock<Handles>,
 }
 
 impl Telemetry {
-    pub(crate) fn new(key: &'static str) -> Self {
+    pub(crate) fn new(key: &str) -> Self {
         Telemetry {
-            key,
+            key: key.to_owned(),
             admitted: Count::new(),
             handles: OnceLock::new(),
         }
@@ -55,13 +55,13 @@ impl Telemetry {
 
     fn handles(&self) -> &Handles {
         self.handles.get_or_init(|| {
-            let key = self.key;
+            let key = || self.key.clone();
             let handles = Handles {
-                admitted: counter!("fuse_calls_admitted_total", "key" => key),
-                rejected: counter!("fuse_calls_rejected_total", "key" => key),
-                failures: counter!("fuse_failures_total", "key" => key),
-                ignored: counter!("fuse_ignored_total", "key" => key),
-                state: gauge!("fuse_state", "key" => key),
+                admitted: counter!("fuse_calls_admitted_total", "key" => key()),
+                rejected: counter!("fuse_calls_rejected_total", "key" => key()),
+                failures: counter!("fuse_failures_total", "key" => key()),
+                ignored: counter!("fuse_ignored_total", "key" => key()),
+                state: gauge!("fuse_state", "key" => key()),
             };
             handles.state.set(0.0);
             handles
@@ -97,7 +97,7 @@ impl Listener for Telemetry {
     fn on_transition(&self, transition: &Transition) {
         counter!(
             "fuse_transitions_total",
-            "key" => self.key,
+            "key" => self.key.clone(),
             "to" => transition.to.as_str(),
             "reason" => transition.reason.as_str()
         )

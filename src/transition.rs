@@ -76,16 +76,18 @@ impl fmt::Display for Reason {
 /// let last = Arc::new(Mutex::new(None));
 /// let fuse = Fuse::new("billing", Default::default());
 /// let sink = last.clone();
-/// fuse.on_transition(move |t: &Transition| *sink.lock().unwrap() = Some(*t));
+/// fuse.on_transition(move |t: &Transition| {
+///     *sink.lock().unwrap() = Some((t.key.to_owned(), t.from, t.to, t.reason));
+/// });
 /// fuse.force_open();
-/// let t = last.lock().unwrap().expect("one transition");
-/// assert_eq!((t.key, t.from, t.to, t.reason), ("fuse:billing", State::Closed, State::Open, Reason::Forced));
+/// let t = last.lock().unwrap().clone().expect("one transition");
+/// assert_eq!(t, ("fuse:billing".to_owned(), State::Closed, State::Open, Reason::Forced));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Transition {
+pub struct Transition<'a> {
     /// The circuit's key.
-    pub key: &'static str,
+    pub key: &'a str,
     /// The state before.
     pub from: State,
     /// The state after.

@@ -11,14 +11,37 @@ use quanta::Mock;
 mod common;
 use common::secs;
 
-type Log = Arc<Mutex<Vec<(Transition, ThreadId)>>>;
+/// A transition as a listener keeps it: its key copied (the listener
+/// only borrows it).
+#[derive(Clone, Debug)]
+struct Seen {
+    key: String,
+    from: State,
+    to: State,
+    reason: Reason,
+    at: Duration,
+}
+
+impl From<&Transition<'_>> for Seen {
+    fn from(t: &Transition<'_>) -> Self {
+        Seen {
+            key: t.key.to_owned(),
+            from: t.from,
+            to: t.to,
+            reason: t.reason,
+            at: t.at,
+        }
+    }
+}
+
+type Log = Arc<Mutex<Vec<(Seen, ThreadId)>>>;
 
 fn circuit(threshold: u32, probes: u32) -> (Fuse, Arc<Mock>, Log) {
     let (fuse, mock) = common::circuit("events", common::config(threshold, probes));
     let log: Log = Arc::default();
     let sink = log.clone();
     fuse.on_transition(move |t: &Transition| {
-        sink.lock().unwrap().push((*t, thread::current().id()));
+        sink.lock().unwrap().push((Seen::from(t), thread::current().id()));
     });
     (fuse, mock, log)
 }
