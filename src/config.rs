@@ -355,7 +355,7 @@ pub struct ConfigError {
 }
 
 impl ConfigError {
-    fn new(setting: &'static str, value: String, rule: String) -> Self {
+    pub(crate) fn new(setting: &'static str, value: String, rule: String) -> Self {
         ConfigError {
             setting,
             value,

@@ -36,6 +36,8 @@ pub struct Fuse {
     slot: &'static Slot,
     /// Everything else the engine reads.
     occupant: Arc<Occupant>,
+    /// Set by a registry's lookups, taken by its sweeps.
+    used: crate::sync::UseMark,
 }
 
 impl Drop for Fuse {
@@ -154,6 +156,23 @@ impl Fuse {
     #[inline]
     pub(crate) fn telemetry(&self) -> &crate::telemetry::Telemetry {
         self.occupant.telemetry()
+    }
+
+    /// Notes a registry lookup (a load, and a store at most once between
+    /// two sweeps).
+    #[inline]
+    pub(crate) fn mark(&self) {
+        self.used.set();
+    }
+
+    /// Whether a lookup noted the circuit since the last take.
+    pub(crate) fn take_mark(&self) -> bool {
+        self.used.take()
+    }
+
+    /// The circuit's time now, on its own clock.
+    pub(crate) fn now(&self) -> u64 {
+        self.occupant.time().now()
     }
 
     /// The copy of the circuit's names a rejection carries.
@@ -453,6 +472,7 @@ impl FuseBuilder {
         Fuse {
             slot: Slot::take(&occupant),
             occupant,
+            used: crate::sync::UseMark::default(),
         }
     }
 }

@@ -128,7 +128,7 @@ pub use events::Listener;
 pub use fuse::{Fuse, FuseBuilder};
 pub use overrides::{ConfigBuilder, Overrides};
 pub use permit::{OwnedPermit, Permit};
-pub use registry::{CircuitInfo, Registry, RegistryBuilder};
+pub use registry::{CircuitInfo, DEFAULT_MAX_CIRCUITS, OVERFLOW_NAME, Registry, RegistryBuilder};
 #[cfg(feature = "config-file")]
 pub use settings::{Settings, SettingsError, Store};
 pub use snapshot::{Snapshot, State};

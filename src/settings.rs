@@ -4,6 +4,7 @@
 //! ```toml
 //! app = "shop"                 # optional piece of every key
 //! store = "memory"             # where circuits live (only `memory` for now)
+//! max_circuits = 10000         # the most circuits the registry holds
 //! key_prefix = "fuse"
 //! failure_threshold = 8
 //! failure_window = "60s"       # durations with a unit: "500ms", "1m30s", "2h"
@@ -89,6 +90,10 @@ pub struct Settings {
     pub app: Option<String>,
     /// Where the circuits live.
     pub store: Store,
+    /// The most circuits the registry holds (`max_circuits`,
+    /// `FUSE_MAX_CIRCUITS`; see
+    /// [`RegistryBuilder::max_circuits`](crate::RegistryBuilder::max_circuits)).
+    pub max_circuits: Option<usize>,
     /// Changes to [`Config::default`] for every circuit.
     pub defaults: Overrides,
     /// Changes to the defaults for the circuits of one name.
@@ -206,7 +211,7 @@ impl std::error::Error for SettingsError {
 }
 
 /// The keys of the file's top level that are not settings of a circuit.
-const LAYOUT: [&str; 3] = ["app", "store", "breakers"];
+const LAYOUT: [&str; 4] = ["app", "store", "max_circuits", "breakers"];
 
 /// The top level of the file without its settings (those are read into
 /// [`Overrides`] directly).
@@ -215,6 +220,7 @@ const LAYOUT: [&str; 3] = ["app", "store", "breakers"];
 struct Layout {
     app: Option<String>,
     store: Option<Spanned<String>>,
+    max_circuits: Option<Spanned<usize>>,
     #[serde(default)]
     breakers: BTreeMap<String, Overrides>,
 }
@@ -312,11 +318,18 @@ impl Settings {
             .into_inner()
             .into_iter()
             .partition(|(key, _)| LAYOUT.contains(&key.get_ref().as_ref()));
-        let places = places(text, &layout, &defaults)?;
+        let mut places = places(text, &layout, &defaults)?;
         let read = |table| toml::de::Deserializer::from(Spanned::new(span.clone(), table));
         let layout = Layout::deserialize(read(layout)).map_err(parse_error)?;
+        if let Some(max) = &layout.max_circuits {
+            places.insert(
+                "registry.max_circuits".to_owned(),
+                place(text, max.span().start),
+            );
+        }
         let mut settings = Settings {
             app: layout.app,
+            max_circuits: layout.max_circuits.as_ref().map(|max| *max.get_ref()),
             defaults: Overrides::deserialize(read(defaults)).map_err(parse_error)?,
             breakers: layout.breakers,
             places,
@@ -388,6 +401,11 @@ impl Settings {
             let setting = setting.to_ascii_lowercase();
             match setting.as_str() {
                 "app" => self.app = Some(value.to_owned()),
+                "max_circuits" => {
+                    let max = crate::value::Value::from_text(value).map_err(env_error)?;
+                    self.max_circuits = Some(max);
+                    self.places.remove("registry.max_circuits");
+                }
                 "store" => {
                     self.store =
                         Store::parse(value).ok_or_else(|| SettingsError::UnknownStore {
@@ -433,18 +451,26 @@ impl Settings {
         if let Some(app) = &self.app {
             builder = builder.app(app.clone());
         }
+        if let Some(max) = self.max_circuits {
+            builder = builder.max_circuits(max);
+        }
         for (name, overrides) in &self.breakers {
             builder = builder.overrides(name.clone(), overrides.clone());
         }
-        // Checked above: an override that fails here fails in `check` first.
+        // Checked above: an override that fails here fails in `check` first;
+        // what is left is the registry's own setting.
         builder
             .build()
-            .map_err(|source| self.invalid("breakers", source))
+            .map_err(|source| self.invalid("registry", source))
     }
 
     /// Validates the defaults and every override once, with the crate's
     /// own validation, so that a bad file is refused when it is read.
     fn check(&self) -> Result<(), SettingsError> {
+        if let Some(max) = self.max_circuits {
+            crate::registry::check_max_circuits(max)
+                .map_err(|source| self.invalid("registry", source))?;
+        }
         let defaults = self.config()?;
         for (name, overrides) in &self.breakers {
             overrides

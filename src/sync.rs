@@ -101,6 +101,46 @@ pub(crate) fn set_coarse_now(nanos: u64) {
     COARSE_NOW.store(nanos, Ordering::Relaxed);
 }
 
+/// A mark that a registry's lookups set and its sweeps take, so that a
+/// sweep can tell a circuit in use from an idle one. Setting it is a load,
+/// and a store only when it is clear: at most one store per circuit
+/// between two sweeps, however many lookups. Relaxed: the mark publishes
+/// nothing; a lookup racing a sweep may be missed by it, which the
+/// registry documents (a call admitted at the moment its circuit is
+/// retired concludes as stale).
+#[derive(Debug, Default)]
+pub(crate) struct UseMark(core::sync::atomic::AtomicBool);
+
+impl UseMark {
+    #[inline]
+    pub(crate) fn set(&self) {
+        if !self.0.load(Ordering::Relaxed) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the mark was set since the last take; clears it.
+    pub(crate) fn take(&self) -> bool {
+        self.0.swap(false, Ordering::Relaxed)
+    }
+}
+
+/// A count the registry keeps of its retirements and overflows, read by
+/// its accessors. Relaxed: a statistic; nothing is ordered by it.
+#[derive(Debug, Default)]
+pub(crate) struct Tally(core::sync::atomic::AtomicU64);
+
+impl Tally {
+    /// Adds `n`; the count before.
+    pub(crate) fn add(&self, n: u64) -> u64 {
+        self.0.fetch_add(n, Ordering::Relaxed)
+    }
+
+    pub(crate) fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
 #[cfg(fuse_loom)]
 mod loom_shim {
     //! Loom's atomics, counting every write so that a model can check that

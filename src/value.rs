@@ -44,6 +44,16 @@ impl Value for u32 {
     }
 }
 
+impl Value for usize {
+    fn from_text(text: &str) -> Result<Self, String> {
+        number(text)
+    }
+
+    fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <usize as Deserialize>::deserialize(deserializer)
+    }
+}
+
 impl Value for bool {
     fn from_text(text: &str) -> Result<Self, String> {
         match text.trim().to_ascii_lowercase().as_str() {

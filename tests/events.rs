@@ -41,7 +41,9 @@ fn circuit(threshold: u32, probes: u32) -> (Fuse, Arc<Mock>, Log) {
     let log: Log = Arc::default();
     let sink = log.clone();
     fuse.on_transition(move |t: &Transition| {
-        sink.lock().unwrap().push((Seen::from(t), thread::current().id()));
+        sink.lock()
+            .unwrap()
+            .push((Seen::from(t), thread::current().id()));
     });
     (fuse, mock, log)
 }

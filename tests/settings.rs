@@ -264,3 +264,33 @@ fn a_variable_in_lower_case_is_not_a_setting() {
         .unwrap();
     assert_eq!(settings.config().unwrap(), fuse_breaker::Config::default());
 }
+
+#[test]
+fn the_registry_capacity_comes_from_the_file_and_the_environment() {
+    let settings = Settings::from_toml("max_circuits = 50\n").unwrap();
+    assert_eq!(settings.max_circuits, Some(50));
+    assert_eq!(settings.registry().unwrap().capacity(), 50);
+    let settings = settings
+        .with_env_vars([("FUSE_MAX_CIRCUITS", "7")])
+        .unwrap();
+    assert_eq!(settings.registry().unwrap().capacity(), 7);
+    assert_eq!(
+        Settings::default().registry().unwrap().capacity(),
+        fuse_breaker::DEFAULT_MAX_CIRCUITS
+    );
+    assert_mentions(
+        &error("app = \"x\"\nmax_circuits = 0\n"),
+        &["max_circuits = 0", "at least 1", "line 2"],
+    );
+    let err = Settings::default()
+        .with_env_vars([("FUSE_MAX_CIRCUITS", "lots")])
+        .unwrap_err();
+    assert_mentions(
+        &err.to_string(),
+        &["FUSE_MAX_CIRCUITS", "lots", "not a number"],
+    );
+    assert_mentions(
+        &error("[breakers.billing]\nmax_circuits = 3\n"),
+        &["belongs at the top level"],
+    );
+}

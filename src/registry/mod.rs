@@ -2,85 +2,36 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
 
-use foldhash::fast::RandomState;
 use quanta::Clock;
 
-use crate::config::{Config, ConfigError};
+use crate::config::Config;
 use crate::error::OpenError;
 use crate::events::{Listener, Listeners};
-use crate::fuse::Fuse;
-use crate::overrides::Overrides;
+use crate::fuse::{Fuse, FuseBuilder};
 use crate::permit::OwnedPermit;
 use crate::snapshot::Snapshot;
+use crate::sync::Tally;
 
-/// (name, operation) -> circuit, in a concurrent hash map built for reads
-/// (papaya: lock-free lookups, incremental resizing, so a new circuit
-/// costs the same whatever the number of circuits). Hashed with foldhash
-/// (randomly seeded, a few times faster than the standard `SipHash` on
-/// short names).
-type Circuits = papaya::HashMap<Pair, Arc<Fuse>, RandomState>;
+mod builder;
+mod held;
+mod map;
 
-/// Where a circuit was looked up from: its name and operation (`""` for
-/// none).
-#[derive(Debug, PartialEq, Eq)]
-struct Pair {
-    name: Box<str>,
-    operation: Box<str>,
-}
+pub use builder::RegistryBuilder;
+#[cfg(feature = "config-file")]
+pub(crate) use builder::check_max_circuits;
+use held::{Created, Held};
+use map::{Circuits, Lookup, Pair, each_circuit};
 
-/// A [`Pair`] borrowed for a lookup: hashes and compares as the pair does.
-#[derive(Clone, Copy)]
-struct Lookup<'a> {
-    name: &'a str,
-    operation: &'a str,
-}
+/// How many circuits a registry holds unless told otherwise
+/// ([`RegistryBuilder::max_circuits`]).
+pub const DEFAULT_MAX_CIRCUITS: usize = 10_000;
 
-impl Hash for Pair {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        Lookup {
-            name: &self.name,
-            operation: &self.operation,
-        }
-        .hash(state);
-    }
-}
-
-impl Hash for Lookup<'_> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        // `str`'s hash ends each piece with a marker: ("a", "bc") and
-        // ("ab", "c") differ.
-        self.name.hash(state);
-        self.operation.hash(state);
-    }
-}
-
-impl papaya::Equivalent<Pair> for Lookup<'_> {
-    fn equivalent(&self, pair: &Pair) -> bool {
-        same(&pair.name, self.name) && same(&pair.operation, self.operation)
-    }
-}
-
-/// `a == b` for the short texts of names, eight bytes at a time. The
-/// standard comparison calls the C library's `memcmp`; measured on an
-/// Intel Xeon (KVM), glibc's AVX-512 version spent about 80 ns on each
-/// comparison of a short name, three quarters of a lookup (100 ns, now
-/// 28 ns).
-#[inline]
-fn same(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
-    let words_equal = x.by_ref().zip(y.by_ref()).all(|(x, y)| {
-        u64::from_ne_bytes(x.try_into().unwrap_or_default())
-            == u64::from_ne_bytes(y.try_into().unwrap_or_default())
-    });
-    words_equal && x.remainder().iter().zip(y.remainder()).all(|(x, y)| x == y)
-}
+/// The name of the circuit that decides the calls of new names while a
+/// registry is full.
+pub const OVERFLOW_NAME: &str = "(overflow)";
 
 /// The circuits of one application: created on first use from the defaults
 /// and the per-name overrides, then shared, one per key.
@@ -125,9 +76,15 @@ pub struct Registry {
     coarse_clock: bool,
     circuits: Circuits,
     listeners: Arc<Listeners>,
-    /// Every circuit by key; held while creating (never taken by a lookup
-    /// of an existing name and operation).
-    by_key: Mutex<HashMap<Box<str>, Arc<Fuse>, RandomState>>,
+    /// Every circuit by key and the sweep order; taken while creating
+    /// (never by a lookup of an existing name and operation).
+    held: Mutex<Held>,
+    capacity: usize,
+    idle_after: Option<Duration>,
+    /// Made the first time the registry is full.
+    overflow: OnceLock<Arc<Fuse>>,
+    overflows: Tally,
+    retired: Tally,
 }
 
 /// One circuit of a [`Registry`], as [`Registry::circuits`] lists it.
@@ -237,6 +194,7 @@ impl Registry {
     #[inline]
     pub fn try_acquire(&self, name: &str, operation: &str) -> Result<OwnedPermit, OpenError> {
         if let Some(fuse) = self.circuits.pin().get(&Lookup { name, operation }) {
+            fuse.mark();
             return fuse.try_acquire_owned();
         }
         self.create(name, operation, None).try_acquire_owned()
@@ -305,26 +263,88 @@ impl Registry {
             .add(&(Arc::new(listener) as Arc<dyn Listener>));
     }
 
-    fn lookup(&self, name: &str, operation: &str, config: Option<Config>) -> Arc<Fuse> {
-        let found = self
-            .circuits
-            .pin()
-            .get(&Lookup { name, operation })
-            .cloned();
-        found.unwrap_or_else(|| self.create(name, operation, config))
+    /// How many circuits the registry holds (the overflow circuit aside).
+    ///
+    /// ```
+    /// let registry = fuse_breaker::Registry::new(Default::default());
+    /// registry.get("billing");
+    /// registry.get_operation("billing", "refund");
+    /// assert_eq!(registry.len(), 2);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.lock_held().len()
     }
 
-    /// Creates the circuit of `name` and `operation`, or, if another name
-    /// and operation already made a circuit with the same key, makes this
-    /// pair a second way to reach that one. Creations are serialised by
-    /// the key map's mutex; lookups never take it.
-    #[cold]
-    fn create(&self, name: &str, operation: &str, config: Option<Config>) -> Arc<Fuse> {
-        let mut by_key = self.by_key.lock().unwrap_or_else(PoisonError::into_inner);
-        let circuits = self.circuits.pin();
-        if let Some(fuse) = circuits.get(&Lookup { name, operation }) {
+    /// Whether the registry holds no circuit.
+    ///
+    /// ```
+    /// assert!(fuse_breaker::Registry::new(Default::default()).is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The most circuits the registry holds
+    /// ([`RegistryBuilder::max_circuits`]).
+    ///
+    /// ```
+    /// let registry = fuse_breaker::Registry::builder().max_circuits(2).build()?;
+    /// assert_eq!(registry.capacity(), 2);
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// How many lookups of a new name or operation found the registry full,
+    /// every circuit it looked at busy, and got the overflow circuit.
+    ///
+    /// ```
+    /// let registry = fuse_breaker::Registry::builder().max_circuits(1).build()?;
+    /// registry.get("billing").force_open(); // busy: open
+    /// let other = registry.get("search");
+    /// assert_eq!(other.name(), fuse_breaker::OVERFLOW_NAME);
+    /// assert_eq!(registry.overflows(), 1);
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn overflows(&self) -> u64 {
+        self.overflows.get()
+    }
+
+    /// How many idle circuits the registry has retired.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let (clock, mock) = quanta::Clock::mock();
+    /// let registry = fuse_breaker::Registry::builder()
+    ///     .clock(clock)
+    ///     .idle_after(Duration::from_secs(60))
+    ///     .build()?;
+    /// drop(registry.get("billing"));
+    /// mock.increment(Duration::from_secs(61));
+    /// registry.get("search"); // each creation looks for idle circuits
+    /// assert_eq!(registry.retired(), 1);
+    /// assert_eq!(registry.len(), 1);
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn retired(&self) -> u64 {
+        self.retired.get()
+    }
+
+    fn lock_held(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.held.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn lookup(&self, name: &str, operation: &str, config: Option<Config>) -> Arc<Fuse> {
+        if let Some(fuse) = self.circuits.pin().get(&Lookup { name, operation }) {
+            fuse.mark();
             return fuse.clone();
         }
+        self.create(name, operation, config)
+    }
+
+    /// The builder of the circuit of `name` and `operation`.
+    fn circuit_builder(&self, name: &str, operation: &str, config: Option<Config>) -> FuseBuilder {
         let config = config.unwrap_or_else(|| self.config_for(name).clone());
         let mut builder = Fuse::builder(name)
             .config(config)
@@ -339,31 +359,66 @@ impl Registry {
         if let Some(clock) = &self.clock {
             builder = builder.clock(clock.clone());
         }
-        let fuse = if let Some(existing) = by_key.get(builder.key().as_str()) {
-            existing.clone()
-        } else {
-            let fuse = Arc::new(builder.build());
-            by_key.insert(fuse.key().into(), fuse.clone());
-            fuse
-        };
+        builder
+    }
+
+    /// Creates the circuit of `name` and `operation`, or, if another name
+    /// and operation already made a circuit with the same key, makes this
+    /// pair a second way to reach that one; retires idle circuits on the
+    /// way (see `held`). Creations are serialised by one mutex; lookups
+    /// never take it.
+    #[cold]
+    fn create(&self, name: &str, operation: &str, config: Option<Config>) -> Arc<Fuse> {
+        let mut held = self.lock_held();
+        let circuits = self.circuits.pin();
+        if let Some(fuse) = circuits.get(&Lookup { name, operation }) {
+            return fuse.clone();
+        }
+        let builder = self.circuit_builder(name, operation, config);
+        let key = builder.key();
         let pair = Pair {
             name: name.into(),
             operation: operation.into(),
         };
-        circuits.insert(pair, fuse.clone());
-        fuse
+        let (created, retired) = held.create(
+            &circuits,
+            pair,
+            &key,
+            self.capacity,
+            self.idle_after,
+            || builder.build(),
+        );
+        self.retired.add(retired as u64);
+        match created {
+            Created::Circuit(fuse) => fuse,
+            Created::Full => {
+                drop(held);
+                self.overflowed(name, operation)
+            }
+        }
     }
-}
 
-/// Each circuit of the map once: under the name and operation it was
-/// created with, not under the other pairs that share its key.
-fn each_circuit<'g, G: papaya::Guard>(
-    circuits: &'g papaya::HashMapRef<'_, Pair, Arc<Fuse>, RandomState, G>,
-) -> impl Iterator<Item = &'g Arc<Fuse>> {
-    circuits.iter().filter_map(|(pair, fuse)| {
-        let own = fuse.name() == &*pair.name && fuse.operation().unwrap_or("") == &*pair.operation;
-        own.then_some(fuse)
-    })
+    /// The overflow circuit, for a new name of a full registry.
+    #[cold]
+    fn overflowed(&self, name: &str, operation: &str) -> Arc<Fuse> {
+        let before = self.overflows.add(1);
+        #[cfg(feature = "metrics")]
+        metrics::counter!("fuse_registry_overflow_total").increment(1);
+        #[cfg(feature = "tracing")]
+        if before == 0 {
+            tracing::warn!(
+                target: "fuse_breaker",
+                name,
+                operation,
+                capacity = self.capacity,
+                "registry full: calls of new names go through its overflow circuit"
+            );
+        }
+        let _ = (name, operation, before);
+        self.overflow
+            .get_or_init(|| Arc::new(self.circuit_builder(OVERFLOW_NAME, "", None).build()))
+            .clone()
+    }
 }
 
 impl fmt::Debug for Registry {
@@ -373,135 +428,7 @@ impl fmt::Debug for Registry {
             .field("defaults", &self.defaults)
             .field("overridden", &self.configs.keys().collect::<Vec<_>>())
             .field("circuits", &each_circuit(&self.circuits.pin()).count())
+            .field("capacity", &self.capacity)
             .finish_non_exhaustive()
-    }
-}
-
-/// Builds a [`Registry`]; [`build`](Self::build) validates every override
-/// against the defaults.
-///
-/// ```
-/// use fuse_breaker::{Overrides, Registry};
-/// let err = Registry::builder()
-///     .overrides("billing", Overrides { failure_threshold: Some(0), ..Overrides::default() })
-///     .build()
-///     .unwrap_err();
-/// assert_eq!(err.setting(), "failure_threshold");
-/// ```
-#[derive(Debug, Default)]
-#[must_use = "a builder does nothing until `build` is called"]
-pub struct RegistryBuilder {
-    defaults: Option<Config>,
-    overrides: Vec<(String, Overrides)>,
-    app: Option<String>,
-    clock: Option<Clock>,
-    coarse_clock: bool,
-}
-
-impl RegistryBuilder {
-    /// The configuration of every circuit without overrides (default:
-    /// [`Config::default`]).
-    ///
-    /// ```
-    /// let config = fuse_breaker::Config::builder().failure_threshold(4).build()?;
-    /// let registry = fuse_breaker::Registry::builder().defaults(config).build()?;
-    /// assert_eq!(registry.get("x").config().failure_threshold(), 4);
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
-    /// ```
-    pub fn defaults(mut self, defaults: Config) -> Self {
-        self.defaults = Some(defaults);
-        self
-    }
-
-    /// Overrides for the circuits named `name` (all their operations).
-    /// Given twice for one name, the later wins.
-    ///
-    /// ```
-    /// use fuse_breaker::{Overrides, Registry};
-    /// let registry = Registry::builder()
-    ///     .overrides("billing", Overrides { half_open_probes: Some(5), ..Overrides::default() })
-    ///     .build()?;
-    /// assert_eq!(registry.get_operation("billing", "charge").config().half_open_probes(), 5);
-    /// assert_eq!(registry.get("search").config().half_open_probes(), 2);
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
-    /// ```
-    pub fn overrides(mut self, name: impl Into<String>, overrides: Overrides) -> Self {
-        self.overrides.push((name.into(), overrides));
-        self
-    }
-
-    /// The application piece of every key.
-    ///
-    /// ```
-    /// let registry = fuse_breaker::Registry::builder().app("punt").build()?;
-    /// assert_eq!(registry.get("billing").key(), "fuse:punt:billing");
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
-    /// ```
-    pub fn app(mut self, app: impl Into<String>) -> Self {
-        self.app = Some(app.into());
-        self
-    }
-
-    /// The clock of every circuit (default: the real clock).
-    ///
-    /// ```
-    /// let (clock, _mock) = quanta::Clock::mock();
-    /// let registry = fuse_breaker::Registry::builder().clock(clock).build()?;
-    /// registry.get("billing").force_open();
-    /// assert_eq!(registry.get("billing").snapshot().opened_at, Some(std::time::Duration::ZERO));
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
-    /// ```
-    pub fn clock(mut self, clock: Clock) -> Self {
-        self.clock = Some(clock);
-        self
-    }
-
-    /// Whether every circuit reads its clock coarsely (see
-    /// [`FuseBuilder::coarse_clock`](crate::FuseBuilder::coarse_clock)).
-    ///
-    /// ```
-    /// let registry = fuse_breaker::Registry::builder().coarse_clock(true).build()?;
-    /// assert_eq!(registry.get("billing").state(), fuse_breaker::State::Closed);
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
-    /// ```
-    pub fn coarse_clock(mut self, coarse: bool) -> Self {
-        self.coarse_clock = coarse;
-        self
-    }
-
-    /// The registry, or the first override that makes an invalid
-    /// configuration.
-    ///
-    /// ```
-    /// let registry = fuse_breaker::Registry::builder().build()?;
-    /// assert!(registry.circuits().is_empty());
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
-    /// ```
-    pub fn build(self) -> Result<Registry, ConfigError> {
-        let defaults = self.defaults.clone().unwrap_or_default();
-        let mut configs = HashMap::new();
-        for (name, overrides) in &self.overrides {
-            configs.insert(name.clone(), overrides.apply(&defaults)?);
-        }
-        Ok(self.finish(defaults, configs))
-    }
-
-    /// `build` for a builder without overrides, which cannot fail.
-    fn build_valid(self) -> Registry {
-        let defaults = self.defaults.clone().unwrap_or_default();
-        self.finish(defaults, HashMap::new())
-    }
-
-    fn finish(self, defaults: Config, configs: HashMap<String, Config>) -> Registry {
-        Registry {
-            defaults,
-            configs,
-            app: self.app,
-            clock: self.clock,
-            coarse_clock: self.coarse_clock,
-            circuits: Circuits::default(),
-            listeners: Arc::default(),
-            by_key: Mutex::default(),
-        }
     }
 }

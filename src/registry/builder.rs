@@ -1,0 +1,200 @@
+//! [`RegistryBuilder`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use quanta::Clock;
+
+use super::map::Circuits;
+use super::{DEFAULT_MAX_CIRCUITS, Registry};
+use crate::config::{Config, ConfigError};
+use crate::overrides::Overrides;
+use crate::sync::Tally;
+
+/// Builds a [`Registry`]; [`build`](Self::build) validates every override
+/// against the defaults.
+///
+/// ```
+/// use fuse_breaker::{Overrides, Registry};
+/// let err = Registry::builder()
+///     .overrides("billing", Overrides { failure_threshold: Some(0), ..Overrides::default() })
+///     .build()
+///     .unwrap_err();
+/// assert_eq!(err.setting(), "failure_threshold");
+/// ```
+#[derive(Debug, Default)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct RegistryBuilder {
+    defaults: Option<Config>,
+    overrides: Vec<(String, Overrides)>,
+    app: Option<String>,
+    clock: Option<Clock>,
+    coarse_clock: bool,
+    max_circuits: Option<usize>,
+    idle_after: Option<Duration>,
+}
+
+impl RegistryBuilder {
+    /// The configuration of every circuit without overrides (default:
+    /// [`Config::default`]).
+    ///
+    /// ```
+    /// let config = fuse_breaker::Config::builder().failure_threshold(4).build()?;
+    /// let registry = fuse_breaker::Registry::builder().defaults(config).build()?;
+    /// assert_eq!(registry.get("x").config().failure_threshold(), 4);
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn defaults(mut self, defaults: Config) -> Self {
+        self.defaults = Some(defaults);
+        self
+    }
+
+    /// Overrides for the circuits named `name` (all their operations).
+    /// Given twice for one name, the later wins.
+    ///
+    /// ```
+    /// use fuse_breaker::{Overrides, Registry};
+    /// let registry = Registry::builder()
+    ///     .overrides("billing", Overrides { half_open_probes: Some(5), ..Overrides::default() })
+    ///     .build()?;
+    /// assert_eq!(registry.get_operation("billing", "charge").config().half_open_probes(), 5);
+    /// assert_eq!(registry.get("search").config().half_open_probes(), 2);
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn overrides(mut self, name: impl Into<String>, overrides: Overrides) -> Self {
+        self.overrides.push((name.into(), overrides));
+        self
+    }
+
+    /// The application piece of every key.
+    ///
+    /// ```
+    /// let registry = fuse_breaker::Registry::builder().app("punt").build()?;
+    /// assert_eq!(registry.get("billing").key(), "fuse:punt:billing");
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn app(mut self, app: impl Into<String>) -> Self {
+        self.app = Some(app.into());
+        self
+    }
+
+    /// The clock of every circuit (default: the real clock).
+    ///
+    /// ```
+    /// let (clock, _mock) = quanta::Clock::mock();
+    /// let registry = fuse_breaker::Registry::builder().clock(clock).build()?;
+    /// registry.get("billing").force_open();
+    /// assert_eq!(registry.get("billing").snapshot().opened_at, Some(std::time::Duration::ZERO));
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// Whether every circuit reads its clock coarsely (see
+    /// [`FuseBuilder::coarse_clock`](crate::FuseBuilder::coarse_clock)).
+    ///
+    /// ```
+    /// let registry = fuse_breaker::Registry::builder().coarse_clock(true).build()?;
+    /// assert_eq!(registry.get("billing").state(), fuse_breaker::State::Closed);
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn coarse_clock(mut self, coarse: bool) -> Self {
+        self.coarse_clock = coarse;
+        self
+    }
+
+    /// The most circuits the registry holds (default
+    /// [`DEFAULT_MAX_CIRCUITS`](crate::DEFAULT_MAX_CIRCUITS), at least 1).
+    /// A new name or operation beyond it first retires an idle circuit; if
+    /// every circuit it looks at is busy, the call goes through the
+    /// registry's overflow circuit ([`OVERFLOW_NAME`](crate::OVERFLOW_NAME)),
+    /// and [`Registry::overflows`] counts it.
+    ///
+    /// ```
+    /// let registry = fuse_breaker::Registry::builder().max_circuits(1).build()?;
+    /// registry.get("billing").force_open();
+    /// assert_eq!(registry.get("search").name(), fuse_breaker::OVERFLOW_NAME);
+    /// assert!(fuse_breaker::Registry::builder().max_circuits(0).build().is_err());
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn max_circuits(mut self, max: usize) -> Self {
+        self.max_circuits = Some(max);
+        self
+    }
+
+    /// How long a circuit goes without a lookup before the registry may
+    /// retire it, if it is closed, has no failures in its window and
+    /// nothing but the registry holds it (default: twice the longer of its
+    /// failure window and open duration, milon/fuse's store TTL).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let registry = fuse_breaker::Registry::builder()
+    ///     .idle_after(Duration::from_secs(600))
+    ///     .build()?;
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn idle_after(mut self, idle: Duration) -> Self {
+        self.idle_after = Some(idle);
+        self
+    }
+
+    /// The registry, or the first override that makes an invalid
+    /// configuration.
+    ///
+    /// ```
+    /// let registry = fuse_breaker::Registry::builder().build()?;
+    /// assert!(registry.circuits().is_empty());
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn build(self) -> Result<Registry, ConfigError> {
+        if let Some(max) = self.max_circuits {
+            check_max_circuits(max)?;
+        }
+        let defaults = self.defaults.clone().unwrap_or_default();
+        let mut configs = HashMap::new();
+        for (name, overrides) in &self.overrides {
+            configs.insert(name.clone(), overrides.apply(&defaults)?);
+        }
+        Ok(self.finish(defaults, configs))
+    }
+
+    /// `build` for a builder without overrides, which cannot fail.
+    pub(super) fn build_valid(self) -> Registry {
+        let defaults = self.defaults.clone().unwrap_or_default();
+        self.finish(defaults, HashMap::new())
+    }
+
+    fn finish(self, defaults: Config, configs: HashMap<String, Config>) -> Registry {
+        Registry {
+            defaults,
+            configs,
+            app: self.app,
+            clock: self.clock,
+            coarse_clock: self.coarse_clock,
+            circuits: Circuits::default(),
+            listeners: Arc::default(),
+            held: Mutex::default(),
+            capacity: self.max_circuits.unwrap_or(DEFAULT_MAX_CIRCUITS),
+            idle_after: self.idle_after,
+            overflow: OnceLock::new(),
+            overflows: Tally::default(),
+            retired: Tally::default(),
+        }
+    }
+}
+
+/// The rule of `max_circuits`: at least one.
+pub(crate) fn check_max_circuits(max: usize) -> Result<(), ConfigError> {
+    if max == 0 {
+        return Err(ConfigError::new(
+            "max_circuits",
+            max.to_string(),
+            "must be at least 1".to_owned(),
+        ));
+    }
+    Ok(())
+}

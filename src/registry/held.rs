@@ -1,0 +1,161 @@
+//! The creation side of a registry: every circuit by key, the order in
+//! which idle circuits are looked for, the capacity, and retirement.
+//!
+//! Taken under one mutex, by creations only (a lookup of an existing
+//! circuit never takes it). Each creation first looks at a few circuits
+//! (round robin, oldest first) and retires those that are idle: closed,
+//! without failures in their window, held by no one but the registry, and
+//! not looked up since a sweep saw them at least their idle time ago
+//! (looking a circuit up sets a mark at most once between two sweeps; a
+//! sweep that finds it set clears it and restarts the idle time). When the
+//! registry is full and none of the circuits looked at is idle, the new
+//! name gets the registry's overflow circuit instead of one of its own.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use foldhash::fast::RandomState;
+
+use super::map::{Lookup, Pair};
+use crate::config::{Config, nanos};
+use crate::fuse::Fuse;
+use crate::snapshot::State;
+
+/// Circuits a creation looks at for idleness when there is room.
+const SWEEP: usize = 4;
+/// Circuits a creation looks at when the registry is full.
+const SWEEP_WHEN_FULL: usize = 32;
+
+/// One circuit the registry holds.
+#[derive(Debug)]
+struct Entry {
+    fuse: Arc<Fuse>,
+    /// Every (name, operation) that reaches it in the map.
+    pairs: Vec<Pair>,
+    /// When a sweep last found it in use (or it was made), on its clock.
+    seen_at: u64,
+}
+
+/// Every circuit by key, and the sweep order.
+#[derive(Debug, Default)]
+pub(super) struct Held {
+    by_key: HashMap<Box<str>, Entry, RandomState>,
+    /// Keys, in the order the sweep looks at them.
+    order: VecDeque<Box<str>>,
+}
+
+/// What a creation came to.
+pub(super) enum Created {
+    /// The circuit of the name and operation (new, or one with its key).
+    Circuit(Arc<Fuse>),
+    /// The registry is full and every circuit looked at is busy.
+    Full,
+}
+
+impl Held {
+    /// How many circuits the registry holds.
+    pub(super) fn len(&self) -> usize {
+        self.by_key.len()
+    }
+
+    /// The circuit for `pair`, made by `build` unless one with its key
+    /// exists; inserted into `circuits` under `pair`. `capacity` bounds the
+    /// circuits held; idle ones are retired to make room.
+    pub(super) fn create<G: papaya::Guard>(
+        &mut self,
+        circuits: &papaya::HashMapRef<'_, Pair, Arc<Fuse>, RandomState, G>,
+        pair: Pair,
+        key: &str,
+        capacity: usize,
+        idle_after: Option<Duration>,
+        build: impl FnOnce() -> Fuse,
+    ) -> (Created, usize) {
+        let full = self.len() >= capacity;
+        let retired = self.sweep(
+            circuits,
+            if full { SWEEP_WHEN_FULL } else { SWEEP },
+            idle_after,
+        );
+        let fuse = if let Some(entry) = self.by_key.get_mut(key) {
+            entry.pairs.push(pair.clone());
+            entry.fuse.clone()
+        } else {
+            if self.len() >= capacity {
+                return (Created::Full, retired);
+            }
+            let fuse = Arc::new(build());
+            let seen_at = fuse.now();
+            self.order.push_back(key.into());
+            self.by_key.insert(
+                key.into(),
+                Entry {
+                    fuse: fuse.clone(),
+                    pairs: vec![pair.clone()],
+                    seen_at,
+                },
+            );
+            fuse
+        };
+        circuits.insert(pair, fuse.clone());
+        (Created::Circuit(fuse), retired)
+    }
+
+    /// Looks at up to `budget` circuits, oldest first, and retires the
+    /// idle ones; how many it retired.
+    fn sweep<G: papaya::Guard>(
+        &mut self,
+        circuits: &papaya::HashMapRef<'_, Pair, Arc<Fuse>, RandomState, G>,
+        budget: usize,
+        idle_after: Option<Duration>,
+    ) -> usize {
+        let mut retired = 0;
+        for _ in 0..budget.min(self.order.len()) {
+            let Some(key) = self.order.pop_front() else {
+                break;
+            };
+            let Some(entry) = self.by_key.get_mut(&key) else {
+                continue;
+            };
+            let now = entry.fuse.now();
+            if entry.fuse.take_mark() {
+                entry.seen_at = now;
+                self.order.push_back(key);
+                continue;
+            }
+            let idle_for = now.saturating_sub(entry.seen_at);
+            // The registry's own references: its key map and one per pair.
+            let held_elsewhere = Arc::strong_count(&entry.fuse) > 1 + entry.pairs.len();
+            if idle_for < idle_time(entry.fuse.config(), idle_after)
+                || held_elsewhere
+                || !quiet(&entry.fuse)
+            {
+                self.order.push_back(key);
+                continue;
+            }
+            for pair in &entry.pairs {
+                circuits.remove(&Lookup {
+                    name: &pair.name,
+                    operation: &pair.operation,
+                });
+            }
+            self.by_key.remove(&key);
+            retired += 1;
+        }
+        retired
+    }
+}
+
+/// How long a circuit must go unused to be retired: `idle_after`, or by
+/// default milon/fuse's store TTL, twice the longer of its window and its
+/// open duration.
+pub(super) fn idle_time(config: &Config, idle_after: Option<Duration>) -> u64 {
+    idle_after.map_or_else(|| 2 * config.window_nanos().max(config.open_nanos()), nanos)
+}
+
+/// Whether retiring `fuse` loses nothing: closed, with no failure left in
+/// its window.
+fn quiet(fuse: &Fuse) -> bool {
+    let snapshot = fuse.snapshot();
+    snapshot.state == State::Closed && snapshot.failures.is_empty()
+}
