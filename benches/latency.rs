@@ -7,15 +7,13 @@
 //!
 //! Not a criterion bench: a plain `main` (`harness = false`).
 //!
-//! **Footprint.** `size_of::<Fuse>()` plus what a circuit allocates: its
-//! ring of failure slots (the threshold rounded up to a power of two, 16
-//! bytes each: a 128-bit atomic) and its configuration's heap (the counted
-//! HTTP statuses, two bytes each, and the key prefix). Names and keys are
-//! interned once per distinct text for the process, not per circuit, and are
-//! left out. Beside that computed figure, a measured one: the growth of the
-//! process's resident memory over many circuits built at once, divided by
-//! their number (allocator overhead and any allocation the formula misses
-//! included; noisy for small circuits).
+//! **Footprint.** What a circuit costs, measured: the growth of the
+//! process's data segment over many circuits built at once, divided by
+//! their number (the handle, the slot with the state word on cache lines of
+//! its own, the ring of failure slots, the names, the listeners and the
+//! allocator's overhead). Beside it, the ring alone: the threshold rounded
+//! up to a power of two, 16 bytes each (a 128-bit atomic). Configurations
+//! are stored once per distinct configuration, not per circuit.
 //!
 //! **Latency.** Two threads share one circuit for `FUSE_LATENCY_SECS`
 //! seconds (default 3). Each call is `try_acquire` and then the verdict
@@ -52,15 +50,6 @@ fn main() {
 
 // --------------------------------------------------------------- footprint
 
-/// The bytes a circuit allocates, from its configuration: the ring and the
-/// configuration's own heap.
-fn heap_bytes(config: &Config) -> usize {
-    let slots = config.failure_threshold().next_power_of_two() as usize;
-    let ring = slots * size_of::<u128>();
-    let statuses = std::mem::size_of_val(config.counted_http_statuses());
-    ring + statuses + config.key_prefix().len()
-}
-
 /// The size of the process's data segment (heap and anonymous mappings),
 /// in bytes: `VmData` of `/proc/self/status`. Unlike resident memory it
 /// counts allocated pages that were never touched (a zeroed ring may be
@@ -75,12 +64,12 @@ fn data_bytes() -> Option<usize> {
 /// Heap growth per circuit over enough circuits of this configuration to
 /// allocate about 32 MiB; the circuits are kept (returned) so that the next
 /// measurement cannot reuse their memory.
-fn measured_heap(config: &Config, computed: usize) -> (Option<usize>, Vec<Fuse>) {
-    let count = (32 << 20) / computed.max(64);
+fn measured_heap(config: &Config, ring: usize) -> (Option<usize>, Vec<Fuse>) {
+    let count = (32 << 20) / (ring + 512);
     let mut circuits = Vec::with_capacity(count);
     let before = data_bytes();
-    for _ in 0..count {
-        circuits.push(Fuse::new("footprint", config.clone()));
+    for n in 0..count {
+        circuits.push(Fuse::new(format!("footprint-{n}"), config.clone()));
     }
     let after = data_bytes();
     let per_circuit = before
@@ -90,23 +79,15 @@ fn measured_heap(config: &Config, computed: usize) -> (Option<usize>, Vec<Fuse>)
 }
 
 fn footprint() {
-    let inline = size_of::<Fuse>();
     println!("## Bytes per circuit");
     println!();
     println!(
-        "size_of::<Fuse>() = {inline} bytes inline (the Config and the cache-padded state word included)"
-    );
-    println!(
-        "heap = ring (threshold rounded up to a power of two x 16 bytes) + counted HTTP statuses (2 bytes each) + key prefix; names and keys are interned once per process"
-    );
-    println!(
-        "measured = growth of VmData over many circuits / their number (allocator overhead included)"
+        "measured = growth of VmData over many circuits (named footprint-N) / their number, allocator overhead included; size_of::<Fuse>() = {} bytes (a handle)",
+        size_of::<Fuse>()
     );
     println!();
-    println!(
-        "| failure_threshold | ring slots | ring bytes | config heap | heap computed | heap measured | total (inline + heap computed) |"
-    );
-    println!("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!("| failure_threshold | ring slots | ring bytes | measured per circuit |");
+    println!("| ---: | ---: | ---: | ---: |");
     let mut kept = Vec::new();
     for threshold in [1, 8, 64, 1024, 4096] {
         let config = Config::builder()
@@ -115,15 +96,10 @@ fn footprint() {
             .expect("valid threshold");
         let slots = threshold.next_power_of_two() as usize;
         let ring = slots * size_of::<u128>();
-        let heap = heap_bytes(&config);
-        let (measured, circuits) = measured_heap(&config, heap);
+        let (measured, circuits) = measured_heap(&config, ring);
         kept.push(circuits);
         let measured = measured.map_or_else(|| "n/a".to_owned(), |bytes| bytes.to_string());
-        println!(
-            "| {threshold} | {slots} | {ring} | {} | {heap} | {measured} | {} |",
-            heap - ring,
-            inline + heap
-        );
+        println!("| {threshold} | {slots} | {ring} | {measured} |");
     }
 }
 

@@ -8,7 +8,7 @@ use crate::names::Label;
 /// The circuit rejected the call without running it.
 ///
 /// Small and cheap: it carries a copy of the circuit's key and name (in
-/// the error itself, for keys up to 46 bytes), so building one allocates
+/// the error itself, for keys up to 48 bytes), so building one allocates
 /// nothing and touches no shared counter, and it outlives the circuit.
 ///
 /// ```

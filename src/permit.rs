@@ -57,7 +57,8 @@ impl Fuse {
         })
     }
 
-    #[inline]
+    #[allow(clippy::inline_always)] // measured: without it the closed path is not inlined (1.2 -> 2.2 ns)
+    #[inline(always)]
     fn admit(&self) -> Result<Grant, OpenError> {
         match self.engine().acquire() {
             Admission::Granted(grant) => {
@@ -65,12 +66,16 @@ impl Fuse {
                 self.telemetry().admitted();
                 Ok(grant)
             }
-            Admission::Rejected { retry_after } => {
-                #[cfg(feature = "metrics")]
-                self.telemetry().rejected();
-                Err(OpenError::new(self.label(), retry_after))
-            }
+            Admission::Rejected { retry_after } => Err(self.rejected(retry_after)),
         }
+    }
+
+    /// The rejection: a copy of the circuit's names and the time left.
+    #[inline]
+    fn rejected(&self, retry_after: u64) -> OpenError {
+        #[cfg(feature = "metrics")]
+        self.telemetry().rejected();
+        OpenError::new(self.label(), retry_after)
     }
 }
 
