@@ -38,7 +38,13 @@ fn resident() -> Option<u64> {
 /// A registry with `n` circuits, and the resident bytes they added.
 fn filled(n: usize) -> (Registry, Option<u64>) {
     let before = resident();
-    let registry = Registry::new(Config::default());
+    // Room for every circuit the groups make (the default capacity is
+    // 10,000).
+    let registry = Registry::builder()
+        .defaults(Config::default())
+        .max_circuits(4 * n.max(100_000))
+        .build()
+        .expect("a valid registry");
     for i in 0..n {
         registry.get(&name(i));
     }
