@@ -298,7 +298,7 @@ fn failure_slots_left_by_an_old_closed_epoch_never_block_a_failure() {
 }
 
 /// The README's figure for a slot: the words on cache lines of their own
-/// (128-byte aligned on x86_64) and the occupant pointer.
+/// (128-byte aligned on `x86_64`) and the occupant pointer.
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn a_slot_is_two_hundred_and_fifty_six_bytes() {
