@@ -13,7 +13,9 @@
 //!   `per_operation`, a registry lookup per request). Each thread calls its own clone of the service
 //!   (as tower servers do), all of them sharing the circuit.
 //! - `reqwest_middleware/threads=N`: a `reqwest_middleware` client whose
-//!   last middleware answers `200` at once (no network), bare and with
+//!   last middleware answers `200` at once (no network), bare, behind a
+//!   middleware that only passes the request on (what any middleware costs:
+//!   `reqwest-middleware` boxes each one's future), and with
 //!   `FuseMiddleware` in front (a fixed name; per host). One client shared
 //!   by the threads.
 //! - `baseline/threads=N`: `fetch_add` on one shared word: at two threads
@@ -162,6 +164,22 @@ impl Middleware for Canned {
     }
 }
 
+/// A middleware that passes every request on: what being a middleware
+/// costs, Fuse or not.
+struct Passthrough;
+
+#[async_trait::async_trait]
+impl Middleware for Passthrough {
+    async fn handle(
+        &self,
+        request: reqwest::Request,
+        extensions: &mut http::Extensions,
+        next: Next<'_>,
+    ) -> reqwest_middleware::Result<reqwest::Response> {
+        next.run(request, extensions).await
+    }
+}
+
 fn bench_client(
     group: &mut BenchmarkGroup<'_, WallTime>,
     id: &str,
@@ -185,10 +203,10 @@ fn bench_client(
 }
 
 fn reqwest_in_process(c: &mut Criterion, threads: usize) {
-    let canned = |fuse: Option<FuseMiddleware>| {
+    let canned = |front: Option<Arc<dyn Middleware>>| {
         let builder = ClientBuilder::new(reqwest::Client::new());
-        let builder = match fuse {
-            Some(fuse) => builder.with(fuse),
+        let builder = match front {
+            Some(front) => builder.with_arc(front),
             None => builder,
         };
         builder.with(Canned).build()
@@ -196,14 +214,21 @@ fn reqwest_in_process(c: &mut Criterion, threads: usize) {
     let registry = Arc::new(Registry::new(Config::default()));
     let mut group = c.benchmark_group(format!("reqwest_middleware/threads={threads}"));
     bench_client(&mut group, "canned", threads, &canned(None));
+    let passthrough = canned(Some(Arc::new(Passthrough)));
+    bench_client(&mut group, "passthrough", threads, &passthrough);
     let named = FuseMiddleware::named(registry.clone(), "billing");
-    bench_client(&mut group, "fuse_named", threads, &canned(Some(named)));
+    bench_client(
+        &mut group,
+        "fuse_named",
+        threads,
+        &canned(Some(Arc::new(named))),
+    );
     let per_host = FuseMiddleware::per_host(registry);
     bench_client(
         &mut group,
         "fuse_per_host",
         threads,
-        &canned(Some(per_host)),
+        &canned(Some(Arc::new(per_host))),
     );
     group.finish();
 }

@@ -30,6 +30,7 @@
 //! `ring`, whose record writes are the crate's only other loop).
 
 use std::cell::Cell;
+use std::collections::HashMap;
 
 use std::sync::Arc;
 
@@ -55,32 +56,40 @@ use crate::verdict::Verdict;
 /// before it settles for the last reading.
 const SNAPSHOT_TRIES: u32 = 64;
 
-/// The words every call reads, on one cache line.
+/// The words every call reads, on one cache line, and the configuration
+/// every decision reads (fixed for the life of the slot: a slot is only
+/// reused by a circuit of the same configuration).
 #[derive(Debug)]
 struct Words {
     head: AtomicU64,
     opened: Record,
+    config: &'static Config,
 }
 
 /// One circuit's atomics, in memory that is never freed: when its circuit
 /// is dropped, a slot moves to a new epoch (so every permit still out is
 /// stale) and is reused by a later circuit. A permit that outlives its
 /// circuit therefore holds a slot, never a dangling pointer, and needs no
-/// reference count.
+/// reference count. Its configuration is fixed: freed slots wait for a
+/// circuit of the same (interned) configuration, so that a permit reads
+/// the configuration from the slot alone.
 #[derive(Debug)]
 pub(crate) struct Slot {
     words: CachePadded<Words>,
     /// The circuit in the slot, for the permits that concluded without it
     /// (owned permits, on their paths that write); `None` while free.
     occupant: ArcSwapOption<Occupant>,
+    /// How many circuits have taken this slot: the tag of the next one.
+    occupancies: crate::sync::Tally,
 }
 
 /// What a circuit holds besides its atomics: the ring of failure times,
-/// the configuration, the time, the names and the listeners.
+/// the time, the names and the listeners.
 #[derive(Debug)]
 pub(crate) struct Occupant {
     ring: Ring,
-    config: &'static Config,
+    /// Which of its slot's circuits this is (see [`Slot::take`]).
+    tag: u32,
     time: Time,
     names: Names,
     events: Events,
@@ -90,7 +99,9 @@ pub(crate) struct Occupant {
 }
 
 impl Occupant {
-    pub(crate) fn new(config: &'static Config, time: Time, names: Names, events: Events) -> Self {
+    /// The circuit `tag` of its slot ([`Slot::take`]), with the ring
+    /// `config` needs.
+    pub(crate) fn new(config: &Config, tag: u32, time: Time, names: Names, events: Events) -> Self {
         // The sinks of the features are listeners like a user's, ahead of
         // any the user adds.
         #[cfg(feature = "tracing")]
@@ -105,13 +116,19 @@ impl Occupant {
             .add(&(telemetry.clone() as Arc<dyn crate::events::Listener>));
         Occupant {
             ring: Ring::new(config.failure_threshold()),
-            config,
+            tag,
             time,
             names,
             events,
             #[cfg(feature = "metrics")]
             telemetry,
         }
+    }
+
+    /// Which of its slot's circuits this is.
+    #[inline]
+    pub(crate) fn tag(&self) -> u32 {
+        self.tag
     }
 
     pub(crate) fn time(&self) -> &Time {
@@ -135,20 +152,40 @@ impl Occupant {
 }
 
 impl Slot {
-    /// A slot for a new circuit with `occupant`: a free one, or a new one.
-    /// Its word is closed with no failures, in an epoch no permit holds.
-    pub(crate) fn take(occupant: &Arc<Occupant>) -> &'static Slot {
-        let slot = free_slots().pop().unwrap_or_else(|| {
+    /// A slot for a new circuit of `config` (interned): a free one of the
+    /// same configuration, or a new one. Its word is closed with no
+    /// failures, in an epoch no permit holds. Also the new circuit's tag,
+    /// which tells its permits from those of the slot's earlier circuits
+    /// (modulo 2^32; the epoch tells them apart too). The circuit moves in
+    /// with [`occupy`](Self::occupy).
+    pub(crate) fn take(config: &'static Config) -> (&'static Slot, u32) {
+        let free = free_slots().get_mut(&config_id(config)).and_then(Vec::pop);
+        let slot = free.unwrap_or_else(|| {
             Box::leak(Box::new(Slot {
                 words: CachePadded::new(Words {
                     head: AtomicU64::new(Word::INITIAL.bits()),
                     opened: Record::new(),
+                    config,
                 }),
                 occupant: ArcSwapOption::empty(),
+                occupancies: crate::sync::Tally::default(),
             }))
         });
-        slot.occupant.store(Some(occupant.clone()));
-        slot
+        #[allow(clippy::cast_possible_truncation)] // a tag is modulo 2^32
+        let tag = slot.occupancies.add(1) as u32;
+        (slot, tag)
+    }
+
+    /// The circuit `occupant` moves into this slot (taken by
+    /// [`take`](Self::take)).
+    pub(crate) fn occupy(&self, occupant: &Arc<Occupant>) {
+        self.occupant.store(Some(occupant.clone()));
+    }
+
+    /// The configuration of the slot's circuits.
+    #[inline]
+    pub(crate) fn config(&self) -> &'static Config {
+        self.words.config
     }
 
     /// Frees this slot for a later circuit: the word moves to a new closed
@@ -164,7 +201,10 @@ impl Slot {
         self.occupant.store(None);
         // Under loom every model makes its own atomics: slots are not reused.
         #[cfg(not(fuse_loom))]
-        free_slots().push(self);
+        free_slots()
+            .entry(config_id(self.config()))
+            .or_default()
+            .push(self);
     }
 
     /// The words alone, for the paths that decide without the occupant.
@@ -174,20 +214,19 @@ impl Slot {
         Word::from_bits(self.words.head.load(HEAD_LOAD))
     }
 
-    /// The verdict of an owned permit of the circuit `config` belonged to:
+    /// The verdict of an owned permit of the circuit tagged `own`:
     /// decided from the word alone when it changes nothing (stale, or a
     /// closed circuit without failures to clear); otherwise through the
-    /// slot's occupant, if it is still the permit's circuit (`own` says,
-    /// from the occupant's address).
+    /// slot's occupant, if it is still the permit's circuit.
     #[inline]
-    pub(crate) fn verdict(&self, config: &Config, grant: Grant, verdict: Verdict, own: usize) {
+    pub(crate) fn verdict(&self, grant: Grant, verdict: Verdict, own: u32) {
         let word = self.load();
         let (head, cursor) = word.unpack();
         // With the `metrics` feature, failures and ignores are counted by
         // the occupant: only a success decides here.
         let counted = cfg!(feature = "metrics") && verdict != Verdict::Success;
         if head.state == State::Closed && !counted {
-            match model::verdict(config, head, grant, verdict) {
+            match model::verdict(self.config(), head, grant, verdict) {
                 Effect::Stale | Effect::Nothing => return,
                 Effect::ClearFailures if cursor.live == 0 => return,
                 _ => {}
@@ -197,12 +236,12 @@ impl Slot {
     }
 
     #[inline(never)]
-    fn verdict_through_occupant(&self, word: Word, grant: Grant, verdict: Verdict, own: usize) {
+    fn verdict_through_occupant(&self, word: Word, grant: Grant, verdict: Verdict, own: u32) {
         let occupant = self.occupant.load();
         let Some(occupant) = occupant.as_deref() else {
             return;
         };
-        if std::ptr::from_ref(occupant) as usize != own {
+        if occupant.tag != own {
             // Another circuit took the slot: the permit is stale.
             return;
         }
@@ -220,11 +259,18 @@ impl Slot {
     }
 }
 
-/// The slots of dropped circuits, waiting for new ones.
-fn free_slots() -> std::sync::MutexGuard<'static, Vec<&'static Slot>> {
-    static FREE: std::sync::Mutex<Vec<&'static Slot>> = std::sync::Mutex::new(Vec::new());
+/// The slots of dropped circuits, waiting for new ones of the same
+/// configuration (by the interned configuration's address).
+fn free_slots() -> std::sync::MutexGuard<'static, HashMap<usize, Vec<&'static Slot>>> {
+    static FREE: std::sync::LazyLock<std::sync::Mutex<HashMap<usize, Vec<&'static Slot>>>> =
+        std::sync::LazyLock::new(Default::default);
     FREE.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// An interned configuration's identity: its address.
+fn config_id(config: &'static Config) -> usize {
+    std::ptr::from_ref(config) as usize
 }
 
 /// One circuit's engine: its slot and its occupant, seen together.
@@ -264,8 +310,9 @@ impl<'a> Engine<'a> {
         Engine { slot, occupant }
     }
 
+    #[inline]
     pub(crate) fn config(&self) -> &'static Config {
-        self.occupant.config
+        self.slot.config()
     }
 
     #[inline]
@@ -294,8 +341,7 @@ impl<'a> Engine<'a> {
         if head.state == State::Closed {
             // Neither the opening time nor the clock is asked while closed.
             let opened = || Err(());
-            if let Ok((admission, None)) = model::acquire(self.occupant.config, head, opened, || 0)
-            {
+            if let Ok((admission, None)) = model::acquire(self.config(), head, opened, || 0) {
                 return admission;
             }
         } else if let Some(rejected) = self.still_cooling_down(word) {
@@ -311,7 +357,7 @@ impl<'a> Engine<'a> {
         let (admission, written) = self.update(word, |word| {
             let (head, cursor) = word.unpack();
             let opened = || self.opened_at(head.epoch, now.get());
-            match model::acquire(self.occupant.config, head, opened, || now.get()) {
+            match model::acquire(self.config(), head, opened, || now.get()) {
                 Ok((admission, None)) => Step::Done(admission),
                 Ok((admission, Some(next))) => {
                     Step::Write(Word::next(&head, cursor, &next), admission)
@@ -346,7 +392,7 @@ impl<'a> Engine<'a> {
         };
         let opened = || self.slot.words.opened.read(stamp).ok_or(());
         let now = || self.occupant.time.now();
-        match model::acquire(self.occupant.config, head, opened, now) {
+        match model::acquire(self.config(), head, opened, now) {
             Ok((admission, None)) => Some(admission),
             _ => None,
         }
@@ -376,7 +422,7 @@ impl<'a> Engine<'a> {
         // no failures to clear, an ignore, a stale verdict) is decided
         // here, inline; everything else goes through the loop out of line.
         if head.state == State::Closed {
-            match model::verdict(self.occupant.config, head, grant, verdict) {
+            match model::verdict(self.config(), head, grant, verdict) {
                 Effect::Stale | Effect::Nothing => return,
                 Effect::ClearFailures if cursor.live == 0 => return,
                 _ => {}
@@ -400,7 +446,7 @@ impl<'a> Engine<'a> {
         };
         let ((), written) = self.update(word, |word| {
             let (head, cursor) = word.unpack();
-            match model::verdict(self.occupant.config, head, grant, verdict) {
+            match model::verdict(self.config(), head, grant, verdict) {
                 Effect::Stale | Effect::Nothing => Step::Done(()),
                 Effect::ClearFailures if cursor.live == 0 => Step::Done(()),
                 Effect::ClearFailures => {
@@ -566,7 +612,7 @@ impl<'a> Engine<'a> {
             }
             let again = self.load();
             if (complete && again == word) || last_try {
-                return model::snapshot(self.occupant.config, &head, opened_at, failures, now);
+                return model::snapshot(self.config(), &head, opened_at, failures, now);
             }
             sync::spin_loop();
             word = again;
@@ -686,15 +732,15 @@ impl<'a> Engine<'a> {
         grant: Grant,
         at: u64,
     ) -> Step<()> {
-        let threshold = self.occupant.config.failure_threshold();
+        let threshold = self.config().failure_threshold();
         let live = (cursor.live + 1).min(threshold);
-        if model::could_open(self.occupant.config, live) {
+        if model::could_open(self.config(), live) {
             let earlier = (live - 1).min(threshold - 1);
             let counted = match self.count_in_window(word, head.epoch, cursor.claims, earlier, at) {
                 Ok(counted) => counted,
                 Err(moved) => return Step::Moved(moved),
             };
-            if let Some(next) = model::tally(self.occupant.config, *head, grant, counted + 1) {
+            if let Some(next) = model::tally(self.config(), *head, grant, counted + 1) {
                 return Step::Write(Word::next(head, cursor, &next), ());
             }
         }
@@ -743,9 +789,9 @@ impl<'a> Engine<'a> {
                 debug_assert!(false, "a claim of a current word lost its slot");
                 continue;
             };
-            if model::in_window(self.occupant.config, at, now) {
+            if model::in_window(self.config(), at, now) {
                 counted += 1;
-            } else if !model::could_open(self.occupant.config, counted + unread + 1) {
+            } else if !model::could_open(self.config(), counted + unread + 1) {
                 return Ok(counted);
             }
         }

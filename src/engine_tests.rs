@@ -15,13 +15,16 @@ use crate::verdict::Verdict;
 /// threads), on a mock clock at zero.
 fn engine(config: &Config) -> (Engine<'static>, Arc<Mock>) {
     let (clock, mock) = Clock::mock();
+    let config = crate::config::intern(config.clone());
+    let (slot, tag) = Slot::take(config);
     let occupant = Arc::new(Occupant::new(
-        crate::config::intern(config.clone()),
+        config,
+        tag,
         crate::clock::Time::new(Some(clock), false),
         crate::names::Names::new("fuse", None, "test", None),
         crate::events::Events::default(),
     ));
-    let slot = Slot::take(&occupant);
+    slot.occupy(&occupant);
     let occupant: &'static Arc<Occupant> = Box::leak(Box::new(occupant));
     (Engine::new(slot, occupant), mock)
 }
@@ -303,4 +306,35 @@ fn failure_slots_left_by_an_old_closed_epoch_never_block_a_failure() {
 #[test]
 fn a_slot_is_two_hundred_and_fifty_six_bytes() {
     assert_eq!(std::mem::size_of::<Slot>(), 256);
+}
+
+/// A freed slot waits for a circuit of its own configuration: a permit
+/// reads the configuration from the slot, so it never changes under one.
+#[test]
+fn a_slot_is_reused_only_by_a_circuit_of_its_configuration() {
+    use crate::fuse::Fuse;
+    // Thresholds no other test uses: no other circuit takes these slots.
+    let config = |threshold| {
+        Config::builder()
+            .failure_threshold(threshold)
+            .build()
+            .unwrap()
+    };
+    let first = Fuse::new("first", config(77));
+    let (slot, tag) = (std::ptr::from_ref(first.slot()), first.tag());
+    drop(first);
+    let other = Fuse::new("other", config(78));
+    assert_ne!(
+        std::ptr::from_ref(other.slot()),
+        slot,
+        "another configuration"
+    );
+    let again = Fuse::new("again", config(77));
+    assert_eq!(
+        std::ptr::from_ref(again.slot()),
+        slot,
+        "the freed slot, reused"
+    );
+    assert_ne!(again.tag(), tag, "a circuit of its own in the slot");
+    assert_eq!(again.slot().config().failure_threshold(), 77);
 }

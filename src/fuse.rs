@@ -92,11 +92,11 @@ impl Fuse {
         self.slot
     }
 
-    /// The address of the circuit's occupant: how an owned permit tells
-    /// its own circuit from a later one in the same slot.
+    /// The circuit's tag in its slot: how an owned permit tells its own
+    /// circuit from a later one in the same slot.
     #[inline]
-    pub(crate) fn occupant_id(&self) -> usize {
-        Arc::as_ptr(&self.occupant) as usize
+    pub(crate) fn tag(&self) -> u32 {
+        self.occupant.tag()
     }
 
     /// How many writes the circuit's state word and `opened` record have
@@ -463,14 +463,18 @@ impl FuseBuilder {
             own: Listeners::default(),
             shared: self.listeners,
         };
+        let config = crate::config::intern(config);
+        let (slot, tag) = Slot::take(config);
         let occupant = Arc::new(Occupant::new(
-            crate::config::intern(config),
+            config,
+            tag,
             Time::new(self.clock, self.coarse_clock),
             names,
             events,
         ));
+        slot.occupy(&occupant);
         Fuse {
-            slot: Slot::take(&occupant),
+            slot,
             occupant,
             used: crate::sync::UseMark::default(),
         }

@@ -69,14 +69,29 @@ pub(crate) enum PermitKind {
 
 /// A granted permit: its kind and the epoch that granted it, in one word
 /// (the epoch shifted left by one, the low bit set for a probe), so that an
-/// [`Admission`] is a pair of scalars and travels in registers.
+/// [`Admission`] is a pair of scalars and travels in registers. The upper
+/// 32 bits are free: an owned permit keeps its circuit's tag there
+/// ([`with_tag`](Self::with_tag)), and is two words.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Grant(u64);
+
+const _: () = assert!(Epoch::BITS < u32::BITS);
 
 impl Grant {
     pub(crate) const fn new(kind: PermitKind, epoch: Epoch) -> Self {
         let probe = matches!(kind, PermitKind::Probe) as u64;
         Grant(((epoch.get() as u64) << 1) | probe)
+    }
+
+    /// This grant and `tag` in one word.
+    pub(crate) const fn with_tag(self, tag: u32) -> u64 {
+        self.0 | ((tag as u64) << 32)
+    }
+
+    /// The grant and the tag of a word from [`with_tag`](Self::with_tag).
+    #[allow(clippy::cast_possible_truncation)] // the two halves of the word
+    pub(crate) const fn and_tag(word: u64) -> (Grant, u32) {
+        (Grant(word & u32::MAX as u64), (word >> 32) as u32)
     }
 
     pub(crate) const fn kind(self) -> PermitKind {

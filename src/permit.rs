@@ -50,10 +50,7 @@ impl Fuse {
         let grant = self.admit()?;
         Ok(OwnedPermit {
             slot: self.slot(),
-            config: self.engine().config(),
-            occupant: self.occupant_id(),
-            grant,
-            done: false,
+            grant: grant.with_tag(self.tag()),
         })
     }
 
@@ -215,22 +212,25 @@ impl Drop for Permit<'_> {
 #[must_use = "a permit dropped without a verdict is an ignore verdict"]
 pub struct OwnedPermit {
     slot: &'static Slot,
-    config: &'static Config,
-    /// Which circuit of the slot this permit belongs to.
-    occupant: usize,
-    grant: Grant,
-    done: bool,
+    /// The grant, and which circuit of the slot this permit belongs to
+    /// (`Grant::with_tag`).
+    grant: u64,
 }
 
+// Two words: it is moved with every future that holds one.
+const _: () = assert!(std::mem::size_of::<OwnedPermit>() <= 2 * std::mem::size_of::<usize>());
+
 impl OwnedPermit {
-    /// Gives the verdict, once.
+    /// Gives the verdict (once: `conclude` forgets the permit after it, and
+    /// only `drop` calls it otherwise).
     #[inline]
-    fn end(&mut self, verdict: Verdict) {
-        if !self.done {
-            self.done = true;
-            self.slot
-                .verdict(self.config, self.grant, verdict, self.occupant);
-        }
+    fn end(&self, verdict: Verdict) {
+        let (grant, tag) = Grant::and_tag(self.grant);
+        self.slot.verdict(grant, verdict, tag);
+    }
+
+    fn grant(&self) -> Grant {
+        Grant::and_tag(self.grant).0
     }
 
     /// Ends the permit with `verdict` (see [`Permit::conclude`]).
@@ -243,8 +243,11 @@ impl OwnedPermit {
     /// # Ok::<(), fuse_breaker::OpenError>(())
     /// ```
     #[inline]
-    pub fn conclude(mut self, verdict: Verdict) {
+    pub fn conclude(self, verdict: Verdict) {
         self.end(verdict);
+        // Concluded: no ignore verdict on drop (the permit owns nothing to
+        // free).
+        std::mem::forget(self);
     }
 
     /// The call succeeded (see [`Permit::success`]).
@@ -292,7 +295,7 @@ impl OwnedPermit {
     /// # Ok::<(), fuse_breaker::OpenError>(())
     /// ```
     pub fn is_probe(&self) -> bool {
-        self.grant.kind() == PermitKind::Probe
+        self.grant().kind() == PermitKind::Probe
     }
 
     /// The configuration of the circuit this permit belongs to (to
@@ -304,8 +307,9 @@ impl OwnedPermit {
     /// assert_eq!(permit.config().failure_threshold(), 8);
     /// # Ok::<(), fuse_breaker::OpenError>(())
     /// ```
+    #[inline]
     pub fn config(&self) -> &'static Config {
-        self.config
+        self.slot.config()
     }
 }
 
@@ -320,7 +324,7 @@ impl fmt::Debug for OwnedPermit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OwnedPermit")
             .field("probe", &self.is_probe())
-            .field("epoch", &self.grant.epoch())
+            .field("epoch", &self.grant().epoch())
             .finish_non_exhaustive()
     }
 }

@@ -125,8 +125,9 @@ impl UseMark {
     }
 }
 
-/// A count the registry keeps of its retirements and overflows, read by
-/// its accessors. Relaxed: a statistic; nothing is ordered by it.
+/// A count nothing is ordered by (Relaxed): the registry's retirements and
+/// overflows, read by its accessors, and a slot's occupancies (taken under
+/// the lock of the free slots, or by the slot's first circuit).
 #[derive(Debug, Default)]
 pub(crate) struct Tally(core::sync::atomic::AtomicU64);
 
