@@ -1,0 +1,4 @@
+//! Shared stores (SPEC §8): one circuit under one key, for every process
+//! that uses the key.
+
+pub(crate) mod stored;

@@ -1,0 +1,232 @@
+//! A circuit as a shared store keeps it (SPEC §8): the rules of
+//! [`model`](crate::model) over a plain snapshot, plus what a fleet needs
+//! besides them: a generation chosen when the key is created (so that the
+//! epochs of a key never repeat, across resets and expiry too), epochs
+//! counted in 64 bits, and a lease on every probe.
+//!
+//! Pure: the store's time, the lease length and the random numbers are
+//! given. Each step says whether it changed the snapshot, so that a store
+//! writes nothing when nothing changed.
+
+use std::convert::Infallible;
+
+use crate::config::Config;
+use crate::epoch::Epoch;
+use crate::model::{self, Admission, Effect, Grant, Head, PermitKind};
+use crate::snapshot::{Snapshot, State};
+use crate::verdict::Verdict;
+
+/// One probe in flight: granted under lease `id`, counted as an ignore
+/// verdict once the store's time reaches `until`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Lease {
+    pub(crate) id: u64,
+    pub(crate) until: u64,
+}
+
+/// A circuit under one key. Times are nanoseconds since the Unix epoch on
+/// the store's clock.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Stored {
+    /// Chosen at random when the key was created.
+    pub(crate) generation: u64,
+    /// State changes in this generation (the head carries its low bits).
+    pub(crate) epoch: u64,
+    pub(crate) head: Head,
+    /// When the circuit last opened (meaningful while open or half-open).
+    pub(crate) opened_at: u64,
+    /// Counted failures since the last clear, oldest first.
+    pub(crate) failures: Vec<u64>,
+    /// The probes in flight while half-open (as many as `head.inflight`).
+    pub(crate) leases: Vec<Lease>,
+}
+
+/// A permit granted through a store: whose it is, down to the lease of a
+/// probe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Ticket {
+    pub(crate) generation: u64,
+    pub(crate) epoch: u64,
+    pub(crate) grant: Grant,
+    /// The probe's lease (`None` for a closed permit).
+    pub(crate) lease: Option<u64>,
+}
+
+impl Ticket {
+    /// Whether this permit is a half-open probe.
+    pub(crate) fn is_probe(&self) -> bool {
+        self.grant.kind() == PermitKind::Probe
+    }
+}
+
+/// The answer to an admission through a store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Entry {
+    /// The call may run under this permit.
+    Granted(Ticket),
+    /// The call is rejected; the circuit may admit again after this many
+    /// nanoseconds (0: when a probe finishes).
+    Rejected { retry_after: u64 },
+}
+
+/// What a store needs from outside to take a step: the store's time, the
+/// length of a probe's lease and a random number for a new lease.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct At {
+    pub(crate) now: u64,
+    pub(crate) lease: u64,
+    pub(crate) lease_id: u64,
+}
+
+impl Stored {
+    /// A fresh closed circuit: a key that was absent or expired.
+    pub(crate) fn fresh(generation: u64) -> Self {
+        Stored {
+            generation,
+            epoch: 0,
+            head: Head::closed(Epoch::new(0)),
+            opened_at: 0,
+            failures: Vec::new(),
+            leases: Vec::new(),
+        }
+    }
+
+    /// Admission at `at.now`. Expired leases end first, as ignore verdicts.
+    pub(crate) fn acquire(&mut self, config: &Config, at: At) -> (Entry, bool) {
+        let mut changed = self.expire(config, at.now);
+        let opened = || Ok::<_, Infallible>(self.opened_at);
+        let Ok((admission, next)) = model::acquire(config, self.head, opened, || at.now);
+        if let Some(next) = next {
+            self.set(next, at.now);
+            changed = true;
+        }
+        let entry = match admission {
+            Admission::Granted(grant) => {
+                let lease = (grant.kind() == PermitKind::Probe).then(|| {
+                    self.leases.push(Lease {
+                        id: at.lease_id,
+                        until: at.now.saturating_add(at.lease),
+                    });
+                    at.lease_id
+                });
+                Entry::Granted(Ticket {
+                    generation: self.generation,
+                    epoch: self.epoch,
+                    grant,
+                    lease,
+                })
+            }
+            Admission::Rejected { retry_after } => Entry::Rejected { retry_after },
+        };
+        (entry, changed)
+    }
+
+    /// The verdict of `ticket` at `now`: stale when the ticket is of
+    /// another generation or epoch, or a probe whose lease has ended.
+    pub(crate) fn verdict(
+        &mut self,
+        config: &Config,
+        ticket: &Ticket,
+        verdict: Verdict,
+        now: u64,
+    ) -> bool {
+        let mut changed = self.expire(config, now);
+        if ticket.generation != self.generation || ticket.epoch != self.epoch {
+            return changed;
+        }
+        if let Some(id) = ticket.lease {
+            let Some(at) = self.leases.iter().position(|lease| lease.id == id) else {
+                return changed;
+            };
+            self.leases.remove(at);
+            changed = true;
+        }
+        match model::verdict(config, self.head, ticket.grant, verdict) {
+            Effect::Stale | Effect::Nothing => {}
+            Effect::ClearFailures => {
+                if !self.failures.is_empty() {
+                    self.failures.clear();
+                    changed = true;
+                }
+            }
+            Effect::RecordFailure => {
+                self.failures.push(now);
+                self.failures
+                    .retain(|&at| model::in_window(config, at, now));
+                let counted = u32::try_from(self.failures.len()).unwrap_or(u32::MAX);
+                if let Some(open) = model::tally(config, self.head, ticket.grant, counted) {
+                    self.set(open, now);
+                }
+                changed = true;
+            }
+            Effect::Move(next) => {
+                self.set(next, now);
+                changed = true;
+            }
+        }
+        changed
+    }
+
+    /// `force_open` at `now`.
+    pub(crate) fn force_open(&mut self, now: u64) {
+        self.set(model::force_open(self.head), now);
+    }
+
+    /// `force_closed`.
+    pub(crate) fn force_closed(&mut self) {
+        self.set(model::force_closed(self.head), 0);
+    }
+
+    /// The snapshot at `now` (times since the Unix epoch).
+    pub(crate) fn snapshot(&self, config: &Config, now: u64) -> Snapshot {
+        model::snapshot(
+            config,
+            &self.head,
+            self.opened_at,
+            self.failures.iter().copied(),
+            now,
+        )
+    }
+
+    /// The state.
+    pub(crate) fn state(&self) -> State {
+        self.head.state
+    }
+
+    /// Ends the leases that expired by `now`, each as a probe's ignore
+    /// verdict.
+    fn expire(&mut self, config: &Config, now: u64) -> bool {
+        let before = self.leases.len();
+        let expired = self
+            .leases
+            .iter()
+            .filter(|lease| lease.until <= now)
+            .count();
+        self.leases.retain(|lease| lease.until > now);
+        for _ in 0..expired {
+            let probe = Grant::new(PermitKind::Probe, self.head.epoch);
+            if let Effect::Move(next) = model::verdict(config, self.head, probe, Verdict::Ignore) {
+                self.set(next, now);
+            }
+        }
+        self.leases.len() != before
+    }
+
+    /// Moves to `next` at `now`: a new epoch clears the failures and the
+    /// leases, and an opening happens at `now`.
+    fn set(&mut self, next: Head, now: u64) {
+        if next.epoch != self.head.epoch {
+            self.epoch = self.epoch.wrapping_add(1);
+            self.failures.clear();
+            self.leases.clear();
+            if next.state == State::Open {
+                self.opened_at = now;
+            }
+        }
+        self.head = next;
+    }
+}
+
+#[cfg(test)]
+#[path = "stored_tests.rs"]
+mod tests;
