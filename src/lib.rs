@@ -107,8 +107,8 @@ mod run;
 #[cfg(feature = "config-file")]
 mod settings;
 mod snapshot;
-#[cfg(test)]
-mod store;
+#[cfg(feature = "store")]
+pub mod store;
 mod sync;
 #[cfg(feature = "metrics")]
 mod telemetry;

@@ -47,6 +47,12 @@ impl Head {
         Head::new(State::Open, epoch)
     }
 
+    /// A half-open circuit in the given epoch, with no probes yet.
+    #[inline]
+    pub(crate) const fn half_open(epoch: Epoch) -> Self {
+        Head::new(State::HalfOpen, epoch)
+    }
+
     #[inline]
     const fn new(state: State, epoch: Epoch) -> Self {
         Head {

@@ -126,12 +126,19 @@ impl UseMark {
 }
 
 /// A count nothing is ordered by (Relaxed): the registry's retirements and
-/// overflows, read by its accessors, and a slot's occupancies (taken under
-/// the lock of the free slots, or by the slot's first circuit).
+/// overflows, read by its accessors, a slot's occupancies (taken under the
+/// lock of the free slots, or by the slot's first circuit), and the counter
+/// behind the stores' random numbers (which only has to differ between
+/// calls).
 #[derive(Debug, Default)]
 pub(crate) struct Tally(core::sync::atomic::AtomicU64);
 
 impl Tally {
+    /// A count at zero (for statics).
+    pub(crate) const fn new() -> Self {
+        Tally(core::sync::atomic::AtomicU64::new(0))
+    }
+
     /// Adds `n`; the count before.
     pub(crate) fn add(&self, n: u64) -> u64 {
         self.0.fetch_add(n, Ordering::Relaxed)

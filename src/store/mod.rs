@@ -1,4 +1,125 @@
-//! Shared stores (SPEC §8): one circuit under one key, for every process
-//! that uses the key.
+//! Shared stores (SPEC §8, feature `store`): one circuit under one key, for
+//! every process that uses the key.
+//!
+//! A [`SharedFuse`] keeps its circuit in a [`Store`]: every admission and
+//! verdict reads the payload under the circuit's key with the store's
+//! time, runs the crate's rules on it, and, when they changed something,
+//! writes the result back with a compare-and-set against the payload it
+//! read (so two processes never both win a transition, never exceed the
+//! probe limit together and never lose a counted failure). Nothing is
+//! written when nothing changed, and no lock is held across the protected
+//! call. Probes carry a lease: a process that dies mid-probe frees its slot
+//! when the lease ends.
+//!
+//! The payload is JSON that milon/fuse reads and writes too (its five
+//! fields, plus this crate's under `fuse`), so a PHP service and a Rust one
+//! can protect one dependency through one key.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use fuse_breaker::store::{MemoryStore, SharedFuse};
+//! use fuse_breaker::{Config, State};
+//!
+//! # futures::executor::block_on(async {
+//! let store = Arc::new(MemoryStore::new());
+//! let config = Config::builder().failure_threshold(2).build()?;
+//! // Two processes' circuits for one dependency: one circuit.
+//! let here = SharedFuse::builder("billing", store.clone()).config(config.clone()).build();
+//! let there = SharedFuse::builder("billing", store).config(config).build();
+//! here.try_acquire().await?.failure().await?;
+//! there.try_acquire().await?.failure().await?;
+//! assert_eq!(here.state().await?, State::Open);
+//! assert!(there.try_acquire().await.is_err());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
 
-pub(crate) mod stored;
+mod error;
+mod memory;
+mod payload;
+mod permit;
+mod random;
+mod shared;
+mod stored;
+
+use std::fmt;
+use std::time::Duration;
+
+pub use error::{Error, Refusal, StoreError};
+pub use memory::MemoryStore;
+pub use payload::PayloadError;
+pub use permit::SharedPermit;
+pub use shared::{Fallback, SharedFuse, SharedFuseBuilder};
+
+/// What a store answered to a read: the payload under the key (`None` when
+/// absent or expired) and the store's time, since the Unix epoch.
+///
+/// ```
+/// use std::time::Duration;
+/// let loaded = fuse_breaker::store::Loaded { payload: None, now: Duration::from_secs(1_700_000_000) };
+/// assert!(loaded.payload.is_none());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Loaded {
+    /// The payload, as written.
+    pub payload: Option<Vec<u8>>,
+    /// The store's clock, since the Unix epoch.
+    pub now: Duration,
+}
+
+/// What a store answered to a compare-and-set.
+///
+/// ```
+/// use fuse_breaker::store::Swap;
+/// assert_eq!(Swap::Written, Swap::Written);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Swap {
+    /// The key held the expected payload; it now holds the new one.
+    Written,
+    /// The key held something else: what it holds now, and the store's
+    /// time (one round trip saved on the retry).
+    Changed(Loaded),
+}
+
+/// A store of payloads under keys, with a clock of its own: what a
+/// [`SharedFuse`] needs from Redis, a database or memory. It knows no rule
+/// of the circuit: it reads, and it compares and sets.
+///
+/// Implementations must make [`swap`](Self::swap) atomic: of two swaps
+/// that expect the same payload, at most one writes.
+///
+/// ```
+/// use fuse_breaker::store::{Loaded, MemoryStore, Store, Swap};
+/// use std::time::Duration;
+///
+/// # futures::executor::block_on(async {
+/// let store = MemoryStore::new();
+/// let ttl = Duration::from_secs(60);
+/// assert_eq!(store.swap("fuse:a", None, b"{}", ttl).await?, Swap::Written);
+/// // A second writer that also saw the key absent loses.
+/// assert!(matches!(store.swap("fuse:a", None, b"[]", ttl).await?, Swap::Changed(_)));
+/// assert_eq!(store.load("fuse:a").await?.payload.as_deref(), Some(&b"{}"[..]));
+/// # Ok::<(), fuse_breaker::store::StoreError>(())
+/// # }).unwrap();
+/// ```
+#[async_trait::async_trait]
+pub trait Store: Send + Sync + fmt::Debug + 'static {
+    /// Where the store is, for errors and events (`redis://127.0.0.1:6379`;
+    /// no password).
+    fn name(&self) -> &str;
+
+    /// The payload under `key` and the store's time.
+    async fn load(&self, key: &str) -> Result<Loaded, StoreError>;
+
+    /// Writes `new` under `key`, to expire after `ttl`, if the key holds
+    /// `expected` (`None`: the key is absent or expired); otherwise
+    /// returns what it holds.
+    async fn swap(
+        &self,
+        key: &str,
+        expected: Option<&[u8]>,
+        new: &[u8],
+        ttl: Duration,
+    ) -> Result<Swap, StoreError>;
+}

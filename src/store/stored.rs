@@ -69,17 +69,38 @@ pub(crate) enum Entry {
     Rejected { retry_after: u64 },
 }
 
-/// What a store needs from outside to take a step: the store's time, the
-/// length of a probe's lease and a random number for a new lease.
+/// What an admission needs from outside: the store's time, the length of
+/// a probe's lease, and random numbers for a new lease and for the key's
+/// generation if this admission is the key's first write.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct At {
     pub(crate) now: u64,
     pub(crate) lease: u64,
     pub(crate) lease_id: u64,
+    pub(crate) generation: u64,
 }
 
 impl Stored {
-    /// A fresh closed circuit: a key that was absent or expired.
+    /// The circuit of a key that is absent or expired: fresh and closed,
+    /// of no generation yet (0). Its first write names one; a closed
+    /// permit granted before that belongs to the first closed epoch of
+    /// whichever generation the key then has, since nothing moved the
+    /// circuit meanwhile.
+    pub(crate) fn absent() -> Self {
+        Stored::fresh(0)
+    }
+
+    /// What `reset` writes: a fresh closed circuit in a new generation,
+    /// past the first epoch, so that no permit granted before, not even
+    /// one granted while the key was absent, counts in it.
+    pub(crate) fn reset(generation: u64) -> Self {
+        let mut stored = Stored::fresh(generation);
+        stored.epoch = 1;
+        stored.head = Head::closed(Epoch::new(1));
+        stored
+    }
+
+    /// A fresh closed circuit of generation `generation`.
     pub(crate) fn fresh(generation: u64) -> Self {
         Stored {
             generation,
@@ -99,6 +120,11 @@ impl Stored {
         if let Some(next) = next {
             self.set(next, at.now);
             changed = true;
+        }
+        if changed && self.generation == 0 {
+            // The key's first write names its generation; the permit
+            // granted with it carries the name.
+            self.generation = at.generation;
         }
         let entry = match admission {
             Admission::Granted(grant) => {
@@ -131,7 +157,7 @@ impl Stored {
         now: u64,
     ) -> bool {
         let mut changed = self.expire(config, now);
-        if ticket.generation != self.generation || ticket.epoch != self.epoch {
+        if !self.owns(ticket) {
             return changed;
         }
         if let Some(id) = ticket.lease {
@@ -165,6 +191,14 @@ impl Stored {
             }
         }
         changed
+    }
+
+    /// Whether `ticket` was granted by this circuit as it is now (its
+    /// generation, or none while the key was absent, and its epoch).
+    fn owns(&self, ticket: &Ticket) -> bool {
+        let generation =
+            ticket.generation == self.generation || (ticket.generation == 0 && self.epoch == 0);
+        generation && ticket.epoch == self.epoch
     }
 
     /// `force_open` at `now`.

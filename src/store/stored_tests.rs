@@ -23,6 +23,7 @@ fn at(now: u64, lease: u64, lease_id: u64) -> At {
         now,
         lease,
         lease_id,
+        generation: 1000 + lease_id,
     }
 }
 
@@ -224,4 +225,54 @@ fn epochs_count_past_the_engine_s_thirty_bits() {
     assert_eq!(stored.epoch, (1 << 30) + 1);
     let ticket = granted(stored.acquire(&config, at(2 * SEC, SEC, 1)).0);
     assert_eq!(ticket.epoch, (1 << 30) + 1);
+}
+
+#[test]
+fn a_closed_permit_of_an_absent_key_counts_in_the_generation_its_first_write_names() {
+    let config = config(2, 1);
+    let now = 1_700_000_000 * SEC;
+    let mut absent = Stored::absent();
+    let (entry, changed) = absent.acquire(&config, at(now, SEC, 1));
+    assert!(!changed, "nothing written for a closed admission");
+    let early = granted(entry);
+    assert_eq!(early.generation, 0);
+    // Another process's failure created the key, naming its generation.
+    let mut created = Stored::absent();
+    let other = granted(created.acquire(&config, at(now, SEC, 2)).0);
+    assert!(created.verdict(&config, &other, Verdict::Failure, now));
+    created.generation = 77;
+    // The early permit's failure is the second one: the circuit opens.
+    assert!(created.verdict(&config, &early, Verdict::Failure, now + 1));
+    assert_eq!(created.state(), State::Open);
+}
+
+#[test]
+fn after_a_reset_no_earlier_permit_counts() {
+    let config = config(1, 1);
+    let now = 1_700_000_000 * SEC;
+    let early = granted(Stored::absent().acquire(&config, at(now, SEC, 1)).0);
+    let mut stored = Stored::fresh(5);
+    let before = granted(stored.acquire(&config, at(now, SEC, 2)).0);
+    let mut stored = Stored::reset(6);
+    for ticket in [early, before] {
+        assert!(!stored.verdict(&config, &ticket, Verdict::Failure, now));
+    }
+    assert_eq!(stored.state(), State::Closed);
+}
+
+#[test]
+fn the_admission_that_first_writes_a_key_names_its_generation_in_its_permit() {
+    let config = config(1, 1);
+    let now = 1_700_000_000 * SEC;
+    // As read from a payload milon/fuse wrote: open, no generation.
+    let mut stored = Stored::absent();
+    stored.force_open(now - 30 * SEC);
+    stored.generation = 0;
+    let (entry, changed) = stored.acquire(&config, at(now, SEC, 5));
+    assert!(changed);
+    let probe = granted(entry);
+    assert_eq!(probe.generation, 1005);
+    assert_eq!(stored.generation, 1005);
+    assert!(stored.verdict(&config, &probe, Verdict::Success, now));
+    assert_eq!(stored.state(), State::Closed);
 }

@@ -1,0 +1,198 @@
+//! The errors of shared circuits: a store that did not answer or holds
+//! something unreadable, a refused admission, a protected call's error.
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::payload::PayloadError;
+use crate::error::OpenError;
+
+/// A store that could not be used: unreachable, or holding a payload that
+/// is not a circuit under the key.
+///
+/// ```
+/// use fuse_breaker::store::StoreError;
+/// let err = StoreError::unreachable("redis://127.0.0.1:6379", "connection refused");
+/// assert!(err.is_unreachable());
+/// assert_eq!(err.to_string(), "store redis://127.0.0.1:6379 unreachable: connection refused");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreError {
+    store: Arc<str>,
+    kind: Kind,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Kind {
+    Unreachable(String),
+    Payload(PayloadError),
+}
+
+impl StoreError {
+    /// The store `store` did not answer (or answered with an error of its
+    /// own): what a [`Store`](super::Store) implementation returns for a
+    /// failed round trip. The fallback decides while it lasts.
+    ///
+    /// ```
+    /// let err = fuse_breaker::store::StoreError::unreachable("memory", "stopped");
+    /// assert_eq!(err.store(), "memory");
+    /// ```
+    pub fn unreachable(store: &str, reason: impl fmt::Display) -> Self {
+        StoreError {
+            store: store.into(),
+            kind: Kind::Unreachable(reason.to_string()),
+        }
+    }
+
+    pub(crate) fn payload(store: &str, err: PayloadError) -> Self {
+        StoreError {
+            store: store.into(),
+            kind: Kind::Payload(err),
+        }
+    }
+
+    /// The store's name.
+    ///
+    /// ```
+    /// let err = fuse_breaker::store::StoreError::unreachable("redis://cache:6379", "timeout");
+    /// assert_eq!(err.store(), "redis://cache:6379");
+    /// ```
+    pub fn store(&self) -> &str {
+        &self.store
+    }
+
+    /// Whether the store did not answer (rather than holding an unreadable
+    /// payload).
+    ///
+    /// ```
+    /// assert!(fuse_breaker::store::StoreError::unreachable("memory", "down").is_unreachable());
+    /// ```
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self.kind, Kind::Unreachable(_))
+    }
+
+    /// The unreadable payload, if that is what this is.
+    ///
+    /// ```
+    /// assert!(fuse_breaker::store::StoreError::unreachable("memory", "down").payload_error().is_none());
+    /// ```
+    pub fn payload_error(&self) -> Option<&PayloadError> {
+        match &self.kind {
+            Kind::Payload(err) => Some(err),
+            Kind::Unreachable(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            Kind::Unreachable(reason) => write!(f, "store {} unreachable: {reason}", self.store),
+            Kind::Payload(err) => write!(f, "store {}: {err}", self.store),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            Kind::Payload(err) => Some(err),
+            Kind::Unreachable(_) => None,
+        }
+    }
+}
+
+/// Why a shared circuit refused a call: it is open, or its store could not
+/// decide (unreachable with the `reject` fallback, or an unreadable
+/// payload).
+///
+/// ```
+/// use fuse_breaker::store::{Refusal, StoreError};
+/// let refusal = Refusal::Store(StoreError::unreachable("memory", "down"));
+/// assert!(refusal.open_error().is_none());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The circuit is open (or its probes are all taken).
+    Open(OpenError),
+    /// The store could not decide.
+    Store(StoreError),
+}
+
+impl Refusal {
+    /// The [`OpenError`], when the circuit was open.
+    ///
+    /// ```
+    /// let refusal = fuse_breaker::store::Refusal::Store(
+    ///     fuse_breaker::store::StoreError::unreachable("memory", "down"));
+    /// assert!(refusal.open_error().is_none());
+    /// ```
+    pub fn open_error(&self) -> Option<&OpenError> {
+        match self {
+            Refusal::Open(err) => Some(err),
+            Refusal::Store(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::Open(err) => err.fmt(f),
+            Refusal::Store(err) => err.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for Refusal {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Refusal::Open(err) => Some(err),
+            Refusal::Store(err) => Some(err),
+        }
+    }
+}
+
+impl From<StoreError> for Refusal {
+    fn from(err: StoreError) -> Self {
+        Refusal::Store(err)
+    }
+}
+
+/// The error of a call protected by a shared circuit: refused, or the call
+/// itself failed.
+///
+/// ```
+/// use fuse_breaker::store::{Error, MemoryStore, SharedFuse};
+/// # futures::executor::block_on(async {
+/// let fuse = SharedFuse::builder("billing", std::sync::Arc::new(MemoryStore::new())).build();
+/// let out: Result<(), Error<std::io::Error>> =
+///     fuse.run_async(async { Err(std::io::Error::other("declined")) }).await;
+/// assert!(matches!(out, Err(Error::Inner(_))));
+/// # });
+/// ```
+#[derive(Debug)]
+pub enum Error<E> {
+    /// The circuit refused the call; it did not run.
+    Refused(Refusal),
+    /// The call ran and returned this error.
+    Inner(E),
+}
+
+impl<E: fmt::Display> fmt::Display for Error<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Refused(refusal) => refusal.fmt(f),
+            Error::Inner(err) => err.fmt(f),
+        }
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for Error<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Refused(refusal) => Some(refusal),
+            Error::Inner(err) => Some(err),
+        }
+    }
+}

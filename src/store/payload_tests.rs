@@ -1,0 +1,173 @@
+use super::*;
+use proptest::prelude::*;
+
+const SEC: u64 = NANOS_PER_SEC;
+
+const FRESH: Fresh = Fresh {
+    lease_until: 1_700_000_100 * SEC,
+};
+
+fn stored() -> impl Strategy<Value = Stored> {
+    let micros = (1_600_000_000_000_000u64..1_800_000_000_000_000).prop_map(|us| us * 1_000);
+    (
+        prop_oneof![
+            Just(State::Closed),
+            Just(State::Open),
+            Just(State::HalfOpen)
+        ],
+        any::<u64>(),
+        any::<u64>(),
+        micros.clone(),
+        prop::collection::vec(micros.clone(), 0..8),
+        prop::collection::vec((any::<u64>(), micros), 0..4),
+        0u32..4,
+    )
+        .prop_map(
+            |(state, generation, epoch, opened_at, failures, leases, successes)| {
+                let half_open = state == State::HalfOpen;
+                let leases: Vec<Lease> = if half_open {
+                    leases
+                        .into_iter()
+                        .map(|(id, until)| Lease { id, until })
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                let inflight = u32::try_from(leases.len()).unwrap_or(0);
+                Stored {
+                    generation,
+                    epoch,
+                    head: head(
+                        state,
+                        epoch,
+                        if half_open { successes } else { 0 },
+                        inflight,
+                    ),
+                    opened_at: if state == State::Closed { 0 } else { opened_at },
+                    failures: if state == State::Closed {
+                        failures
+                    } else {
+                        Vec::new()
+                    },
+                    leases,
+                }
+            },
+        )
+}
+
+proptest! {
+    /// What the crate writes it reads back unchanged (times in whole
+    /// microseconds, the payload's unit).
+    #[test]
+    fn a_written_payload_reads_back(stored in stored()) {
+        let bytes = write(&stored);
+        prop_assert_eq!(read("fuse:billing", &bytes, FRESH), Ok(stored));
+    }
+
+    /// Whatever the crate writes, milon/fuse finds its five fields, with
+    /// their types and meanings.
+    #[test]
+    fn milon_reads_its_five_fields_from_a_payload_of_ours(stored in stored()) {
+        let value: serde_json::Value = serde_json::from_slice(&write(&stored)).unwrap();
+        let state = value["state"].as_str().unwrap();
+        prop_assert_eq!(state, state_name(stored.head.state));
+        if stored.head.state == State::Closed {
+            prop_assert!(value["opened_at"].is_null());
+        } else {
+            prop_assert_eq!(value["opened_at"].as_u64(), Some(stored.opened_at / SEC));
+        }
+        let failures: Vec<u64> = value["failures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|at| at.as_u64().unwrap())
+            .collect();
+        let expected: Vec<u64> = stored.failures.iter().map(|at| at / SEC).collect();
+        prop_assert_eq!(failures, expected);
+        prop_assert_eq!(value["half_open_successes"].as_u64(), Some(u64::from(stored.head.successes)));
+        prop_assert_eq!(value["half_open_inflight"].as_u64(), Some(u64::from(stored.head.inflight)));
+    }
+
+    /// No payload makes reading panic.
+    #[test]
+    fn any_bytes_read_to_a_circuit_or_an_error(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
+        let _ = read("fuse:billing", &bytes, FRESH);
+    }
+}
+
+#[test]
+fn a_payload_milon_wrote_is_read_by_its_five_fields_in_a_new_generation() {
+    let open = br#"{"state":"open","opened_at":1700000000,"failures":[],"half_open_successes":0,"half_open_inflight":0}"#;
+    let stored = read("fuse:billing", open, FRESH).unwrap();
+    assert_eq!(stored.head.state, State::Open);
+    assert_eq!(stored.opened_at, 1_700_000_000 * SEC);
+    assert_eq!(
+        (stored.generation, stored.epoch),
+        (0, 0),
+        "unnamed, first epoch"
+    );
+
+    let closed = br#"{"state":"closed","opened_at":null,"failures":[1700000009,1700000003],"half_open_successes":0,"half_open_inflight":0}"#;
+    let stored = read("fuse:billing", closed, FRESH).unwrap();
+    assert_eq!(
+        stored.failures,
+        vec![1_700_000_003 * SEC, 1_700_000_009 * SEC]
+    );
+
+    let probing = br#"{"state":"half_open","opened_at":1700000000,"failures":[],"half_open_successes":1,"half_open_inflight":2}"#;
+    let stored = read("fuse:billing", probing, FRESH).unwrap();
+    assert_eq!((stored.head.successes, stored.head.inflight), (1, 2));
+    assert_eq!(stored.leases.len(), 2, "its probes hold leases");
+    assert!(
+        stored
+            .leases
+            .iter()
+            .all(|lease| lease.until == FRESH.lease_until)
+    );
+}
+
+#[test]
+fn a_payload_milon_wrote_over_ours_is_read_by_its_fields() {
+    let ours = Stored {
+        failures: vec![1_700_000_001 * SEC],
+        ..Stored::fresh(7)
+    };
+    let mut value: serde_json::Value = serde_json::from_slice(&write(&ours)).unwrap();
+    // milon/fuse read ours, recorded a failure and wrote its own fields,
+    // keeping ours as it found them.
+    value["failures"] = serde_json::json!([1_700_000_001u64, 1_700_000_002u64]);
+    let stored = read("fuse:billing", value.to_string().as_bytes(), FRESH).unwrap();
+    assert_eq!(stored.failures.len(), 2);
+    assert_eq!(stored.generation, 0, "a generation of its own");
+}
+
+#[test]
+fn an_unreadable_payload_is_an_error_naming_the_key() {
+    for (bytes, expected) in [
+        (&b"not json"[..], "expected ident"),
+        (&b"[1, 2]"[..], "invalid type"),
+        (&b"\"closed\""[..], "invalid type"),
+        (
+            &br#"{"state":"ajar","opened_at":null}"#[..],
+            "unknown state \"ajar\"",
+        ),
+        (
+            &br#"{"state":"open","opened_at":null}"#[..],
+            "opened_at is null",
+        ),
+        (
+            &br#"{"state":"half_open","opened_at":1,"half_open_inflight":4000000000}"#[..],
+            "half_open_inflight is 4000000000",
+        ),
+        (&br#"{"opened_at":null}"#[..], "missing field `state`"),
+    ] {
+        let err = read("fuse:billing", bytes, FRESH).unwrap_err();
+        assert_eq!(err.key(), "fuse:billing");
+        let text = err.to_string();
+        assert!(
+            text.starts_with("the payload under fuse:billing is not a circuit"),
+            "{text}"
+        );
+        assert!(text.contains(expected), "{text}");
+    }
+}

@@ -1,0 +1,169 @@
+//! [`SharedPermit`]: the right to run one call of a shared circuit.
+
+use std::fmt;
+
+use super::error::StoreError;
+use super::shared::SharedFuse;
+use super::stored::Ticket;
+use crate::permit::OwnedPermit;
+use crate::verdict::Verdict;
+
+/// Who granted a permit.
+pub(super) enum Held {
+    /// The store.
+    Store(Ticket),
+    /// The local circuit, while the store did not answer.
+    Local(OwnedPermit),
+    /// Nobody: the store did not answer and the fallback lets calls run.
+    Allowed,
+}
+
+/// The right to run one call of a [`SharedFuse`]. End it with
+/// [`success`](Self::success), [`failure`](Self::failure),
+/// [`ignore`](Self::ignore) or [`conclude`](Self::conclude) (each a round
+/// trip when the store granted it). A permit dropped without a verdict
+/// changes nothing; a probe's slot comes back when its lease ends.
+///
+/// ```
+/// use std::sync::Arc;
+/// use fuse_breaker::store::{MemoryStore, SharedFuse};
+///
+/// # futures::executor::block_on(async {
+/// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+/// let permit = fuse.try_acquire().await?;
+/// assert!(!permit.is_probe());
+/// permit.failure().await?;
+/// assert_eq!(fuse.snapshot().await?.failures.len(), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+#[must_use = "a permit dropped without a verdict records nothing"]
+pub struct SharedPermit<'a> {
+    fuse: &'a SharedFuse,
+    held: Held,
+}
+
+impl<'a> SharedPermit<'a> {
+    pub(super) fn new(fuse: &'a SharedFuse, held: Held) -> Self {
+        SharedPermit { fuse, held }
+    }
+
+    /// Whether this permit is a half-open probe (of the store's circuit,
+    /// or the local one's).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// # futures::executor::block_on(async {
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert!(!fuse.try_acquire().await.unwrap().is_probe());
+    /// # });
+    /// ```
+    pub fn is_probe(&self) -> bool {
+        match &self.held {
+            Held::Store(ticket) => ticket.is_probe(),
+            Held::Local(permit) => permit.is_probe(),
+            Held::Allowed => false,
+        }
+    }
+
+    /// Whether the store granted this permit (rather than the fallback).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// # futures::executor::block_on(async {
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert!(fuse.try_acquire().await.unwrap().from_store());
+    /// # });
+    /// ```
+    pub fn from_store(&self) -> bool {
+        matches!(self.held, Held::Store(_))
+    }
+
+    /// Ends the permit with `verdict`. `Ok` when the verdict was recorded
+    /// or was stale; the store's error when it could not be asked (the
+    /// verdict is then lost, and the store is marked unreachable).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// use fuse_breaker::Verdict;
+    /// # futures::executor::block_on(async {
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// fuse.try_acquire().await?.conclude(Verdict::Ignore).await?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn conclude(self, verdict: Verdict) -> Result<(), StoreError> {
+        match self.held {
+            Held::Store(ticket) => self.fuse.conclude_in_store(&ticket, verdict).await,
+            Held::Local(permit) => {
+                permit.conclude(verdict);
+                Ok(())
+            }
+            Held::Allowed => Ok(()),
+        }
+    }
+
+    /// The call succeeded.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// # futures::executor::block_on(async {
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// fuse.try_acquire().await?.success().await?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn success(self) -> Result<(), StoreError> {
+        self.conclude(Verdict::Success).await
+    }
+
+    /// The call failed with a counted failure.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// # futures::executor::block_on(async {
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// fuse.try_acquire().await?.failure().await?;
+    /// assert_eq!(fuse.snapshot().await?.failures.len(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn failure(self) -> Result<(), StoreError> {
+        self.conclude(Verdict::Failure).await
+    }
+
+    /// The call ended with an ignored error.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// # futures::executor::block_on(async {
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// fuse.try_acquire().await?.ignore().await?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn ignore(self) -> Result<(), StoreError> {
+        self.conclude(Verdict::Ignore).await
+    }
+}
+
+impl fmt::Debug for SharedPermit<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let from = match &self.held {
+            Held::Store(_) => "store",
+            Held::Local(_) => "local",
+            Held::Allowed => "allowed",
+        };
+        f.debug_struct("SharedPermit")
+            .field("key", &self.fuse.key())
+            .field("from", &from)
+            .field("probe", &self.is_probe())
+            .finish()
+    }
+}

@@ -1,0 +1,28 @@
+//! Random numbers for generations and lease ids: the standard library's
+//! per-process random hasher keys (seeded by the operating system) over a
+//! counter. Not for secrets; enough that two processes, or two lives of
+//! one key, never pick the same generation by accident.
+
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
+use std::sync::LazyLock;
+
+use crate::sync::Tally;
+
+/// A random 63-bit number (never zero).
+pub(crate) fn next() -> u64 {
+    static KEYS: LazyLock<RandomState> = LazyLock::new(RandomState::new);
+    static COUNT: Tally = Tally::new();
+    let n = COUNT.add(1);
+    (KEYS.hash_one(n) >> 1).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn numbers_differ_and_fit_in_63_bits() {
+        let numbers: std::collections::HashSet<u64> = (0..10_000).map(|_| super::next()).collect();
+        assert_eq!(numbers.len(), 10_000);
+        assert!(numbers.iter().all(|&n| n > 0 && n < 1 << 63));
+    }
+}

@@ -1,0 +1,798 @@
+//! [`SharedFuse`]: a circuit whose state lives in a [`Store`], and its
+//! builder.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::error::{Error, Refusal, StoreError};
+use super::payload::{self, Fresh};
+use super::permit::{Held, SharedPermit};
+use super::random;
+use super::stored::{At, Entry, Stored};
+use super::{Loaded, Store, Swap};
+use crate::classify::Classify;
+use crate::config::Config;
+use crate::error::OpenError;
+use crate::events::{Listener, Listeners};
+use crate::fuse::Fuse;
+use crate::model;
+use crate::names::Names;
+use crate::snapshot::{Snapshot, State};
+use crate::transition::{Reason, Transition};
+use crate::verdict::Verdict;
+
+/// How many compare-and-sets one step may lose to other writers before it
+/// gives up (each loss returns the key's new payload, so a retry costs one
+/// round trip).
+const MAX_CONFLICTS: u32 = 256;
+
+/// The first wait before a store that failed is tried again; it doubles
+/// with each failure in a row, up to [`MAX_BACKOFF`].
+const MIN_BACKOFF: Duration = Duration::from_millis(100);
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
+
+/// What decides while the store does not answer (SPEC §8).
+///
+/// ```
+/// assert_eq!(fuse_breaker::store::Fallback::default(), fuse_breaker::store::Fallback::Local);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Fallback {
+    /// An in-process circuit with the same key and configuration decides
+    /// until the store answers again.
+    #[default]
+    Local,
+    /// Calls run and nothing is recorded.
+    Allow,
+    /// Calls are refused with the store's error.
+    Reject,
+}
+
+/// A circuit shared through a [`Store`] by every process that uses its
+/// key: the surface of [`Fuse`], asynchronous (see the [module
+/// docs](super)).
+///
+/// ```
+/// use std::sync::Arc;
+/// use fuse_breaker::store::{MemoryStore, SharedFuse};
+///
+/// # futures::executor::block_on(async {
+/// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+/// let charged = fuse.run_async(async { Ok::<_, std::io::Error>("charged") }).await;
+/// assert_eq!(charged.ok(), Some("charged"));
+/// # });
+/// ```
+pub struct SharedFuse {
+    names: Names,
+    config: Config,
+    store: Arc<dyn Store>,
+    lease: Duration,
+    ttl: Duration,
+    fallback: Fallback,
+    /// Decides under [`Fallback::Local`] while the store does not answer.
+    local: Fuse,
+    listeners: Listeners,
+    health: Mutex<Health>,
+}
+
+/// Whether the store answered last time, and when to try it again.
+#[derive(Debug, Default)]
+struct Health {
+    down: Option<Down>,
+}
+
+#[derive(Debug)]
+struct Down {
+    error: StoreError,
+    retry_at: Instant,
+    backoff: Duration,
+}
+
+/// Builds a [`SharedFuse`]: its key's parts, configuration, lease and
+/// fallback.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use fuse_breaker::store::{Fallback, MemoryStore, SharedFuse};
+///
+/// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new()))
+///     .app("shop")
+///     .operation("charge")
+///     .lease(Duration::from_secs(10))
+///     .fallback(Fallback::Reject)
+///     .build();
+/// assert_eq!(fuse.key(), "fuse:shop:billing:charge");
+/// ```
+#[must_use]
+pub struct SharedFuseBuilder {
+    name: String,
+    app: Option<String>,
+    operation: Option<String>,
+    config: Config,
+    store: Arc<dyn Store>,
+    lease: Option<Duration>,
+    fallback: Fallback,
+}
+
+impl fmt::Debug for SharedFuseBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedFuseBuilder")
+            .field("name", &self.name)
+            .field("store", &self.store.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SharedFuseBuilder {
+    /// The app segment of the key.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).app("shop").build();
+    /// assert_eq!(fuse.key(), "fuse:shop:billing");
+    /// ```
+    pub fn app(mut self, app: impl Into<String>) -> Self {
+        self.app = Some(app.into());
+        self
+    }
+
+    /// The operation segment of the key.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).operation("refund").build();
+    /// assert_eq!(fuse.key(), "fuse:billing:refund");
+    /// ```
+    pub fn operation(mut self, operation: impl Into<String>) -> Self {
+        self.operation = Some(operation.into());
+        self
+    }
+
+    /// The configuration (every process sharing the key should use the
+    /// same one).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let config = fuse_breaker::Config::builder().failure_threshold(3).build()?;
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).config(config).build();
+    /// assert_eq!(fuse.config().failure_threshold(), 3);
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// How long a probe holds its slot without a verdict before it counts
+    /// as an ignore verdict (default: the open duration).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use std::time::Duration;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new()))
+    ///     .lease(Duration::from_secs(5))
+    ///     .build();
+    /// assert_eq!(fuse.lease(), Duration::from_secs(5));
+    /// ```
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = Some(lease);
+        self
+    }
+
+    /// What decides while the store does not answer (default
+    /// [`Fallback::Local`]).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{Fallback, MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new()))
+    ///     .fallback(Fallback::Allow)
+    ///     .build();
+    /// assert_eq!(fuse.fallback(), Fallback::Allow);
+    /// ```
+    pub fn fallback(mut self, fallback: Fallback) -> Self {
+        self.fallback = fallback;
+        self
+    }
+
+    /// The shared circuit.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert_eq!(fuse.name(), "billing");
+    /// ```
+    pub fn build(self) -> SharedFuse {
+        let prefix = self.config.key_prefix().to_owned();
+        let names = Names::new(
+            &prefix,
+            self.app.as_deref(),
+            &self.name,
+            self.operation.as_deref(),
+        );
+        let mut local = Fuse::builder(&self.name).config(self.config.clone());
+        if let Some(app) = &self.app {
+            local = local.app(app);
+        }
+        if let Some(operation) = &self.operation {
+            local = local.operation(operation);
+        }
+        let ttl = 2 * self
+            .config
+            .failure_window()
+            .max(self.config.open_duration());
+        SharedFuse {
+            names,
+            lease: self.lease.unwrap_or(self.config.open_duration()),
+            ttl,
+            config: self.config,
+            store: self.store,
+            fallback: self.fallback,
+            local: local.build(),
+            listeners: Listeners::default(),
+            health: Mutex::default(),
+        }
+    }
+}
+
+fn nanos(time: Duration) -> u64 {
+    u64::try_from(time.as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl SharedFuse {
+    /// A builder for the circuit `name` in `store`.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert_eq!(fuse.key(), "fuse:billing");
+    /// ```
+    pub fn builder(name: impl Into<String>, store: Arc<dyn Store>) -> SharedFuseBuilder {
+        SharedFuseBuilder {
+            name: name.into(),
+            app: None,
+            operation: None,
+            config: Config::default(),
+            store,
+            lease: None,
+            fallback: Fallback::default(),
+        }
+    }
+
+    /// The circuit's key in the store.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert_eq!(fuse.key(), "fuse:billing");
+    /// ```
+    pub fn key(&self) -> &str {
+        self.names.key()
+    }
+
+    /// The circuit's name.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert_eq!(fuse.name(), "billing");
+    /// ```
+    pub fn name(&self) -> &str {
+        self.names.name()
+    }
+
+    /// The configuration.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert_eq!(fuse.config().failure_threshold(), 8);
+    /// ```
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// How long a probe holds its slot without a verdict.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert_eq!(fuse.lease(), fuse.config().open_duration());
+    /// ```
+    pub fn lease(&self) -> Duration {
+        self.lease
+    }
+
+    /// What decides while the store does not answer.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{Fallback, MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert_eq!(fuse.fallback(), Fallback::Local);
+    /// ```
+    pub fn fallback(&self) -> Fallback {
+        self.fallback
+    }
+
+    /// The store.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert_eq!(fuse.store().name(), "memory");
+    /// ```
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// The in-process circuit that decides under [`Fallback::Local`] while
+    /// the store does not answer.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert_eq!(fuse.local().key(), fuse.key());
+    /// ```
+    pub fn local(&self) -> &Fuse {
+        &self.local
+    }
+
+    /// Whether the store answered the last round trip (`false` while the
+    /// fallback decides).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert!(fuse.store_reachable());
+    /// ```
+    pub fn store_reachable(&self) -> bool {
+        self.health().down.is_none()
+    }
+
+    /// Adds a listener of this circuit's transitions (those this process
+    /// made in the store, and the local circuit's) and of the store's
+    /// outages and returns.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let seen = Arc::new(AtomicUsize::new(0));
+    /// let count = seen.clone();
+    /// fuse.on_transition(move |_: &fuse_breaker::Transition| { count.fetch_add(1, Ordering::Relaxed); });
+    /// fuse.force_open().await?;
+    /// assert_eq!(seen.load(Ordering::Relaxed), 1);
+    /// # Ok::<(), fuse_breaker::store::StoreError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn on_transition(&self, listener: impl Listener) {
+        let listener: Arc<dyn Listener> = Arc::new(listener);
+        self.listeners.add(&listener);
+        self.local.on_transition(listener);
+    }
+
+    /// A permit for one call, or the reason there is none. One round trip
+    /// to the store for a closed circuit; two when the admission changes
+    /// the circuit (the move to half-open, a probe slot). While the store
+    /// does not answer, the [`Fallback`] decides.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let permit = fuse.try_acquire().await?;
+    /// permit.success().await?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn try_acquire(&self) -> Result<SharedPermit<'_>, Refusal> {
+        if let Some(error) = self.still_down() {
+            return self.fall_back(error);
+        }
+        match self.acquire_from_store().await {
+            Ok(entry) => {
+                self.answered();
+                match entry {
+                    Entry::Granted(ticket) => Ok(SharedPermit::new(self, Held::Store(ticket))),
+                    Entry::Rejected { retry_after } => Err(Refusal::Open(OpenError::new(
+                        self.names.label(),
+                        retry_after,
+                    ))),
+                }
+            }
+            Err(error) if error.is_unreachable() => {
+                self.failed(&error);
+                self.fall_back(error)
+            }
+            Err(error) => Err(Refusal::Store(error)),
+        }
+    }
+
+    /// Runs `fut` if the circuit admits it and records its outcome (as
+    /// [`Fuse::run_async`]). A verdict the store could not take is
+    /// reported to the listeners and does not change the call's result.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let out = fuse.run_async(async { Err::<(), _>(fuse_breaker::FailureKind::Timeout) }).await;
+    /// assert!(out.is_err());
+    /// assert_eq!(fuse.snapshot().await?.failures.len(), 1);
+    /// # Ok::<(), fuse_breaker::store::StoreError>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn run_async<T, E, F>(&self, fut: F) -> Result<T, Error<E>>
+    where
+        F: Future<Output = Result<T, E>>,
+        E: Classify,
+    {
+        let config = &self.config;
+        self.run_judged(fut, |outcome| {
+            Verdict::for_outcome(
+                outcome,
+                |_| Verdict::Success,
+                |err| Verdict::for_kind(err.failure_kind(), config),
+            )
+        })
+        .await
+    }
+
+    /// Like [`run_async`](Self::run_async), with the classification of
+    /// this call given (as [`Fuse::run_async_with`]).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let out = fuse.run_async_with(async { Err::<(), _>("503") }, |e| *e == "503", |_| true).await;
+    /// assert!(out.is_err());
+    /// assert_eq!(fuse.snapshot().await?.failures.len(), 1);
+    /// # Ok::<(), fuse_breaker::store::StoreError>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn run_async_with<T, E, F, IsFailure, IsSuccess>(
+        &self,
+        fut: F,
+        is_failure: IsFailure,
+        is_success: IsSuccess,
+    ) -> Result<T, Error<E>>
+    where
+        F: Future<Output = Result<T, E>>,
+        IsFailure: FnOnce(&E) -> bool,
+        IsSuccess: FnOnce(&T) -> bool,
+    {
+        self.run_judged(fut, |outcome| {
+            Verdict::for_outcome(
+                outcome,
+                |value| Verdict::success_if(is_success(value)),
+                |err| Verdict::failure_if(is_failure(err)),
+            )
+        })
+        .await
+    }
+
+    async fn run_judged<T, E, F>(
+        &self,
+        fut: F,
+        judge: impl FnOnce(&Result<T, E>) -> Verdict,
+    ) -> Result<T, Error<E>>
+    where
+        F: Future<Output = Result<T, E>>,
+    {
+        let permit = self.try_acquire().await.map_err(Error::Refused)?;
+        let outcome = fut.await;
+        // A verdict the store did not take was reported where it failed.
+        let _ = permit.conclude(judge(&outcome)).await;
+        outcome.map_err(Error::Inner)
+    }
+
+    /// The circuit's state in the store.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// # futures::executor::block_on(async {
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert_eq!(fuse.state().await?, fuse_breaker::State::Closed);
+    /// # Ok::<(), fuse_breaker::store::StoreError>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn state(&self) -> Result<State, StoreError> {
+        let loaded = self.store.load(self.key()).await?;
+        Ok(self.read(&loaded)?.state())
+    }
+
+    /// The circuit's snapshot in the store; times are since the Unix epoch
+    /// on the store's clock.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// # futures::executor::block_on(async {
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert!(fuse.snapshot().await?.failures.is_empty());
+    /// # Ok::<(), fuse_breaker::store::StoreError>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn snapshot(&self) -> Result<Snapshot, StoreError> {
+        let loaded = self.store.load(self.key()).await?;
+        Ok(self
+            .read(&loaded)?
+            .snapshot(&self.config, payload::store_time(loaded.now)))
+    }
+
+    /// Opens the circuit now, for every process (a new epoch: permits
+    /// granted before are stale).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// # futures::executor::block_on(async {
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// fuse.force_open().await?;
+    /// assert!(fuse.try_acquire().await.is_err());
+    /// # Ok::<(), fuse_breaker::store::StoreError>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn force_open(&self) -> Result<(), StoreError> {
+        self.manual(Reason::Forced, Stored::force_open).await
+    }
+
+    /// Closes the circuit with no failures, for every process.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// # futures::executor::block_on(async {
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// fuse.force_open().await?;
+    /// fuse.force_closed().await?;
+    /// assert_eq!(fuse.state().await?, fuse_breaker::State::Closed);
+    /// # Ok::<(), fuse_breaker::store::StoreError>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn force_closed(&self) -> Result<(), StoreError> {
+        self.manual(Reason::Forced, |stored, _| stored.force_closed())
+            .await
+    }
+
+    /// Forgets the circuit: a fresh closed one in a new generation, so that
+    /// every permit granted before is stale.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// # futures::executor::block_on(async {
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let permit = fuse.try_acquire().await.unwrap();
+    /// fuse.reset().await?;
+    /// permit.failure().await?;
+    /// assert!(fuse.snapshot().await?.failures.is_empty(), "stale");
+    /// # Ok::<(), fuse_breaker::store::StoreError>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn reset(&self) -> Result<(), StoreError> {
+        let generation = random::next();
+        self.manual(Reason::Reset, move |stored, _| {
+            *stored = Stored::reset(generation);
+        })
+        .await
+    }
+
+    /// Ends a permit the store granted; `Ok` also when the verdict was
+    /// stale.
+    pub(super) async fn conclude_in_store(
+        &self,
+        ticket: &super::stored::Ticket,
+        verdict: Verdict,
+    ) -> Result<(), StoreError> {
+        let result = self
+            .step(None, |stored, now| {
+                stored.verdict(&self.config, ticket, verdict, now)
+            })
+            .await;
+        match &result {
+            Ok(()) => self.answered(),
+            Err(error) if error.is_unreachable() => self.failed(error),
+            Err(_) => {}
+        }
+        result
+    }
+
+    async fn acquire_from_store(&self) -> Result<Entry, StoreError> {
+        let lease = nanos(self.lease);
+        let mut entry = None;
+        self.step(None, |stored, now| {
+            let at = At {
+                now,
+                lease,
+                lease_id: random::next(),
+                generation: random::next(),
+            };
+            let (granted, changed) = stored.acquire(&self.config, at);
+            entry = Some(granted);
+            changed
+        })
+        .await?;
+        // `step` runs the closure at least once before it returns `Ok`.
+        Ok(entry.unwrap_or(Entry::Rejected { retry_after: 0 }))
+    }
+
+    /// A manual change: always written, and always a new epoch.
+    async fn manual(
+        &self,
+        reason: Reason,
+        change: impl Fn(&mut Stored, u64),
+    ) -> Result<(), StoreError> {
+        self.step(Some(reason), |stored, now| {
+            change(stored, now);
+            true
+        })
+        .await
+    }
+
+    /// One step on the circuit in the store: read it with the store's time,
+    /// apply `step` (which says whether it changed anything), and write the
+    /// result against what was read, again on every lost race. `manual`:
+    /// the reason of a manual change (a rule's transition has its own).
+    async fn step(
+        &self,
+        manual: Option<Reason>,
+        mut step: impl FnMut(&mut Stored, u64) -> bool,
+    ) -> Result<(), StoreError> {
+        let mut loaded = self.store.load(self.key()).await?;
+        for _ in 0..MAX_CONFLICTS {
+            let mut stored = self.read(&loaded)?;
+            let before = stored.clone();
+            let now = payload::store_time(loaded.now);
+            if !step(&mut stored, now) {
+                return Ok(());
+            }
+            if stored.generation == 0 {
+                // The key's first write names its generation.
+                stored.generation = random::next();
+            }
+            let written = payload::write(&stored);
+            match self
+                .store
+                .swap(self.key(), loaded.payload.as_deref(), &written, self.ttl)
+                .await?
+            {
+                Swap::Written => {
+                    self.report(&before, &stored, loaded.now, manual);
+                    return Ok(());
+                }
+                Swap::Changed(now) => loaded = now,
+            }
+        }
+        Err(StoreError::unreachable(
+            self.store.name(),
+            format_args!(
+                "{} changed under {MAX_CONFLICTS} compare-and-sets in a row",
+                self.key()
+            ),
+        ))
+    }
+
+    fn read(&self, loaded: &Loaded) -> Result<Stored, StoreError> {
+        let Some(bytes) = &loaded.payload else {
+            return Ok(Stored::absent());
+        };
+        let fresh = Fresh {
+            lease_until: payload::store_time(loaded.now).saturating_add(nanos(self.lease)),
+        };
+        payload::read(self.key(), bytes, fresh)
+            .map_err(|err| StoreError::payload(self.store.name(), err))
+    }
+
+    /// Tells the listeners of a transition this process wrote.
+    fn report(&self, before: &Stored, after: &Stored, at: Duration, manual: Option<Reason>) {
+        let (from, to) = (before.state(), after.state());
+        let moved = before.epoch != after.epoch || before.generation != after.generation;
+        let Some(reason) = manual.or_else(|| model::reason(from, to)).filter(|_| moved) else {
+            return;
+        };
+        self.listeners.emit(&Transition {
+            key: self.key(),
+            from,
+            to,
+            reason,
+            at,
+        });
+    }
+
+    fn health(&self) -> std::sync::MutexGuard<'_, Health> {
+        self.health
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The store's last error, while it is not yet time to try it again.
+    fn still_down(&self) -> Option<StoreError> {
+        let health = self.health();
+        let down = health.down.as_ref()?;
+        (Instant::now() < down.retry_at).then(|| down.error.clone())
+    }
+
+    /// The store answered: back to it, if it had not.
+    fn answered(&self) {
+        if self.health().down.take().is_some() {
+            #[cfg(feature = "tracing")]
+            tracing::info!(
+                key = self.key(),
+                store = self.store.name(),
+                "store answers again"
+            );
+        }
+    }
+
+    /// The store did not answer: the fallback decides until the next try,
+    /// after a backoff that doubles with each failure in a row.
+    fn failed(&self, error: &StoreError) {
+        let mut health = self.health();
+        let backoff = health
+            .down
+            .as_ref()
+            .map_or(MIN_BACKOFF, |down| (down.backoff * 2).min(MAX_BACKOFF));
+        let first = health.down.is_none();
+        health.down = Some(Down {
+            error: error.clone(),
+            retry_at: Instant::now() + backoff,
+            backoff,
+        });
+        drop(health);
+        if first {
+            #[cfg(feature = "tracing")]
+            tracing::warn!(key = self.key(), %error, fallback = ?self.fallback, "store unreachable");
+        }
+    }
+
+    fn fall_back(&self, error: StoreError) -> Result<SharedPermit<'_>, Refusal> {
+        match self.fallback {
+            Fallback::Local => match self.local.try_acquire_owned() {
+                Ok(permit) => Ok(SharedPermit::new(self, Held::Local(permit))),
+                Err(open) => Err(Refusal::Open(open)),
+            },
+            Fallback::Allow => Ok(SharedPermit::new(self, Held::Allowed)),
+            Fallback::Reject => Err(Refusal::Store(error)),
+        }
+    }
+}
+
+impl fmt::Debug for SharedFuse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedFuse")
+            .field("key", &self.key())
+            .field("store", &self.store.name())
+            .field("fallback", &self.fallback)
+            .field("store_reachable", &self.store_reachable())
+            .finish_non_exhaustive()
+    }
+}

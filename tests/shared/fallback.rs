@@ -1,0 +1,99 @@
+//! A store that stops answering (SPEC §8): the fallback decides, the
+//! outage is reported, and the store is used again once it answers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use fuse_breaker::State;
+use fuse_breaker::store::{Fallback, MemoryStore, Refusal, SharedFuse};
+
+use super::{block_on, config};
+
+fn fuse(store: &Arc<MemoryStore>, fallback: Fallback) -> SharedFuse {
+    SharedFuse::builder("billing", store.clone())
+        .config(config(2, 1))
+        .fallback(fallback)
+        .build()
+}
+
+/// Longer than the first backoff after an outage.
+const PAST_BACKOFF: Duration = Duration::from_millis(150);
+
+#[test]
+fn the_local_circuit_decides_while_the_store_is_down_then_the_store_again() {
+    block_on(async {
+        let store = Arc::new(MemoryStore::new());
+        let fuse = fuse(&store, Fallback::Local);
+        store.set_unreachable(true);
+        for _ in 0..2 {
+            let permit = fuse.try_acquire().await.expect("the local circuit admits");
+            assert!(!permit.from_store());
+            permit.failure().await.unwrap();
+        }
+        assert!(!fuse.store_reachable());
+        assert_eq!(fuse.local().state(), State::Open);
+        assert!(fuse.try_acquire().await.unwrap_err().open_error().is_some());
+
+        store.set_unreachable(false);
+        tokio::time::sleep(PAST_BACKOFF).await;
+        let permit = fuse
+            .try_acquire()
+            .await
+            .expect("the store's circuit is closed");
+        assert!(permit.from_store());
+        assert!(fuse.store_reachable());
+        permit.success().await.unwrap();
+        assert_eq!(
+            fuse.state().await.unwrap(),
+            State::Closed,
+            "the store's circuit"
+        );
+    });
+}
+
+#[test]
+fn allow_runs_every_call_and_records_nothing() {
+    block_on(async {
+        let store = Arc::new(MemoryStore::new());
+        let fuse = fuse(&store, Fallback::Allow);
+        store.set_unreachable(true);
+        for _ in 0..5 {
+            fuse.try_acquire().await.unwrap().failure().await.unwrap();
+        }
+        assert_eq!(fuse.local().state(), State::Closed, "not the local circuit");
+        store.set_unreachable(false);
+        assert!(store.is_empty(), "nothing recorded");
+    });
+}
+
+#[test]
+fn reject_refuses_with_the_store_s_error() {
+    block_on(async {
+        let store = Arc::new(MemoryStore::new());
+        let fuse = fuse(&store, Fallback::Reject);
+        store.set_unreachable(true);
+        let Refusal::Store(err) = fuse.try_acquire().await.unwrap_err() else {
+            panic!("not refused by the store");
+        };
+        assert!(err.is_unreachable());
+        assert_eq!(err.store(), "memory");
+        // Within the backoff the store is not asked again.
+        store.set_unreachable(false);
+        assert!(fuse.try_acquire().await.is_err());
+        tokio::time::sleep(PAST_BACKOFF).await;
+        assert!(fuse.try_acquire().await.is_ok());
+    });
+}
+
+#[test]
+fn a_verdict_the_store_cannot_take_is_an_error_and_marks_it_down() {
+    block_on(async {
+        let store = Arc::new(MemoryStore::new());
+        let fuse = fuse(&store, Fallback::Local);
+        let permit = fuse.try_acquire().await.unwrap();
+        store.set_unreachable(true);
+        let err = permit.failure().await.unwrap_err();
+        assert!(err.is_unreachable());
+        assert!(!fuse.store_reachable());
+    });
+}

@@ -1,0 +1,84 @@
+//! Shared circuits (SPEC §8) through a store: the rules of §3 and the
+//! timeline of §6 for a fleet, the payload milon/fuse shares, outages and
+//! their fallbacks, and many writers on one key.
+//!
+//! Each scenario runs against every store the machine has: the in-memory
+//! store always (its clock stepped by the test).
+#![cfg(feature = "store")]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use fuse_breaker::Config;
+use fuse_breaker::store::{MemoryStore, SharedFuse, Store};
+
+mod concurrency;
+mod fallback;
+mod payloads;
+mod rules;
+mod timeline;
+
+/// A store a scenario runs on, with its clock under the test's control.
+trait Stepped: Store {
+    /// Moves the store's clock forward.
+    fn advance(&self, by: Duration);
+
+    /// How many compare-and-sets wrote.
+    fn writes(&self) -> u64;
+}
+
+impl Stepped for MemoryStore {
+    fn advance(&self, by: Duration) {
+        MemoryStore::advance(self, by);
+    }
+
+    fn writes(&self) -> u64 {
+        MemoryStore::writes(self)
+    }
+}
+
+/// Every store to run on: `(name, store)`.
+fn stores() -> Vec<(&'static str, Arc<dyn SteppedStore>)> {
+    vec![("memory", Arc::new(MemoryStore::frozen()))]
+}
+
+/// A store as both a `Store` (for circuits) and `Stepped` (for the test).
+trait SteppedStore: Stepped {
+    fn as_store(self: Arc<Self>) -> Arc<dyn Store>;
+}
+
+impl<T: Stepped> SteppedStore for T {
+    fn as_store(self: Arc<Self>) -> Arc<dyn Store> {
+        self
+    }
+}
+
+/// A circuit named `name` in `store` with `config`.
+fn circuit(store: &Arc<dyn SteppedStore>, name: &str, config: &Config) -> SharedFuse {
+    SharedFuse::builder(name, store.clone().as_store())
+        .config(config.clone())
+        .build()
+}
+
+fn secs(n: u64) -> Duration {
+    Duration::from_secs(n)
+}
+
+/// A configuration of the given threshold and probes, window 60 s, open
+/// 30 s.
+fn config(threshold: u32, probes: u32) -> Config {
+    Config::builder()
+        .failure_threshold(threshold)
+        .half_open_probes(probes)
+        .build()
+        .expect("a valid configuration")
+}
+
+/// Runs `scenario` on a current-thread runtime.
+fn block_on<F: std::future::Future>(scenario: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+        .block_on(scenario)
+}

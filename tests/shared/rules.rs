@@ -1,0 +1,134 @@
+//! SPEC §3 and §8 rules through a store: stale verdicts, probe slots and
+//! their leases, manual control, nothing written when nothing changes.
+
+use std::sync::{Arc, Mutex};
+
+use fuse_breaker::store::SharedFuse;
+use fuse_breaker::{Reason, State, Transition};
+
+use super::{block_on, circuit, config, secs, stores};
+
+#[test]
+fn a_verdict_from_before_a_manual_change_is_stale() {
+    for (name, store) in stores() {
+        block_on(async {
+            let fuse = circuit(&store, "billing", &config(1, 1));
+            let early = fuse.try_acquire().await.unwrap();
+            fuse.force_open().await.unwrap();
+            fuse.force_closed().await.unwrap();
+            early.failure().await.unwrap();
+            assert_eq!(fuse.state().await.unwrap(), State::Closed, "{name}");
+
+            let before_reset = fuse.try_acquire().await.unwrap();
+            fuse.reset().await.unwrap();
+            before_reset.failure().await.unwrap();
+            assert_eq!(fuse.state().await.unwrap(), State::Closed, "{name}");
+        });
+    }
+}
+
+#[test]
+fn an_ignored_probe_frees_its_slot_and_moves_nothing() {
+    for (name, store) in stores() {
+        block_on(async {
+            let fuse = circuit(&store, "billing", &config(1, 1));
+            fuse.force_open().await.unwrap();
+            store.advance(secs(30));
+            let probe = fuse.try_acquire().await.unwrap();
+            assert!(fuse.try_acquire().await.is_err(), "{name}: one slot");
+            probe.ignore().await.unwrap();
+            let snapshot = fuse.snapshot().await.unwrap();
+            assert_eq!(snapshot.state, State::HalfOpen, "{name}");
+            assert_eq!(snapshot.half_open_inflight, 0, "{name}");
+            let again = fuse.try_acquire().await.unwrap();
+            again.success().await.unwrap();
+            assert_eq!(fuse.state().await.unwrap(), State::Closed, "{name}");
+        });
+    }
+}
+
+#[test]
+fn a_probe_without_a_verdict_frees_its_slot_when_its_lease_ends() {
+    for (name, store) in stores() {
+        block_on(async {
+            let fuse = SharedFuse::builder("billing", store.clone().as_store())
+                .config(config(1, 1))
+                .lease(secs(5))
+                .build();
+            fuse.force_open().await.unwrap();
+            store.advance(secs(30));
+            // A process that died mid-probe: the permit never concludes.
+            std::mem::forget(fuse.try_acquire().await.unwrap());
+            store.advance(secs(4));
+            assert!(
+                fuse.try_acquire().await.is_err(),
+                "{name}: the slot is held"
+            );
+            store.advance(secs(1));
+            let probe = fuse.try_acquire().await.expect("the lease ended");
+            probe.success().await.unwrap();
+            assert_eq!(fuse.state().await.unwrap(), State::Closed, "{name}");
+        });
+    }
+}
+
+#[test]
+fn one_transition_one_report_in_the_process_that_made_it() {
+    for (name, store) in stores() {
+        block_on(async {
+            let here = circuit(&store, "billing", &config(2, 1));
+            let there = circuit(&store, "billing", &config(2, 1));
+            let seen: Arc<Mutex<Vec<(&str, Reason)>>> = Arc::default();
+            for (who, fuse) in [("here", &here), ("there", &there)] {
+                let seen = seen.clone();
+                fuse.on_transition(move |t: &Transition| {
+                    seen.lock().unwrap().push((who, t.reason));
+                });
+            }
+            here.try_acquire().await.unwrap().failure().await.unwrap();
+            there.try_acquire().await.unwrap().failure().await.unwrap();
+            store.advance(secs(30));
+            here.try_acquire().await.unwrap().success().await.unwrap();
+            there.force_open().await.unwrap();
+            here.reset().await.unwrap();
+            assert_eq!(
+                *seen.lock().unwrap(),
+                [
+                    ("there", Reason::ThresholdReached),
+                    ("here", Reason::CooldownEnded),
+                    ("here", Reason::ProbesPassed),
+                    ("there", Reason::Forced),
+                    ("here", Reason::Reset),
+                ],
+                "{name}"
+            );
+        });
+    }
+}
+
+#[test]
+fn nothing_is_written_when_nothing_changes() {
+    for (name, store) in stores() {
+        block_on(async {
+            let fuse = circuit(&store, "billing", &config(3, 1));
+            for _ in 0..10 {
+                fuse.try_acquire().await.unwrap().success().await.unwrap();
+                fuse.try_acquire().await.unwrap().ignore().await.unwrap();
+            }
+            assert_eq!(store.writes(), 0, "{name}: closed calls without failures");
+            let stale = fuse.try_acquire().await.unwrap();
+            fuse.try_acquire().await.unwrap().failure().await.unwrap();
+            fuse.try_acquire().await.unwrap().success().await.unwrap();
+            assert_eq!(store.writes(), 2, "{name}: a failure and its clearing");
+            fuse.force_open().await.unwrap();
+            let writes = store.writes();
+            stale.failure().await.unwrap();
+            assert!(fuse.try_acquire().await.is_err());
+            assert_eq!(
+                store.writes(),
+                writes,
+                "{name}: a stale verdict, a rejection"
+            );
+        });
+    }
+}
