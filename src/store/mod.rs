@@ -39,6 +39,8 @@ mod memory;
 mod payload;
 mod permit;
 mod random;
+#[cfg(feature = "redis")]
+mod redis;
 mod shared;
 mod stored;
 
@@ -49,6 +51,8 @@ pub use error::{Error, Refusal, StoreError};
 pub use memory::MemoryStore;
 pub use payload::PayloadError;
 pub use permit::SharedPermit;
+#[cfg(feature = "redis")]
+pub use redis::RedisStore;
 pub use shared::{Fallback, SharedFuse, SharedFuseBuilder};
 
 /// What a store answered to a read: the payload under the key (`None` when

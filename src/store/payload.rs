@@ -40,7 +40,7 @@ pub struct PayloadError {
 }
 
 impl PayloadError {
-    fn new(key: &str, reason: impl fmt::Display) -> Self {
+    pub(crate) fn new(key: &str, reason: impl fmt::Display) -> Self {
         PayloadError {
             key: key.to_owned(),
             reason: reason.to_string(),

@@ -46,8 +46,8 @@ where
 
 #[test]
 fn no_counted_failure_is_lost_and_the_threshold_opens_exactly() {
-    for (name, store) in stores() {
-        runtime().block_on(async {
+    runtime().block_on(async {
+        for (name, store) in stores() {
             let total = PROCESSES * TASKS;
             let threshold = u32::try_from(total + 1).unwrap();
             let fleet = fleet(&store, threshold, 1);
@@ -88,14 +88,14 @@ fn no_counted_failure_is_lost_and_the_threshold_opens_exactly() {
                 1,
                 "{name}: one process won it"
             );
-        });
-    }
+        }
+    });
 }
 
 #[test]
 fn the_probe_limit_holds_across_processes() {
-    for (name, store) in stores() {
-        runtime().block_on(async {
+    runtime().block_on(async {
+        for (name, store) in stores() {
             let probes = 3;
             let fleet = fleet(&store, 1, probes);
             fleet[0].force_open().await.unwrap();
@@ -147,6 +147,6 @@ fn the_probe_limit_holds_across_processes() {
                 snapshot.half_open_inflight, 0,
                 "{name}: every slot came back"
             );
-        });
-    }
+        }
+    });
 }

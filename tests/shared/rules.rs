@@ -10,8 +10,8 @@ use super::{block_on, circuit, config, secs, stores};
 
 #[test]
 fn a_verdict_from_before_a_manual_change_is_stale() {
-    for (name, store) in stores() {
-        block_on(async {
+    block_on(async {
+        for (name, store) in stores() {
             let fuse = circuit(&store, "billing", &config(1, 1));
             let early = fuse.try_acquire().await.unwrap();
             fuse.force_open().await.unwrap();
@@ -23,14 +23,14 @@ fn a_verdict_from_before_a_manual_change_is_stale() {
             fuse.reset().await.unwrap();
             before_reset.failure().await.unwrap();
             assert_eq!(fuse.state().await.unwrap(), State::Closed, "{name}");
-        });
-    }
+        }
+    });
 }
 
 #[test]
 fn an_ignored_probe_frees_its_slot_and_moves_nothing() {
-    for (name, store) in stores() {
-        block_on(async {
+    block_on(async {
+        for (name, store) in stores() {
             let fuse = circuit(&store, "billing", &config(1, 1));
             fuse.force_open().await.unwrap();
             store.advance(secs(30));
@@ -43,14 +43,14 @@ fn an_ignored_probe_frees_its_slot_and_moves_nothing() {
             let again = fuse.try_acquire().await.unwrap();
             again.success().await.unwrap();
             assert_eq!(fuse.state().await.unwrap(), State::Closed, "{name}");
-        });
-    }
+        }
+    });
 }
 
 #[test]
 fn a_probe_without_a_verdict_frees_its_slot_when_its_lease_ends() {
-    for (name, store) in stores() {
-        block_on(async {
+    block_on(async {
+        for (name, store) in stores() {
             let fuse = SharedFuse::builder("billing", store.clone().as_store())
                 .config(config(1, 1))
                 .lease(secs(5))
@@ -68,14 +68,14 @@ fn a_probe_without_a_verdict_frees_its_slot_when_its_lease_ends() {
             let probe = fuse.try_acquire().await.expect("the lease ended");
             probe.success().await.unwrap();
             assert_eq!(fuse.state().await.unwrap(), State::Closed, "{name}");
-        });
-    }
+        }
+    });
 }
 
 #[test]
 fn one_transition_one_report_in_the_process_that_made_it() {
-    for (name, store) in stores() {
-        block_on(async {
+    block_on(async {
+        for (name, store) in stores() {
             let here = circuit(&store, "billing", &config(2, 1));
             let there = circuit(&store, "billing", &config(2, 1));
             let seen: Arc<Mutex<Vec<(&str, Reason)>>> = Arc::default();
@@ -102,14 +102,14 @@ fn one_transition_one_report_in_the_process_that_made_it() {
                 ],
                 "{name}"
             );
-        });
-    }
+        }
+    });
 }
 
 #[test]
 fn nothing_is_written_when_nothing_changes() {
-    for (name, store) in stores() {
-        block_on(async {
+    block_on(async {
+        for (name, store) in stores() {
             let fuse = circuit(&store, "billing", &config(3, 1));
             for _ in 0..10 {
                 fuse.try_acquire().await.unwrap().success().await.unwrap();
@@ -129,6 +129,6 @@ fn nothing_is_written_when_nothing_changes() {
                 writes,
                 "{name}: a stale verdict, a rejection"
             );
-        });
-    }
+        }
+    });
 }

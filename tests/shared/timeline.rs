@@ -7,8 +7,8 @@ use super::{block_on, circuit, secs, stores};
 
 #[test]
 fn the_timeline_of_one_circuit_across_two_processes() {
-    for (name, store) in stores() {
-        block_on(async {
+    block_on(async {
+        for (name, store) in stores() {
             let config = Config::default();
             let here = circuit(&store, "billing", &config);
             let there = circuit(&store, "billing", &config);
@@ -80,14 +80,14 @@ fn the_timeline_of_one_circuit_across_two_processes() {
             }
             there.try_acquire().await.unwrap().success().await.unwrap();
             assert!(here.snapshot().await.unwrap().failures.is_empty(), "{name}");
-        });
-    }
+        }
+    });
 }
 
 #[test]
 fn failures_age_out_of_the_window_on_the_store_s_clock() {
-    for (name, store) in stores() {
-        block_on(async {
+    block_on(async {
+        for (name, store) in stores() {
             let fuse = circuit(&store, "billing", &super::config(3, 1));
             for _ in 0..2 {
                 fuse.try_acquire().await.unwrap().failure().await.unwrap();
@@ -99,6 +99,6 @@ fn failures_age_out_of_the_window_on_the_store_s_clock() {
             assert!(fuse.snapshot().await.unwrap().failures.is_empty(), "{name}");
             fuse.try_acquire().await.unwrap().failure().await.unwrap();
             assert_eq!(fuse.state().await.unwrap(), State::Closed, "{name}");
-        });
-    }
+        }
+    });
 }

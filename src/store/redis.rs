@@ -1,0 +1,258 @@
+//! [`RedisStore`]: a [`Store`] on Redis or Valkey (feature `redis`).
+//!
+//! One key per circuit (so it works on Redis Cluster), a plain string
+//! holding the JSON payload, written with `PX` (the time-to-live). Two
+//! scripts, run by `EVALSHA` (reloaded on `NOSCRIPT` by the `redis` crate),
+//! each one round trip:
+//!
+//! - *load*: `TIME` and `GET` of the key;
+//! - *swap*: `SET ... PX` if the key still holds the payload the caller
+//!   read (or is still absent), else `TIME` and what it holds.
+//!
+//! Neither knows a rule of the circuit: the crate's model decides, Redis
+//! only applies the compare-and-set atomically, on its own clock.
+
+use std::fmt;
+use std::time::Duration;
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{RedisError, Script, Value};
+
+use super::payload::PayloadError;
+use super::{Loaded, Store, StoreError, Swap};
+
+const LOAD: &str = r"
+local t = redis.call('TIME')
+return {t[1], t[2], redis.call('GET', KEYS[1])}
+";
+
+const SWAP: &str = r"
+local v = redis.call('GET', KEYS[1])
+local same
+if ARGV[1] == '0' then same = (v == false) else same = (v == ARGV[2]) end
+if same then
+  redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
+  return {1}
+end
+local t = redis.call('TIME')
+return {0, t[1], t[2], v}
+";
+
+/// How long a round trip may take before the store counts as unreachable
+/// (the fallback then decides), and how long a connection attempt may
+/// take.
+const RESPONSE_TIMEOUT: Duration = Duration::from_millis(500);
+const CONNECTION_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// A [`Store`] on Redis or Valkey, through one multiplexed connection that
+/// reconnects by itself (the `redis` crate's `ConnectionManager`). Cheap to
+/// share: put it in an `Arc` and give it to every circuit.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use fuse_breaker::store::{RedisStore, SharedFuse};
+///
+/// # async fn run() -> Result<(), fuse_breaker::store::StoreError> {
+/// let store = Arc::new(RedisStore::open("redis://127.0.0.1:6379")?);
+/// let fuse = SharedFuse::builder("billing", store).build();
+/// let permit = fuse.try_acquire().await;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct RedisStore {
+    name: String,
+    connection: ConnectionManager,
+    load: Script,
+    swap: Script,
+}
+
+impl fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `url` without its user and password, for errors and events.
+fn public_name(url: &str) -> String {
+    match (url.split_once("://"), url.rsplit_once('@')) {
+        (Some((scheme, _)), Some((_, host))) => format!("{scheme}://{host}"),
+        _ => url.to_owned(),
+    }
+}
+
+impl RedisStore {
+    /// A store on the server at `url` (`redis://host:port/db`,
+    /// `rediss://` for TLS where the `redis` crate is built with it). The
+    /// connection is made on first use and remade after it drops; a round
+    /// trip that takes over 500 ms is an outage. An error for a URL that
+    /// is not one, and outside a tokio runtime (the connection's tasks run
+    /// on it).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let err = fuse_breaker::store::RedisStore::open("http://example.com").unwrap_err();
+    /// assert!(err.to_string().contains("http://example.com"));
+    /// # }
+    /// ```
+    pub fn open(url: &str) -> Result<Self, StoreError> {
+        let name = public_name(url);
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(StoreError::unreachable(
+                &name,
+                "RedisStore::open was called outside a tokio runtime",
+            ));
+        }
+        let client = redis::Client::open(url).map_err(|err| {
+            StoreError::unreachable(&name, format_args!("not a Redis URL: {err}"))
+        })?;
+        let config = ConnectionManagerConfig::new()
+            .set_response_timeout(Some(RESPONSE_TIMEOUT))
+            .set_connection_timeout(Some(CONNECTION_TIMEOUT))
+            .set_number_of_retries(1);
+        let connection = ConnectionManager::new_lazy_with_config(client, config)
+            .map_err(|err| StoreError::unreachable(&name, err))?;
+        Ok(RedisStore {
+            name,
+            connection,
+            load: Script::new(LOAD),
+            swap: Script::new(SWAP),
+        })
+    }
+
+    /// The error of a round trip: a key of another type is an unreadable
+    /// payload under it, anything else an outage.
+    fn error(&self, key: &str, err: &RedisError) -> StoreError {
+        if err.code() == Some("WRONGTYPE") || err.to_string().contains("WRONGTYPE") {
+            return StoreError::payload(
+                &self.name,
+                PayloadError::new(key, "the key holds a Redis value that is not a string"),
+            );
+        }
+        StoreError::unreachable(&self.name, err)
+    }
+
+    fn protocol(&self, what: &str, value: &Value) -> StoreError {
+        StoreError::unreachable(
+            &self.name,
+            format_args!("unexpected reply to {what}: {value:?}"),
+        )
+    }
+}
+
+/// A number Redis sent as a string (`TIME`'s parts) or an integer.
+fn number(value: &Value) -> Option<u64> {
+    match value {
+        Value::BulkString(bytes) => std::str::from_utf8(bytes).ok()?.parse().ok(),
+        Value::Int(n) => u64::try_from(*n).ok(),
+        _ => None,
+    }
+}
+
+/// `TIME`'s seconds and microseconds.
+fn time(seconds: &Value, micros: &Value) -> Option<Duration> {
+    Some(Duration::from_secs(number(seconds)?) + Duration::from_micros(number(micros)?))
+}
+
+fn loaded(values: &[Value]) -> Option<Loaded> {
+    let (seconds, micros, payload) = match values {
+        [seconds, micros] | [seconds, micros, Value::Nil] => (seconds, micros, None),
+        [seconds, micros, Value::BulkString(bytes)] => (seconds, micros, Some(bytes.clone())),
+        _ => return None,
+    };
+    Some(Loaded {
+        payload,
+        now: time(seconds, micros)?,
+    })
+}
+
+#[async_trait::async_trait]
+impl Store for RedisStore {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn load(&self, key: &str) -> Result<Loaded, StoreError> {
+        let mut connection = self.connection.clone();
+        let reply: Value = self
+            .load
+            .key(key)
+            .invoke_async(&mut connection)
+            .await
+            .map_err(|err| self.error(key, &err))?;
+        match &reply {
+            Value::Array(values) => loaded(values),
+            _ => None,
+        }
+        .ok_or_else(|| self.protocol("load", &reply))
+    }
+
+    async fn swap(
+        &self,
+        key: &str,
+        expected: Option<&[u8]>,
+        new: &[u8],
+        ttl: Duration,
+    ) -> Result<Swap, StoreError> {
+        let mut connection = self.connection.clone();
+        let ttl = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        let reply: Value = self
+            .swap
+            .key(key)
+            .arg(if expected.is_some() { "1" } else { "0" })
+            .arg(expected.unwrap_or_default())
+            .arg(new)
+            .arg(ttl)
+            .invoke_async(&mut connection)
+            .await
+            .map_err(|err| self.error(key, &err))?;
+        let swapped = match &reply {
+            Value::Array(values) => match values.as_slice() {
+                [written] if number(written) == Some(1) => Some(Swap::Written),
+                [lost, rest @ ..] if number(lost) == Some(0) => loaded(rest).map(Swap::Changed),
+                _ => None,
+            },
+            _ => None,
+        };
+        swapped.ok_or_else(|| self.protocol("swap", &reply))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_s_name_has_no_password() {
+        assert_eq!(
+            public_name("redis://user:secret@cache.internal:6379/2"),
+            "redis://cache.internal:6379/2"
+        );
+        assert_eq!(
+            public_name("redis://127.0.0.1:6379"),
+            "redis://127.0.0.1:6379"
+        );
+    }
+
+    #[test]
+    fn replies_are_read_strictly() {
+        let bulk = |s: &str| Value::BulkString(s.as_bytes().to_vec());
+        let now = Duration::from_secs(1_700_000_000) + Duration::from_micros(12);
+        assert_eq!(
+            loaded(&[bulk("1700000000"), bulk("12"), Value::Nil]),
+            Some(Loaded { payload: None, now })
+        );
+        assert_eq!(
+            loaded(&[bulk("1700000000"), bulk("12"), bulk("{}")]),
+            Some(Loaded {
+                payload: Some(b"{}".to_vec()),
+                now
+            })
+        );
+        assert_eq!(loaded(&[bulk("17x"), bulk("12"), Value::Nil]), None);
+        assert_eq!(loaded(&[bulk("1"), bulk("2"), Value::Int(3)]), None);
+        assert_eq!(loaded(&[]), None);
+    }
+}
