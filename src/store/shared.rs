@@ -29,9 +29,11 @@ use crate::verdict::Verdict;
 const MAX_CONFLICTS: u32 = 256;
 
 /// The first wait before a store that failed is tried again; it doubles
-/// with each failure in a row, up to [`MAX_BACKOFF`].
+/// with each failure in a row, up to [`MAX_BACKOFF`] (so a store that
+/// answers again is used within about two of them: the first try may meet
+/// a connection still being remade).
 const MIN_BACKOFF: Duration = Duration::from_millis(100);
-const MAX_BACKOFF: Duration = Duration::from_secs(10);
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
 /// What decides while the store does not answer (SPEC §8).
 ///

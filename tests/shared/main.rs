@@ -16,6 +16,8 @@ use fuse_breaker::store::{Loaded, MemoryStore, SharedFuse, Store, StoreError, Sw
 
 mod concurrency;
 mod fallback;
+#[cfg(feature = "redis")]
+mod on_redis;
 mod payloads;
 mod rules;
 mod timeline;
