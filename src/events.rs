@@ -50,6 +50,29 @@ use crate::transition::Transition;
 pub trait Listener: Send + Sync + 'static {
     /// Called once per transition.
     fn on_transition(&self, transition: &Transition);
+
+    /// Called when a shared circuit's store stops answering (its fallback
+    /// decides from then on) and when it answers again (feature `store`).
+    /// The default does nothing.
+    ///
+    /// ```
+    /// use fuse_breaker::store::StoreEvent;
+    /// use fuse_breaker::{Listener, Transition};
+    ///
+    /// struct Pager;
+    /// impl Listener for Pager {
+    ///     fn on_transition(&self, _: &Transition) {}
+    ///     fn on_store(&self, event: &StoreEvent) {
+    ///         if !event.reachable {
+    ///             eprintln!("{} lost its store {}", event.key, event.store);
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    #[cfg(feature = "store")]
+    fn on_store(&self, event: &crate::store::StoreEvent<'_>) {
+        let _ = event;
+    }
 }
 
 impl<F> Listener for F
@@ -64,6 +87,11 @@ where
 impl<L: Listener + ?Sized> Listener for Arc<L> {
     fn on_transition(&self, transition: &Transition) {
         (**self).on_transition(transition);
+    }
+
+    #[cfg(feature = "store")]
+    fn on_store(&self, event: &crate::store::StoreEvent<'_>) {
+        (**self).on_store(event);
     }
 }
 
@@ -99,6 +127,14 @@ impl Listeners {
         }
         for listener in self.list.load().iter() {
             listener.on_transition(transition);
+        }
+    }
+
+    /// Tells every listener of a store's outage or return.
+    #[cfg(feature = "store")]
+    pub(crate) fn emit_store(&self, event: &crate::store::StoreEvent<'_>) {
+        for listener in self.list.load().iter() {
+            listener.on_store(event);
         }
     }
 }

@@ -172,7 +172,7 @@ pub(crate) fn acquire<E>(
             } else {
                 let next = Head {
                     inflight: 1,
-                    ..Head::new(State::HalfOpen, head.epoch.next())
+                    ..Head::half_open(head.epoch.next())
                 };
                 (grant(PermitKind::Probe, next.epoch), Some(next))
             }

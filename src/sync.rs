@@ -130,8 +130,14 @@ impl UseMark {
 /// lock of the free slots, or by the slot's first circuit), and the counter
 /// behind the stores' random numbers (which only has to differ between
 /// calls).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Tally(core::sync::atomic::AtomicU64);
+
+impl Default for Tally {
+    fn default() -> Self {
+        Tally::new()
+    }
+}
 
 impl Tally {
     /// A count at zero (for statics).

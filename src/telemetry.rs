@@ -9,6 +9,8 @@
 //! | `fuse_ignored_total` | counter | ignore verdicts (ignored errors, panics, dropped permits and futures) |
 //! | `fuse_transitions_total` | counter | state changes, also labelled `to` and `reason` |
 //! | `fuse_state` | gauge | 0 closed, 1 open, 2 half-open |
+//! | `fuse_store_unreachable_total` | counter | outages of a shared circuit's store (feature `store`), also labelled `store` |
+//! | `fuse_store_reachable` | gauge | 1 while a shared circuit's store answers, 0 while its fallback decides |
 //!
 //! Transitions reach the metrics as they reach any listener: a circuit
 //! built with the feature registers its `Telemetry` among its own
@@ -109,6 +111,20 @@ impl Listener for Telemetry {
         };
         self.handles().state.set(code);
         self.publish();
+    }
+
+    #[cfg(feature = "store")]
+    fn on_store(&self, event: &crate::store::StoreEvent<'_>) {
+        if !event.reachable {
+            counter!(
+                "fuse_store_unreachable_total",
+                "key" => self.key.clone(),
+                "store" => event.store.to_owned()
+            )
+            .increment(1);
+        }
+        gauge!("fuse_store_reachable", "key" => self.key.clone())
+            .set(f64::from(u8::from(event.reachable)));
     }
 }
 

@@ -1,7 +1,9 @@
 //! The `tracing` sink (feature `tracing`): a listener every circuit
 //! registers when it is built, which turns each transition into one
 //! structured event (target `fuse_breaker`; fields `key`, `from`, `to`,
-//! `reason`, `at_ns`).
+//! `reason`, `at_ns`), and each outage of a shared circuit's store into a
+//! warning (fields `key`, `store`, `fallback`, `error`) and its end into an
+//! INFO event.
 
 use crate::events::Listener;
 use crate::transition::Transition;
@@ -25,5 +27,32 @@ impl Listener for TraceSink {
             transition.to,
             transition.reason,
         );
+    }
+
+    #[cfg(feature = "store")]
+    fn on_store(&self, event: &crate::store::StoreEvent<'_>) {
+        if event.reachable {
+            tracing::info!(
+                target: "fuse_breaker",
+                key = event.key,
+                store = event.store,
+                "circuit {}: store {} answers again",
+                event.key,
+                event.store,
+            );
+        } else {
+            let error = event.error.map(ToString::to_string).unwrap_or_default();
+            tracing::warn!(
+                target: "fuse_breaker",
+                key = event.key,
+                store = event.store,
+                fallback = event.fallback.as_str(),
+                error = error.as_str(),
+                "circuit {}: store unreachable, the {} fallback decides: {}",
+                event.key,
+                event.fallback.as_str(),
+                error,
+            );
+        }
     }
 }

@@ -55,6 +55,33 @@ pub use permit::SharedPermit;
 pub use redis::RedisStore;
 pub use shared::{Fallback, SharedFuse, SharedFuseBuilder};
 
+/// A shared circuit's store stopped answering (its [`Fallback`] decides
+/// from then on) or answers again: what [`Listener::on_store`] receives
+/// (and, with their features, the `tracing` sink and the metrics).
+///
+/// [`Listener::on_store`]: crate::Listener::on_store
+///
+/// ```
+/// use fuse_breaker::store::{Fallback, StoreEvent};
+/// fn page(event: &StoreEvent) -> bool {
+///     !event.reachable && event.fallback == Fallback::Reject
+/// }
+/// ```
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct StoreEvent<'a> {
+    /// The circuit's key.
+    pub key: &'a str,
+    /// The store's name.
+    pub store: &'a str,
+    /// `false`: the store stopped answering; `true`: it answers again.
+    pub reachable: bool,
+    /// What decides while it does not answer.
+    pub fallback: Fallback,
+    /// The error that began the outage.
+    pub error: Option<&'a StoreError>,
+}
+
 /// What a store answered to a read: the payload under the key (`None` when
 /// absent or expired) and the store's time, since the Unix epoch.
 ///

@@ -41,6 +41,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(2);
 /// assert_eq!(fuse_breaker::store::Fallback::default(), fuse_breaker::store::Fallback::Local);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Fallback {
     /// An in-process circuit with the same key and configuration decides
     /// until the store answers again.
@@ -117,6 +118,28 @@ pub struct SharedFuseBuilder {
     store: Arc<dyn Store>,
     lease: Option<Duration>,
     fallback: Fallback,
+}
+
+impl Fallback {
+    /// The fallback as configuration files and logs spell it: `local`,
+    /// `allow`, `reject`.
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::store::Fallback::Reject.as_str(), "reject");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fallback::Local => "local",
+            Fallback::Allow => "allow",
+            Fallback::Reject => "reject",
+        }
+    }
+}
+
+impl fmt::Display for Fallback {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl fmt::Debug for SharedFuseBuilder {
@@ -231,6 +254,13 @@ impl SharedFuseBuilder {
             .config
             .failure_window()
             .max(self.config.open_duration());
+        let listeners = Listeners::default();
+        // The sinks of the features, ahead of any listener the user adds.
+        #[cfg(feature = "tracing")]
+        listeners.add(&(Arc::new(crate::trace::TraceSink) as Arc<dyn Listener>));
+        #[cfg(feature = "metrics")]
+        listeners
+            .add(&(Arc::new(crate::telemetry::Telemetry::new(names.key())) as Arc<dyn Listener>));
         SharedFuse {
             names,
             lease: self.lease.unwrap_or(self.config.open_duration()),
@@ -239,7 +269,7 @@ impl SharedFuseBuilder {
             store: self.store,
             fallback: self.fallback,
             local: local.build(),
-            listeners: Listeners::default(),
+            listeners,
             health: Mutex::default(),
         }
     }
@@ -746,12 +776,7 @@ impl SharedFuse {
     /// The store answered: back to it, if it had not.
     fn answered(&self) {
         if self.health().down.take().is_some() {
-            #[cfg(feature = "tracing")]
-            tracing::info!(
-                key = self.key(),
-                store = self.store.name(),
-                "store answers again"
-            );
+            self.tell(true, None);
         }
     }
 
@@ -771,9 +796,19 @@ impl SharedFuse {
         });
         drop(health);
         if first {
-            #[cfg(feature = "tracing")]
-            tracing::warn!(key = self.key(), %error, fallback = ?self.fallback, "store unreachable");
+            self.tell(false, Some(error));
         }
+    }
+
+    /// Tells the listeners the store stopped answering, or answers again.
+    fn tell(&self, reachable: bool, error: Option<&StoreError>) {
+        self.listeners.emit_store(&super::StoreEvent {
+            key: self.key(),
+            store: self.store.name(),
+            reachable,
+            fallback: self.fallback,
+            error,
+        });
     }
 
     fn fall_back(&self, error: StoreError) -> Result<SharedPermit<'_>, Refusal> {

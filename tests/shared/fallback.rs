@@ -4,8 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use fuse_breaker::State;
-use fuse_breaker::store::{Fallback, MemoryStore, Refusal, SharedFuse};
+use std::sync::Mutex;
+
+use fuse_breaker::store::{Fallback, MemoryStore, Refusal, SharedFuse, StoreEvent};
+use fuse_breaker::{Listener, State, Transition};
 
 use super::{block_on, config};
 
@@ -16,6 +18,20 @@ fn fuse(store: &Arc<MemoryStore>, fallback: Fallback) -> SharedFuse {
         .build()
 }
 
+/// Records what the store's events said: `(reachable, error)`.
+#[derive(Default)]
+struct Outages(Mutex<Vec<(bool, Option<String>)>>);
+
+impl Listener for Outages {
+    fn on_transition(&self, _: &Transition) {}
+
+    fn on_store(&self, event: &StoreEvent) {
+        assert_eq!((event.key, event.store), ("fuse:billing", "memory"));
+        let error = event.error.map(ToString::to_string);
+        self.0.lock().unwrap().push((event.reachable, error));
+    }
+}
+
 /// Longer than the first backoff after an outage.
 const PAST_BACKOFF: Duration = Duration::from_millis(150);
 
@@ -24,6 +40,8 @@ fn the_local_circuit_decides_while_the_store_is_down_then_the_store_again() {
     block_on(async {
         let store = Arc::new(MemoryStore::new());
         let fuse = fuse(&store, Fallback::Local);
+        let outages = Arc::new(Outages::default());
+        fuse.on_transition(outages.clone());
         store.set_unreachable(true);
         for _ in 0..2 {
             let permit = fuse.try_acquire().await.expect("the local circuit admits");
@@ -47,6 +65,17 @@ fn the_local_circuit_decides_while_the_store_is_down_then_the_store_again() {
             fuse.state().await.unwrap(),
             State::Closed,
             "the store's circuit"
+        );
+        assert_eq!(
+            *outages.0.lock().unwrap(),
+            [
+                (
+                    false,
+                    Some("store memory unreachable: the store is stopped".to_owned())
+                ),
+                (true, None)
+            ],
+            "one event as it stopped answering, one as it came back"
         );
     });
 }

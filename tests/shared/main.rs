@@ -7,12 +7,11 @@
 //! (keys of the test's own, the server's clock moved on by the test).
 #![cfg(feature = "store")]
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use fuse_breaker::Config;
-use fuse_breaker::store::{Loaded, MemoryStore, SharedFuse, Store, StoreError, Swap};
+use fuse_breaker::store::{MemoryStore, SharedFuse, Store};
 
 mod concurrency;
 mod fallback;
@@ -20,6 +19,8 @@ mod fallback;
 mod on_redis;
 mod payloads;
 mod rules;
+#[cfg(feature = "redis")]
+mod stepping;
 mod timeline;
 
 /// A store a scenario runs on, with its clock under the test's control.
@@ -38,89 +39,6 @@ impl Stepped for MemoryStore {
 
     fn writes(&self) -> u64 {
         MemoryStore::writes(self)
-    }
-}
-
-/// A server's store seen through a clock that stands still at the first
-/// time the server reported and moves only when the test moves it, and
-/// keys of the test's own (a prefix unique to this store), counting the
-/// writes. (The server's own clock still drives its key expiry.)
-#[derive(Debug)]
-struct Stepping<S> {
-    inner: S,
-    prefix: String,
-    /// The server's first time, and the test's steps since.
-    clock: Mutex<(Option<Duration>, Duration)>,
-    writes: AtomicU64,
-}
-
-impl<S: Store> Stepping<S> {
-    fn new(inner: S) -> Self {
-        static STORES: AtomicU64 = AtomicU64::new(0);
-        let unique = format!(
-            "test{}-{}-{}",
-            std::process::id(),
-            STORES.fetch_add(1, Ordering::Relaxed),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap_or_default()
-                .as_nanos()
-        );
-        Stepping {
-            inner,
-            prefix: unique,
-            clock: Mutex::new((None, Duration::ZERO)),
-            writes: AtomicU64::new(0),
-        }
-    }
-
-    fn key(&self, key: &str) -> String {
-        format!("{}:{key}", self.prefix)
-    }
-
-    fn shifted(&self, mut loaded: Loaded) -> Loaded {
-        let mut clock = self.clock.lock().unwrap();
-        let base = *clock.0.get_or_insert(loaded.now);
-        loaded.now = base + clock.1;
-        loaded
-    }
-}
-
-#[async_trait::async_trait]
-impl<S: Store> Store for Stepping<S> {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-
-    async fn load(&self, key: &str) -> Result<Loaded, StoreError> {
-        let loaded = self.inner.load(&self.key(key)).await?;
-        Ok(self.shifted(loaded))
-    }
-
-    async fn swap(
-        &self,
-        key: &str,
-        expected: Option<&[u8]>,
-        new: &[u8],
-        ttl: Duration,
-    ) -> Result<Swap, StoreError> {
-        match self.inner.swap(&self.key(key), expected, new, ttl).await? {
-            Swap::Written => {
-                self.writes.fetch_add(1, Ordering::Relaxed);
-                Ok(Swap::Written)
-            }
-            Swap::Changed(loaded) => Ok(Swap::Changed(self.shifted(loaded))),
-        }
-    }
-}
-
-impl<S: Store> Stepped for Stepping<S> {
-    fn advance(&self, by: Duration) {
-        self.clock.lock().unwrap().1 += by;
-    }
-
-    fn writes(&self) -> u64 {
-        self.writes.load(Ordering::Relaxed)
     }
 }
 
@@ -146,14 +64,19 @@ fn redis_url() -> Option<String> {
 /// Every store to run on: `(name, store)`. The memory store always; Redis
 /// when the `redis` feature is on and a server is given.
 fn stores() -> Vec<(&'static str, Arc<dyn SteppedStore>)> {
-    let mut stores: Vec<(&'static str, Arc<dyn SteppedStore>)> =
-        vec![("memory", Arc::new(MemoryStore::frozen()))];
-    #[cfg(feature = "redis")]
-    if let Some(url) = redis_url() {
-        let store = fuse_breaker::store::RedisStore::open(&url).expect("a Redis URL");
-        stores.push(("redis", Arc::new(Stepping::new(store))));
-    }
-    stores
+    let memory: Arc<dyn SteppedStore> = Arc::new(MemoryStore::frozen());
+    std::iter::once(("memory", memory)).chain(redis()).collect()
+}
+
+#[cfg(feature = "redis")]
+fn redis() -> Option<(&'static str, Arc<dyn SteppedStore>)> {
+    let store = fuse_breaker::store::RedisStore::open(&redis_url()?).expect("a Redis URL");
+    Some(("redis", Arc::new(stepping::Stepping::new(store))))
+}
+
+#[cfg(not(feature = "redis"))]
+fn redis() -> Option<(&'static str, Arc<dyn SteppedStore>)> {
+    None
 }
 
 /// A store as both a `Store` (for circuits) and `Stepped` (for the test).
