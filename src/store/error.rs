@@ -7,8 +7,9 @@ use std::sync::Arc;
 use super::payload::PayloadError;
 use crate::error::OpenError;
 
-/// A store that could not be used: unreachable, or holding a payload that
-/// is not a circuit under the key.
+/// A store that could not be used: unreachable, holding a payload that is
+/// not a circuit under the key, or a key that other writers kept changing
+/// under every compare-and-set of a step.
 ///
 /// ```
 /// use fuse_breaker::store::StoreError;
@@ -26,6 +27,7 @@ pub struct StoreError {
 enum Kind {
     Unreachable(String),
     Payload(PayloadError),
+    Contended { key: String, tries: u32 },
 }
 
 impl StoreError {
@@ -48,6 +50,16 @@ impl StoreError {
         StoreError {
             store: store.into(),
             kind: Kind::Payload(err),
+        }
+    }
+
+    pub(crate) fn contended(store: &str, key: &str, tries: u32) -> Self {
+        StoreError {
+            store: store.into(),
+            kind: Kind::Contended {
+                key: key.to_owned(),
+                tries,
+            },
         }
     }
 
@@ -79,7 +91,7 @@ impl StoreError {
     pub fn payload_error(&self) -> Option<&PayloadError> {
         match &self.kind {
             Kind::Payload(err) => Some(err),
-            Kind::Unreachable(_) => None,
+            Kind::Unreachable(_) | Kind::Contended { .. } => None,
         }
     }
 }
@@ -89,6 +101,11 @@ impl fmt::Display for StoreError {
         match &self.kind {
             Kind::Unreachable(reason) => write!(f, "store {} unreachable: {reason}", self.store),
             Kind::Payload(err) => write!(f, "store {}: {err}", self.store),
+            Kind::Contended { key, tries } => write!(
+                f,
+                "store {}: {key} changed under {tries} compare-and-sets in a row",
+                self.store
+            ),
         }
     }
 }
@@ -97,7 +114,7 @@ impl std::error::Error for StoreError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
             Kind::Payload(err) => Some(err),
-            Kind::Unreachable(_) => None,
+            Kind::Unreachable(_) | Kind::Contended { .. } => None,
         }
     }
 }
