@@ -145,9 +145,18 @@ impl Operation {
 /// # drop(client);
 /// ```
 pub struct FuseMiddleware {
-    registry: Arc<Registry>,
+    circuits: Circuits,
     /// `None`: one circuit per host.
     name: Option<Arc<str>>,
+}
+
+/// Where a middleware's circuits live.
+enum Circuits {
+    /// In this process.
+    Local(Arc<Registry>),
+    /// In a store every process of the fleet shares (feature `store`).
+    #[cfg(feature = "store")]
+    Shared(Arc<crate::store::SharedRegistry>),
 }
 
 impl FuseMiddleware {
@@ -164,7 +173,7 @@ impl FuseMiddleware {
     /// ```
     pub fn per_host(registry: Arc<Registry>) -> Self {
         FuseMiddleware {
-            registry,
+            circuits: Circuits::Local(registry),
             name: None,
         }
     }
@@ -180,7 +189,49 @@ impl FuseMiddleware {
     /// ```
     pub fn named(registry: Arc<Registry>, name: impl Into<String>) -> Self {
         FuseMiddleware {
-            registry,
+            circuits: Circuits::Local(registry),
+            name: Some(name.into().into()),
+        }
+    }
+
+    /// A circuit per host, shared through a store by every process of the
+    /// fleet (feature `store`; see [`SharedRegistry`](crate::store::SharedRegistry)).
+    /// A refused request fails with `Error::Middleware` wrapping a
+    /// [`Refusal`](crate::store::Refusal) ([`open_error`] finds the
+    /// [`OpenError`] in it).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
+    /// let shared = Arc::new(SharedRegistry::new(Arc::new(MemoryStore::new()), Default::default()));
+    /// let middleware = fuse_breaker::reqwest::FuseMiddleware::per_host_shared(shared);
+    /// assert_eq!(middleware.name(), None);
+    /// ```
+    #[cfg(feature = "store")]
+    pub fn per_host_shared(registry: Arc<crate::store::SharedRegistry>) -> Self {
+        FuseMiddleware {
+            circuits: Circuits::Shared(registry),
+            name: None,
+        }
+    }
+
+    /// One shared circuit named `name` for every request (and one per
+    /// [`Operation`]), as [`per_host_shared`](Self::per_host_shared).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
+    /// let shared = Arc::new(SharedRegistry::new(Arc::new(MemoryStore::new()), Default::default()));
+    /// let middleware = fuse_breaker::reqwest::FuseMiddleware::named_shared(shared, "billing");
+    /// assert_eq!(middleware.name(), Some("billing"));
+    /// ```
+    #[cfg(feature = "store")]
+    pub fn named_shared(
+        registry: Arc<crate::store::SharedRegistry>,
+        name: impl Into<String>,
+    ) -> Self {
+        FuseMiddleware {
+            circuits: Circuits::Shared(registry),
             name: Some(name.into().into()),
         }
     }
@@ -196,25 +247,33 @@ impl FuseMiddleware {
         self.name.as_deref()
     }
 
-    /// The registry the circuits live in.
+    /// The registry the circuits live in, when they live in this process.
     ///
     /// ```
     /// use std::sync::Arc;
     /// let registry = Arc::new(fuse_breaker::Registry::new(Default::default()));
     /// let middleware = fuse_breaker::reqwest::FuseMiddleware::per_host(registry.clone());
-    /// assert!(Arc::ptr_eq(middleware.registry(), &registry));
+    /// assert!(Arc::ptr_eq(middleware.registry().unwrap(), &registry));
     /// ```
-    pub fn registry(&self) -> &Arc<Registry> {
-        &self.registry
+    pub fn registry(&self) -> Option<&Arc<Registry>> {
+        match &self.circuits {
+            Circuits::Local(registry) => Some(registry),
+            #[cfg(feature = "store")]
+            Circuits::Shared(_) => None,
+        }
     }
 }
 
 impl fmt::Debug for FuseMiddleware {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FuseMiddleware")
-            .field("name", &self.name.as_deref().unwrap_or("<per host>"))
-            .field("registry", &self.registry)
-            .finish()
+        let mut out = f.debug_struct("FuseMiddleware");
+        out.field("name", &self.name.as_deref().unwrap_or("<per host>"));
+        match &self.circuits {
+            Circuits::Local(registry) => out.field("registry", registry),
+            #[cfg(feature = "store")]
+            Circuits::Shared(registry) => out.field("shared", registry),
+        };
+        out.finish()
     }
 }
 
@@ -240,26 +299,44 @@ impl Middleware for FuseMiddleware {
             .name
             .as_deref()
             .unwrap_or_else(|| host_and_port(&request));
-        let permit = self
-            .registry
-            .try_acquire(name, operation)
-            .map_err(Error::middleware)?;
-        let outcome = next.run(request, extensions).await;
-        let config = permit.config();
-        let verdict = Verdict::for_outcome(
-            &outcome,
-            |response| Verdict::for_status(response.status().as_u16(), config),
-            |error| match error {
-                Error::Reqwest(err) => reqwest_verdict(err, config),
-                Error::Middleware(err) => {
-                    let err: &(dyn StdError + Send + Sync + 'static) = err.as_ref();
-                    Verdict::for_error(err, config)
-                }
-            },
-        );
-        permit.conclude(verdict);
-        outcome
+        match &self.circuits {
+            Circuits::Local(registry) => {
+                let permit = registry
+                    .try_acquire(name, operation)
+                    .map_err(Error::middleware)?;
+                let outcome = next.run(request, extensions).await;
+                let verdict = judge(&outcome, permit.config());
+                permit.conclude(verdict);
+                outcome
+            }
+            #[cfg(feature = "store")]
+            Circuits::Shared(registry) => {
+                let fuse = registry.get_operation(name, operation);
+                let permit = fuse.try_acquire().await.map_err(Error::middleware)?;
+                let outcome = next.run(request, extensions).await;
+                // A verdict the store could not take is reported to the
+                // circuit's listeners; the response is the caller's all
+                // the same.
+                let _ = permit.conclude(judge(&outcome, fuse.config())).await;
+                outcome
+            }
+        }
     }
+}
+
+/// The verdict on what the rest of the chain returned.
+fn judge(outcome: &reqwest_middleware::Result<Response>, config: &Config) -> Verdict {
+    Verdict::for_outcome(
+        outcome,
+        |response| Verdict::for_status(response.status().as_u16(), config),
+        |error| match error {
+            Error::Reqwest(err) => reqwest_verdict(err, config),
+            Error::Middleware(err) => {
+                let err: &(dyn StdError + Send + Sync + 'static) = err.as_ref();
+                Verdict::for_error(err, config)
+            }
+        },
+    )
 }
 
 /// The verdict on an error of the reqwest client.
@@ -288,8 +365,12 @@ fn reqwest_verdict(err: &::reqwest::Error, config: &Config) -> Verdict {
 /// assert!(open_error(&other).is_none());
 /// ```
 pub fn open_error(error: &Error) -> Option<&OpenError> {
-    match error {
-        Error::Middleware(err) => err.downcast_ref::<OpenError>(),
-        Error::Reqwest(_) => None,
+    let Error::Middleware(err) = error else {
+        return None;
+    };
+    #[cfg(feature = "store")]
+    if let Some(refusal) = err.downcast_ref::<crate::store::Refusal>() {
+        return refusal.open_error();
     }
+    err.downcast_ref::<OpenError>()
 }

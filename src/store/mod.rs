@@ -41,6 +41,7 @@ mod permit;
 mod random;
 #[cfg(feature = "redis")]
 mod redis;
+mod registry;
 mod shared;
 mod stored;
 
@@ -53,6 +54,7 @@ pub use payload::PayloadError;
 pub use permit::SharedPermit;
 #[cfg(feature = "redis")]
 pub use redis::RedisStore;
+pub use registry::SharedRegistry;
 pub use shared::{Fallback, SharedFuse, SharedFuseBuilder};
 
 /// A shared circuit's store stopped answering (its [`Fallback`] decides

@@ -15,6 +15,8 @@ use fuse_breaker::store::{MemoryStore, SharedFuse, Store};
 
 mod concurrency;
 mod fallback;
+#[cfg(feature = "reqwest")]
+mod middleware;
 #[cfg(feature = "redis")]
 mod on_redis;
 mod payloads;

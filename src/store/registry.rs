@@ -1,0 +1,271 @@
+//! [`SharedRegistry`]: shared circuits by name and operation, in one store.
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::Store;
+use super::shared::{Fallback, SharedFuse};
+use crate::config::Config;
+use crate::registry::DEFAULT_MAX_CIRCUITS;
+
+/// Shared circuits by name (and operation), all in one [`Store`] with one
+/// configuration: what the reqwest middleware's per-host circuits use when
+/// a fleet shares them.
+///
+/// A circuit's state is in the store, so the registry only keeps the
+/// handles this process uses: at most `max_circuits` of them (default
+/// [`DEFAULT_MAX_CIRCUITS`]); past that, making a new one drops the oldest
+/// handle nobody else holds. Dropping one loses nothing shared (the next
+/// lookup makes a new handle on the same key); only its local fallback
+/// circuit starts over. Lookups take a lock: each call of a shared circuit
+/// makes a round trip to the store anyway.
+///
+/// ```
+/// use std::sync::Arc;
+/// use fuse_breaker::store::{MemoryStore, SharedRegistry};
+///
+/// let registry = SharedRegistry::new(Arc::new(MemoryStore::new()), Default::default());
+/// let billing = registry.get("billing");
+/// assert!(Arc::ptr_eq(&billing, &registry.get("billing")));
+/// assert_eq!(registry.get_operation("billing", "refund").key(), "fuse:billing:refund");
+/// assert_eq!(registry.len(), 2);
+/// ```
+pub struct SharedRegistry {
+    store: Arc<dyn Store>,
+    config: Config,
+    app: Option<String>,
+    lease: Option<Duration>,
+    fallback: Fallback,
+    max_circuits: usize,
+    held: Mutex<Held>,
+}
+
+#[derive(Default)]
+struct Held {
+    by_name: HashMap<(String, String), Arc<SharedFuse>>,
+    /// Names in the order their handles were made.
+    order: VecDeque<(String, String)>,
+}
+
+impl SharedRegistry {
+    /// A registry of circuits in `store` with `config`, the local fallback
+    /// and the default capacity.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let registry = fuse_breaker::store::SharedRegistry::new(
+    ///     Arc::new(fuse_breaker::store::MemoryStore::new()),
+    ///     fuse_breaker::Config::default(),
+    /// );
+    /// assert!(registry.is_empty());
+    /// ```
+    pub fn new(store: Arc<dyn Store>, config: Config) -> Self {
+        SharedRegistry {
+            store,
+            config,
+            app: None,
+            lease: None,
+            fallback: Fallback::default(),
+            max_circuits: DEFAULT_MAX_CIRCUITS,
+            held: Mutex::default(),
+        }
+    }
+
+    /// The app segment of every key.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let registry = fuse_breaker::store::SharedRegistry::new(
+    ///     Arc::new(fuse_breaker::store::MemoryStore::new()), Default::default()).app("shop");
+    /// assert_eq!(registry.get("billing").key(), "fuse:shop:billing");
+    /// ```
+    #[must_use]
+    pub fn app(mut self, app: impl Into<String>) -> Self {
+        self.app = Some(app.into());
+        self
+    }
+
+    /// Every circuit's probe lease (default: the open duration).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// let registry = fuse_breaker::store::SharedRegistry::new(
+    ///     Arc::new(fuse_breaker::store::MemoryStore::new()), Default::default())
+    ///     .lease(Duration::from_secs(5));
+    /// assert_eq!(registry.get("billing").lease(), Duration::from_secs(5));
+    /// ```
+    #[must_use]
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = Some(lease);
+        self
+    }
+
+    /// Every circuit's fallback while the store does not answer.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{Fallback, MemoryStore, SharedRegistry};
+    /// let registry = SharedRegistry::new(Arc::new(MemoryStore::new()), Default::default())
+    ///     .fallback(Fallback::Reject);
+    /// assert_eq!(registry.get("billing").fallback(), Fallback::Reject);
+    /// ```
+    #[must_use]
+    pub fn fallback(mut self, fallback: Fallback) -> Self {
+        self.fallback = fallback;
+        self
+    }
+
+    /// How many handles the registry keeps at most (at least 1).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
+    /// let registry = SharedRegistry::new(Arc::new(MemoryStore::new()), Default::default())
+    ///     .max_circuits(2);
+    /// for host in ["a", "b", "c"] {
+    ///     registry.get(host);
+    /// }
+    /// assert_eq!(registry.len(), 2);
+    /// ```
+    #[must_use]
+    pub fn max_circuits(mut self, max_circuits: usize) -> Self {
+        self.max_circuits = max_circuits.max(1);
+        self
+    }
+
+    /// The circuit `name`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let registry = fuse_breaker::store::SharedRegistry::new(
+    ///     Arc::new(fuse_breaker::store::MemoryStore::new()), Default::default());
+    /// assert_eq!(registry.get("billing").key(), "fuse:billing");
+    /// ```
+    pub fn get(&self, name: &str) -> Arc<SharedFuse> {
+        self.get_operation(name, "")
+    }
+
+    /// The circuit of `operation` of `name` (`""`: the name's own).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let registry = fuse_breaker::store::SharedRegistry::new(
+    ///     Arc::new(fuse_breaker::store::MemoryStore::new()), Default::default());
+    /// assert_eq!(registry.get_operation("billing", "charge").key(), "fuse:billing:charge");
+    /// ```
+    pub fn get_operation(&self, name: &str, operation: &str) -> Arc<SharedFuse> {
+        let mut held = self
+            .held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let key = (name.to_owned(), operation.to_owned());
+        if let Some(fuse) = held.by_name.get(&key) {
+            return fuse.clone();
+        }
+        if held.by_name.len() >= self.max_circuits {
+            held.make_room();
+        }
+        let fuse = Arc::new(self.build(name, operation));
+        held.by_name.insert(key.clone(), fuse.clone());
+        held.order.push_back(key);
+        fuse
+    }
+
+    /// How many handles the registry keeps.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let registry = fuse_breaker::store::SharedRegistry::new(
+    ///     Arc::new(fuse_breaker::store::MemoryStore::new()), Default::default());
+    /// registry.get("billing");
+    /// assert_eq!(registry.len(), 1);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .by_name
+            .len()
+    }
+
+    /// Whether the registry keeps no handle.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let registry = fuse_breaker::store::SharedRegistry::new(
+    ///     Arc::new(fuse_breaker::store::MemoryStore::new()), Default::default());
+    /// assert!(registry.is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn build(&self, name: &str, operation: &str) -> SharedFuse {
+        let mut builder = SharedFuse::builder(name, self.store.clone())
+            .config(self.config.clone())
+            .fallback(self.fallback);
+        if let Some(app) = &self.app {
+            builder = builder.app(app);
+        }
+        if !operation.is_empty() {
+            builder = builder.operation(operation);
+        }
+        if let Some(lease) = self.lease {
+            builder = builder.lease(lease);
+        }
+        builder.build()
+    }
+}
+
+impl Held {
+    /// Drops the oldest handle nobody else holds; when every one is held,
+    /// the oldest all the same (its holders keep a working circuit).
+    fn make_room(&mut self) {
+        let free = self.order.iter().position(|key| {
+            self.by_name
+                .get(key)
+                .is_some_and(|fuse| Arc::strong_count(fuse) == 1)
+        });
+        let at = free.unwrap_or(0);
+        if let Some(key) = self.order.remove(at) {
+            self.by_name.remove(&key);
+        }
+    }
+}
+
+impl fmt::Debug for SharedRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedRegistry")
+            .field("store", &self.store.name())
+            .field("circuits", &self.len())
+            .field("max_circuits", &self.max_circuits)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MemoryStore;
+
+    #[test]
+    fn a_full_registry_drops_the_oldest_handle_nobody_holds() {
+        let registry =
+            SharedRegistry::new(Arc::new(MemoryStore::new()), Config::default()).max_circuits(2);
+        let held = registry.get("a");
+        let b = registry.get("b");
+        drop(b);
+        registry.get("c");
+        assert_eq!(registry.len(), 2);
+        assert!(Arc::ptr_eq(&held, &registry.get("a")), "the held one stays");
+        // Every handle held: the oldest goes all the same.
+        let c = registry.get("c");
+        registry.get("d");
+        assert_eq!(registry.len(), 2);
+        assert!(!Arc::ptr_eq(&held, &registry.get("a")), "a new handle on a's key");
+        drop(c);
+    }
+}
