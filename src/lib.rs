@@ -83,6 +83,7 @@ mod engine;
 mod epoch;
 mod error;
 mod events;
+mod fallback;
 mod fuse;
 #[cfg(fuzzing)]
 pub mod fuzz;
@@ -127,6 +128,7 @@ pub use classify::{Classify, FailureKind, classify_error};
 pub use config::{Config, ConfigError, MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES};
 pub use error::{Error, OpenError};
 pub use events::Listener;
+pub use fallback::Fallback;
 pub use fuse::{Fuse, FuseBuilder};
 pub use overrides::{ConfigBuilder, Overrides};
 pub use permit::{OwnedPermit, Permit};

@@ -3,7 +3,9 @@
 //!
 //! ```toml
 //! app = "shop"                 # optional piece of every key
-//! store = "memory"             # where circuits live (only `memory` for now)
+//! store = "memory"             # where circuits live: `memory`, or `redis`
+//! # redis_url = "redis://127.0.0.1:6379"   # with store = "redis"
+//! # fallback = "local"                     # while Redis does not answer
 //! max_circuits = 10000         # the most circuits the registry holds
 //! key_prefix = "fuse"
 //! failure_threshold = 8
@@ -33,12 +35,15 @@ use crate::overrides::Overrides;
 use crate::registry::Registry;
 
 /// Where a registry keeps its circuits (`store = "..."` in a file,
-/// `FUSE_STORE`).
+/// `FUSE_STORE`): in this process ([`Settings::registry`]), or in Redis for
+/// every process of a fleet (`Settings::shared_registry`, features
+/// `config-file` and `redis`, with `redis_url`).
 ///
 /// ```
 /// use fuse_breaker::{Settings, Store};
 ///
 /// assert_eq!(Settings::from_toml(r#"store = "memory""#)?.store, Store::Memory);
+/// assert_eq!(Settings::from_toml(r#"store = "redis""#)?.store, Store::Redis);
 /// assert!(Settings::from_toml(r#"store = "carrier pigeon""#).is_err());
 /// # Ok::<(), fuse_breaker::SettingsError>(())
 /// ```
@@ -48,13 +53,28 @@ pub enum Store {
     /// In this process, lock-free.
     #[default]
     Memory,
+    /// In Redis (or Valkey), shared by every process that uses the keys.
+    Redis,
 }
 
 impl Store {
     fn parse(name: &str) -> Option<Store> {
         match name {
             "memory" => Some(Store::Memory),
+            "redis" => Some(Store::Redis),
             _ => None,
+        }
+    }
+
+    /// The store as a file names it.
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::Store::Redis.as_str(), "redis");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Store::Memory => "memory",
+            Store::Redis => "redis",
         }
     }
 }
@@ -90,6 +110,12 @@ pub struct Settings {
     pub app: Option<String>,
     /// Where the circuits live.
     pub store: Store,
+    /// The Redis server of `store = "redis"` (`redis_url`,
+    /// `FUSE_REDIS_URL`).
+    pub redis_url: Option<String>,
+    /// What decides for a shared circuit while its store does not answer
+    /// (`fallback`, `FUSE_FALLBACK`: `local`, `allow` or `reject`).
+    pub fallback: crate::fallback::Fallback,
     /// The most circuits the registry holds (`max_circuits`,
     /// `FUSE_MAX_CIRCUITS`; see
     /// [`RegistryBuilder::max_circuits`](crate::RegistryBuilder::max_circuits)).
@@ -159,12 +185,25 @@ pub enum SettingsError {
         /// Why it was refused.
         reason: String,
     },
-    /// The store is not one this build has.
+    /// The store is not one the crate knows.
     UnknownStore {
         /// The name given.
         store: String,
         /// Where it was given (`store` in the file, or `FUSE_STORE`).
         origin: String,
+    },
+    /// The fallback is not `local`, `allow` or `reject`.
+    UnknownFallback {
+        /// The name given.
+        fallback: String,
+        /// Where it was given (`fallback` in the file, or `FUSE_FALLBACK`).
+        origin: String,
+    },
+    /// The settings name a store that this call, or this build, cannot
+    /// make circuits in, or that could not be opened.
+    Store {
+        /// What is wrong.
+        reason: String,
     },
 }
 
@@ -194,8 +233,13 @@ impl fmt::Display for SettingsError {
             }
             SettingsError::UnknownStore { store, origin } => write!(
                 f,
-                "unknown store {store:?} ({origin}): this build has `memory`"
+                "unknown store {store:?} ({origin}): the stores are `memory` and `redis`"
             ),
+            SettingsError::UnknownFallback { fallback, origin } => write!(
+                f,
+                "unknown fallback {fallback:?} ({origin}): the fallbacks are `local`, `allow` and `reject`"
+            ),
+            SettingsError::Store { reason } => f.write_str(reason),
         }
     }
 }
@@ -211,7 +255,14 @@ impl std::error::Error for SettingsError {
 }
 
 /// The keys of the file's top level that are not settings of a circuit.
-const LAYOUT: [&str; 4] = ["app", "store", "max_circuits", "breakers"];
+const LAYOUT: [&str; 6] = [
+    "app",
+    "store",
+    "redis_url",
+    "fallback",
+    "max_circuits",
+    "breakers",
+];
 
 /// The top level of the file without its settings (those are read into
 /// [`Overrides`] directly).
@@ -220,6 +271,8 @@ const LAYOUT: [&str; 4] = ["app", "store", "max_circuits", "breakers"];
 struct Layout {
     app: Option<String>,
     store: Option<Spanned<String>>,
+    redis_url: Option<String>,
+    fallback: Option<Spanned<String>>,
     max_circuits: Option<Spanned<usize>>,
     #[serde(default)]
     breakers: BTreeMap<String, Overrides>,
@@ -329,6 +382,7 @@ impl Settings {
         }
         let mut settings = Settings {
             app: layout.app,
+            redis_url: layout.redis_url,
             max_circuits: layout.max_circuits.as_ref().map(|max| *max.get_ref()),
             defaults: Overrides::deserialize(read(defaults)).map_err(parse_error)?,
             breakers: layout.breakers,
@@ -340,6 +394,15 @@ impl Settings {
                 Store::parse(store.get_ref()).ok_or_else(|| SettingsError::UnknownStore {
                     store: store.get_ref().clone(),
                     origin: format!("store, {}", place(text, store.span().start)),
+                })?;
+        }
+        if let Some(fallback) = &layout.fallback {
+            settings.fallback =
+                crate::fallback::Fallback::parse(fallback.get_ref()).ok_or_else(|| {
+                    SettingsError::UnknownFallback {
+                        fallback: fallback.get_ref().clone(),
+                        origin: format!("fallback, {}", place(text, fallback.span().start)),
+                    }
                 })?;
         }
         settings.check()?;
@@ -359,7 +422,8 @@ impl Settings {
 
     /// These settings with the `FUSE_*` variables among `vars` applied:
     /// they override the file's defaults (never its `[breakers.NAME]`
-    /// tables). `FUSE_APP`, `FUSE_STORE`, and for every setting of
+    /// tables). `FUSE_APP`, `FUSE_STORE`, `FUSE_REDIS_URL`,
+    /// `FUSE_FALLBACK`, `FUSE_MAX_CIRCUITS`, and for every setting of
     /// [`Overrides`] its name in capitals: `FUSE_FAILURE_THRESHOLD`,
     /// `FUSE_OPEN_DURATION` (`"45s"`), `FUSE_COUNTED_HTTP_STATUSES` (comma
     /// separated), `FUSE_COUNT_TIMEOUTS` (`true`/`false`/`1`/`0`), and so
@@ -413,6 +477,15 @@ impl Settings {
                             origin: var.to_owned(),
                         })?;
                 }
+                "redis_url" => self.redis_url = Some(value.to_owned()),
+                "fallback" => {
+                    self.fallback = crate::fallback::Fallback::parse(value).ok_or_else(|| {
+                        SettingsError::UnknownFallback {
+                            fallback: value.to_owned(),
+                            origin: var.to_owned(),
+                        }
+                    })?;
+                }
                 _ => match self.defaults.set_text(&setting, value) {
                     None => continue,
                     Some(set) => set.map_err(env_error)?,
@@ -447,6 +520,15 @@ impl Settings {
     /// ```
     pub fn registry(&self) -> Result<Registry, SettingsError> {
         self.check()?;
+        if self.store != Store::Memory {
+            return Err(SettingsError::Store {
+                reason: format!(
+                    "store = {:?} keeps circuits in a shared store: make them with \
+                     Settings::shared_registry (features config-file and redis)",
+                    self.store.as_str()
+                ),
+            });
+        }
         let mut builder = Registry::builder().defaults(self.config()?);
         if let Some(app) = &self.app {
             builder = builder.app(app.clone());
@@ -466,7 +548,7 @@ impl Settings {
 
     /// Validates the defaults and every override once, with the crate's
     /// own validation, so that a bad file is refused when it is read.
-    fn check(&self) -> Result<(), SettingsError> {
+    pub(crate) fn check(&self) -> Result<(), SettingsError> {
         if let Some(max) = self.max_circuits {
             crate::registry::check_max_circuits(max)
                 .map_err(|source| self.invalid("registry", source))?;

@@ -117,8 +117,8 @@ fn an_out_of_range_override_names_its_table() {
 
 #[test]
 fn an_unknown_store_is_refused() {
-    let message = error("store = \"redis\"\n");
-    assert_mentions(&message, &["\"redis\"", "memory", "line 1"]);
+    let message = error("store = \"etcd\"\n");
+    assert_mentions(&message, &["\"etcd\"", "memory", "redis", "line 1"]);
 }
 
 #[test]
@@ -293,4 +293,49 @@ fn the_registry_capacity_comes_from_the_file_and_the_environment() {
         &error("[breakers.billing]\nmax_circuits = 3\n"),
         &["belongs at the top level"],
     );
+}
+
+#[test]
+fn the_store_its_url_and_fallback_come_from_the_file_or_the_environment() {
+    use fuse_breaker::{Fallback, Store};
+    let file = Settings::from_toml(
+        r#"
+        store = "redis"
+        redis_url = "redis://cache:6379"
+        fallback = "allow"
+        "#,
+    )
+    .unwrap();
+    assert_eq!(file.store, Store::Redis);
+    assert_eq!(file.redis_url.as_deref(), Some("redis://cache:6379"));
+    assert_eq!(file.fallback, Fallback::Allow);
+
+    let env = Settings::default()
+        .with_env_vars([
+            ("FUSE_STORE", "redis"),
+            ("FUSE_REDIS_URL", "redis://other:6380"),
+            ("FUSE_FALLBACK", "reject"),
+        ])
+        .unwrap();
+    assert_eq!(env.store, Store::Redis);
+    assert_eq!(env.redis_url.as_deref(), Some("redis://other:6380"));
+    assert_eq!(env.fallback, Fallback::Reject);
+    assert_eq!(Settings::default().fallback, Fallback::Local);
+
+    let err = Settings::from_toml("fallback = \"panic\"")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("unknown fallback \"panic\" (fallback, line 1, column 12)"),
+        "{err}"
+    );
+    let err = Settings::default()
+        .with_env_vars([("FUSE_FALLBACK", "maybe")])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("FUSE_FALLBACK"), "{err}");
+
+    // An in-process registry is not what a shared store makes.
+    let err = file.registry().unwrap_err().to_string();
+    assert!(err.contains("Settings::shared_registry"), "{err}");
 }

@@ -42,12 +42,15 @@ mod random;
 #[cfg(feature = "redis")]
 mod redis;
 mod registry;
+#[cfg(all(feature = "config-file", feature = "redis"))]
+mod settings;
 mod shared;
 mod stored;
 
 use std::fmt;
 use std::time::Duration;
 
+pub use crate::fallback::Fallback;
 pub use error::{Error, Refusal, StoreError};
 pub use memory::MemoryStore;
 pub use payload::PayloadError;
@@ -55,7 +58,7 @@ pub use permit::SharedPermit;
 #[cfg(feature = "redis")]
 pub use redis::RedisStore;
 pub use registry::SharedRegistry;
-pub use shared::{Fallback, SharedFuse, SharedFuseBuilder};
+pub use shared::{SharedFuse, SharedFuseBuilder};
 
 /// A shared circuit's store stopped answering (its [`Fallback`] decides
 /// from then on) or answers again: what [`Listener::on_store`] receives

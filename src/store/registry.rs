@@ -6,8 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::Store;
-use super::shared::{Fallback, SharedFuse};
+use super::shared::SharedFuse;
 use crate::config::Config;
+use crate::fallback::Fallback;
 use crate::registry::DEFAULT_MAX_CIRCUITS;
 
 /// Shared circuits by name (and operation), all in one [`Store`] with one
@@ -35,6 +36,8 @@ use crate::registry::DEFAULT_MAX_CIRCUITS;
 pub struct SharedRegistry {
     store: Arc<dyn Store>,
     config: Config,
+    /// The configurations of names that do not use `config`.
+    breakers: HashMap<String, Config>,
     app: Option<String>,
     lease: Option<Duration>,
     fallback: Fallback,
@@ -65,12 +68,32 @@ impl SharedRegistry {
         SharedRegistry {
             store,
             config,
+            breakers: HashMap::new(),
             app: None,
             lease: None,
             fallback: Fallback::default(),
             max_circuits: DEFAULT_MAX_CIRCUITS,
             held: Mutex::default(),
         }
+    }
+
+    /// The configuration of the circuits named `name` (every operation of
+    /// it), in place of the registry's.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::Config;
+    /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
+    /// let registry = SharedRegistry::new(Arc::new(MemoryStore::new()), Config::default())
+    ///     .breaker("billing", Config::builder().failure_threshold(2).build()?);
+    /// assert_eq!(registry.get("billing").config().failure_threshold(), 2);
+    /// assert_eq!(registry.get("search").config().failure_threshold(), 8);
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn breaker(mut self, name: impl Into<String>, config: Config) -> Self {
+        self.breakers.insert(name.into(), config);
+        self
     }
 
     /// The app segment of every key.
@@ -204,8 +227,9 @@ impl SharedRegistry {
     }
 
     fn build(&self, name: &str, operation: &str) -> SharedFuse {
+        let config = self.breakers.get(name).unwrap_or(&self.config);
         let mut builder = SharedFuse::builder(name, self.store.clone())
-            .config(self.config.clone())
+            .config(config.clone())
             .fallback(self.fallback);
         if let Some(app) = &self.app {
             builder = builder.app(app);
@@ -265,7 +289,10 @@ mod tests {
         let c = registry.get("c");
         registry.get("d");
         assert_eq!(registry.len(), 2);
-        assert!(!Arc::ptr_eq(&held, &registry.get("a")), "a new handle on a's key");
+        assert!(
+            !Arc::ptr_eq(&held, &registry.get("a")),
+            "a new handle on a's key"
+        );
         drop(c);
     }
 }

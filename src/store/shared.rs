@@ -16,6 +16,7 @@ use crate::classify::Classify;
 use crate::config::Config;
 use crate::error::OpenError;
 use crate::events::{Listener, Listeners};
+use crate::fallback::Fallback;
 use crate::fuse::Fuse;
 use crate::model;
 use crate::names::Names;
@@ -35,24 +36,6 @@ const MAX_CONFLICTS: u32 = 256;
 /// a connection still being remade).
 const MIN_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
-
-/// What decides while the store does not answer (SPEC §8).
-///
-/// ```
-/// assert_eq!(fuse_breaker::store::Fallback::default(), fuse_breaker::store::Fallback::Local);
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Fallback {
-    /// An in-process circuit with the same key and configuration decides
-    /// until the store answers again.
-    #[default]
-    Local,
-    /// Calls run and nothing is recorded.
-    Allow,
-    /// Calls are refused with the store's error.
-    Reject,
-}
 
 /// A circuit shared through a [`Store`] by every process that uses its
 /// key: the surface of [`Fuse`], asynchronous (see the [module
@@ -122,28 +105,6 @@ pub struct SharedFuseBuilder {
     store: Arc<dyn Store>,
     lease: Option<Duration>,
     fallback: Fallback,
-}
-
-impl Fallback {
-    /// The fallback as configuration files and logs spell it: `local`,
-    /// `allow`, `reject`.
-    ///
-    /// ```
-    /// assert_eq!(fuse_breaker::store::Fallback::Reject.as_str(), "reject");
-    /// ```
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Fallback::Local => "local",
-            Fallback::Allow => "allow",
-            Fallback::Reject => "reject",
-        }
-    }
-}
-
-impl fmt::Display for Fallback {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
 }
 
 impl fmt::Debug for SharedFuseBuilder {

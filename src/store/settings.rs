@@ -1,0 +1,80 @@
+//! Shared circuits from a configuration file (features `config-file` and
+//! `redis`): `store = "redis"`, `redis_url`, `fallback`.
+
+use std::sync::Arc;
+
+use super::{RedisStore, SharedRegistry};
+use crate::settings::{Settings, SettingsError, Store};
+
+impl Settings {
+    /// A registry of circuits shared through the settings' store
+    /// (`store = "redis"` and `redis_url`, or `FUSE_STORE=redis` and
+    /// `FUSE_REDIS_URL`), with their defaults, per-name configurations,
+    /// app, fallback and capacity. Call it inside a tokio runtime; the
+    /// connection is made on first use.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), fuse_breaker::SettingsError> {
+    /// let settings = fuse_breaker::Settings::from_toml(r#"
+    ///     store = "redis"
+    ///     redis_url = "redis://127.0.0.1:6379"
+    ///     fallback = "reject"
+    ///     app = "shop"
+    ///
+    ///     [breakers.billing]
+    ///     failure_threshold = 2
+    /// "#)?;
+    /// let registry = settings.shared_registry()?;
+    /// let billing = registry.get("billing");
+    /// assert_eq!(billing.key(), "fuse:shop:billing");
+    /// assert_eq!(billing.config().failure_threshold(), 2);
+    /// assert_eq!(billing.fallback(), fuse_breaker::Fallback::Reject);
+    ///
+    /// let in_process = fuse_breaker::Settings::from_toml("")?;
+    /// assert!(in_process.shared_registry().is_err());
+    /// # Ok(()) }
+    /// ```
+    pub fn shared_registry(&self) -> Result<SharedRegistry, SettingsError> {
+        self.check()?;
+        let defaults = self.config()?;
+        let store: Arc<dyn super::Store> = match self.store {
+            Store::Redis => {
+                let url = self
+                    .redis_url
+                    .as_deref()
+                    .ok_or_else(|| SettingsError::Store {
+                        reason: "store = \"redis\" needs redis_url (or FUSE_REDIS_URL)".to_owned(),
+                    })?;
+                Arc::new(RedisStore::open(url).map_err(|err| SettingsError::Store {
+                    reason: err.to_string(),
+                })?)
+            }
+            Store::Memory => {
+                return Err(SettingsError::Store {
+                    reason: "store = \"memory\" keeps circuits in this process: make them \
+                             with Settings::registry"
+                        .to_owned(),
+                });
+            }
+        };
+        let mut registry = SharedRegistry::new(store, defaults.clone()).fallback(self.fallback);
+        if let Some(app) = &self.app {
+            registry = registry.app(app.clone());
+        }
+        if let Some(max) = self.max_circuits {
+            registry = registry.max_circuits(max);
+        }
+        for (name, overrides) in &self.breakers {
+            let config = overrides
+                .apply(&defaults)
+                .map_err(|source| SettingsError::Invalid {
+                    table: format!("breakers.{name}"),
+                    place: None,
+                    source,
+                })?;
+            registry = registry.breaker(name.clone(), config);
+        }
+        Ok(registry)
+    }
+}
