@@ -181,9 +181,19 @@ where
 
     #[inline]
     fn classify_response(&self, response: Res, permit: OwnedPermit) -> Res {
-        let verdict = (self.f)(&response, permit.config());
+        let verdict = self.verdict(&response, permit.config());
         permit.conclude(verdict);
         response
+    }
+}
+
+impl<F> ClassifyFn<F> {
+    /// The closure's verdict on `response`.
+    pub(super) fn verdict<Res>(&self, response: &Res, config: &Config) -> Verdict
+    where
+        F: Fn(&Res, &Config) -> Verdict,
+    {
+        (self.f)(response, config)
     }
 }
 

@@ -109,6 +109,8 @@ pub mod grpc;
 mod layer;
 mod select;
 mod service;
+#[cfg(feature = "store")]
+mod shared;
 
 use std::error::Error as StdError;
 
@@ -117,6 +119,8 @@ pub use future::ResponseFuture;
 pub use layer::FuseLayer;
 pub use select::{OneCircuit, PerOperation, SelectCircuit};
 pub use service::FuseService;
+#[cfg(feature = "store")]
+pub use shared::{Judge, SharedFuseLayer, SharedFuseService};
 
 use crate::error::OpenError;
 pub use crate::verdict::Verdict;

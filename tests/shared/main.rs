@@ -24,6 +24,8 @@ mod rules;
 #[cfg(feature = "redis")]
 mod stepping;
 mod timeline;
+#[cfg(feature = "tower")]
+mod tower;
 
 /// A store a scenario runs on, with its clock under the test's control.
 trait Stepped: Store {
