@@ -36,6 +36,7 @@
 
 mod error;
 mod memory;
+mod mirror;
 mod payload;
 mod permit;
 mod random;

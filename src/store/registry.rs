@@ -41,6 +41,7 @@ pub struct SharedRegistry {
     app: Option<String>,
     lease: Option<Duration>,
     fallback: Fallback,
+    staleness: Option<Duration>,
     max_circuits: usize,
     held: Mutex<Held>,
 }
@@ -72,6 +73,7 @@ impl SharedRegistry {
             app: None,
             lease: None,
             fallback: Fallback::default(),
+            staleness: None,
             max_circuits: DEFAULT_MAX_CIRCUITS,
             held: Mutex::default(),
         }
@@ -138,6 +140,23 @@ impl SharedRegistry {
     #[must_use]
     pub fn fallback(mut self, fallback: Fallback) -> Self {
         self.fallback = fallback;
+        self
+    }
+
+    /// Every circuit in cached mode, deciding from its mirror while it is
+    /// younger than `staleness` (see [`SharedFuseBuilder::cached`](super::SharedFuseBuilder::cached)).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
+    /// let registry = SharedRegistry::new(Arc::new(MemoryStore::new()), Default::default())
+    ///     .cached(Duration::from_millis(50));
+    /// assert_eq!(registry.get("billing").staleness(), Some(Duration::from_millis(50)));
+    /// ```
+    #[must_use]
+    pub fn cached(mut self, staleness: Duration) -> Self {
+        self.staleness = Some(staleness);
         self
     }
 
@@ -239,6 +258,9 @@ impl SharedRegistry {
         }
         if let Some(lease) = self.lease {
             builder = builder.lease(lease);
+        }
+        if let Some(staleness) = self.staleness {
+            builder = builder.cached(staleness);
         }
         builder.build()
     }

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::error::{Error, Refusal, StoreError};
+use super::mirror::Mirror;
 use super::payload::{self, Fresh};
 use super::permit::{Held, SharedPermit};
 use super::random;
@@ -65,6 +66,10 @@ pub struct SharedFuse {
     /// Held by the step of this process that is writing the key: its
     /// writers take turns rather than race each other's compare-and-sets.
     writing: tokio::sync::Mutex<()>,
+    /// Cached mode: how old the mirror may be to decide from it.
+    staleness: Option<Duration>,
+    /// Cached mode: the newest reading of the key (see `mirror`).
+    mirror: Mutex<Option<Mirror>>,
 }
 
 /// Whether the store answered last time, and when to try it again.
@@ -105,6 +110,7 @@ pub struct SharedFuseBuilder {
     store: Arc<dyn Store>,
     lease: Option<Duration>,
     fallback: Fallback,
+    staleness: Option<Duration>,
 }
 
 impl fmt::Debug for SharedFuseBuilder {
@@ -192,6 +198,32 @@ impl SharedFuseBuilder {
         self
     }
 
+    /// Cached mode: decide from this process's mirror of the circuit (the
+    /// newest reading of the key, kept from every round trip) while it is
+    /// younger than `staleness`. Then a closed circuit with no failures
+    /// admits and takes successes with no round trip, and an open one
+    /// rejects locally until its retry time; half-open admissions, probe
+    /// verdicts and failures still go to the store. The difference from
+    /// strict mode: a success the mirror showed nothing to clear for is
+    /// not sent, so failures another process recorded less than
+    /// `staleness` ago may survive it, and a circuit another process
+    /// opened is seen open up to `staleness` late. The mirror is dropped
+    /// when the store does not answer.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use std::time::Duration;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new()))
+    ///     .cached(Duration::from_millis(100))
+    ///     .build();
+    /// assert_eq!(fuse.staleness(), Some(Duration::from_millis(100)));
+    /// ```
+    pub fn cached(mut self, staleness: Duration) -> Self {
+        self.staleness = Some(staleness);
+        self
+    }
+
     /// The shared circuit.
     ///
     /// ```
@@ -237,6 +269,8 @@ impl SharedFuseBuilder {
             listeners,
             health: Mutex::default(),
             writing: tokio::sync::Mutex::new(()),
+            staleness: self.staleness,
+            mirror: Mutex::default(),
         }
     }
 }
@@ -263,6 +297,7 @@ impl SharedFuse {
             store,
             lease: None,
             fallback: Fallback::default(),
+            staleness: None,
         }
     }
 
@@ -312,6 +347,19 @@ impl SharedFuse {
     /// ```
     pub fn lease(&self) -> Duration {
         self.lease
+    }
+
+    /// The staleness bound of cached mode (`None`: strict mode, every
+    /// decision from the store).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert_eq!(fuse.staleness(), None);
+    /// ```
+    pub fn staleness(&self) -> Option<Duration> {
+        self.staleness
     }
 
     /// What decides while the store does not answer.
@@ -409,16 +457,15 @@ impl SharedFuse {
         if let Some(error) = self.still_down() {
             return self.fall_back(error);
         }
+        if let Some(entry) =
+            self.by_mirror(|mirror, staleness| mirror.admit(&self.config, staleness))
+        {
+            return self.entry(entry);
+        }
         match self.acquire_from_store().await {
             Ok(entry) => {
                 self.answered();
-                match entry {
-                    Entry::Granted(ticket) => Ok(SharedPermit::new(self, Held::Store(ticket))),
-                    Entry::Rejected { retry_after } => Err(Refusal::Open(OpenError::new(
-                        self.names.label(),
-                        retry_after,
-                    ))),
-                }
+                self.entry(entry)
             }
             Err(error) if error.is_unreachable() => {
                 self.failed(&error);
@@ -604,6 +651,43 @@ impl SharedFuse {
         .await
     }
 
+    fn entry(&self, entry: Entry) -> Result<SharedPermit<'_>, Refusal> {
+        match entry {
+            Entry::Granted(ticket) => Ok(SharedPermit::new(self, Held::Store(ticket))),
+            Entry::Rejected { retry_after } => Err(Refusal::Open(OpenError::new(
+                self.names.label(),
+                retry_after,
+            ))),
+        }
+    }
+
+    /// In cached mode, what the mirror decides by itself (`None`: ask the
+    /// store).
+    fn by_mirror<T>(&self, decide: impl FnOnce(&Mirror, Duration) -> Option<T>) -> Option<T> {
+        let staleness = self.staleness?;
+        let mirror = self
+            .mirror
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        decide(mirror.as_ref()?, staleness)
+    }
+
+    /// In cached mode, keeps `stored` (read or written at the store's
+    /// `now`) as the mirror, unless a newer reading is there already.
+    fn remember(&self, stored: &Stored, now: u64) {
+        if self.staleness.is_none() {
+            return;
+        }
+        let reading = Mirror::new(stored.clone(), now);
+        let mut mirror = self
+            .mirror
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if mirror.as_ref().is_none_or(|old| old.older_than(&reading)) {
+            *mirror = Some(reading);
+        }
+    }
+
     /// Ends a permit the store granted; `Ok` also when the verdict was
     /// stale.
     pub(super) async fn conclude_in_store(
@@ -611,6 +695,14 @@ impl SharedFuse {
         ticket: &super::stored::Ticket,
         verdict: Verdict,
     ) -> Result<(), StoreError> {
+        let settled = self.by_mirror(|mirror, staleness| {
+            mirror
+                .settles(&self.config, ticket, verdict, staleness)
+                .then_some(())
+        });
+        if settled.is_some() {
+            return Ok(());
+        }
         let result = self
             .step(None, |stored, now| {
                 stored.verdict(&self.config, ticket, verdict, now)
@@ -677,6 +769,7 @@ impl SharedFuse {
             let before = stored.clone();
             let now = payload::store_time(loaded.now);
             if !step(&mut stored, now) {
+                self.remember(&stored, now);
                 return Ok(());
             }
             if stored.generation == 0 {
@@ -693,6 +786,7 @@ impl SharedFuse {
                 .await?
             {
                 Swap::Written => {
+                    self.remember(&stored, now);
                     self.report(&before, &stored, loaded.now, manual);
                     return Ok(());
                 }
@@ -768,6 +862,11 @@ impl SharedFuse {
             backoff,
         });
         drop(health);
+        // A mirror is only as good as the connection it came over.
+        *self
+            .mirror
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
         if first {
             self.tell(false, Some(error));
         }

@@ -1,0 +1,93 @@
+//! The mirror of cached mode (SPEC §8): the newest snapshot this process
+//! read or wrote under a key, and what may be decided from it without a
+//! round trip while it is no older than the staleness bound.
+//!
+//! A decision is taken from the mirror only when the crate's rules, run on
+//! a copy of it at the store time the mirror implies, change nothing: a
+//! closed admission (the mirror closed with no failures), a rejection while
+//! the mirror is open and cooling down, and a closed verdict with nothing
+//! to record or clear. Everything else goes to the store: half-open
+//! admissions, every probe verdict, every failure.
+
+use std::time::{Duration, Instant};
+
+use super::stored::{At, Entry, Stored, Ticket};
+use crate::config::Config;
+use crate::snapshot::State;
+use crate::verdict::Verdict;
+
+/// The newest snapshot of a key this process saw, with the store's time of
+/// that reading and when, on this process's clock, it was made.
+#[derive(Clone, Debug)]
+pub(crate) struct Mirror {
+    stored: Stored,
+    store_now: u64,
+    seen: Instant,
+}
+
+impl Mirror {
+    pub(crate) fn new(stored: Stored, store_now: u64) -> Self {
+        Mirror {
+            stored,
+            store_now,
+            seen: Instant::now(),
+        }
+    }
+
+    /// Whether `other` is a newer reading than this one.
+    pub(crate) fn older_than(&self, other: &Mirror) -> bool {
+        other.store_now >= self.store_now
+    }
+
+    /// The store's time now, as this reading implies it, if the reading is
+    /// no older than `staleness`.
+    fn now(&self, staleness: Duration) -> Option<u64> {
+        let age = self.seen.elapsed();
+        (age < staleness).then(|| {
+            let age = u64::try_from(age.as_nanos()).unwrap_or(u64::MAX);
+            self.store_now.saturating_add(age)
+        })
+    }
+
+    /// The admission the mirror decides by itself: a closed permit of a
+    /// closed circuit with no failures, or the rejection of an open one
+    /// still cooling down. `None`: ask the store.
+    pub(crate) fn admit(&self, config: &Config, staleness: Duration) -> Option<Entry> {
+        let now = self.now(staleness)?;
+        let state = self.stored.state();
+        let quiet = state == State::Closed && self.stored.failures.is_empty();
+        if !quiet && state != State::Open {
+            return None;
+        }
+        let mut copy = self.stored.clone();
+        let at = At {
+            now,
+            lease: 0,
+            lease_id: 0,
+            generation: 0,
+        };
+        match copy.acquire(config, at) {
+            (entry, false) => Some(entry),
+            (_, true) => None,
+        }
+    }
+
+    /// Whether the verdict of a closed `ticket` needs no round trip: not a
+    /// failure, and nothing for it to clear in a fresh mirror (a stale
+    /// ticket, an ignore, a success with no failures in the mirror).
+    pub(crate) fn settles(
+        &self,
+        config: &Config,
+        ticket: &Ticket,
+        verdict: Verdict,
+        staleness: Duration,
+    ) -> bool {
+        if ticket.is_probe() || verdict == Verdict::Failure {
+            return false;
+        }
+        let Some(now) = self.now(staleness) else {
+            return false;
+        };
+        !self.stored.clone().verdict(config, ticket, verdict, now)
+    }
+}
