@@ -125,6 +125,75 @@ impl UseMark {
     }
 }
 
+/// Four words that one writer at a time (the caller holds a lock) writes
+/// together and anyone reads without a lock: a sequence lock made of
+/// atomics, so a reader never sees words of two writes. The writer makes
+/// the sequence odd, then (after a release fence) writes the words, then
+/// makes it even again with a release store; a reader loads the sequence
+/// (acquire), the words, then (after an acquire fence) the sequence again,
+/// and keeps the words only if both readings are the same even number.
+/// The fences order the relaxed word accesses against the sequence; on
+/// x86 both are free. A cached shared circuit keeps its quiet permit here.
+#[cfg(feature = "store")]
+#[derive(Debug, Default)]
+pub(crate) struct Words4 {
+    seq: core::sync::atomic::AtomicU64,
+    words: [core::sync::atomic::AtomicU64; 4],
+}
+
+#[cfg(feature = "store")]
+impl Words4 {
+    /// Writes `words`; writers must not overlap (the caller serialises
+    /// them).
+    pub(crate) fn write(&self, words: [u64; 4]) {
+        use core::sync::atomic::fence;
+        let seq = self.seq.load(Ordering::Relaxed);
+        self.seq.store(seq.wrapping_add(1), Ordering::Relaxed);
+        // Release: the odd sequence is seen before any of the new words.
+        fence(Ordering::Release);
+        for (word, value) in self.words.iter().zip(words) {
+            word.store(value, Ordering::Relaxed);
+        }
+        // Release: the words are seen before the even sequence.
+        self.seq.store(seq.wrapping_add(2), Ordering::Release);
+    }
+
+    /// The words of one write, or `None` while a write is under way.
+    #[inline]
+    pub(crate) fn read(&self) -> Option<[u64; 4]> {
+        // Acquire: pairs with the writer's final release store.
+        let before = self.seq.load(Ordering::Acquire);
+        let words = [
+            self.words[0].load(Ordering::Relaxed),
+            self.words[1].load(Ordering::Relaxed),
+            self.words[2].load(Ordering::Relaxed),
+            self.words[3].load(Ordering::Relaxed),
+        ];
+        // Acquire: the word loads happen before the second reading.
+        core::sync::atomic::fence(Ordering::Acquire);
+        let after = self.seq.load(Ordering::Relaxed);
+        (before == after && before.is_multiple_of(2)).then_some(words)
+    }
+}
+
+/// A flag nothing is ordered by (Relaxed): a hint read on a hot path whose
+/// details live under a lock (a shared circuit's store outage).
+#[cfg(feature = "store")]
+#[derive(Debug, Default)]
+pub(crate) struct Hint(core::sync::atomic::AtomicBool);
+
+#[cfg(feature = "store")]
+impl Hint {
+    #[inline]
+    pub(crate) fn get(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set(&self, on: bool) {
+        self.0.store(on, Ordering::Relaxed);
+    }
+}
+
 /// A count nothing is ordered by (Relaxed): the registry's retirements and
 /// overflows, read by its accessors, a slot's occupancies (taken under the
 /// lock of the free slots, or by the slot's first circuit), and the counter

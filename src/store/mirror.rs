@@ -34,6 +34,25 @@ impl Mirror {
         }
     }
 
+    /// The closed permit this reading grants with nothing to ask, if it is
+    /// a closed circuit with no failures (the common case of cached mode,
+    /// kept where admission reads it without a lock).
+    pub(crate) fn quiet_ticket(&self, config: &Config) -> Option<Ticket> {
+        if self.stored.state() != State::Closed || !self.stored.failures.is_empty() {
+            return None;
+        }
+        let at = At {
+            now: self.store_now,
+            lease: 0,
+            lease_id: 0,
+            generation: 0,
+        };
+        match self.stored.clone().acquire(config, at) {
+            (Entry::Granted(ticket), false) => Some(ticket),
+            _ => None,
+        }
+    }
+
     /// Whether `other` is a newer reading than this one.
     pub(crate) fn older_than(&self, other: &Mirror) -> bool {
         other.store_now >= self.store_now

@@ -35,6 +35,7 @@
 //! ```
 
 mod error;
+mod future;
 mod memory;
 mod mirror;
 mod payload;
@@ -53,6 +54,7 @@ use std::time::Duration;
 
 pub use crate::fallback::Fallback;
 pub use error::{Error, Refusal, StoreError};
+pub use future::Decided;
 pub use memory::MemoryStore;
 pub use payload::PayloadError;
 pub use permit::SharedPermit;

@@ -3,6 +3,7 @@
 use std::fmt;
 
 use super::error::StoreError;
+use super::future::Decided;
 use super::shared::SharedFuse;
 use super::stored::Ticket;
 use crate::permit::OwnedPermit;
@@ -44,6 +45,7 @@ pub struct SharedPermit<'a> {
 }
 
 impl<'a> SharedPermit<'a> {
+    #[inline]
     pub(super) fn new(fuse: &'a SharedFuse, held: Held) -> Self {
         SharedPermit { fuse, held }
     }
@@ -95,14 +97,15 @@ impl<'a> SharedPermit<'a> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
-    pub async fn conclude(self, verdict: Verdict) -> Result<(), StoreError> {
+    #[inline]
+    pub fn conclude(self, verdict: Verdict) -> Decided<'a, Result<(), StoreError>> {
         match self.held {
-            Held::Store(ticket) => self.fuse.conclude_in_store(&ticket, verdict).await,
+            Held::Store(ticket) => self.fuse.conclude_in_store(ticket, verdict),
             Held::Local(permit) => {
                 permit.conclude(verdict);
-                Ok(())
+                Decided::ready(Ok(()))
             }
-            Held::Allowed => Ok(()),
+            Held::Allowed => Decided::ready(Ok(())),
         }
     }
 
@@ -117,8 +120,9 @@ impl<'a> SharedPermit<'a> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
-    pub async fn success(self) -> Result<(), StoreError> {
-        self.conclude(Verdict::Success).await
+    #[inline]
+    pub fn success(self) -> Decided<'a, Result<(), StoreError>> {
+        self.conclude(Verdict::Success)
     }
 
     /// The call failed with a counted failure.
@@ -133,8 +137,9 @@ impl<'a> SharedPermit<'a> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
-    pub async fn failure(self) -> Result<(), StoreError> {
-        self.conclude(Verdict::Failure).await
+    #[inline]
+    pub fn failure(self) -> Decided<'a, Result<(), StoreError>> {
+        self.conclude(Verdict::Failure)
     }
 
     /// The call ended with an ignored error.
@@ -148,8 +153,9 @@ impl<'a> SharedPermit<'a> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
-    pub async fn ignore(self) -> Result<(), StoreError> {
-        self.conclude(Verdict::Ignore).await
+    #[inline]
+    pub fn ignore(self) -> Decided<'a, Result<(), StoreError>> {
+        self.conclude(Verdict::Ignore)
     }
 }
 

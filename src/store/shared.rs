@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::error::{Error, Refusal, StoreError};
+use super::future::Decided;
 use super::mirror::Mirror;
 use super::payload::{self, Fresh};
 use super::permit::{Held, SharedPermit};
@@ -70,6 +71,15 @@ pub struct SharedFuse {
     staleness: Option<Duration>,
     /// Cached mode: the newest reading of the key (see `mirror`).
     mirror: Mutex<Option<Mirror>>,
+    /// Cached mode, the common case read without a lock: while the mirror
+    /// is a closed circuit with no failures, until when (on `clock`; 0:
+    /// not quiet) its closed permit may be granted, and the permit
+    /// (generation, epoch, grant).
+    quiet: crate::sync::Words4,
+    /// The coarse clock the quiet deadline is kept on (one load).
+    clock: crate::clock::Time,
+    /// Set while the store is thought down (the details in `health`).
+    down: crate::sync::Hint,
 }
 
 /// Whether the store answered last time, and when to try it again.
@@ -271,6 +281,9 @@ impl SharedFuseBuilder {
             writing: tokio::sync::Mutex::new(()),
             staleness: self.staleness,
             mirror: Mutex::default(),
+            quiet: crate::sync::Words4::default(),
+            clock: crate::clock::Time::new(None, true),
+            down: crate::sync::Hint::default(),
         }
     }
 }
@@ -453,15 +466,24 @@ impl SharedFuse {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
-    pub async fn try_acquire(&self) -> Result<SharedPermit<'_>, Refusal> {
+    #[inline]
+    pub fn try_acquire(&self) -> Decided<'_, Result<SharedPermit<'_>, Refusal>> {
         if let Some(error) = self.still_down() {
-            return self.fall_back(error);
+            return Decided::ready(self.fall_back(error));
+        }
+        if let Some(ticket) = self.quiet_ticket() {
+            return Decided::ready(Ok(SharedPermit::new(self, Held::Store(ticket))));
         }
         if let Some(entry) =
             self.by_mirror(|mirror, staleness| mirror.admit(&self.config, staleness))
         {
-            return self.entry(entry);
+            return Decided::ready(self.entry(entry));
         }
+        Decided::asking(self.acquire_asking())
+    }
+
+    /// Admission that asks the store.
+    async fn acquire_asking(&self) -> Result<SharedPermit<'_>, Refusal> {
         match self.acquire_from_store().await {
             Ok(entry) => {
                 self.answered();
@@ -675,34 +697,87 @@ impl SharedFuse {
     /// In cached mode, keeps `stored` (read or written at the store's
     /// `now`) as the mirror, unless a newer reading is there already.
     fn remember(&self, stored: &Stored, now: u64) {
-        if self.staleness.is_none() {
+        let Some(staleness) = self.staleness else {
             return;
-        }
+        };
         let reading = Mirror::new(stored.clone(), now);
         let mut mirror = self
             .mirror
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if mirror.as_ref().is_none_or(|old| old.older_than(&reading)) {
+            // Under the mirror's lock: one writer at a time.
+            let quiet = reading.quiet_ticket(&self.config).map_or([0; 4], |ticket| {
+                let staleness = u64::try_from(staleness.as_nanos()).unwrap_or(u64::MAX);
+                let until = self.clock.now().saturating_add(staleness).max(1);
+                [
+                    until,
+                    ticket.generation,
+                    ticket.epoch,
+                    ticket.grant.with_tag(0),
+                ]
+            });
+            self.quiet.write(quiet);
             *mirror = Some(reading);
         }
     }
 
+    /// The closed permit of a quiet mirror still fresh: a load of the quiet
+    /// view and one of the coarse clock.
+    #[inline]
+    fn quiet_ticket(&self) -> Option<super::stored::Ticket> {
+        let [until, generation, epoch, grant] = self.quiet.read()?;
+        (self.clock.now() < until).then(|| super::stored::Ticket {
+            generation,
+            epoch,
+            grant: crate::model::Grant::and_tag(grant).0,
+            lease: None,
+        })
+    }
+
+    /// Forgets the mirror (the store did not answer).
+    fn forget_mirror(&self) {
+        let mut mirror = self
+            .mirror
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.quiet.write([0; 4]);
+        *mirror = None;
+    }
+
     /// Ends a permit the store granted; `Ok` also when the verdict was
     /// stale.
-    pub(super) async fn conclude_in_store(
+    #[inline]
+    pub(super) fn conclude_in_store(
         &self,
-        ticket: &super::stored::Ticket,
+        ticket: super::stored::Ticket,
         verdict: Verdict,
-    ) -> Result<(), StoreError> {
+    ) -> Decided<'_, Result<(), StoreError>> {
+        let quiet =
+            verdict != Verdict::Failure && self.quiet_ticket().is_some_and(|quiet| quiet == ticket);
+        if quiet {
+            // A success or an ignore of the quiet circuit's own permit:
+            // nothing to clear, nothing to send.
+            return Decided::ready(Ok(()));
+        }
         let settled = self.by_mirror(|mirror, staleness| {
             mirror
-                .settles(&self.config, ticket, verdict, staleness)
+                .settles(&self.config, &ticket, verdict, staleness)
                 .then_some(())
         });
         if settled.is_some() {
-            return Ok(());
+            return Decided::ready(Ok(()));
         }
+        Decided::asking(self.conclude_asking(ticket, verdict))
+    }
+
+    /// A verdict that asks the store.
+    async fn conclude_asking(
+        &self,
+        ticket: super::stored::Ticket,
+        verdict: Verdict,
+    ) -> Result<(), StoreError> {
+        let ticket = &ticket;
         let result = self
             .step(None, |stored, now| {
                 stored.verdict(&self.config, ticket, verdict, now)
@@ -834,7 +909,16 @@ impl SharedFuse {
     }
 
     /// The store's last error, while it is not yet time to try it again.
+    #[inline]
     fn still_down(&self) -> Option<StoreError> {
+        if !self.down.get() {
+            return None;
+        }
+        self.still_down_slow()
+    }
+
+    #[inline(never)]
+    fn still_down_slow(&self) -> Option<StoreError> {
         let health = self.health();
         let down = health.down.as_ref()?;
         (Instant::now() < down.retry_at).then(|| down.error.clone())
@@ -842,7 +926,15 @@ impl SharedFuse {
 
     /// The store answered: back to it, if it had not.
     fn answered(&self) {
-        if self.health().down.take().is_some() {
+        if !self.down.get() {
+            return;
+        }
+        let was_down = {
+            let mut health = self.health();
+            self.down.set(false);
+            health.down.take().is_some()
+        };
+        if was_down {
             self.tell(true, None);
         }
     }
@@ -856,6 +948,7 @@ impl SharedFuse {
             .as_ref()
             .map_or(MIN_BACKOFF, |down| (down.backoff * 2).min(MAX_BACKOFF));
         let first = health.down.is_none();
+        self.down.set(true);
         health.down = Some(Down {
             error: error.clone(),
             retry_at: Instant::now() + backoff,
@@ -863,10 +956,7 @@ impl SharedFuse {
         });
         drop(health);
         // A mirror is only as good as the connection it came over.
-        *self
-            .mirror
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        self.forget_mirror();
         if first {
             self.tell(false, Some(error));
         }

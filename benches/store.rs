@@ -1,0 +1,68 @@
+//! A shared circuit in cached mode against the in-process engine, in the
+//! closed steady state (no round trip: the mirror decides), in criterion.
+//!
+//! ```sh
+//! cargo bench --bench store --features store
+//! ```
+//!
+//! - `in_process/fuse`: `Fuse::try_acquire` and `success`;
+//! - `cached/shared_fuse`: `SharedFuse::try_acquire` and `success` of a
+//!   circuit in cached mode (a 60 s staleness) whose mirror is a quiet
+//!   closed circuit, each future polled once where it is with a no-op
+//!   waker (both are ready at once: no round trip);
+//! - `baseline/ready_future`: polling a ready future, the floor of any
+//!   asynchronous call here.
+
+use std::future::{Future, ready};
+use std::hint::black_box;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use criterion::Criterion;
+use fuse_breaker::{Config, Fuse};
+use fuse_breaker::store::{MemoryStore, SharedFuse};
+
+/// Polls `future` once where it is (as an executor polls a task's future
+/// in place).
+#[inline]
+fn poll_once<F: Future + Unpin>(future: &mut F, cx: &mut Context<'_>) -> F::Output {
+    match Pin::new(future).poll(cx) {
+        Poll::Ready(out) => out,
+        Poll::Pending => unreachable!("ready at once in the closed steady state"),
+    }
+}
+
+fn main() {
+    let mut criterion = Criterion::default()
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1))
+        .configure_from_args();
+    let mut cx = Context::from_waker(Waker::noop());
+
+    let fuse = Fuse::new("bench", Config::default());
+    let mut group = criterion.benchmark_group("closed_success");
+    group.bench_function("in_process/fuse", |b| {
+        b.iter(|| black_box(fuse.try_acquire().map(fuse_breaker::Permit::success).is_ok()));
+    });
+
+    let shared = SharedFuse::builder("bench", Arc::new(MemoryStore::new()))
+        .cached(Duration::from_mins(1))
+        .build();
+    // The first call reads the key: the mirror is quiet from then on.
+    futures::executor::block_on(async {
+        shared.try_acquire().await.unwrap().success().await.unwrap();
+    });
+    group.bench_function("cached/shared_fuse", |b| {
+        b.iter(|| {
+            let permit = poll_once(&mut shared.try_acquire(), &mut cx).expect("closed");
+            black_box(poll_once(&mut permit.success(), &mut cx).is_ok())
+        });
+    });
+    group.bench_function("baseline/ready_future", |b| {
+        b.iter(|| black_box(poll_once(&mut ready(black_box(1u64)), &mut cx)));
+    });
+    group.finish();
+    criterion.final_summary();
+}
