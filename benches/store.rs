@@ -21,8 +21,8 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use criterion::Criterion;
-use fuse_breaker::{Config, Fuse};
 use fuse_breaker::store::{MemoryStore, SharedFuse};
+use fuse_breaker::{Config, Fuse};
 
 /// Polls `future` once where it is (as an executor polls a task's future
 /// in place).
@@ -44,7 +44,13 @@ fn main() {
     let fuse = Fuse::new("bench", Config::default());
     let mut group = criterion.benchmark_group("closed_success");
     group.bench_function("in_process/fuse", |b| {
-        b.iter(|| black_box(fuse.try_acquire().map(fuse_breaker::Permit::success).is_ok()));
+        b.iter(|| {
+            black_box(
+                fuse.try_acquire()
+                    .map(fuse_breaker::Permit::success)
+                    .is_ok(),
+            )
+        });
     });
 
     let shared = SharedFuse::builder("bench", Arc::new(MemoryStore::new()))

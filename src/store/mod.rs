@@ -90,6 +90,39 @@ pub struct StoreEvent<'a> {
     pub error: Option<&'a StoreError>,
 }
 
+/// The snapshot of the circuit under `key` in `store` under `config`
+/// (times since the Unix epoch, on the store's clock), or `None` when the
+/// key is absent or expired: what an operator's status reads, for any key,
+/// without a [`SharedFuse`].
+///
+/// ```
+/// use fuse_breaker::store::{MemoryStore, SharedFuse, snapshot_of};
+/// use fuse_breaker::{Config, State};
+/// # futures::executor::block_on(async {
+/// let store = std::sync::Arc::new(MemoryStore::new());
+/// assert_eq!(snapshot_of(&*store, "fuse:billing", &Config::default()).await?, None);
+/// SharedFuse::builder("billing", store.clone()).build().force_open().await?;
+/// let snapshot = snapshot_of(&*store, "fuse:billing", &Config::default()).await?.unwrap();
+/// assert_eq!(snapshot.state, State::Open);
+/// # Ok::<(), fuse_breaker::store::StoreError>(())
+/// # }).unwrap();
+/// ```
+pub async fn snapshot_of(
+    store: &dyn Store,
+    key: &str,
+    config: &crate::Config,
+) -> Result<Option<crate::Snapshot>, StoreError> {
+    let loaded = store.load(key).await?;
+    let Some(bytes) = &loaded.payload else {
+        return Ok(None);
+    };
+    let now = payload::store_time(loaded.now);
+    let fresh = payload::Fresh { lease_until: now };
+    let stored =
+        payload::read(key, bytes, fresh).map_err(|err| StoreError::payload(store.name(), err))?;
+    Ok(Some(stored.snapshot(config, now)))
+}
+
 /// What a store answered to a read: the payload under the key (`None` when
 /// absent or expired) and the store's time, since the Unix epoch.
 ///

@@ -122,6 +122,43 @@ impl RedisStore {
         })
     }
 
+    /// The keys that match `pattern` (Redis glob syntax, `fuse:*`), at most
+    /// `limit` of them, found with `SCAN` (which never blocks the server):
+    /// what an operator's listing of circuits reads.
+    ///
+    /// ```no_run
+    /// # async fn run(store: fuse_breaker::store::RedisStore) -> Result<(), fuse_breaker::store::StoreError> {
+    /// for key in store.keys("fuse:shop:*", 1000).await? {
+    ///     println!("{key}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn keys(&self, pattern: &str, limit: usize) -> Result<Vec<String>, StoreError> {
+        let mut connection = self.connection.clone();
+        let mut keys = Vec::new();
+        let mut cursor: u64 = 0;
+        loop {
+            let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(pattern)
+                .arg("COUNT")
+                .arg(1000)
+                .query_async(&mut connection)
+                .await
+                .map_err(|err| StoreError::unreachable(&self.name, err))?;
+            keys.extend(batch);
+            if next == 0 || keys.len() >= limit {
+                break;
+            }
+            cursor = next;
+        }
+        keys.sort();
+        keys.dedup();
+        keys.truncate(limit);
+        Ok(keys)
+    }
+
     /// The error of a round trip: a key of another type is an unreadable
     /// payload under it, anything else an outage.
     fn error(&self, key: &str, err: &RedisError) -> StoreError {

@@ -1,0 +1,220 @@
+//! `fuse`: see and steer the shared circuits of a store (feature `cli`).
+//!
+//! ```text
+//! fuse [--redis URL] [--app APP] [--prefix PREFIX] status [NAME[:OPERATION]] [--json]
+//! fuse [--redis URL] open|close|reset NAME[:OPERATION]
+//! ```
+//!
+//! The circuits' configuration (failure window, probes, open duration) is
+//! read from the `FUSE_*` variables, as the services read it; the Redis
+//! URL from `--redis` or `FUSE_REDIS_URL`.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use fuse_breaker::store::{RedisStore, SharedFuse, Store, StoreError, snapshot_of};
+use fuse_breaker::{Config, Settings, Snapshot, State};
+
+/// See and steer the circuits a fleet shares in Redis.
+#[derive(Debug, Parser)]
+#[command(name = "fuse", version)]
+struct Cli {
+    /// The Redis server.
+    #[arg(long = "redis", env = "FUSE_REDIS_URL", value_name = "URL")]
+    redis: String,
+    /// The app piece of the keys.
+    #[arg(long, env = "FUSE_APP")]
+    app: Option<String>,
+    /// The first piece of the keys (default `fuse`).
+    #[arg(long, env = "FUSE_KEY_PREFIX")]
+    prefix: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// The circuits' state: every circuit of the app, or one.
+    Status {
+        /// `NAME` or `NAME:OPERATION`.
+        circuit: Option<String>,
+        /// One JSON object per circuit, a line each.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Opens a circuit for the whole fleet.
+    Open {
+        /// `NAME` or `NAME:OPERATION`.
+        circuit: String,
+    },
+    /// Closes a circuit for the whole fleet.
+    Close {
+        /// `NAME` or `NAME:OPERATION`.
+        circuit: String,
+    },
+    /// Forgets a circuit: a fresh closed one.
+    Reset {
+        /// `NAME` or `NAME:OPERATION`.
+        circuit: String,
+    },
+}
+
+/// The circuits' configuration: the `FUSE_*` variables, and the prefix.
+fn config(prefix: Option<&str>) -> Result<Config, String> {
+    let settings = Settings::default()
+        .with_env()
+        .map_err(|err| err.to_string())?;
+    let config = settings.config().map_err(|err| err.to_string())?;
+    match prefix {
+        Some(prefix) => config
+            .to_builder()
+            .key_prefix(prefix)
+            .build()
+            .map_err(|err| err.to_string()),
+        None => Ok(config),
+    }
+}
+
+fn circuit(cli: &Cli, store: &Arc<RedisStore>, config: &Config, spec: &str) -> SharedFuse {
+    let (name, operation) = spec.split_once(':').unwrap_or((spec, ""));
+    let mut builder = SharedFuse::builder(name, store.clone()).config(config.clone());
+    if let Some(app) = &cli.app {
+        builder = builder.app(app);
+    }
+    if !operation.is_empty() {
+        builder = builder.operation(operation);
+    }
+    builder.build()
+}
+
+/// One line of the status: the key and its snapshot at the store's `now`.
+struct Line {
+    key: String,
+    snapshot: Snapshot,
+    now: Duration,
+}
+
+impl Line {
+    /// How long until the next call probes (open circuits only).
+    fn half_open_in(&self, config: &Config) -> Option<Duration> {
+        let opened = self.snapshot.opened_at?;
+        (self.snapshot.state == State::Open)
+            .then(|| (opened + config.open_duration()).saturating_sub(self.now))
+    }
+
+    fn json(&self, config: &Config) -> serde_json::Value {
+        serde_json::json!({
+            "key": self.key,
+            "state": self.snapshot.state.as_str(),
+            "failures": self.snapshot.failures.len(),
+            "failures_at": self.snapshot.failures.iter().map(Duration::as_secs_f64).collect::<Vec<_>>(),
+            "half_open_inflight": self.snapshot.half_open_inflight,
+            "half_open_successes": self.snapshot.half_open_successes,
+            "half_open_probes": config.half_open_probes(),
+            "opened_at": self.snapshot.opened_at.map(|at| at.as_secs_f64()),
+            "half_open_in_ms": self.half_open_in(config).map(|left| left.as_millis()),
+        })
+    }
+}
+
+async fn status(
+    cli: &Cli,
+    store: &Arc<RedisStore>,
+    config: &Config,
+    one: Option<&str>,
+    json: bool,
+) -> Result<(), StoreError> {
+    let keys = if let Some(spec) = one {
+        vec![circuit(cli, store, config, spec).key().to_owned()]
+    } else {
+        let mut pattern = config.key_prefix().to_owned();
+        if let Some(app) = &cli.app {
+            pattern.push(':');
+            pattern.push_str(app);
+        }
+        store.keys(&format!("{pattern}:*"), 10_000).await?
+    };
+    let now = store.load("fuse-cli:clock").await?.now;
+    let mut lines = Vec::new();
+    for key in keys {
+        if let Some(snapshot) = snapshot_of(&**store, &key, config).await? {
+            lines.push(Line { key, snapshot, now });
+        } else if one.is_some() {
+            // An absent key is a fresh closed circuit.
+            let snapshot = SharedFuse::builder("", store.clone())
+                .build()
+                .local()
+                .snapshot();
+            lines.push(Line { key, snapshot, now });
+        }
+    }
+    if json {
+        for line in &lines {
+            println!("{}", line.json(config));
+        }
+        return Ok(());
+    }
+    println!(
+        "{:<40} {:<10} {:>8} {:>8} {:>14}",
+        "KEY", "STATE", "FAILURES", "PROBES", "HALF-OPEN IN"
+    );
+    for line in &lines {
+        let probes = format!(
+            "{}/{}",
+            line.snapshot.half_open_inflight,
+            config.half_open_probes()
+        );
+        let half_open_in = line.half_open_in(config).map_or_else(
+            || "-".to_owned(),
+            |left| format!("{:.1}s", left.as_secs_f64()),
+        );
+        println!(
+            "{:<40} {:<10} {:>8} {:>8} {:>14}",
+            line.key,
+            line.snapshot.state.as_str(),
+            line.snapshot.failures.len(),
+            probes,
+            half_open_in
+        );
+    }
+    Ok(())
+}
+
+async fn run(cli: &Cli) -> Result<(), String> {
+    let config = config(cli.prefix.as_deref())?;
+    let store = Arc::new(RedisStore::open(&cli.redis).map_err(|err| err.to_string())?);
+    let done = match &cli.command {
+        Command::Status { circuit, json } => {
+            status(cli, &store, &config, circuit.as_deref(), *json).await
+        }
+        Command::Open { circuit: spec } => circuit(cli, &store, &config, spec).force_open().await,
+        Command::Close { circuit: spec } => {
+            circuit(cli, &store, &config, spec).force_closed().await
+        }
+        Command::Reset { circuit: spec } => circuit(cli, &store, &config, spec).reset().await,
+    };
+    done.map_err(|err| err.to_string())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("fuse: cannot start: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(&cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("fuse: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
