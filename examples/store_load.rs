@@ -32,38 +32,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use fuse_breaker::store::{Loaded, RedisStore, SharedFuse, Store, StoreError, Swap};
+use fuse_breaker::store::{Counting, RedisStore, SharedFuse};
 use fuse_breaker::{Config, FailureKind};
-
-/// A store that counts its round trips.
-#[derive(Debug)]
-struct Counted<S> {
-    inner: S,
-    trips: AtomicU64,
-}
-
-#[async_trait::async_trait]
-impl<S: Store> Store for Counted<S> {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-
-    async fn load(&self, key: &str) -> Result<Loaded, StoreError> {
-        self.trips.fetch_add(1, Ordering::Relaxed);
-        self.inner.load(key).await
-    }
-
-    async fn swap(
-        &self,
-        key: &str,
-        expected: Option<&[u8]>,
-        new: &[u8],
-        ttl: Duration,
-    ) -> Result<Swap, StoreError> {
-        self.trips.fetch_add(1, Ordering::Relaxed);
-        self.inner.swap(key, expected, new, ttl).await
-    }
-}
 
 /// A workload's result: calls made in how long, round trips, and for
 /// failures how many of those recorded the key does not hold.
@@ -182,10 +152,7 @@ async fn shared(
     workload: Workload,
     staleness: Option<Duration>,
 ) -> Row {
-    let store = Arc::new(Counted {
-        inner: RedisStore::open(url).expect("a Redis URL"),
-        trips: AtomicU64::new(0),
-    });
+    let store = Arc::new(Counting::new(RedisStore::open(url).expect("a Redis URL")));
     // A threshold no run reaches, a window longer than any run.
     let config = Config::builder()
         .failure_threshold(fuse_breaker::MAX_FAILURE_THRESHOLD)
@@ -209,7 +176,7 @@ async fn shared(
         }
     })
     .await;
-    let trips = store.trips.load(Ordering::Relaxed);
+    let trips = store.round_trips();
     let lost = if workload == Workload::Failures {
         let held = fuse
             .snapshot()

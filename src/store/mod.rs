@@ -34,6 +34,7 @@
 //! # }).unwrap();
 //! ```
 
+mod counting;
 mod error;
 mod future;
 mod memory;
@@ -53,6 +54,7 @@ use std::fmt;
 use std::time::Duration;
 
 pub use crate::fallback::Fallback;
+pub use counting::Counting;
 pub use error::{Error, Refusal, StoreError};
 pub use future::Decided;
 pub use memory::MemoryStore;
@@ -194,4 +196,27 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
         new: &[u8],
         ttl: Duration,
     ) -> Result<Swap, StoreError>;
+}
+
+/// A store behind an `Arc` is the store (to wrap a shared one, as
+/// [`Counting`] does).
+#[async_trait::async_trait]
+impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    async fn load(&self, key: &str) -> Result<Loaded, StoreError> {
+        (**self).load(key).await
+    }
+
+    async fn swap(
+        &self,
+        key: &str,
+        expected: Option<&[u8]>,
+        new: &[u8],
+        ttl: Duration,
+    ) -> Result<Swap, StoreError> {
+        (**self).swap(key, expected, new, ttl).await
+    }
 }

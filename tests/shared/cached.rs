@@ -2,55 +2,18 @@
 //! staleness bound, round trips only where the rules need the store.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use fuse_breaker::State;
-use fuse_breaker::store::{Loaded, MemoryStore, SharedFuse, Store, StoreError, Swap};
+use fuse_breaker::store::{Counting, MemoryStore, SharedFuse, Store};
 
 use super::{SteppedStore, block_on, config, stores};
 
-/// A store that counts its round trips.
-#[derive(Debug)]
-struct Trips {
-    inner: Arc<dyn Store>,
-    count: AtomicU64,
-}
-
-impl Trips {
-    fn count(&self) -> u64 {
-        self.count.load(Ordering::SeqCst)
-    }
-}
-
-#[async_trait::async_trait]
-impl Store for Trips {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-
-    async fn load(&self, key: &str) -> Result<Loaded, StoreError> {
-        self.count.fetch_add(1, Ordering::SeqCst);
-        self.inner.load(key).await
-    }
-
-    async fn swap(
-        &self,
-        key: &str,
-        expected: Option<&[u8]>,
-        new: &[u8],
-        ttl: Duration,
-    ) -> Result<Swap, StoreError> {
-        self.count.fetch_add(1, Ordering::SeqCst);
-        self.inner.swap(key, expected, new, ttl).await
-    }
-}
-
-fn cached(store: &Arc<dyn SteppedStore>, staleness: Duration) -> (SharedFuse, Arc<Trips>) {
-    let trips = Arc::new(Trips {
-        inner: store.clone().as_store(),
-        count: AtomicU64::new(0),
-    });
+fn cached(
+    store: &Arc<dyn SteppedStore>,
+    staleness: Duration,
+) -> (SharedFuse, Arc<Counting<Arc<dyn Store>>>) {
+    let trips = Arc::new(Counting::new(store.clone().as_store()));
     let fuse = SharedFuse::builder("billing", trips.clone())
         .config(config(3, 1))
         .cached(staleness)
@@ -67,7 +30,7 @@ fn a_closed_circuit_without_failures_makes_no_round_trip() {
             let (fuse, trips) = cached(&store, LONG);
             fuse.try_acquire().await.unwrap().success().await.unwrap();
             assert_eq!(
-                trips.count(),
+                trips.round_trips(),
                 1,
                 "{name}: the first admission reads the key"
             );
@@ -75,7 +38,7 @@ fn a_closed_circuit_without_failures_makes_no_round_trip() {
                 fuse.try_acquire().await.unwrap().success().await.unwrap();
                 fuse.try_acquire().await.unwrap().ignore().await.unwrap();
             }
-            assert_eq!(trips.count(), 1, "{name}: none since");
+            assert_eq!(trips.round_trips(), 1, "{name}: none since");
         }
     });
 }
@@ -86,7 +49,7 @@ fn failures_always_go_to_the_store_and_a_success_clears_them_there() {
         for (name, store) in stores() {
             let (fuse, trips) = cached(&store, LONG);
             fuse.try_acquire().await.unwrap().failure().await.unwrap();
-            let after_failure = trips.count();
+            let after_failure = trips.round_trips();
             assert!(
                 after_failure >= 3,
                 "{name}: read, read, write: {after_failure}"
@@ -94,11 +57,11 @@ fn failures_always_go_to_the_store_and_a_success_clears_them_there() {
             // The mirror holds a failure: the next admission and its
             // success go to the store, which clears it.
             fuse.try_acquire().await.unwrap().success().await.unwrap();
-            assert!(trips.count() > after_failure, "{name}");
+            assert!(trips.round_trips() > after_failure, "{name}");
             assert!(fuse.snapshot().await.unwrap().failures.is_empty(), "{name}");
-            let quiet = trips.count();
+            let quiet = trips.round_trips();
             fuse.try_acquire().await.unwrap().success().await.unwrap();
-            assert_eq!(trips.count(), quiet, "{name}: quiet again");
+            assert_eq!(trips.round_trips(), quiet, "{name}: quiet again");
         }
     });
 }
@@ -122,12 +85,16 @@ fn an_open_mirror_rejects_locally_and_another_process_s_opening_shows_within_the
                 fuse.try_acquire().await.is_err(),
                 "{name}: open once re-read"
             );
-            let read = trips.count();
+            let read = trips.round_trips();
             for _ in 0..50 {
                 let refused = fuse.try_acquire().await.unwrap_err();
                 assert!(refused.open_error().is_some(), "{name}");
             }
-            assert_eq!(trips.count(), read, "{name}: rejections from the mirror");
+            assert_eq!(
+                trips.round_trips(),
+                read,
+                "{name}: rejections from the mirror"
+            );
         }
     });
 }

@@ -8,18 +8,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use fuse_breaker::store::SharedFuse;
 use fuse_breaker::{Reason, State, Transition};
 
-use super::{SteppedStore, circuit, config, secs, stores};
+use super::{SteppedStore, circuit, config, runtime, secs, stores};
 
 const PROCESSES: usize = 4;
 const TASKS: usize = 16;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime")
-}
 
 fn fleet(store: &Arc<dyn SteppedStore>, threshold: u32, probes: u32) -> Vec<Arc<SharedFuse>> {
     (0..PROCESSES)

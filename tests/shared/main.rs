@@ -116,6 +116,15 @@ fn config(threshold: u32, probes: u32) -> Config {
         .expect("a valid configuration")
 }
 
+/// A runtime of two worker threads, for many tasks at once.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
 /// Runs `scenario` on a current-thread runtime.
 fn block_on<F: std::future::Future>(scenario: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()

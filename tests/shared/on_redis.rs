@@ -11,15 +11,7 @@ use std::time::{Duration, Instant};
 use fuse_breaker::store::{Fallback, RedisStore, Refusal, SharedFuse, Store};
 use fuse_breaker::{Config, Reason, State, Transition, Verdict};
 
-use super::redis_url;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime")
-}
+use super::{redis_url, runtime};
 
 /// A name no other test or run uses.
 fn unique(what: &str) -> String {
