@@ -218,7 +218,10 @@ impl SharedFuseBuilder {
     /// not sent, so failures another process recorded less than
     /// `staleness` ago may survive it, and a circuit another process
     /// opened is seen open up to `staleness` late. The mirror is dropped
-    /// when the store does not answer.
+    /// when the store does not answer. The common case (a quiet closed
+    /// circuit) measures its age on the process's coarse clock, which
+    /// ticks every millisecond: the bound holds to that tick (and to how
+    /// late an overloaded machine runs the clock's thread).
     ///
     /// ```
     /// # use std::sync::Arc;

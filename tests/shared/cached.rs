@@ -80,7 +80,8 @@ fn an_open_mirror_rejects_locally_and_another_process_s_opening_shows_within_the
                 fuse.try_acquire().await.is_ok(),
                 "{name}: seen up to the staleness late"
             );
-            tokio::time::sleep(staleness).await;
+            // Past the staleness on the coarse clock too (1 ms ticks).
+            tokio::time::sleep(2 * staleness).await;
             assert!(
                 fuse.try_acquire().await.is_err(),
                 "{name}: open once re-read"
@@ -114,7 +115,8 @@ fn a_success_may_leave_another_process_s_recent_failure_as_documented() {
                 1,
                 "{name}: not sent"
             );
-            tokio::time::sleep(staleness).await;
+            // Past the staleness on the coarse clock too (1 ms ticks).
+            tokio::time::sleep(2 * staleness).await;
             fuse.try_acquire().await.unwrap().success().await.unwrap();
             assert!(
                 strict.snapshot().await.unwrap().failures.is_empty(),
