@@ -131,6 +131,13 @@ fn child() {
         let granted = Arc::new(AtomicUsize::new(0));
         match role.as_str() {
             "hold" => {
+                // A lease long enough that the parent sees it held however
+                // slowly a loaded machine runs the two processes.
+                let store = Arc::new(RedisStore::open(&url).expect("a Redis URL"));
+                let fuse = SharedFuse::builder(&name, store)
+                    .config(config(threshold, PROBES, OPEN))
+                    .lease(HOLD_LEASE)
+                    .build();
                 let permit = fuse.try_acquire().await.expect("a probe");
                 assert!(permit.is_probe());
                 println!("\nchild: probing");
@@ -193,6 +200,8 @@ const PROCESSES: usize = 3;
 const TASKS: usize = 16;
 const PROBES: u32 = 3;
 const OPEN: Duration = Duration::from_millis(300);
+/// The lease of the probe a killed child holds.
+const HOLD_LEASE: Duration = Duration::from_secs(3);
 
 fn spawn_child(url: &str, role: &str, name: &str, threshold: usize) -> Child {
     Command::new(std::env::current_exe().unwrap())
@@ -327,14 +336,15 @@ fn a_process_killed_mid_probe_frees_its_slot_when_the_lease_ends() {
     assert!(probing, "the child took its probe");
     child.kill().unwrap();
     child.wait().unwrap();
+    let killed = std::time::Instant::now();
     runtime().block_on(async {
-        // The lease is the open duration: the slot is held until it ends.
+        // The slot is held until the lease ends.
         let fuse = shared(&url, &name, config(1, 1, OPEN));
         assert!(
             fuse.try_acquire().await.is_err(),
             "the dead process's probe holds the slot"
         );
-        tokio::time::sleep(OPEN).await;
+        tokio::time::sleep(HOLD_LEASE.saturating_sub(killed.elapsed())).await;
         let probe = fuse.try_acquire().await.expect("the slot came back");
         assert!(probe.is_probe());
         probe.success().await.unwrap();
