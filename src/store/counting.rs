@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::{Loaded, Store, StoreError, Swap};
+use super::{Changes, Loaded, Store, StoreError, Swap};
 use crate::sync::Tally;
 
 /// A [`Store`] that counts the round trips made through it: to see what a
@@ -78,8 +78,13 @@ impl<S: Store> Store for Counting<S> {
         expected: Option<&[u8]>,
         new: &[u8],
         ttl: Duration,
+        announce: bool,
     ) -> Result<Swap, StoreError> {
         self.trips.add(1);
-        self.inner.swap(key, expected, new, ttl).await
+        self.inner.swap(key, expected, new, ttl, announce).await
+    }
+
+    fn changes(&self) -> Option<&Changes> {
+        self.inner.changes()
     }
 }

@@ -5,11 +5,12 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
-use super::{Loaded, Store, StoreError, Swap};
+use super::{Changes, Loaded, Store, StoreError, Swap};
 
 /// A [`Store`] in memory: one process's circuits, shared by its
 /// [`SharedFuse`](super::SharedFuse)s exactly as a server would share them
-/// (compare-and-set, time-to-live, its own clock). Its clock is the
+/// (compare-and-set, time-to-live, its own clock, transitions announced
+/// to every cached circuit on the key). Its clock is the
 /// system's, moved on by [`advance`](Self::advance); a test can also make it
 /// [unreachable](Self::set_unreachable) or [put](Self::put) any payload
 /// under a key.
@@ -29,6 +30,8 @@ use super::{Loaded, Store, StoreError, Swap};
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     inner: Mutex<Inner>,
+    /// Transitions are announced to this process's cached circuits.
+    changes: Changes,
 }
 
 #[derive(Debug, Default)]
@@ -165,8 +168,8 @@ impl MemoryStore {
     /// use fuse_breaker::store::{MemoryStore, Store};
     /// # futures::executor::block_on(async {
     /// let store = MemoryStore::new();
-    /// store.swap("fuse:a", None, b"{}", Duration::from_secs(1)).await?;
-    /// store.swap("fuse:a", None, b"{}", Duration::from_secs(1)).await?;
+    /// store.swap("fuse:a", None, b"{}", Duration::from_secs(1), false).await?;
+    /// store.swap("fuse:a", None, b"{}", Duration::from_secs(1), false).await?;
     /// assert_eq!(store.writes(), 1);
     /// # Ok::<(), fuse_breaker::store::StoreError>(())
     /// # }).unwrap();
@@ -212,6 +215,7 @@ impl Store for MemoryStore {
         expected: Option<&[u8]>,
         new: &[u8],
         ttl: Duration,
+        announce: bool,
     ) -> Result<Swap, StoreError> {
         let mut inner = self.reachable()?;
         let now = inner.now();
@@ -224,6 +228,14 @@ impl Store for MemoryStore {
         }
         inner.keys.insert(key.to_owned(), (new.to_vec(), now + ttl));
         inner.writes += 1;
+        drop(inner);
+        if announce {
+            self.changes.tell(key, new, now);
+        }
         Ok(Swap::Written)
+    }
+
+    fn changes(&self) -> Option<&Changes> {
+        Some(&self.changes)
     }
 }

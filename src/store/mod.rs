@@ -34,6 +34,8 @@
 //! # }).unwrap();
 //! ```
 
+mod cache;
+mod changes;
 mod counting;
 mod error;
 mod future;
@@ -54,6 +56,7 @@ use std::fmt;
 use std::time::Duration;
 
 pub use crate::fallback::Fallback;
+pub use changes::Changes;
 pub use counting::Counting;
 pub use error::{Error, Refusal, StoreError};
 pub use future::Decided;
@@ -170,9 +173,9 @@ pub enum Swap {
 /// # futures::executor::block_on(async {
 /// let store = MemoryStore::new();
 /// let ttl = Duration::from_secs(60);
-/// assert_eq!(store.swap("fuse:a", None, b"{}", ttl).await?, Swap::Written);
+/// assert_eq!(store.swap("fuse:a", None, b"{}", ttl, false).await?, Swap::Written);
 /// // A second writer that also saw the key absent loses.
-/// assert!(matches!(store.swap("fuse:a", None, b"[]", ttl).await?, Swap::Changed(_)));
+/// assert!(matches!(store.swap("fuse:a", None, b"[]", ttl, false).await?, Swap::Changed(_)));
 /// assert_eq!(store.load("fuse:a").await?.payload.as_deref(), Some(&b"{}"[..]));
 /// # Ok::<(), fuse_breaker::store::StoreError>(())
 /// # }).unwrap();
@@ -188,14 +191,24 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
 
     /// Writes `new` under `key`, to expire after `ttl`, if the key holds
     /// `expected` (`None`: the key is absent or expired); otherwise
-    /// returns what it holds.
+    /// returns what it holds. `announce`: the write is a transition, to
+    /// tell every process's [`Changes`] of (in the same atomic step where
+    /// the store can; a store that cannot announce ignores it).
     async fn swap(
         &self,
         key: &str,
         expected: Option<&[u8]>,
         new: &[u8],
         ttl: Duration,
+        announce: bool,
     ) -> Result<Swap, StoreError>;
+
+    /// Where this store hands over the transitions announced through it,
+    /// if it can ([`Changes`]; default: it cannot, and cached circuits see
+    /// other processes' transitions up to their staleness late).
+    fn changes(&self) -> Option<&Changes> {
+        None
+    }
 }
 
 /// A store behind an `Arc` is the store (to wrap a shared one, as
@@ -216,7 +229,12 @@ impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
         expected: Option<&[u8]>,
         new: &[u8],
         ttl: Duration,
+        announce: bool,
     ) -> Result<Swap, StoreError> {
-        (**self).swap(key, expected, new, ttl).await
+        (**self).swap(key, expected, new, ttl, announce).await
+    }
+
+    fn changes(&self) -> Option<&Changes> {
+        (**self).changes()
     }
 }

@@ -7,19 +7,29 @@
 //!
 //! - *load*: `TIME` and `GET` of the key;
 //! - *swap*: `SET ... PX` if the key still holds the payload the caller
-//!   read (or is still absent), else `TIME` and what it holds.
+//!   read (or is still absent), and for a transition a `PUBLISH` of the
+//!   new payload with the server's `TIME` on the store's channel; else
+//!   `TIME` and what the key holds.
 //!
 //! Neither knows a rule of the circuit: the crate's model decides, Redis
 //! only applies the compare-and-set atomically, on its own clock.
+//!
+//! Once a cached circuit is built on the store, one more connection
+//! subscribes to the channel and hands each announcement to [`Changes`]
+//! (the cached circuits of this process on its key take the payload as
+//! their mirror). When that connection drops, every mirror is forgotten,
+//! and the connection is remade with a backoff.
 
 use std::fmt;
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
+use futures_core::Stream;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{RedisError, Script, Value};
 
 use super::payload::PayloadError;
-use super::{Loaded, Store, StoreError, Swap};
+use super::{Changes, Loaded, Store, StoreError, Swap};
 
 const LOAD: &str = r"
 local t = redis.call('TIME')
@@ -32,6 +42,10 @@ local same
 if ARGV[1] == '0' then same = (v == false) else same = (v == ARGV[2]) end
 if same then
   redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
+  if ARGV[5] ~= '' then
+    local t = redis.call('TIME')
+    redis.call('PUBLISH', ARGV[5], t[1] .. ' ' .. t[2] .. ' ' .. #KEYS[1] .. ' ' .. KEYS[1] .. ARGV[3])
+  end
   return {1}
 end
 local t = redis.call('TIME')
@@ -43,6 +57,11 @@ return {0, t[1], t[2], v}
 /// take.
 const RESPONSE_TIMEOUT: Duration = Duration::from_millis(500);
 const CONNECTION_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// The first wait before the channel's connection is remade; it doubles
+/// with each failure in a row, up to the second.
+const MIN_RESUBSCRIBE: Duration = Duration::from_millis(100);
+const MAX_RESUBSCRIBE: Duration = Duration::from_secs(2);
 
 /// A [`Store`] on Redis or Valkey, through one multiplexed connection that
 /// reconnects by itself (the `redis` crate's `ConnectionManager`). Cheap to
@@ -61,9 +80,29 @@ const CONNECTION_TIMEOUT: Duration = Duration::from_millis(500);
 #[derive(Clone)]
 pub struct RedisStore {
     name: String,
+    client: redis::Client,
     connection: ConnectionManager,
     load: Script,
     swap: Script,
+    channel: String,
+    changes: Arc<Changes>,
+    subscription: Arc<Subscription>,
+    runtime: tokio::runtime::Handle,
+}
+
+/// The task that listens on the channel, once a cached circuit needs it;
+/// it ends with the last clone of the store.
+#[derive(Default)]
+struct Subscription {
+    task: OnceLock<tokio::task::AbortHandle>,
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.get() {
+            task.abort();
+        }
+    }
 }
 
 impl fmt::Debug for RedisStore {
@@ -83,6 +122,14 @@ fn public_name(url: &str) -> String {
 }
 
 impl RedisStore {
+    /// The channel transitions are announced on, unless
+    /// [`with_channel`](Self::with_channel) names another.
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::store::RedisStore::DEFAULT_CHANNEL, "fuse:changes");
+    /// ```
+    pub const DEFAULT_CHANNEL: &str = "fuse:changes";
+
     /// A store on the server at `url` (`redis://host:port/db`,
     /// `rediss://` for TLS where the `redis` crate is built with it). The
     /// connection is made on first use and remade after it drops; a round
@@ -99,12 +146,12 @@ impl RedisStore {
     /// ```
     pub fn open(url: &str) -> Result<Self, StoreError> {
         let name = public_name(url);
-        if tokio::runtime::Handle::try_current().is_err() {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return Err(StoreError::unreachable(
                 &name,
                 "RedisStore::open was called outside a tokio runtime",
             ));
-        }
+        };
         let client = redis::Client::open(url).map_err(|err| {
             StoreError::unreachable(&name, format_args!("not a Redis URL: {err}"))
         })?;
@@ -112,14 +159,51 @@ impl RedisStore {
             .set_response_timeout(Some(RESPONSE_TIMEOUT))
             .set_connection_timeout(Some(CONNECTION_TIMEOUT))
             .set_number_of_retries(1);
-        let connection = ConnectionManager::new_lazy_with_config(client, config)
+        let connection = ConnectionManager::new_lazy_with_config(client.clone(), config)
             .map_err(|err| StoreError::unreachable(&name, err))?;
         Ok(RedisStore {
             name,
+            client,
             connection,
             load: Script::new(LOAD),
             swap: Script::new(SWAP),
+            channel: Self::DEFAULT_CHANNEL.to_owned(),
+            changes: Arc::default(),
+            subscription: Arc::default(),
+            runtime,
         })
+    }
+
+    /// Announces transitions on `channel` (default [`Self::DEFAULT_CHANNEL`]),
+    /// and listens there: the processes of one fleet use the same one
+    /// (Redis pub/sub channels are one namespace per server or cluster,
+    /// apart from keys).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), fuse_breaker::store::StoreError> {
+    /// let store = fuse_breaker::store::RedisStore::open("redis://127.0.0.1:6379")?
+    ///     .with_channel("shop:fuse:changes");
+    /// assert_eq!(store.channel(), "shop:fuse:changes");
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn with_channel(mut self, channel: impl Into<String>) -> Self {
+        self.channel = channel.into();
+        self
+    }
+
+    /// The channel transitions are announced on.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), fuse_breaker::store::StoreError> {
+    /// let store = fuse_breaker::store::RedisStore::open("redis://127.0.0.1:6379")?;
+    /// assert_eq!(store.channel(), fuse_breaker::store::RedisStore::DEFAULT_CHANNEL);
+    /// # Ok(()) }
+    /// ```
+    pub fn channel(&self) -> &str {
+        &self.channel
     }
 
     /// The keys that match `pattern` (Redis glob syntax, `fuse:*`), at most
@@ -179,6 +263,73 @@ impl RedisStore {
     }
 }
 
+/// Listens on `channel` and hands each announcement to `changes`, for as
+/// long as the store lives; every mirror is forgotten whenever the
+/// subscription begins again (announcements may have been missed).
+async fn listen(client: redis::Client, channel: String, changes: Weak<Changes>) {
+    let mut backoff = MIN_RESUBSCRIBE;
+    loop {
+        if let Ok(Ok(mut pubsub)) =
+            tokio::time::timeout(CONNECTION_TIMEOUT, subscribe(&client, &channel)).await
+        {
+            backoff = MIN_RESUBSCRIBE;
+            let Some(live) = changes.upgrade() else {
+                return;
+            };
+            live.lost();
+            drop(live);
+            let mut messages = std::pin::pin!(pubsub.on_message());
+            while let Some(message) =
+                std::future::poll_fn(|cx| messages.as_mut().poll_next(cx)).await
+            {
+                let Some(live) = changes.upgrade() else {
+                    return;
+                };
+                if let Some((key, now, payload)) = announcement(message.get_payload_bytes()) {
+                    live.tell(key, payload, now);
+                }
+            }
+            let Some(live) = changes.upgrade() else {
+                return;
+            };
+            live.lost();
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(MAX_RESUBSCRIBE);
+    }
+}
+
+async fn subscribe(
+    client: &redis::Client,
+    channel: &str,
+) -> redis::RedisResult<redis::aio::PubSub> {
+    let mut pubsub = client.get_async_pubsub().await?;
+    pubsub.subscribe(channel).await?;
+    Ok(pubsub)
+}
+
+/// An announcement the swap script published: `TIME`'s seconds and
+/// microseconds, the key's length, the key and the payload (`None`: not
+/// one).
+fn announcement(message: &[u8]) -> Option<(&str, Duration, &[u8])> {
+    let mut rest = message;
+    let mut field = || {
+        let space = rest.iter().position(|&b| b == b' ')?;
+        let number = std::str::from_utf8(&rest[..space])
+            .ok()?
+            .parse::<u64>()
+            .ok()?;
+        rest = &rest[space + 1..];
+        Some(number)
+    };
+    let (seconds, micros, length) = (field()?, field()?, field()?);
+    let length = usize::try_from(length).ok()?;
+    let key = std::str::from_utf8(rest.get(..length)?).ok()?;
+    let payload = rest.get(length..)?;
+    let now = Duration::from_secs(seconds) + Duration::from_micros(micros);
+    Some((key, now, payload))
+}
+
 /// A number Redis sent as a string (`TIME`'s parts) or an integer.
 fn number(value: &Value) -> Option<u64> {
     match value {
@@ -232,6 +383,7 @@ impl Store for RedisStore {
         expected: Option<&[u8]>,
         new: &[u8],
         ttl: Duration,
+        announce: bool,
     ) -> Result<Swap, StoreError> {
         let mut connection = self.connection.clone();
         let ttl = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
@@ -242,6 +394,7 @@ impl Store for RedisStore {
             .arg(expected.unwrap_or_default())
             .arg(new)
             .arg(ttl)
+            .arg(if announce { self.channel.as_str() } else { "" })
             .invoke_async(&mut connection)
             .await
             .map_err(|err| self.error(key, &err))?;
@@ -254,6 +407,20 @@ impl Store for RedisStore {
             _ => None,
         };
         swapped.ok_or_else(|| self.protocol("swap", &reply))
+    }
+
+    /// Starts listening on the channel the first time (a cached circuit
+    /// is being built).
+    fn changes(&self) -> Option<&Changes> {
+        self.subscription.task.get_or_init(|| {
+            let listening = listen(
+                self.client.clone(),
+                self.channel.clone(),
+                Arc::downgrade(&self.changes),
+            );
+            self.runtime.spawn(listening).abort_handle()
+        });
+        Some(&self.changes)
     }
 }
 
@@ -291,5 +458,22 @@ mod tests {
         assert_eq!(loaded(&[bulk("17x"), bulk("12"), Value::Nil]), None);
         assert_eq!(loaded(&[bulk("1"), bulk("2"), Value::Int(3)]), None);
         assert_eq!(loaded(&[]), None);
+    }
+
+    #[test]
+    fn announcements_are_read_strictly() {
+        let now = Duration::from_secs(1_700_000_000) + Duration::from_micros(12);
+        assert_eq!(
+            announcement(b"1700000000 12 12 fuse:billing{\"state\":\"open\"}"),
+            Some(("fuse:billing", now, &b"{\"state\":\"open\"}"[..]))
+        );
+        // A key with spaces and digits is read by its length.
+        assert_eq!(
+            announcement(b"1700000000 12 8 fuse:1 2{}"),
+            Some(("fuse:1 2", now, &b"{}"[..]))
+        );
+        assert_eq!(announcement(b"1700000000 12 99 fuse:a{}"), None);
+        assert_eq!(announcement(b"17x 12 1 a{}"), None);
+        assert_eq!(announcement(b""), None);
     }
 }

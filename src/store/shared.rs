@@ -6,6 +6,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::cache::Cache;
 use super::error::{Error, Refusal, StoreError};
 use super::future::Decided;
 use super::mirror::Mirror;
@@ -67,17 +68,8 @@ pub struct SharedFuse {
     /// Held by the step of this process that is writing the key: its
     /// writers take turns rather than race each other's compare-and-sets.
     writing: tokio::sync::Mutex<()>,
-    /// Cached mode: how old the mirror may be to decide from it.
-    staleness: Option<Duration>,
-    /// Cached mode: the newest reading of the key (see `mirror`).
-    mirror: Mutex<Option<Mirror>>,
-    /// Cached mode, the common case read without a lock: while the mirror
-    /// is a closed circuit with no failures, until when (on `clock`; 0:
-    /// not quiet) its closed permit may be granted, and the permit
-    /// (generation, epoch, grant).
-    quiet: crate::sync::Words4,
-    /// The coarse clock the quiet deadline is kept on (one load).
-    clock: crate::clock::Time,
+    /// Cached mode: the mirror of the key and its quiet permit.
+    cache: Option<Arc<Cache>>,
     /// Set while the store is thought down (the details in `health`).
     down: crate::sync::Hint,
 }
@@ -216,9 +208,12 @@ impl SharedFuseBuilder {
     /// verdicts and failures still go to the store. The difference from
     /// strict mode: a success the mirror showed nothing to clear for is
     /// not sent, so failures another process recorded less than
-    /// `staleness` ago may survive it, and a circuit another process
-    /// opened is seen open up to `staleness` late. The mirror is dropped
-    /// when the store does not answer. The common case (a quiet closed
+    /// `staleness` ago may survive it. Transitions are announced through
+    /// stores that can ([`Store::changes`]: Redis pub/sub, the memory
+    /// store), so another process's opening or closing replaces the
+    /// mirror as soon as it arrives; through one that cannot, it is seen
+    /// up to `staleness` late. The mirror is dropped when the store does
+    /// not answer and when its channel of announcements drops. The common case (a quiet closed
     /// circuit) measures its age on the process's coarse clock, which
     /// ticks every millisecond: the bound holds to that tick (and to how
     /// late an overloaded machine runs the clock's thread).
@@ -271,9 +266,17 @@ impl SharedFuseBuilder {
         #[cfg(feature = "metrics")]
         listeners
             .add(&(Arc::new(crate::telemetry::Telemetry::new(names.key())) as Arc<dyn Listener>));
+        let lease = self.lease.unwrap_or(self.config.open_duration());
+        let cache = self.staleness.map(|staleness| {
+            let cache = Arc::new(Cache::new(names.key(), &self.config, lease, staleness));
+            if let Some(changes) = self.store.changes() {
+                changes.watch(names.key(), &cache);
+            }
+            cache
+        });
         SharedFuse {
             names,
-            lease: self.lease.unwrap_or(self.config.open_duration()),
+            lease,
             ttl,
             config: self.config,
             store: self.store,
@@ -282,13 +285,16 @@ impl SharedFuseBuilder {
             listeners,
             health: Mutex::default(),
             writing: tokio::sync::Mutex::new(()),
-            staleness: self.staleness,
-            mirror: Mutex::default(),
-            quiet: crate::sync::Words4::default(),
-            clock: crate::clock::Time::new(None, true),
+            cache,
             down: crate::sync::Hint::default(),
         }
     }
+}
+
+/// Whether `after` is another circuit than `before`: a transition (a new
+/// epoch) or a reset (a new generation).
+fn moved(before: &Stored, after: &Stored) -> bool {
+    before.epoch != after.epoch || before.generation != after.generation
 }
 
 fn nanos(time: Duration) -> u64 {
@@ -375,7 +381,7 @@ impl SharedFuse {
     /// assert_eq!(fuse.staleness(), None);
     /// ```
     pub fn staleness(&self) -> Option<Duration> {
-        self.staleness
+        self.cache.as_ref().map(|cache| cache.staleness())
     }
 
     /// What decides while the store does not answer.
@@ -689,63 +695,21 @@ impl SharedFuse {
     /// In cached mode, what the mirror decides by itself (`None`: ask the
     /// store).
     fn by_mirror<T>(&self, decide: impl FnOnce(&Mirror, Duration) -> Option<T>) -> Option<T> {
-        let staleness = self.staleness?;
-        let mirror = self
-            .mirror
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        decide(mirror.as_ref()?, staleness)
+        self.cache.as_ref()?.decide(decide)
     }
 
     /// In cached mode, keeps `stored` (read or written at the store's
     /// `now`) as the mirror, unless a newer reading is there already.
     fn remember(&self, stored: &Stored, now: u64) {
-        let Some(staleness) = self.staleness else {
-            return;
-        };
-        let reading = Mirror::new(stored.clone(), now);
-        let mut mirror = self
-            .mirror
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if mirror.as_ref().is_none_or(|old| old.older_than(&reading)) {
-            // Under the mirror's lock: one writer at a time.
-            let quiet = reading.quiet_ticket(&self.config).map_or([0; 4], |ticket| {
-                let staleness = u64::try_from(staleness.as_nanos()).unwrap_or(u64::MAX);
-                let until = self.clock.now().saturating_add(staleness).max(1);
-                [
-                    until,
-                    ticket.generation,
-                    ticket.epoch,
-                    ticket.grant.with_tag(0),
-                ]
-            });
-            self.quiet.write(quiet);
-            *mirror = Some(reading);
+        if let Some(cache) = &self.cache {
+            cache.remember(stored, now);
         }
     }
 
-    /// The closed permit of a quiet mirror still fresh: a load of the quiet
-    /// view and one of the coarse clock.
+    /// The closed permit of a quiet mirror still fresh.
     #[inline]
     fn quiet_ticket(&self) -> Option<super::stored::Ticket> {
-        let [until, generation, epoch, grant] = self.quiet.read()?;
-        (self.clock.now() < until).then(|| super::stored::Ticket {
-            generation,
-            epoch,
-            grant: crate::model::Grant::and_tag(grant).0,
-            lease: None,
-        })
-    }
-
-    /// Forgets the mirror (the store did not answer).
-    fn forget_mirror(&self) {
-        let mut mirror = self
-            .mirror
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        self.quiet.write([0; 4]);
-        *mirror = None;
+        self.cache.as_ref()?.quiet_ticket()
     }
 
     /// Ends a permit the store granted; `Ok` also when the verdict was
@@ -858,9 +822,18 @@ impl SharedFuse {
                 turn = Some(self.writing.lock().await);
             }
             let written = payload::write(&stored);
+            // A transition is announced to every process's mirrors (no
+            // process knows whether others cache).
+            let announce = moved(&before, &stored);
             match self
                 .store
-                .swap(self.key(), loaded.payload.as_deref(), &written, self.ttl)
+                .swap(
+                    self.key(),
+                    loaded.payload.as_deref(),
+                    &written,
+                    self.ttl,
+                    announce,
+                )
                 .await?
             {
                 Swap::Written => {
@@ -892,8 +865,10 @@ impl SharedFuse {
     /// Tells the listeners of a transition this process wrote.
     fn report(&self, before: &Stored, after: &Stored, at: Duration, manual: Option<Reason>) {
         let (from, to) = (before.state(), after.state());
-        let moved = before.epoch != after.epoch || before.generation != after.generation;
-        let Some(reason) = manual.or_else(|| model::reason(from, to)).filter(|_| moved) else {
+        let Some(reason) = manual
+            .or_else(|| model::reason(from, to))
+            .filter(|_| moved(before, after))
+        else {
             return;
         };
         self.listeners.emit(&Transition {
@@ -959,7 +934,9 @@ impl SharedFuse {
         });
         drop(health);
         // A mirror is only as good as the connection it came over.
-        self.forget_mirror();
+        if let Some(cache) = &self.cache {
+            cache.forget();
+        }
         if first {
             self.tell(false, Some(error));
         }

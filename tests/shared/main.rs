@@ -13,6 +13,7 @@ use std::time::Duration;
 use fuse_breaker::Config;
 use fuse_breaker::store::{MemoryStore, SharedFuse, Store};
 
+mod announced;
 mod cached;
 mod concurrency;
 mod fallback;

@@ -14,7 +14,7 @@ use fuse_breaker::{Config, Reason, State, Transition, Verdict};
 use super::{redis_url, runtime};
 
 /// A name no other test or run uses.
-fn unique(what: &str) -> String {
+pub(super) fn unique(what: &str) -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default()
@@ -22,7 +22,7 @@ fn unique(what: &str) -> String {
     format!("{what}-{}-{nanos}", std::process::id())
 }
 
-async fn raw(url: &str) -> redis::aio::MultiplexedConnection {
+pub(super) async fn raw(url: &str) -> redis::aio::MultiplexedConnection {
     redis::Client::open(url)
         .unwrap()
         .get_multiplexed_async_connection()

@@ -70,8 +70,16 @@ impl<S: Store> Store for Stepping<S> {
         expected: Option<&[u8]>,
         new: &[u8],
         ttl: Duration,
+        announce: bool,
     ) -> Result<Swap, StoreError> {
-        match self.inner.swap(&self.key(key), expected, new, ttl).await? {
+        // Announced under the test's key, on the server's clock: a cached
+        // circuit here does not watch it (this store has no `changes`), so
+        // the scenarios see other processes' transitions by staleness only.
+        match self
+            .inner
+            .swap(&self.key(key), expected, new, ttl, announce)
+            .await?
+        {
             Swap::Written => {
                 self.writes.fetch_add(1, Ordering::Relaxed);
                 Ok(Swap::Written)

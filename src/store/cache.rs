@@ -1,0 +1,126 @@
+//! The cache of a circuit in cached mode (SPEC §8): its [`Mirror`], the
+//! quiet closed permit read without a lock, and the announcements of other
+//! processes that replace the mirror.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use super::mirror::Mirror;
+use super::payload::{self, Fresh};
+use super::stored::{Stored, Ticket};
+use crate::config::Config;
+use crate::model::Grant;
+use crate::sync::Words4;
+
+/// One cached circuit's view of its key.
+pub(crate) struct Cache {
+    key: String,
+    config: Config,
+    /// The probe lease, in nanoseconds (to read announced payloads).
+    lease: u64,
+    staleness: Duration,
+    /// The newest reading of the key (see `mirror`).
+    mirror: Mutex<Option<Mirror>>,
+    /// The common case read without a lock: while the mirror is a closed
+    /// circuit with no failures, until when (on `clock`; 0: not quiet) its
+    /// closed permit may be granted, and the permit (generation, epoch,
+    /// grant). Written under the mirror's lock.
+    quiet: Words4,
+    /// The coarse clock the quiet deadline is kept on (one load).
+    clock: crate::clock::Time,
+}
+
+fn nanos(time: Duration) -> u64 {
+    u64::try_from(time.as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl Cache {
+    pub(crate) fn new(key: &str, config: &Config, lease: Duration, staleness: Duration) -> Self {
+        Cache {
+            key: key.to_owned(),
+            config: config.clone(),
+            lease: nanos(lease),
+            staleness,
+            mirror: Mutex::default(),
+            quiet: Words4::default(),
+            clock: crate::clock::Time::new(None, true),
+        }
+    }
+
+    pub(crate) fn staleness(&self) -> Duration {
+        self.staleness
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Mirror>> {
+        self.mirror
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// What the mirror decides by itself (`None`: ask the store).
+    pub(crate) fn decide<T>(
+        &self,
+        decide: impl FnOnce(&Mirror, Duration) -> Option<T>,
+    ) -> Option<T> {
+        decide(self.lock().as_ref()?, self.staleness)
+    }
+
+    /// Keeps `stored` (read or written at the store's `now`, in
+    /// nanoseconds) as the mirror, unless a newer reading is there already.
+    pub(crate) fn remember(&self, stored: &Stored, now: u64) {
+        let reading = Mirror::new(stored.clone(), now);
+        let mut mirror = self.lock();
+        if mirror.as_ref().is_none_or(|old| old.older_than(&reading)) {
+            // Under the mirror's lock: one writer at a time.
+            let quiet = reading.quiet_ticket(&self.config).map_or([0; 4], |ticket| {
+                let until = self
+                    .clock
+                    .now()
+                    .saturating_add(nanos(self.staleness))
+                    .max(1);
+                [
+                    until,
+                    ticket.generation,
+                    ticket.epoch,
+                    ticket.grant.with_tag(0),
+                ]
+            });
+            self.quiet.write(quiet);
+            *mirror = Some(reading);
+        }
+    }
+
+    /// The closed permit of a quiet mirror still fresh: a reading of the
+    /// quiet view and one of the coarse clock.
+    #[inline]
+    pub(crate) fn quiet_ticket(&self) -> Option<Ticket> {
+        let [until, generation, epoch, grant] = self.quiet.read()?;
+        (self.clock.now() < until).then(|| Ticket {
+            generation,
+            epoch,
+            grant: Grant::and_tag(grant).0,
+            lease: None,
+        })
+    }
+
+    /// Forgets the mirror (the store did not answer, or its channel of
+    /// announcements dropped).
+    pub(crate) fn forget(&self) {
+        let mut mirror = self.lock();
+        self.quiet.write([0; 4]);
+        *mirror = None;
+    }
+
+    /// Another process (or this one) announced `payload` under the key,
+    /// written at the store's time `now`.
+    pub(crate) fn announced(&self, bytes: &[u8], now: Duration) {
+        let now = payload::store_time(now);
+        let fresh = Fresh {
+            lease_until: now.saturating_add(self.lease),
+        };
+        match payload::read(&self.key, bytes, fresh) {
+            Ok(stored) => self.remember(&stored, now),
+            Err(_) => self.forget(),
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! Transitions announced through the store (SPEC §8, cached mode): another
+//! process's opening and closing reach a cached circuit's mirror at once,
+//! not up to its staleness later, with no round trip; the mirror goes
+//! when the channel of announcements drops, and comes back with it.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fuse_breaker::store::{Counting, MemoryStore, SharedFuse, Store};
+
+use super::{block_on, config};
+
+/// A minute: no mirror expires by staleness within a scenario, so what
+/// changes it is an announcement.
+const LONG: Duration = Duration::from_mins(1);
+
+type Step<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
+
+/// Two processes' stores on one server (`here` caches, `there` is
+/// strict), and how to drop `here`'s channel and wait until it is back.
+struct Fleet {
+    name: &'static str,
+    here: Arc<dyn Store>,
+    there: Arc<dyn Store>,
+    /// Waits until `here` listens (its subscription is made by a task).
+    listening: Box<dyn Fn() -> Step<'static>>,
+    /// Drops `here`'s channel and waits until it is listening again.
+    drop_channel: Box<dyn Fn() -> Step<'static>>,
+}
+
+/// Polls `done` until it holds, for up to two seconds (an announcement
+/// crosses the server's pub/sub).
+async fn eventually(what: &str, mut done: impl AsyncFnMut() -> bool) {
+    let start = Instant::now();
+    while !done().await {
+        assert!(start.elapsed() < Duration::from_secs(2), "{what}: never");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+async fn scenario(fleet: Fleet, circuit: &str) {
+    let name = fleet.name;
+    let trips = Arc::new(Counting::new(fleet.here.clone()));
+    let here = SharedFuse::builder(circuit, trips.clone())
+        .config(config(3, 1))
+        .cached(LONG)
+        .build();
+    let there = SharedFuse::builder(circuit, fleet.there.clone())
+        .config(config(3, 1))
+        .build();
+    (fleet.listening)().await;
+    // The key exists before `here` reads it (its first write is
+    // announced too): a failure and the success that clears it.
+    there.try_acquire().await.unwrap().failure().await.unwrap();
+    there.try_acquire().await.unwrap().success().await.unwrap();
+    here.try_acquire().await.unwrap().success().await.unwrap();
+    assert_eq!(trips.round_trips(), 1, "{name}: one reading");
+
+    // Three failures elsewhere: the third opens the circuit, announced.
+    for _ in 0..3 {
+        there.try_acquire().await.unwrap().failure().await.unwrap();
+    }
+    eventually(name, async || match here.try_acquire().await {
+        Ok(permit) => {
+            permit.ignore().await.unwrap();
+            false
+        }
+        Err(refused) => refused.open_error().is_some(),
+    })
+    .await;
+    assert_eq!(trips.round_trips(), 1, "{name}: open by announcement");
+
+    // Closed elsewhere: closed here, and quiet, at once.
+    there.force_closed().await.unwrap();
+    eventually(name, async || match here.try_acquire().await {
+        Ok(permit) => permit.success().await.is_ok(),
+        Err(_) => false,
+    })
+    .await;
+    assert_eq!(trips.round_trips(), 1, "{name}: closed by announcement");
+
+    // The channel drops: the mirror goes (the next call reads the key).
+    (fleet.drop_channel)().await;
+    here.try_acquire().await.unwrap().success().await.unwrap();
+    assert_eq!(trips.round_trips(), 2, "{name}: read again");
+    // And it is back: the next transition is announced again.
+    there.force_open().await.unwrap();
+    eventually(name, async || here.try_acquire().await.is_err()).await;
+    assert_eq!(trips.round_trips(), 2, "{name}: announced again");
+}
+
+#[test]
+fn transitions_elsewhere_reach_the_mirror_at_once_in_memory() {
+    let store = Arc::new(MemoryStore::frozen());
+    let lost = store.clone();
+    let fleet = Fleet {
+        name: "memory",
+        here: store.clone(),
+        there: store,
+        listening: Box::new(|| Box::pin(async {})),
+        drop_channel: Box::new(move || {
+            let store = lost.clone();
+            Box::pin(async move { store.changes().unwrap().lost() })
+        }),
+    };
+    block_on(scenario(fleet, "billing"));
+}
+
+#[cfg(feature = "redis")]
+#[test]
+fn transitions_elsewhere_reach_the_mirror_at_once_on_redis() {
+    use fuse_breaker::store::RedisStore;
+
+    let Some(url) = super::redis_url() else {
+        return;
+    };
+    block_on(async move {
+        // Two processes' connections (each store its own), on a channel of
+        // this test's own.
+        let channel = super::on_redis::unique("changes");
+        let here = RedisStore::open(&url).unwrap().with_channel(&channel);
+        let there = RedisStore::open(&url).unwrap().with_channel(&channel);
+        let subscribers = {
+            let (url, channel) = (url.clone(), channel.clone());
+            move || {
+                let (url, channel) = (url.clone(), channel.clone());
+                async move {
+                    let mut raw = super::on_redis::raw(&url).await;
+                    let counts: Vec<(String, u64)> = redis::cmd("PUBSUB")
+                        .arg("NUMSUB")
+                        .arg(&channel)
+                        .query_async(&mut raw)
+                        .await
+                        .unwrap();
+                    counts.first().map_or(0, |(_, n)| *n)
+                }
+            }
+        };
+        let listening = {
+            let subscribers = subscribers.clone();
+            move || -> Step<'static> {
+                let subscribers = subscribers.clone();
+                Box::pin(async move {
+                    eventually("subscribed", async || subscribers().await == 1).await;
+                    // The new subscription forgets mirrors once it is made.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                })
+            }
+        };
+        let drop_channel = {
+            let (url, listening) = (url.clone(), listening.clone());
+            move || -> Step<'static> {
+                let (url, listening, subscribers) =
+                    (url.clone(), listening.clone(), subscribers.clone());
+                Box::pin(async move {
+                    // Every subscriber of the server: no other scenario
+                    // here caches on Redis, so only this one's is dropped
+                    // (and `here` is its only one).
+                    let mut raw = super::on_redis::raw(&url).await;
+                    let _: u64 = redis::cmd("CLIENT")
+                        .arg("KILL")
+                        .arg("TYPE")
+                        .arg("pubsub")
+                        .query_async(&mut raw)
+                        .await
+                        .unwrap();
+                    eventually("dropped", async || subscribers().await == 0).await;
+                    listening().await;
+                })
+            }
+        };
+        let fleet = Fleet {
+            name: "redis",
+            here: Arc::new(here),
+            there: Arc::new(there),
+            listening: Box::new(listening),
+            drop_channel: Box::new(drop_channel),
+        };
+        scenario(fleet, &super::on_redis::unique("billing")).await;
+    });
+}
