@@ -111,6 +111,9 @@ mod snapshot;
 #[cfg(feature = "store")]
 pub mod store;
 mod sync;
+#[cfg(fuse_loom)]
+#[doc(hidden)]
+pub use sync::LoomWords4;
 #[cfg(feature = "metrics")]
 mod telemetry;
 #[cfg(feature = "testing")]

@@ -134,19 +134,41 @@ impl UseMark {
 /// and keeps the words only if both readings are the same even number.
 /// The fences order the relaxed word accesses against the sequence; on
 /// x86 both are free. A cached shared circuit keeps its quiet permit here.
-#[cfg(feature = "store")]
-#[derive(Debug, Default)]
+/// The loom model `a_sequence_lock_never_mixes_two_writes` checks these
+/// orderings (and fails without either fence, or with the last store
+/// relaxed).
+#[cfg(any(feature = "store", fuse_loom))]
+#[derive(Debug)]
 pub(crate) struct Words4 {
-    seq: core::sync::atomic::AtomicU64,
-    words: [core::sync::atomic::AtomicU64; 4],
+    seq: AtomicU64,
+    words: [AtomicU64; 4],
 }
 
-#[cfg(feature = "store")]
+#[cfg(any(feature = "store", fuse_loom))]
+impl Default for Words4 {
+    fn default() -> Self {
+        Words4 {
+            seq: AtomicU64::new(0),
+            words: [
+                AtomicU64::new(0),
+                AtomicU64::new(0),
+                AtomicU64::new(0),
+                AtomicU64::new(0),
+            ],
+        }
+    }
+}
+
+#[cfg(not(fuse_loom))]
+use core::sync::atomic::fence;
+#[cfg(fuse_loom)]
+use loom::sync::atomic::fence;
+
+#[cfg(any(feature = "store", fuse_loom))]
 impl Words4 {
     /// Writes `words`; writers must not overlap (the caller serialises
     /// them).
     pub(crate) fn write(&self, words: [u64; 4]) {
-        use core::sync::atomic::fence;
         let seq = self.seq.load(Ordering::Relaxed);
         self.seq.store(seq.wrapping_add(1), Ordering::Relaxed);
         // Release: the odd sequence is seen before any of the new words.
@@ -170,9 +192,29 @@ impl Words4 {
             self.words[3].load(Ordering::Relaxed),
         ];
         // Acquire: the word loads happen before the second reading.
-        core::sync::atomic::fence(Ordering::Acquire);
+        fence(Ordering::Acquire);
         let after = self.seq.load(Ordering::Relaxed);
         (before == after && before.is_multiple_of(2)).then_some(words)
+    }
+}
+
+/// [`Words4`] for the loom models of `loom-tests/`. Only in loom builds
+/// (`--cfg fuse_loom`); not part of the API.
+#[cfg(fuse_loom)]
+#[doc(hidden)]
+#[derive(Debug, Default)]
+pub struct LoomWords4(Words4);
+
+#[cfg(fuse_loom)]
+impl LoomWords4 {
+    /// [`Words4::write`].
+    pub fn write(&self, words: [u64; 4]) {
+        self.0.write(words);
+    }
+
+    /// [`Words4::read`].
+    pub fn read(&self) -> Option<[u64; 4]> {
+        self.0.read()
     }
 }
 

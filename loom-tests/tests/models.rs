@@ -422,3 +422,37 @@ fn an_old_opening_never_overwrites_a_newer_one() {
         assert_eq!(open.retry_after(), OPEN - Duration::from_secs(1));
     });
 }
+
+/// 12. The sequence lock a cached shared circuit keeps its quiet permit in
+///     (`sync::Words4`, one writer at a time, readers without a lock):
+///     racing a writer's two writes, a reading is `None` or the words of
+///     one write, never a mix, and a later reading never goes back to an
+///     earlier write. Fails with either fence of the lock removed, or
+///     with its last store relaxed.
+#[test]
+fn a_sequence_lock_never_mixes_two_writes() {
+    loom::model(|| {
+        let cell = Arc::new(fuse_breaker::LoomWords4::default());
+        let writer = {
+            let cell = cell.clone();
+            thread::spawn(move || {
+                cell.write([1, 2, 3, 4]);
+                cell.write([5, 6, 7, 8]);
+            })
+        };
+        let whole = |words: [u64; 4]| {
+            assert!(
+                [[0, 0, 0, 0], [1, 2, 3, 4], [5, 6, 7, 8]].contains(&words),
+                "words of two writes: {words:?}"
+            );
+            words[0]
+        };
+        let first = cell.read().map(whole);
+        let second = cell.read().map(whole);
+        if let (Some(first), Some(second)) = (first, second) {
+            assert!(second >= first, "went back: {first} then {second}");
+        }
+        writer.join().unwrap();
+        assert_eq!(cell.read(), Some([5, 6, 7, 8]));
+    });
+}
