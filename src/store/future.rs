@@ -1,77 +1,176 @@
-//! [`Decided`]: the future of a shared circuit's decision, ready at once
-//! when this process decides without the store (cached mode, a fallback),
-//! boxed only when a round trip is needed, so that the common case moves
-//! no large future.
+//! [`Admission`] and [`Conclusion`]: the futures of a shared circuit's
+//! decisions, ready at once when this process decides without the store
+//! (cached mode, a fallback), boxed only when a round trip is needed.
+//!
+//! The common case (a quiet cached circuit) holds only the words its result
+//! is made of, and makes the result when polled: a whole result moved
+//! into the future and out of it again cost more than the decision (its
+//! words stored one by one, then reloaded sixteen bytes at a time, each
+//! reload waiting for the stores).
 
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-/// The future of [`SharedFuse::try_acquire`](super::SharedFuse::try_acquire)
-/// and of a [`SharedPermit`](super::SharedPermit)'s verdicts: ready at once
-/// when no round trip is needed, the store's answer otherwise.
+use super::error::{Refusal, StoreError};
+use super::permit::{Held, SharedPermit};
+use super::shared::SharedFuse;
+use super::stored::Ticket;
+
+/// A round trip under way.
+type Asking<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+const POLLED_AFTER_COMPLETION: &str = "fuse_breaker::store future polled after completion";
+
+/// The future of [`SharedFuse::try_acquire`]: a permit or the reason there
+/// is none, at once when this process decides, the store's answer
+/// otherwise.
 ///
 /// ```
 /// use std::sync::Arc;
-/// use fuse_breaker::store::{MemoryStore, SharedFuse};
+/// use fuse_breaker::store::{Admission, MemoryStore, SharedFuse};
 /// # futures::executor::block_on(async {
 /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
-/// let decided: fuse_breaker::store::Decided<'_, _> = fuse.try_acquire();
-/// assert!(decided.await.is_ok());
+/// let admission: Admission<'_> = fuse.try_acquire();
+/// assert!(admission.await.is_ok());
 /// # });
 /// ```
-#[must_use = "a decision does nothing unless awaited"]
-pub struct Decided<'a, T> {
-    inner: Inner<'a, T>,
+#[must_use = "an admission does nothing unless awaited"]
+pub struct Admission<'a> {
+    state: AdmissionState<'a>,
 }
 
-enum Inner<'a, T> {
-    Ready(Option<T>),
-    Asking(Pin<Box<dyn Future<Output = T> + Send + 'a>>),
+enum AdmissionState<'a> {
+    /// A closed permit of the store's circuit, granted by the mirror.
+    Granted(&'a SharedFuse, Ticket),
+    Ready(Result<SharedPermit<'a>, Refusal>),
+    Asking(Asking<'a, Result<SharedPermit<'a>, Refusal>>),
+    Done,
 }
 
-impl<'a, T> Decided<'a, T> {
-    pub(super) fn ready(value: T) -> Self {
-        Decided {
-            inner: Inner::Ready(Some(value)),
+impl<'a> Admission<'a> {
+    #[inline]
+    pub(super) fn granted(fuse: &'a SharedFuse, ticket: Ticket) -> Self {
+        Admission {
+            state: AdmissionState::Granted(fuse, ticket),
         }
     }
 
-    pub(super) fn asking(future: impl Future<Output = T> + Send + 'a) -> Self {
-        Decided {
-            inner: Inner::Asking(Box::pin(future)),
+    pub(super) fn ready(decided: Result<SharedPermit<'a>, Refusal>) -> Self {
+        Admission {
+            state: AdmissionState::Ready(decided),
+        }
+    }
+
+    pub(super) fn asking(
+        future: impl Future<Output = Result<SharedPermit<'a>, Refusal>> + Send + 'a,
+    ) -> Self {
+        Admission {
+            state: AdmissionState::Asking(Box::pin(future)),
         }
     }
 }
 
-// The value is only ever moved out whole, never pinned: no structural
-// pinning, so the future is `Unpin` whatever `T` is.
-impl<T> Unpin for Decided<'_, T> {}
+// Nothing is pinned structurally (the round trip is boxed): `Unpin`.
+impl Unpin for Admission<'_> {}
 
-impl<T> Future for Decided<'_, T> {
-    type Output = T;
+impl<'a> Future for Admission<'a> {
+    type Output = Result<SharedPermit<'a>, Refusal>;
 
     #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
-        match &mut self.get_mut().inner {
-            Inner::Ready(value) => Poll::Ready(
-                value
-                    .take()
-                    .expect("fuse_breaker::store::Decided polled after completion"),
-            ),
-            Inner::Asking(future) => future.as_mut().poll(cx),
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let state = &mut self.get_mut().state;
+        if let AdmissionState::Granted(fuse, ticket) = *state {
+            *state = AdmissionState::Done;
+            return Poll::Ready(Ok(SharedPermit::new(fuse, Held::Store(ticket))));
+        }
+        if let AdmissionState::Asking(future) = state {
+            return future.as_mut().poll(cx);
+        }
+        match std::mem::replace(state, AdmissionState::Done) {
+            AdmissionState::Ready(decided) => Poll::Ready(decided),
+            _ => panic!("{POLLED_AFTER_COMPLETION}"),
         }
     }
 }
 
-impl<T> fmt::Debug for Decided<'_, T> {
+impl fmt::Debug for Admission<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = match self.inner {
-            Inner::Ready(Some(_)) => "ready",
-            Inner::Ready(None) => "done",
-            Inner::Asking(_) => "asking the store",
+        let state = match self.state {
+            AdmissionState::Granted(..) | AdmissionState::Ready(_) => "ready",
+            AdmissionState::Asking(_) => "asking the store",
+            AdmissionState::Done => "done",
         };
-        f.debug_struct("Decided").field("state", &state).finish()
+        f.debug_struct("Admission").field("state", &state).finish()
+    }
+}
+
+/// The future of a [`SharedPermit`]'s verdict: `Ok` at once when nothing
+/// needs the store, the store's answer otherwise.
+///
+/// ```
+/// use std::sync::Arc;
+/// use fuse_breaker::store::{Conclusion, MemoryStore, SharedFuse};
+/// # futures::executor::block_on(async {
+/// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+/// let conclusion: Conclusion<'_> = fuse.try_acquire().await.unwrap().success();
+/// assert!(conclusion.await.is_ok());
+/// # });
+/// ```
+#[must_use = "a verdict may do nothing unless awaited"]
+pub struct Conclusion<'a> {
+    state: ConclusionState<'a>,
+}
+
+enum ConclusionState<'a> {
+    /// Decided here with nothing to send.
+    Settled,
+    Asking(Asking<'a, Result<(), StoreError>>),
+    Done,
+}
+
+impl<'a> Conclusion<'a> {
+    #[inline]
+    pub(super) fn settled() -> Self {
+        Conclusion {
+            state: ConclusionState::Settled,
+        }
+    }
+
+    pub(super) fn asking(future: impl Future<Output = Result<(), StoreError>> + Send + 'a) -> Self {
+        Conclusion {
+            state: ConclusionState::Asking(Box::pin(future)),
+        }
+    }
+}
+
+impl Unpin for Conclusion<'_> {}
+
+impl Future for Conclusion<'_> {
+    type Output = Result<(), StoreError>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let state = &mut self.get_mut().state;
+        match state {
+            ConclusionState::Settled => {
+                *state = ConclusionState::Done;
+                Poll::Ready(Ok(()))
+            }
+            ConclusionState::Asking(future) => future.as_mut().poll(cx),
+            ConclusionState::Done => panic!("{POLLED_AFTER_COMPLETION}"),
+        }
+    }
+}
+
+impl fmt::Debug for Conclusion<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match self.state {
+            ConclusionState::Settled => "ready",
+            ConclusionState::Asking(_) => "asking the store",
+            ConclusionState::Done => "done",
+        };
+        f.debug_struct("Conclusion").field("state", &state).finish()
     }
 }

@@ -59,7 +59,7 @@ pub use crate::fallback::Fallback;
 pub use changes::Changes;
 pub use counting::Counting;
 pub use error::{Error, Refusal, StoreError};
-pub use future::Decided;
+pub use future::{Admission, Conclusion};
 pub use memory::MemoryStore;
 pub use payload::PayloadError;
 pub use permit::SharedPermit;

@@ -2,8 +2,7 @@
 
 use std::fmt;
 
-use super::error::StoreError;
-use super::future::Decided;
+use super::future::Conclusion;
 use super::shared::SharedFuse;
 use super::stored::Ticket;
 use crate::permit::OwnedPermit;
@@ -98,14 +97,14 @@ impl<'a> SharedPermit<'a> {
     /// # }).unwrap();
     /// ```
     #[inline]
-    pub fn conclude(self, verdict: Verdict) -> Decided<'a, Result<(), StoreError>> {
+    pub fn conclude(self, verdict: Verdict) -> Conclusion<'a> {
         match self.held {
             Held::Store(ticket) => self.fuse.conclude_in_store(ticket, verdict),
             Held::Local(permit) => {
                 permit.conclude(verdict);
-                Decided::ready(Ok(()))
+                Conclusion::settled()
             }
-            Held::Allowed => Decided::ready(Ok(())),
+            Held::Allowed => Conclusion::settled(),
         }
     }
 
@@ -121,7 +120,7 @@ impl<'a> SharedPermit<'a> {
     /// # }).unwrap();
     /// ```
     #[inline]
-    pub fn success(self) -> Decided<'a, Result<(), StoreError>> {
+    pub fn success(self) -> Conclusion<'a> {
         self.conclude(Verdict::Success)
     }
 
@@ -138,7 +137,7 @@ impl<'a> SharedPermit<'a> {
     /// # }).unwrap();
     /// ```
     #[inline]
-    pub fn failure(self) -> Decided<'a, Result<(), StoreError>> {
+    pub fn failure(self) -> Conclusion<'a> {
         self.conclude(Verdict::Failure)
     }
 
@@ -154,7 +153,7 @@ impl<'a> SharedPermit<'a> {
     /// # }).unwrap();
     /// ```
     #[inline]
-    pub fn ignore(self) -> Decided<'a, Result<(), StoreError>> {
+    pub fn ignore(self) -> Conclusion<'a> {
         self.conclude(Verdict::Ignore)
     }
 }

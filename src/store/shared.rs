@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::cache::Cache;
 use super::error::{Error, Refusal, StoreError};
-use super::future::Decided;
+use super::future::{Admission, Conclusion};
 use super::mirror::Mirror;
 use super::payload::{self, Fresh};
 use super::permit::{Held, SharedPermit};
@@ -476,19 +476,31 @@ impl SharedFuse {
     /// # }).unwrap();
     /// ```
     #[inline]
-    pub fn try_acquire(&self) -> Decided<'_, Result<SharedPermit<'_>, Refusal>> {
+    pub fn try_acquire(&self) -> Admission<'_> {
+        // The common case inline: a quiet mirror's closed permit.
+        if !self.down.get()
+            && let Some(ticket) = self.quiet_ticket()
+        {
+            return Admission::granted(self, ticket);
+        }
+        self.try_acquire_slow()
+    }
+
+    /// Admission when the quiet mirror does not decide it.
+    #[inline(never)]
+    fn try_acquire_slow(&self) -> Admission<'_> {
         if let Some(error) = self.still_down() {
-            return Decided::ready(self.fall_back(error));
+            return Admission::ready(self.fall_back(error));
         }
         if let Some(ticket) = self.quiet_ticket() {
-            return Decided::ready(Ok(SharedPermit::new(self, Held::Store(ticket))));
+            return Admission::granted(self, ticket);
         }
         if let Some(entry) =
             self.by_mirror(|mirror, staleness| mirror.admit(&self.config, staleness))
         {
-            return Decided::ready(self.entry(entry));
+            return Admission::ready(self.entry(entry));
         }
-        Decided::asking(self.acquire_asking())
+        Admission::asking(self.acquire_asking())
     }
 
     /// Admission that asks the store.
@@ -719,23 +731,29 @@ impl SharedFuse {
         &self,
         ticket: super::stored::Ticket,
         verdict: Verdict,
-    ) -> Decided<'_, Result<(), StoreError>> {
+    ) -> Conclusion<'_> {
         let quiet =
             verdict != Verdict::Failure && self.quiet_ticket().is_some_and(|quiet| quiet == ticket);
         if quiet {
             // A success or an ignore of the quiet circuit's own permit:
             // nothing to clear, nothing to send.
-            return Decided::ready(Ok(()));
+            return Conclusion::settled();
         }
+        self.conclude_slow(ticket, verdict)
+    }
+
+    /// A verdict the quiet mirror does not settle.
+    #[inline(never)]
+    fn conclude_slow(&self, ticket: super::stored::Ticket, verdict: Verdict) -> Conclusion<'_> {
         let settled = self.by_mirror(|mirror, staleness| {
             mirror
                 .settles(&self.config, &ticket, verdict, staleness)
                 .then_some(())
         });
         if settled.is_some() {
-            return Decided::ready(Ok(()));
+            return Conclusion::settled();
         }
-        Decided::asking(self.conclude_asking(ticket, verdict))
+        Conclusion::asking(self.conclude_asking(ticket, verdict))
     }
 
     /// A verdict that asks the store.
