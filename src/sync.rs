@@ -159,7 +159,7 @@ impl Default for Words4 {
     }
 }
 
-#[cfg(not(fuse_loom))]
+#[cfg(all(feature = "store", not(fuse_loom)))]
 use core::sync::atomic::fence;
 #[cfg(fuse_loom)]
 use loom::sync::atomic::fence;
