@@ -93,6 +93,17 @@ impl Changes {
         }
     }
 
+    /// An announcement in the crate's format (the store's time in seconds
+    /// and microseconds, the key's length, each followed by a space, then
+    /// the key and the payload: what the Redis and SQL stores publish);
+    /// ignored unless it is one.
+    #[cfg(any(feature = "redis", feature = "sql"))]
+    pub(crate) fn tell_wire(&self, message: &[u8]) {
+        if let Some((key, now, payload)) = announcement(message) {
+            self.tell(key, payload, now);
+        }
+    }
+
     /// The store may have missed announcements (its channel dropped, or it
     /// is new): every cached circuit forgets its mirror and reads its key
     /// again on its next call.
@@ -154,5 +165,75 @@ impl Changes {
             });
             watchers.swept = watchers.by_key.len();
         }
+    }
+}
+
+#[cfg(any(feature = "redis", feature = "sql"))]
+/// An announcement as the crate's stores publish it: the store's time of
+/// the write in seconds and microseconds, the key's length in bytes, each
+/// followed by a space, then the key and the payload (`None`: not one).
+fn announcement(message: &[u8]) -> Option<(&str, Duration, &[u8])> {
+    let mut rest = message;
+    let mut field = || {
+        let space = rest.iter().position(|&b| b == b' ')?;
+        let number = std::str::from_utf8(&rest[..space])
+            .ok()?
+            .parse::<u64>()
+            .ok()?;
+        rest = &rest[space + 1..];
+        Some(number)
+    };
+    let (seconds, micros, length) = (field()?, field()?, field()?);
+    let length = usize::try_from(length).ok()?;
+    let key = std::str::from_utf8(rest.get(..length)?).ok()?;
+    let payload = rest.get(length..)?;
+    let now = Duration::from_secs(seconds) + Duration::from_micros(micros);
+    Some((key, now, payload))
+}
+
+#[cfg(any(feature = "redis", feature = "sql"))]
+/// The task that listens to a store's channel of announcements, once a
+/// cached circuit needs it; it ends with the last clone of its store.
+#[derive(Debug, Default)]
+pub(crate) struct Listening {
+    task: std::sync::OnceLock<tokio::task::AbortHandle>,
+}
+
+#[cfg(any(feature = "redis", feature = "sql"))]
+impl Listening {
+    /// Starts the task with `spawn` the first time.
+    pub(crate) fn start(&self, spawn: impl FnOnce() -> tokio::task::AbortHandle) {
+        self.task.get_or_init(spawn);
+    }
+}
+
+#[cfg(any(feature = "redis", feature = "sql"))]
+impl Drop for Listening {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.get() {
+            task.abort();
+        }
+    }
+}
+
+#[cfg(all(test, any(feature = "redis", feature = "sql")))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn announcements_are_read_strictly() {
+        let now = Duration::from_secs(1_700_000_000) + Duration::from_micros(12);
+        assert_eq!(
+            announcement(b"1700000000 12 12 fuse:billing{\"state\":\"open\"}"),
+            Some(("fuse:billing", now, &b"{\"state\":\"open\"}"[..]))
+        );
+        // A key with spaces and digits is read by its length.
+        assert_eq!(
+            announcement(b"1700000000 12 8 fuse:1 2{}"),
+            Some(("fuse:1 2", now, &b"{}"[..]))
+        );
+        assert_eq!(announcement(b"1700000000 12 99 fuse:a{}"), None);
+        assert_eq!(announcement(b"17x 12 1 a{}"), None);
+        assert_eq!(announcement(b""), None);
     }
 }

@@ -213,3 +213,29 @@ impl<E: std::error::Error + 'static> std::error::Error for Error<E> {
         }
     }
 }
+
+#[cfg(any(feature = "redis", feature = "sql"))]
+/// `url` without its user and password, for errors and events.
+pub(crate) fn public_name(url: &str) -> String {
+    match (url.split_once("://"), url.rsplit_once('@')) {
+        (Some((scheme, _)), Some((_, host))) => format!("{scheme}://{host}"),
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(all(test, any(feature = "redis", feature = "sql")))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_s_name_has_no_password() {
+        assert_eq!(
+            public_name("redis://user:secret@cache.internal:6379/2"),
+            "redis://cache.internal:6379/2"
+        );
+        assert_eq!(
+            public_name("redis://127.0.0.1:6379"),
+            "redis://127.0.0.1:6379"
+        );
+    }
+}

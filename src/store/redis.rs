@@ -21,13 +21,15 @@
 //! and the connection is remade with a backoff.
 
 use std::fmt;
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use futures_core::Stream;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{RedisError, Script, Value};
 
+use super::changes::Listening;
+use super::error::public_name;
 use super::payload::PayloadError;
 use super::{Changes, Loaded, Store, StoreError, Swap};
 
@@ -86,23 +88,8 @@ pub struct RedisStore {
     swap: Script,
     channel: String,
     changes: Arc<Changes>,
-    subscription: Arc<Subscription>,
+    listening: Arc<Listening>,
     runtime: tokio::runtime::Handle,
-}
-
-/// The task that listens on the channel, once a cached circuit needs it;
-/// it ends with the last clone of the store.
-#[derive(Default)]
-struct Subscription {
-    task: OnceLock<tokio::task::AbortHandle>,
-}
-
-impl Drop for Subscription {
-    fn drop(&mut self) {
-        if let Some(task) = self.task.get() {
-            task.abort();
-        }
-    }
 }
 
 impl fmt::Debug for RedisStore {
@@ -110,14 +97,6 @@ impl fmt::Debug for RedisStore {
         f.debug_struct("RedisStore")
             .field("name", &self.name)
             .finish_non_exhaustive()
-    }
-}
-
-/// `url` without its user and password, for errors and events.
-fn public_name(url: &str) -> String {
-    match (url.split_once("://"), url.rsplit_once('@')) {
-        (Some((scheme, _)), Some((_, host))) => format!("{scheme}://{host}"),
-        _ => url.to_owned(),
     }
 }
 
@@ -169,7 +148,7 @@ impl RedisStore {
             swap: Script::new(SWAP),
             channel: Self::DEFAULT_CHANNEL.to_owned(),
             changes: Arc::default(),
-            subscription: Arc::default(),
+            listening: Arc::default(),
             runtime,
         })
     }
@@ -285,9 +264,7 @@ async fn listen(client: redis::Client, channel: String, changes: Weak<Changes>) 
                 let Some(live) = changes.upgrade() else {
                     return;
                 };
-                if let Some((key, now, payload)) = announcement(message.get_payload_bytes()) {
-                    live.tell(key, payload, now);
-                }
+                live.tell_wire(message.get_payload_bytes());
             }
             let Some(live) = changes.upgrade() else {
                 return;
@@ -306,28 +283,6 @@ async fn subscribe(
     let mut pubsub = client.get_async_pubsub().await?;
     pubsub.subscribe(channel).await?;
     Ok(pubsub)
-}
-
-/// An announcement the swap script published: `TIME`'s seconds and
-/// microseconds, the key's length, the key and the payload (`None`: not
-/// one).
-fn announcement(message: &[u8]) -> Option<(&str, Duration, &[u8])> {
-    let mut rest = message;
-    let mut field = || {
-        let space = rest.iter().position(|&b| b == b' ')?;
-        let number = std::str::from_utf8(&rest[..space])
-            .ok()?
-            .parse::<u64>()
-            .ok()?;
-        rest = &rest[space + 1..];
-        Some(number)
-    };
-    let (seconds, micros, length) = (field()?, field()?, field()?);
-    let length = usize::try_from(length).ok()?;
-    let key = std::str::from_utf8(rest.get(..length)?).ok()?;
-    let payload = rest.get(length..)?;
-    let now = Duration::from_secs(seconds) + Duration::from_micros(micros);
-    Some((key, now, payload))
 }
 
 /// A number Redis sent as a string (`TIME`'s parts) or an integer.
@@ -412,7 +367,7 @@ impl Store for RedisStore {
     /// Starts listening on the channel the first time (a cached circuit
     /// is being built).
     fn changes(&self) -> Option<&Changes> {
-        self.subscription.task.get_or_init(|| {
+        self.listening.start(|| {
             let listening = listen(
                 self.client.clone(),
                 self.channel.clone(),
@@ -427,18 +382,6 @@ impl Store for RedisStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_store_s_name_has_no_password() {
-        assert_eq!(
-            public_name("redis://user:secret@cache.internal:6379/2"),
-            "redis://cache.internal:6379/2"
-        );
-        assert_eq!(
-            public_name("redis://127.0.0.1:6379"),
-            "redis://127.0.0.1:6379"
-        );
-    }
 
     #[test]
     fn replies_are_read_strictly() {
@@ -458,22 +401,5 @@ mod tests {
         assert_eq!(loaded(&[bulk("17x"), bulk("12"), Value::Nil]), None);
         assert_eq!(loaded(&[bulk("1"), bulk("2"), Value::Int(3)]), None);
         assert_eq!(loaded(&[]), None);
-    }
-
-    #[test]
-    fn announcements_are_read_strictly() {
-        let now = Duration::from_secs(1_700_000_000) + Duration::from_micros(12);
-        assert_eq!(
-            announcement(b"1700000000 12 12 fuse:billing{\"state\":\"open\"}"),
-            Some(("fuse:billing", now, &b"{\"state\":\"open\"}"[..]))
-        );
-        // A key with spaces and digits is read by its length.
-        assert_eq!(
-            announcement(b"1700000000 12 8 fuse:1 2{}"),
-            Some(("fuse:1 2", now, &b"{}"[..]))
-        );
-        assert_eq!(announcement(b"1700000000 12 99 fuse:a{}"), None);
-        assert_eq!(announcement(b"17x 12 1 a{}"), None);
-        assert_eq!(announcement(b""), None);
     }
 }
