@@ -2,8 +2,11 @@
 # it exits. Sourced by .ci/run and scripts/with-servers; needs root (or the
 # packages already installed) to install them.
 #
-#   start_redis   installs redis-server (Debian) if missing, starts it with
-#                 persistence off, exports FUSE_TEST_REDIS_URL.
+#   start_redis     installs redis-server (Debian) if missing, starts it
+#                   with persistence off, exports FUSE_TEST_REDIS_URL.
+#   start_postgres  starts PostgreSQL 15 (on the image, or installed from
+#                   Debian) in a fresh cluster with fsync off, creates the
+#                   database `fuse`, exports FUSE_TEST_DATABASE_URL.
 
 SERVERS_DIR="$(mktemp -d /tmp/fuse-servers.XXXXXX)"
 SERVER_STOPS=()
@@ -50,4 +53,30 @@ start_redis() {
   done
   export FUSE_TEST_REDIS_URL="redis://127.0.0.1:$port"
   echo "redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/') on $FUSE_TEST_REDIS_URL"
+}
+
+start_postgres() {
+  local bin=/usr/lib/postgresql/15/bin
+  [ -x "$bin/initdb" ] || install_package postgresql-15
+  local dir="$SERVERS_DIR/postgres" port
+  port="$(free_port)"
+  mkdir -p "$dir/data"
+  chmod a+x "$SERVERS_DIR"
+  chown -R postgres "$dir"
+  chmod 700 "$dir/data"
+  runuser -u postgres -- "$bin/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 \
+    --no-sync >"$dir/initdb.log" 2>&1 || {
+    cat "$dir/initdb.log" >&2
+    return 1
+  }
+  runuser -u postgres -- "$bin/pg_ctl" -D "$dir/data" -l "$dir/pg.log" -w \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=200" \
+    start >/dev/null || {
+    cat "$dir/pg.log" >&2
+    return 1
+  }
+  SERVER_STOPS+=("runuser -u postgres -- '$bin/pg_ctl' -D '$dir/data' -m immediate stop >/dev/null 2>&1")
+  runuser -u postgres -- psql -h 127.0.0.1 -p "$port" -U postgres -q -c 'CREATE DATABASE fuse' >/dev/null
+  export FUSE_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/fuse"
+  echo "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on $FUSE_TEST_DATABASE_URL"
 }

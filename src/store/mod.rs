@@ -50,6 +50,8 @@ mod registry;
 #[cfg(all(feature = "config-file", feature = "redis"))]
 mod settings;
 mod shared;
+#[cfg(feature = "sql")]
+mod sql;
 mod stored;
 
 use std::fmt;
@@ -67,6 +69,8 @@ pub use permit::SharedPermit;
 pub use redis::RedisStore;
 pub use registry::SharedRegistry;
 pub use shared::{SharedFuse, SharedFuseBuilder};
+#[cfg(feature = "sql")]
+pub use sql::SqlStore;
 
 /// A shared circuit's store stopped answering (its [`Fallback`] decides
 /// from then on) or answers again: what [`Listener::on_store`] receives

@@ -119,7 +119,7 @@ fn transitions_elsewhere_reach_the_mirror_at_once_on_redis() {
     block_on(async move {
         // Two processes' connections (each store its own), on a channel of
         // this test's own.
-        let channel = super::on_redis::unique("changes");
+        let channel = super::unique("changes");
         let here = RedisStore::open(&url).unwrap().with_channel(&channel);
         let there = RedisStore::open(&url).unwrap().with_channel(&channel);
         let subscribers = {
@@ -178,6 +178,6 @@ fn transitions_elsewhere_reach_the_mirror_at_once_on_redis() {
             listening: Box::new(listening),
             drop_channel: Box::new(drop_channel),
         };
-        scenario(fleet, &super::on_redis::unique("billing")).await;
+        scenario(fleet, &super::unique("billing")).await;
     });
 }

@@ -3,8 +3,10 @@
 //! their fallbacks, and many writers on one key.
 //!
 //! Each scenario runs against every store the machine has: the in-memory
-//! store always, Redis with the `redis` feature and `FUSE_TEST_REDIS_URL`
-//! (keys of the test's own, the server's clock moved on by the test).
+//! store always, Redis with the `redis` feature and `FUSE_TEST_REDIS_URL`,
+//! PostgreSQL with the `sql` feature and `FUSE_TEST_DATABASE_URL`, and
+//! SQLite (a file of the test run's own) with the `sql` feature (keys of
+//! the test's own, the server's clock moved on by the test).
 #![cfg(feature = "store")]
 
 use std::sync::Arc;
@@ -21,9 +23,11 @@ mod fallback;
 mod middleware;
 #[cfg(feature = "redis")]
 mod on_redis;
+#[cfg(feature = "sql")]
+mod on_sql;
 mod payloads;
 mod rules;
-#[cfg(feature = "redis")]
+#[cfg(any(feature = "redis", feature = "sql"))]
 mod stepping;
 mod timeline;
 #[cfg(feature = "tower")]
@@ -67,11 +71,86 @@ fn redis_url() -> Option<String> {
     }
 }
 
+/// The PostgreSQL database the tests use: `FUSE_TEST_DATABASE_URL`. Under
+/// `CI=true` a missing server fails the run; elsewhere its tests are
+/// skipped, said once.
+#[cfg(feature = "sql")]
+fn database_url() -> Option<String> {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    match std::env::var("FUSE_TEST_DATABASE_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI=true and no FUSE_TEST_DATABASE_URL: the PostgreSQL tests cannot be skipped"
+            );
+            SAID.call_once(|| {
+                eprintln!("FUSE_TEST_DATABASE_URL is not set: PostgreSQL scenarios skipped");
+            });
+            None
+        }
+    }
+}
+
+/// The SQLite database of this test process: a file under cargo's
+/// temporary directory for integration tests.
+#[cfg(feature = "sql")]
+fn sqlite_url() -> String {
+    format!(
+        "sqlite://{}/fuse-shared-{}.db",
+        env!("CARGO_TARGET_TMPDIR"),
+        std::process::id()
+    )
+}
+
+/// A SQL store on `url` whose table exists (made once per process and
+/// URL, on a runtime of its own: scenarios call this inside theirs).
+#[cfg(feature = "sql")]
+fn sql_store(url: &str) -> fuse_breaker::store::SqlStore {
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+    static MADE: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+    let mut made = MADE.lock().unwrap();
+    if made.get_or_insert_default().insert(url.to_owned()) {
+        let url = url.to_owned();
+        std::thread::spawn(move || {
+            block_on(async {
+                let store = fuse_breaker::store::SqlStore::open(&url).expect("a database URL");
+                store.ensure_schema().await.expect("the table");
+            });
+        })
+        .join()
+        .expect("the schema made");
+    }
+    fuse_breaker::store::SqlStore::open(url).expect("a database URL")
+}
+
+#[cfg(feature = "sql")]
+fn sql() -> Vec<(&'static str, Arc<dyn SteppedStore>)> {
+    let sqlite: Arc<dyn SteppedStore> = Arc::new(stepping::Stepping::new(sql_store(&sqlite_url())));
+    let postgres = database_url().map(|url| {
+        let store: Arc<dyn SteppedStore> = Arc::new(stepping::Stepping::new(sql_store(&url)));
+        ("postgres", store)
+    });
+    std::iter::once(("sqlite", sqlite))
+        .chain(postgres)
+        .collect()
+}
+
+#[cfg(not(feature = "sql"))]
+fn sql() -> Vec<(&'static str, Arc<dyn SteppedStore>)> {
+    Vec::new()
+}
+
 /// Every store to run on: `(name, store)`. The memory store always; Redis
-/// when the `redis` feature is on and a server is given.
+/// when the `redis` feature is on and a server is given; SQLite with the
+/// `sql` feature, and PostgreSQL when a server is given too.
 fn stores() -> Vec<(&'static str, Arc<dyn SteppedStore>)> {
     let memory: Arc<dyn SteppedStore> = Arc::new(MemoryStore::frozen());
-    std::iter::once(("memory", memory)).chain(redis()).collect()
+    std::iter::once(("memory", memory))
+        .chain(redis())
+        .chain(sql())
+        .collect()
 }
 
 #[cfg(feature = "redis")]
@@ -101,6 +180,15 @@ fn circuit(store: &Arc<dyn SteppedStore>, name: &str, config: &Config) -> Shared
     SharedFuse::builder(name, store.clone().as_store())
         .config(config.clone())
         .build()
+}
+
+/// A name no other test or run uses.
+fn unique(what: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    format!("{what}-{}-{nanos}", std::process::id())
 }
 
 fn secs(n: u64) -> Duration {

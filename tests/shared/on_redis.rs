@@ -11,16 +11,7 @@ use std::time::{Duration, Instant};
 use fuse_breaker::store::{Fallback, RedisStore, Refusal, SharedFuse, Store};
 use fuse_breaker::{Config, Reason, State, Transition, Verdict};
 
-use super::{redis_url, runtime};
-
-/// A name no other test or run uses.
-pub(super) fn unique(what: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos();
-    format!("{what}-{}-{nanos}", std::process::id())
-}
+use super::{redis_url, runtime, unique};
 
 pub(super) async fn raw(url: &str) -> redis::aio::MultiplexedConnection {
     redis::Client::open(url)

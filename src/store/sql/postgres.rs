@@ -1,0 +1,182 @@
+//! The SQL store's statements on PostgreSQL: one statement per round trip,
+//! the server's `clock_timestamp()` as the clock, a compare-and-set on the
+//! payload's text (a `json` column keeps the text as written), and the
+//! announcement of a transition by `pg_notify` in the statement that
+//! writes it.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::sync::Weak;
+use std::time::Duration;
+
+use sqlx::postgres::{PgListener, PgPool};
+
+use super::table::Table;
+use crate::store::Changes;
+
+/// The server's time, in microseconds since the Unix epoch.
+const NOW: &str = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000)::bigint";
+
+/// The statements for one table.
+#[derive(Debug)]
+pub(super) struct Statements {
+    pub(super) load: Arc<str>,
+    pub(super) create: Arc<str>,
+    pub(super) update: Arc<str>,
+    pub(super) sweep: Arc<str>,
+    pub(super) keys: Arc<str>,
+    pub(super) schema: Arc<str>,
+}
+
+/// What announces a write that wrote (`w`) on channel `$4`, unless the
+/// channel is empty or the message would pass PostgreSQL's 8000 bytes.
+const NOTIFY: &str = "n AS (SELECT pg_notify($4, (c.now / 1000000)::text || ' ' || \
+     (c.now % 1000000)::text || ' ' || octet_length($1)::text || ' ' || $1 || $2) \
+     FROM w, c WHERE $4 <> '' AND octet_length($1) + octet_length($2) < 7900)";
+
+impl Statements {
+    pub(super) fn new(table: &Table) -> Self {
+        let mut schema = String::new();
+        let _ = write!(
+            schema,
+            "CREATE TABLE IF NOT EXISTS {table} (\n    \
+                 key varchar(191) PRIMARY KEY,\n    \
+                 payload json NOT NULL,\n    \
+                 expires_at bigint NULL\n\
+             );\n\
+             CREATE INDEX IF NOT EXISTS \"{name}_expires_at_index\" ON {table} (expires_at);\n",
+            name = table.name(),
+        );
+        Statements {
+            load: format!(
+                "WITH c AS (SELECT {NOW} AS now) \
+                 SELECT c.now, (SELECT t.payload::text FROM {table} AS t WHERE t.key = $1 \
+                 AND (t.expires_at IS NULL OR t.expires_at > c.now / 1000000)) FROM c"
+            )
+            .into(),
+            // Absent, or present and expired: an insert, or an update of
+            // the expired row.
+            create: format!(
+                "WITH c AS (SELECT {NOW} AS now), \
+                 w AS (INSERT INTO {table} AS t (key, payload, expires_at) \
+                 SELECT $1, $2::json, (c.now + $3 + 999999) / 1000000 FROM c \
+                 ON CONFLICT (key) DO UPDATE SET payload = EXCLUDED.payload, \
+                 expires_at = EXCLUDED.expires_at \
+                 WHERE t.expires_at IS NOT NULL AND t.expires_at <= (SELECT now FROM c) / 1000000 \
+                 RETURNING 1), {NOTIFY} \
+                 SELECT (SELECT count(*) FROM w), (SELECT count(*) FROM n)"
+            )
+            .into(),
+            update: format!(
+                "WITH c AS (SELECT {NOW} AS now), \
+                 w AS (UPDATE {table} AS t SET payload = $2::json, \
+                 expires_at = (c.now + $3 + 999999) / 1000000 FROM c \
+                 WHERE t.key = $1 AND t.payload::text = $5 \
+                 AND (t.expires_at IS NULL OR t.expires_at > c.now / 1000000) \
+                 RETURNING 1), {NOTIFY} \
+                 SELECT (SELECT count(*) FROM w), (SELECT count(*) FROM n)"
+            )
+            .into(),
+            sweep: format!(
+                "DELETE FROM {table} WHERE key IN (SELECT key FROM {table} \
+                 WHERE expires_at <= floor(EXTRACT(EPOCH FROM clock_timestamp()))::bigint \
+                 LIMIT $1 FOR UPDATE SKIP LOCKED)"
+            )
+            .into(),
+            keys: format!(
+                "SELECT key FROM {table} WHERE key LIKE $1 ESCAPE '\\' \
+                 AND (expires_at IS NULL \
+                 OR expires_at > floor(EXTRACT(EPOCH FROM clock_timestamp()))::bigint) \
+                 ORDER BY key LIMIT $2"
+            )
+            .into(),
+            schema: schema.into(),
+        }
+    }
+}
+
+/// Creates the table and its index unless they exist, under an advisory
+/// lock so that processes starting together do not race each other's
+/// `CREATE`.
+pub(super) async fn ensure_schema(
+    pool: &PgPool,
+    table: &Table,
+    schema: &Arc<str>,
+) -> Result<(), sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtext($1))")
+        .bind(format!("fuse_breaker schema {}", table.name()))
+        .execute(&mut *tx)
+        .await?;
+    sqlx::raw_sql(super::safe(schema)).execute(&mut *tx).await?;
+    tx.commit().await
+}
+
+/// A glob of `*` and `?` (as the Redis store takes) as a `LIKE` pattern
+/// escaped with `\`.
+pub(super) fn like(glob: &str) -> String {
+    let mut pattern = String::with_capacity(glob.len());
+    for c in glob.chars() {
+        match c {
+            '*' => pattern.push('%'),
+            '?' => pattern.push('_'),
+            '%' | '_' | '\\' => {
+                pattern.push('\\');
+                pattern.push(c);
+            }
+            c => pattern.push(c),
+        }
+    }
+    pattern
+}
+
+/// The first wait before the channel's connection is remade; it doubles
+/// with each failure in a row, up to the second.
+const MIN_RELISTEN: Duration = Duration::from_millis(100);
+const MAX_RELISTEN: Duration = Duration::from_secs(2);
+
+/// Listens on `channel` and hands each announcement to `changes`, for as
+/// long as the store lives; every mirror is forgotten whenever listening
+/// begins again (announcements may have been missed).
+pub(super) async fn listen(pool: PgPool, channel: String, changes: Weak<Changes>) {
+    let mut backoff = MIN_RELISTEN;
+    loop {
+        if let Ok(mut listener) = PgListener::connect_with(&pool).await
+            && listener.listen(&channel).await.is_ok()
+        {
+            backoff = MIN_RELISTEN;
+            let Some(live) = changes.upgrade() else {
+                return;
+            };
+            live.lost();
+            drop(live);
+            // `Ok(None)`: the connection dropped (the listener would
+            // reconnect by itself on the next call, but whatever came in
+            // between would be lost unseen): listen anew.
+            while let Ok(Some(notification)) = listener.try_recv().await {
+                let Some(live) = changes.upgrade() else {
+                    return;
+                };
+                live.tell_wire(notification.payload().as_bytes());
+            }
+            let Some(live) = changes.upgrade() else {
+                return;
+            };
+            live.lost();
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(MAX_RELISTEN);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_become_escaped_like_patterns() {
+        assert_eq!(like("fuse:shop:*"), "fuse:shop:%");
+        assert_eq!(like("fuse:a?c"), "fuse:a_c");
+        assert_eq!(like("fuse:100%_\\"), "fuse:100\\%\\_\\\\");
+    }
+}

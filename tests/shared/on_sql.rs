@@ -1,0 +1,247 @@
+//! PostgreSQL and SQLite only: the row milon/fuse writes and reads, rows
+//! that are not circuits, expiry and the sweep, and a table of another
+//! name. Each runs on SQLite (a file of this run's own) and, given
+//! `FUSE_TEST_DATABASE_URL`, on PostgreSQL.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use fuse_breaker::store::{Refusal, SharedFuse, SqlStore, Store, snapshot_of};
+use fuse_breaker::{Config, State};
+
+use super::{block_on, database_url, sql_store, sqlite_url, unique};
+
+/// Every SQL database to run on: `(name, url)`.
+fn databases() -> Vec<(&'static str, String)> {
+    std::iter::once(("sqlite", sqlite_url()))
+        .chain(database_url().map(|url| ("postgres", url)))
+        .collect()
+}
+
+/// Writes a row as another program would: `payload` under `key`, expiring
+/// at `expires_at` (Unix seconds).
+async fn put(url: &str, key: &str, payload: &str, expires_at: Option<i64>) {
+    if url.starts_with("sqlite:") {
+        let pool = sqlx::SqlitePool::connect(url).await.unwrap();
+        sqlx::query(
+            "INSERT INTO fuse_circuits (key, payload, expires_at) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (key) DO UPDATE SET payload = excluded.payload, \
+             expires_at = excluded.expires_at",
+        )
+        .bind(key)
+        .bind(payload)
+        .bind(expires_at)
+        .execute(&pool)
+        .await
+        .unwrap();
+    } else {
+        let pool = sqlx::PgPool::connect(url).await.unwrap();
+        sqlx::query(
+            "INSERT INTO fuse_circuits (key, payload, expires_at) VALUES ($1, $2::json, $3) \
+             ON CONFLICT (key) DO UPDATE SET payload = EXCLUDED.payload, \
+             expires_at = EXCLUDED.expires_at",
+        )
+        .bind(key)
+        .bind(payload)
+        .bind(expires_at)
+        .execute(&pool)
+        .await
+        .unwrap();
+    }
+}
+
+/// The row under `key`, as text, and its expiry.
+async fn row(url: &str, table: &str, key: &str) -> Option<(String, Option<i64>)> {
+    if url.starts_with("sqlite:") {
+        let pool = sqlx::SqlitePool::connect(url).await.unwrap();
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT payload, expires_at FROM {table} WHERE key = ?1"
+        )))
+        .bind(key)
+        .fetch_optional(&pool)
+        .await
+        .unwrap()
+    } else {
+        let pool = sqlx::PgPool::connect(url).await.unwrap();
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT payload::text, expires_at FROM {table} WHERE key = $1"
+        )))
+        .bind(key)
+        .fetch_optional(&pool)
+        .await
+        .unwrap()
+    }
+}
+
+fn circuit(store: SqlStore, name: &str, config: Config) -> SharedFuse {
+    SharedFuse::builder(name, Arc::new(store))
+        .config(config)
+        .build()
+}
+
+/// The database's Unix time in seconds, as the store reads it.
+async fn unix_now(store: &SqlStore) -> i64 {
+    let now = store.load("fuse:clock").await.unwrap().now.as_secs();
+    i64::try_from(now).unwrap()
+}
+
+#[test]
+fn a_row_milon_wrote_is_honoured_and_one_of_ours_keeps_its_five_fields() {
+    block_on(async {
+        for (db, url) in databases() {
+            let store = sql_store(&url);
+            let name = unique("milon");
+            let key = format!("fuse:{name}");
+            let now = unix_now(&store).await;
+            let milon = format!(
+                r#"{{"state":"open","opened_at":{},"failures":[],"half_open_successes":0,"half_open_inflight":0}}"#,
+                now - 10
+            );
+            put(&url, &key, &milon, Some(now + 120)).await;
+            let fuse = circuit(store, &name, Config::default());
+            let open = fuse.try_acquire().await.unwrap_err();
+            let retry = open.open_error().expect("open").retry_after();
+            assert!(
+                retry > Duration::from_secs(18) && retry <= Duration::from_secs(21),
+                "{db}: {retry:?}"
+            );
+
+            fuse.force_closed().await.unwrap();
+            fuse.try_acquire().await.unwrap().failure().await.unwrap();
+            let (payload, expires_at) = row(&url, "fuse_circuits", &key).await.expect("the row");
+            let json: serde_json::Value = serde_json::from_str(&payload).unwrap();
+            assert_eq!(json["state"], "closed", "{db}: {payload}");
+            assert!(json["opened_at"].is_null(), "{db}: {payload}");
+            let failures = json["failures"].as_array().expect("failures");
+            assert_eq!(failures.len(), 1, "{db}: {payload}");
+            let at = failures[0].as_i64().expect("Unix seconds");
+            assert!((at - now).abs() <= 2, "{db}: {at} against {now}");
+            assert_eq!(json["half_open_successes"], 0, "{db}: {payload}");
+            assert_eq!(json["half_open_inflight"], 0, "{db}: {payload}");
+            // 2 x max(window 60 s, open 30 s), in Unix seconds.
+            let expires_at = expires_at.expect("an expiry");
+            assert!(
+                (expires_at - (now + 120)).abs() <= 2,
+                "{db}: expires at {expires_at}, now {now}"
+            );
+        }
+    });
+}
+
+#[test]
+fn a_row_that_is_not_a_circuit_is_an_error_naming_the_key() {
+    block_on(async {
+        for (db, url) in databases() {
+            let name = unique("corrupt");
+            let key = format!("fuse:{name}");
+            // JSON, but not a circuit (a `json` column takes nothing else).
+            put(&url, &key, "[1, 2]", None).await;
+            let fuse = circuit(sql_store(&url), &name, Config::default());
+            let Refusal::Store(err) = fuse.try_acquire().await.unwrap_err() else {
+                panic!("{db}: a row that is not a circuit is not refused by the store");
+            };
+            assert_eq!(
+                err.payload_error().expect("named").key(),
+                key,
+                "{db}: {err}"
+            );
+            let (left, _) = row(&url, "fuse_circuits", &key).await.expect("the row");
+            assert_eq!(left, "[1, 2]", "{db}: left alone");
+        }
+        // SQLite's text column takes anything.
+        let url = sqlite_url();
+        let name = unique("not-json");
+        put(&url, &format!("fuse:{name}"), "{\"state\":", None).await;
+        let fuse = circuit(sql_store(&url), &name, Config::default());
+        let Refusal::Store(err) = fuse.try_acquire().await.unwrap_err() else {
+            panic!("a corrupt payload is not refused by the store");
+        };
+        assert!(err.to_string().contains(&name), "{err}");
+    });
+}
+
+#[test]
+fn an_expired_row_reads_as_absent_and_is_swept() {
+    block_on(async {
+        for (db, url) in databases() {
+            let store = sql_store(&url);
+            let name = unique("expired");
+            let key = format!("fuse:{name}");
+            let now = unix_now(&store).await;
+            let open = format!(
+                r#"{{"state":"open","opened_at":{now},"failures":[],"half_open_successes":0,"half_open_inflight":0}}"#
+            );
+            put(&url, &key, &open, Some(now - 1)).await;
+            assert_eq!(
+                snapshot_of(&store, &key, &Config::default()).await.unwrap(),
+                None,
+                "{db}: expired is absent"
+            );
+            let fuse = circuit(store.clone(), &name, Config::default());
+            assert_eq!(fuse.state().await.unwrap(), State::Closed, "{db}");
+            assert!(store.sweep(1_000_000).await.unwrap() >= 1, "{db}: swept");
+            assert_eq!(
+                row(&url, "fuse_circuits", &key).await,
+                None,
+                "{db}: deleted"
+            );
+            // A circuit on an expired row starts afresh and writes it.
+            put(&url, &key, &open, Some(now - 1)).await;
+            fuse.try_acquire().await.unwrap().failure().await.unwrap();
+            let snapshot = fuse.snapshot().await.unwrap();
+            assert_eq!(snapshot.state, State::Closed, "{db}");
+            assert_eq!(snapshot.failures.len(), 1, "{db}");
+        }
+    });
+}
+
+#[test]
+fn a_table_of_another_name_holds_the_circuits() {
+    block_on(async {
+        for (db, url) in databases() {
+            let store = SqlStore::open(&url)
+                .unwrap()
+                .with_table("fuse_other_circuits")
+                .unwrap();
+            store.ensure_schema().await.unwrap();
+            let name = unique("table");
+            let fuse = circuit(store.clone(), &name, Config::default());
+            fuse.force_open().await.unwrap();
+            let key = format!("fuse:{name}");
+            assert!(
+                row(&url, "fuse_other_circuits", &key).await.is_some(),
+                "{db}"
+            );
+            assert_eq!(row(&url, "fuse_circuits", &key).await, None, "{db}");
+            assert_eq!(
+                store.keys(&format!("fuse:{name}*"), 10).await.unwrap(),
+                [key],
+                "{db}"
+            );
+        }
+        let err = SqlStore::open(&sqlite_url())
+            .unwrap()
+            .with_table("circuits; DROP TABLE users")
+            .unwrap_err();
+        assert!(err.to_string().contains("not a table name"), "{err}");
+    });
+}
+
+#[test]
+fn a_database_that_does_not_answer_is_an_outage_named() {
+    block_on(async {
+        // A port nothing listens on.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let store =
+            SqlStore::open(&format!("postgres://fuse:secret@127.0.0.1:{port}/fuse")).unwrap();
+        let err = store.load("fuse:billing").await.unwrap_err();
+        assert!(err.is_unreachable(), "{err}");
+        let text = err.to_string();
+        assert!(text.contains(&format!("127.0.0.1:{port}")), "{text}");
+        assert!(!text.contains("secret"), "no password in errors: {text}");
+    });
+}
