@@ -181,3 +181,82 @@ fn transitions_elsewhere_reach_the_mirror_at_once_on_redis() {
         scenario(fleet, &super::unique("billing")).await;
     });
 }
+
+#[cfg(feature = "sql")]
+#[test]
+fn transitions_elsewhere_reach_the_mirror_at_once_on_postgres() {
+    use fuse_breaker::store::SqlStore;
+
+    let Some(url) = super::database_url() else {
+        return;
+    };
+    block_on(async move {
+        // The table, made once.
+        drop(super::sql_store(&url));
+        // Two processes' pools (each store its own), on a channel of this
+        // test's own.
+        let channel = super::unique("changes");
+        let here = SqlStore::open(&url).unwrap().with_channel(&channel);
+        let there = SqlStore::open(&url).unwrap().with_channel(&channel);
+        let listen = format!("LISTEN \"{channel}\"");
+        let listeners = {
+            let (url, listen) = (url.clone(), listen.clone());
+            move || {
+                let (url, listen) = (url.clone(), listen.clone());
+                async move {
+                    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+                    let count: i64 = sqlx::query_scalar(
+                        "SELECT count(*) FROM pg_stat_activity WHERE query = $1",
+                    )
+                    .bind(&listen)
+                    .fetch_one(&pool)
+                    .await
+                    .unwrap();
+                    count
+                }
+            }
+        };
+        let listening = {
+            let listeners = listeners.clone();
+            move || -> Step<'static> {
+                let listeners = listeners.clone();
+                Box::pin(async move {
+                    eventually("listening", async || listeners().await == 1).await;
+                    // The new listener forgets mirrors once it listens.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                })
+            }
+        };
+        let drop_channel = {
+            let (url, listening) = (url.clone(), listening.clone());
+            move || -> Step<'static> {
+                let (url, listening, listeners, listen) = (
+                    url.clone(),
+                    listening.clone(),
+                    listeners.clone(),
+                    listen.clone(),
+                );
+                Box::pin(async move {
+                    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+                    sqlx::query(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1",
+                    )
+                    .bind(&listen)
+                    .execute(&pool)
+                    .await
+                    .unwrap();
+                    eventually("dropped", async || listeners().await == 0).await;
+                    listening().await;
+                })
+            }
+        };
+        let fleet = Fleet {
+            name: "postgres",
+            here: Arc::new(here),
+            there: Arc::new(there),
+            listening: Box::new(listening),
+            drop_channel: Box::new(drop_channel),
+        };
+        scenario(fleet, &super::unique("billing")).await;
+    });
+}
