@@ -26,6 +26,8 @@ mod on_redis;
 #[cfg(feature = "sql")]
 mod on_sql;
 mod payloads;
+#[cfg(any(feature = "redis", feature = "sql"))]
+mod processes;
 mod rules;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod stepping;
@@ -183,6 +185,7 @@ fn circuit(store: &Arc<dyn SteppedStore>, name: &str, config: &Config) -> Shared
 }
 
 /// A name no other test or run uses.
+#[cfg(any(feature = "redis", feature = "sql"))]
 fn unique(what: &str) -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
