@@ -28,6 +28,8 @@ mod on_sql;
 mod payloads;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod processes;
+#[cfg(any(feature = "redis", feature = "sql"))]
+mod restart;
 mod rules;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod stepping;

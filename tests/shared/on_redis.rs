@@ -3,11 +3,10 @@
 
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use fuse_breaker::store::{Fallback, RedisStore, Refusal, SharedFuse, Store};
-use fuse_breaker::{Config, State, Verdict};
+use fuse_breaker::Config;
+use fuse_breaker::store::{RedisStore, Refusal, SharedFuse};
 
 use super::{redis_url, runtime, unique};
 
@@ -146,91 +145,17 @@ fn the_server_stopped_and_restarted_under_load() {
     let dir = std::env::temp_dir().join(unique("redis-restart"));
     std::fs::create_dir_all(&dir).unwrap();
     let url = format!("redis://127.0.0.1:{port}");
-    let mut server = own_server(port, &dir);
+    let mut server = Some(own_server(port, &dir));
     runtime().block_on(async {
         let store = Arc::new(RedisStore::open(&url).unwrap());
-        let fuse = Arc::new(
-            SharedFuse::builder("restart", store.clone())
-                .config(config(1000, 1, Duration::from_millis(300)))
-                .fallback(Fallback::Local)
-                .build(),
-        );
-        let stop = Arc::new(AtomicBool::new(false));
-        let (local, from_store, down) = (
-            Arc::new(AtomicUsize::new(0)),
-            Arc::new(AtomicUsize::new(0)),
-            Arc::new(AtomicUsize::new(0)),
-        );
-        let mut load = Vec::new();
-        for _ in 0..8 {
-            let (fuse, stop) = (fuse.clone(), stop.clone());
-            let (local, from_store, down) = (local.clone(), from_store.clone(), down.clone());
-            load.push(tokio::spawn(async move {
-                // A failure then a success, again and again: writes that
-                // never open the circuit (each success clears).
-                let mut fail = false;
-                while !stop.load(Ordering::Relaxed) {
-                    fail = !fail;
-                    match fuse.try_acquire().await {
-                        Ok(permit) => {
-                            let counter = if permit.from_store() {
-                                &from_store
-                            } else {
-                                &local
-                            };
-                            counter.fetch_add(1, Ordering::Relaxed);
-                            let verdict = if fail {
-                                Verdict::Failure
-                            } else {
-                                Verdict::Success
-                            };
-                            if permit.conclude(verdict).await.is_err() {
-                                down.fetch_add(1, Ordering::Relaxed);
-                            }
-                        }
-                        Err(refusal) => panic!("refused: {refusal}"),
-                    }
-                    if !fuse.store_reachable() {
-                        down.fetch_add(1, Ordering::Relaxed);
-                    }
-                    tokio::time::sleep(Duration::from_millis(2)).await;
-                }
-            }));
-        }
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        server.stop();
-        tokio::time::sleep(Duration::from_millis(700)).await;
-        let local_during = local.load(Ordering::Relaxed);
-        server = own_server(port, &dir);
-        // Back to the store within two of the longest backoffs (the try
-        // that finds the connection being remade fails, the next succeeds).
-        let started = Instant::now();
-        let before = from_store.load(Ordering::Relaxed);
-        while from_store.load(Ordering::Relaxed) < before + 20 {
-            assert!(
-                started.elapsed() < Duration::from_secs(10),
-                "the store was not used again"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        stop.store(true, Ordering::Relaxed);
-        for task in load {
-            task.await.expect("no task panicked");
-        }
-        assert!(
-            local_during > 0,
-            "the local circuit decided while the server was down"
-        );
-        assert!(down.load(Ordering::Relaxed) > 0, "the outage was seen");
-        assert!(fuse.store_reachable());
-        // The key is readable: no corrupt payload was left.
-        let snapshot = fuse.snapshot().await.expect("a readable circuit");
-        assert_eq!(snapshot.state, State::Closed);
-        assert!(
-            snapshot.failures.len() <= 8,
-            "at most one failure per task: {snapshot:?}"
-        );
-        assert!(store.load("fuse:restart").await.is_ok());
+        super::restart::under_load(store, |run| {
+            if run {
+                server = Some(own_server(port, &dir));
+            } else if let Some(mut stopped) = server.take() {
+                stopped.stop();
+            }
+        })
+        .await;
     });
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);

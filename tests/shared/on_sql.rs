@@ -245,3 +245,118 @@ fn a_database_that_does_not_answer_is_an_outage_named() {
         assert!(!text.contains("secret"), "no password in errors: {text}");
     });
 }
+
+/// A PostgreSQL cluster of the test's own (made with `initdb` as the
+/// `postgres` user, so the test runs as root, as CI does), to stop and
+/// start again; stopped when dropped.
+struct OwnPostgres {
+    dir: std::path::PathBuf,
+    port: u16,
+}
+
+const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
+
+fn as_postgres(program: &str) -> std::process::Command {
+    let mut command = std::process::Command::new("runuser");
+    command.args(["-u", "postgres", "--", &format!("{PG_BIN}/{program}")]);
+    command
+}
+
+impl OwnPostgres {
+    /// A new cluster, or `None` (said) where one cannot be made here.
+    fn new() -> Option<Self> {
+        let root = std::process::Command::new("id")
+            .arg("-u")
+            .output()
+            .is_ok_and(|out| out.stdout == b"0\n");
+        if !root || !std::path::Path::new(PG_BIN).join("initdb").exists() {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI=true: the PostgreSQL restart test needs root and {PG_BIN}"
+            );
+            eprintln!("not root or no {PG_BIN}: the PostgreSQL restart test is skipped");
+            return None;
+        }
+        let dir = std::env::temp_dir().join(unique("pg-restart"));
+        std::fs::create_dir_all(dir.join("data")).unwrap();
+        let status = std::process::Command::new("chown")
+            .args(["-R", "postgres"])
+            .arg(&dir)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let out = as_postgres("initdb")
+            .arg("-D")
+            .arg(dir.join("data"))
+            .args(["-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "initdb: {out:?}");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let cluster = OwnPostgres { dir, port };
+        cluster.start();
+        Some(cluster)
+    }
+
+    fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+
+    fn start(&self) {
+        let options = format!(
+            "-c listen_addresses=127.0.0.1 -p {} -k {} -c fsync=off",
+            self.port,
+            self.dir.display()
+        );
+        let out = as_postgres("pg_ctl")
+            .arg("-D")
+            .arg(self.dir.join("data"))
+            .arg("-l")
+            .arg(self.dir.join("pg.log"))
+            .args(["-w", "-o", &options, "start"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "pg_ctl start: {out:?}");
+    }
+
+    fn stop(&self) {
+        let _ = as_postgres("pg_ctl")
+            .arg("-D")
+            .arg(self.dir.join("data"))
+            .args(["-m", "immediate", "-w", "stop"])
+            .output();
+    }
+}
+
+impl Drop for OwnPostgres {
+    fn drop(&mut self) {
+        self.stop();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[test]
+fn the_server_stopped_and_restarted_under_load() {
+    if database_url().is_none() {
+        return;
+    }
+    let Some(cluster) = OwnPostgres::new() else {
+        return;
+    };
+    super::runtime().block_on(async {
+        let store = SqlStore::open(&cluster.url()).unwrap();
+        store.ensure_schema().await.unwrap();
+        super::restart::under_load(Arc::new(store), |run| {
+            if run {
+                cluster.start();
+            } else {
+                cluster.stop();
+            }
+        })
+        .await;
+    });
+}
