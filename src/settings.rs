@@ -3,9 +3,11 @@
 //!
 //! ```toml
 //! app = "shop"                 # optional piece of every key
-//! store = "memory"             # where circuits live: `memory`, or `redis`
+//! store = "memory"             # where circuits live: `memory`, `redis` or `database`
 //! # redis_url = "redis://127.0.0.1:6379"   # with store = "redis"
-//! # fallback = "local"                     # while Redis does not answer
+//! # database_url = "postgres://127.0.0.1/shop"   # with store = "database"
+//! # database_table = "fuse_circuits"
+//! # fallback = "local"                     # while the store does not answer
 //! max_circuits = 10000         # the most circuits the registry holds
 //! key_prefix = "fuse"
 //! failure_threshold = 8
@@ -35,15 +37,17 @@ use crate::overrides::Overrides;
 use crate::registry::Registry;
 
 /// Where a registry keeps its circuits (`store = "..."` in a file,
-/// `FUSE_STORE`): in this process ([`Settings::registry`]), or in Redis for
-/// every process of a fleet (`Settings::shared_registry`, features
-/// `config-file` and `redis`, with `redis_url`).
+/// `FUSE_STORE`): in this process ([`Settings::registry`]), or in Redis or
+/// a database for every process of a fleet (`Settings::shared_registry`,
+/// with `redis_url` and feature `redis`, or `database_url` and feature
+/// `sql`).
 ///
 /// ```
 /// use fuse_breaker::{Settings, Store};
 ///
 /// assert_eq!(Settings::from_toml(r#"store = "memory""#)?.store, Store::Memory);
 /// assert_eq!(Settings::from_toml(r#"store = "redis""#)?.store, Store::Redis);
+/// assert_eq!(Settings::from_toml(r#"store = "database""#)?.store, Store::Database);
 /// assert!(Settings::from_toml(r#"store = "carrier pigeon""#).is_err());
 /// # Ok::<(), fuse_breaker::SettingsError>(())
 /// ```
@@ -55,6 +59,9 @@ pub enum Store {
     Memory,
     /// In Redis (or Valkey), shared by every process that uses the keys.
     Redis,
+    /// In a table of PostgreSQL or SQLite (milon/fuse's `fuse_circuits`),
+    /// shared by every process that uses the rows.
+    Database,
 }
 
 impl Store {
@@ -62,6 +69,7 @@ impl Store {
         match name {
             "memory" => Some(Store::Memory),
             "redis" => Some(Store::Redis),
+            "database" => Some(Store::Database),
             _ => None,
         }
     }
@@ -75,6 +83,7 @@ impl Store {
         match self {
             Store::Memory => "memory",
             Store::Redis => "redis",
+            Store::Database => "database",
         }
     }
 }
@@ -113,6 +122,12 @@ pub struct Settings {
     /// The Redis server of `store = "redis"` (`redis_url`,
     /// `FUSE_REDIS_URL`).
     pub redis_url: Option<String>,
+    /// The database of `store = "database"` (`database_url`,
+    /// `FUSE_DATABASE_URL`): `postgres://...` or `sqlite:...`.
+    pub database_url: Option<String>,
+    /// The table of `store = "database"` (`database_table`,
+    /// `FUSE_DATABASE_TABLE`; default milon/fuse's `fuse_circuits`).
+    pub database_table: Option<String>,
     /// What decides for a shared circuit while its store does not answer
     /// (`fallback`, `FUSE_FALLBACK`: `local`, `allow` or `reject`).
     pub fallback: crate::fallback::Fallback,
@@ -233,7 +248,7 @@ impl fmt::Display for SettingsError {
             }
             SettingsError::UnknownStore { store, origin } => write!(
                 f,
-                "unknown store {store:?} ({origin}): the stores are `memory` and `redis`"
+                "unknown store {store:?} ({origin}): the stores are `memory`, `redis` and `database`"
             ),
             SettingsError::UnknownFallback { fallback, origin } => write!(
                 f,
@@ -255,10 +270,12 @@ impl std::error::Error for SettingsError {
 }
 
 /// The keys of the file's top level that are not settings of a circuit.
-const LAYOUT: [&str; 6] = [
+const LAYOUT: [&str; 8] = [
     "app",
     "store",
     "redis_url",
+    "database_url",
+    "database_table",
     "fallback",
     "max_circuits",
     "breakers",
@@ -272,6 +289,8 @@ struct Layout {
     app: Option<String>,
     store: Option<Spanned<String>>,
     redis_url: Option<String>,
+    database_url: Option<String>,
+    database_table: Option<String>,
     fallback: Option<Spanned<String>>,
     max_circuits: Option<Spanned<usize>>,
     #[serde(default)]
@@ -383,6 +402,8 @@ impl Settings {
         let mut settings = Settings {
             app: layout.app,
             redis_url: layout.redis_url,
+            database_url: layout.database_url,
+            database_table: layout.database_table,
             max_circuits: layout.max_circuits.as_ref().map(|max| *max.get_ref()),
             defaults: Overrides::deserialize(read(defaults)).map_err(parse_error)?,
             breakers: layout.breakers,
@@ -478,6 +499,8 @@ impl Settings {
                         })?;
                 }
                 "redis_url" => self.redis_url = Some(value.to_owned()),
+                "database_url" => self.database_url = Some(value.to_owned()),
+                "database_table" => self.database_table = Some(value.to_owned()),
                 "fallback" => {
                     self.fallback = crate::fallback::Fallback::parse(value).ok_or_else(|| {
                         SettingsError::UnknownFallback {
@@ -524,7 +547,7 @@ impl Settings {
             return Err(SettingsError::Store {
                 reason: format!(
                     "store = {:?} keeps circuits in a shared store: make them with \
-                     Settings::shared_registry (features config-file and redis)",
+                     Settings::shared_registry (features config-file and redis or sql)",
                     self.store.as_str()
                 ),
             });

@@ -339,3 +339,81 @@ fn the_store_its_url_and_fallback_come_from_the_file_or_the_environment() {
     let err = file.registry().unwrap_err().to_string();
     assert!(err.contains("Settings::shared_registry"), "{err}");
 }
+
+#[test]
+fn a_database_store_its_url_and_table_come_from_the_file_or_the_environment() {
+    use fuse_breaker::Store;
+    let file = Settings::from_toml(
+        r#"
+        store = "database"
+        database_url = "postgres://db/shop"
+        database_table = "shop_circuits"
+        "#,
+    )
+    .unwrap();
+    assert_eq!(file.store, Store::Database);
+    assert_eq!(file.database_url.as_deref(), Some("postgres://db/shop"));
+    assert_eq!(file.database_table.as_deref(), Some("shop_circuits"));
+
+    let env = Settings::default()
+        .with_env_vars([
+            ("FUSE_STORE", "database"),
+            ("FUSE_DATABASE_URL", "sqlite:/var/lib/shop/fuse.db"),
+            ("FUSE_DATABASE_TABLE", "circuits"),
+        ])
+        .unwrap();
+    assert_eq!(env.store, Store::Database);
+    assert_eq!(
+        env.database_url.as_deref(),
+        Some("sqlite:/var/lib/shop/fuse.db")
+    );
+    assert_eq!(env.database_table.as_deref(), Some("circuits"));
+}
+
+#[cfg(feature = "sql")]
+#[test]
+fn a_shared_registry_on_a_database_uses_its_table_and_refuses_a_bad_one() {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let dir = env!("CARGO_TARGET_TMPDIR");
+            let url = format!("sqlite://{dir}/settings-{}.db", std::process::id());
+            let settings = Settings::default()
+                .with_env_vars([
+                    ("FUSE_STORE", "database"),
+                    ("FUSE_DATABASE_URL", url.as_str()),
+                    ("FUSE_DATABASE_TABLE", "settings_circuits"),
+                    ("FUSE_APP", "shop"),
+                ])
+                .unwrap();
+            fuse_breaker::store::SqlStore::open(&url)
+                .unwrap()
+                .with_table("settings_circuits")
+                .unwrap()
+                .ensure_schema()
+                .await
+                .unwrap();
+            let registry = settings.shared_registry().unwrap();
+            let billing = registry.get("billing");
+            assert_eq!(billing.key(), "fuse:shop:billing");
+            billing.force_open().await.unwrap();
+            assert_eq!(billing.state().await.unwrap(), fuse_breaker::State::Open);
+
+            let err = settings
+                .clone()
+                .with_env_vars([("FUSE_DATABASE_TABLE", "x y")])
+                .unwrap()
+                .shared_registry()
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("not a table name"), "{err}");
+            let err = Settings::from_toml("store = \"database\"")
+                .unwrap()
+                .shared_registry()
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("database_url"), "{err}");
+        });
+}

@@ -47,7 +47,7 @@ mod random;
 #[cfg(feature = "redis")]
 mod redis;
 mod registry;
-#[cfg(all(feature = "config-file", feature = "redis"))]
+#[cfg(all(feature = "config-file", any(feature = "redis", feature = "sql")))]
 mod settings;
 mod shared;
 #[cfg(feature = "sql")]
