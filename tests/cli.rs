@@ -1,29 +1,70 @@
-//! The `fuse` command against a real Redis (`FUSE_TEST_REDIS_URL`; under
-//! `CI=true` a missing server fails the run).
+//! The `fuse` command against a real Redis (`FUSE_TEST_REDIS_URL`), a real
+//! PostgreSQL (`FUSE_TEST_DATABASE_URL`) and SQLite (a file of the test's
+//! own); under `CI=true` a missing server fails the run.
 #![cfg(feature = "cli")]
 
 use std::process::{Command, Output};
 
-fn redis_url() -> Option<String> {
-    match std::env::var("FUSE_TEST_REDIS_URL") {
+/// `var`, or `None` (said) where the tests may skip it.
+fn server(var: &str) -> Option<String> {
+    match std::env::var(var) {
         Ok(url) if !url.is_empty() => Some(url),
         _ => {
             assert!(
                 std::env::var("CI").as_deref() != Ok("true"),
-                "CI=true and no FUSE_TEST_REDIS_URL: the fuse command's tests cannot be skipped"
+                "CI=true and no {var}: the fuse command's tests cannot be skipped"
             );
-            eprintln!("FUSE_TEST_REDIS_URL is not set: the fuse command's tests skipped");
+            eprintln!("{var} is not set: the fuse command's tests on it are skipped");
             None
         }
     }
 }
 
-/// Runs `fuse` with `args` on the server at `url`, under the app `app`.
-fn fuse(url: &str, app: &str, args: &[&str]) -> Output {
+/// A store to run the command on: its flag and URL.
+struct Target {
+    flag: &'static str,
+    url: String,
+}
+
+/// Every store the machine has, SQL tables made.
+fn targets() -> Vec<Target> {
+    let mut targets = Vec::new();
+    if let Some(url) = server("FUSE_TEST_REDIS_URL") {
+        targets.push(Target {
+            flag: "--redis",
+            url,
+        });
+    }
+    let sqlite = format!(
+        "sqlite://{}/cli-{}.db",
+        env!("CARGO_TARGET_TMPDIR"),
+        std::process::id()
+    );
+    for url in std::iter::once(sqlite).chain(server("FUSE_TEST_DATABASE_URL")) {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async {
+                let store = fuse_breaker::store::SqlStore::open(&url).unwrap();
+                store.ensure_schema().await.unwrap();
+            });
+        targets.push(Target {
+            flag: "--database-url",
+            url,
+        });
+    }
+    targets
+}
+
+/// Runs `fuse` with `args` on `target`, under the app `app`.
+fn fuse(target: &Target, app: &str, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_fuse"))
-        .args(["--redis", url, "--app", app])
+        .args([target.flag, &target.url, "--app", app])
         .args(args)
         .env_remove("FUSE_REDIS_URL")
+        .env_remove("FUSE_DATABASE_URL")
+        .env_remove("FUSE_DATABASE_TABLE")
         .output()
         .expect("the fuse binary")
 }
@@ -43,68 +84,141 @@ fn app() -> String {
 
 #[test]
 fn open_close_and_reset_show_in_the_status() {
-    let Some(url) = redis_url() else { return };
-    let app = app();
-    stdout(&fuse(&url, &app, &["open", "billing:charge"]));
-    stdout(&fuse(&url, &app, &["open", "search"]));
-    let table = stdout(&fuse(&url, &app, &["status"]));
-    let key = format!("fuse:{app}:billing:charge");
-    let line = table
-        .lines()
-        .find(|line| line.starts_with(&key))
-        .expect(&table);
-    assert!(line.contains(" open "), "{line}");
-    assert!(line.contains("0/2"), "{line}");
-    assert!(
-        line.trim_end().ends_with('s'),
-        "time until half-open: {line}"
-    );
-    assert!(table.contains(&format!("fuse:{app}:search")), "{table}");
+    for target in targets() {
+        let at = &target.url;
+        let app = app();
+        stdout(&fuse(&target, &app, &["open", "billing:charge"]));
+        stdout(&fuse(&target, &app, &["open", "search"]));
+        let table = stdout(&fuse(&target, &app, &["status"]));
+        let key = format!("fuse:{app}:billing:charge");
+        let line = table
+            .lines()
+            .find(|line| line.starts_with(&key))
+            .unwrap_or_else(|| panic!("{at}: {table}"));
+        assert!(line.contains(" open "), "{at}: {line}");
+        assert!(line.contains("0/2"), "{at}: {line}");
+        assert!(
+            line.trim_end().ends_with('s'),
+            "{at}: time until half-open: {line}"
+        );
+        assert!(
+            table.contains(&format!("fuse:{app}:search")),
+            "{at}: {table}"
+        );
 
-    let json = stdout(&fuse(&url, &app, &["status", "billing:charge", "--json"]));
-    let value: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
-    assert_eq!(value["key"], key.as_str());
-    assert_eq!(value["state"], "open");
-    assert!(value["half_open_in_ms"].as_u64().unwrap() <= 30_000);
+        let json = stdout(&fuse(
+            &target,
+            &app,
+            &["status", "billing:charge", "--json"],
+        ));
+        let value: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+        assert_eq!(value["key"], key.as_str(), "{at}");
+        assert_eq!(value["state"], "open", "{at}");
+        assert!(value["half_open_in_ms"].as_u64().unwrap() <= 30_000, "{at}");
 
-    stdout(&fuse(&url, &app, &["close", "billing:charge"]));
-    let json = stdout(&fuse(&url, &app, &["status", "billing:charge", "--json"]));
-    assert!(json.contains("\"state\":\"closed\""), "{json}");
-    stdout(&fuse(&url, &app, &["reset", "search"]));
-    let json = stdout(&fuse(&url, &app, &["status", "search", "--json"]));
-    assert!(json.contains("\"state\":\"closed\""), "{json}");
+        stdout(&fuse(&target, &app, &["close", "billing:charge"]));
+        let json = stdout(&fuse(
+            &target,
+            &app,
+            &["status", "billing:charge", "--json"],
+        ));
+        assert!(json.contains("\"state\":\"closed\""), "{at}: {json}");
+        stdout(&fuse(&target, &app, &["reset", "search"]));
+        let json = stdout(&fuse(&target, &app, &["status", "search", "--json"]));
+        assert!(json.contains("\"state\":\"closed\""), "{at}: {json}");
+    }
+}
+
+/// Writes `payload` under `key` as another program would.
+fn put(target: &Target, key: &str, payload: &str) {
+    if target.flag == "--redis" {
+        let mut redis = redis::Client::open(target.url.as_str())
+            .unwrap()
+            .get_connection()
+            .unwrap();
+        let () = redis::cmd("SET")
+            .arg(key)
+            .arg(payload)
+            .query(&mut redis)
+            .unwrap();
+        return;
+    }
+    let url = target.url.clone();
+    let (key, payload) = (key.to_owned(), payload.to_owned());
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async move {
+            if url.starts_with("sqlite:") {
+                let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+                sqlx::query("INSERT INTO fuse_circuits (key, payload) VALUES (?1, ?2)")
+                    .bind(key)
+                    .bind(payload)
+                    .execute(&pool)
+                    .await
+                    .unwrap();
+            } else {
+                let pool = sqlx::PgPool::connect(&url).await.unwrap();
+                sqlx::query("INSERT INTO fuse_circuits (key, payload) VALUES ($1, $2::json)")
+                    .bind(key)
+                    .bind(payload)
+                    .execute(&pool)
+                    .await
+                    .unwrap();
+            }
+        });
 }
 
 #[test]
 fn a_corrupt_payload_and_an_unreachable_server_are_clear_errors() {
-    let Some(url) = redis_url() else { return };
-    let app = app();
-    let key = format!("fuse:{app}:billing");
-    let mut redis = redis::Client::open(url.as_str())
-        .unwrap()
-        .get_connection()
-        .unwrap();
-    let () = redis::cmd("SET")
-        .arg(&key)
-        .arg("{not json")
-        .query(&mut redis)
-        .unwrap();
-    let out = fuse(&url, &app, &["status", "billing"]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains(&key) && err.contains("not a circuit"), "{err}");
-    let () = redis::cmd("DEL").arg(&key).query(&mut redis).unwrap();
+    for target in targets() {
+        let at = &target.url;
+        let app = app();
+        let key = format!("fuse:{app}:billing");
+        // JSON that is not a circuit (all a `json` column takes).
+        put(&target, &key, "[1, 2]");
+        let out = fuse(&target, &app, &["status", "billing"]);
+        assert!(!out.status.success(), "{at}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&key) && err.contains("not a circuit"),
+            "{at}: {err}"
+        );
+    }
 
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let out = fuse(&format!("redis://127.0.0.1:{port}"), &app, &["status"]);
+    let nowhere = [
+        ("--redis", format!("redis://127.0.0.1:{port}")),
+        (
+            "--database-url",
+            format!("postgres://fuse@127.0.0.1:{port}/fuse"),
+        ),
+    ];
+    for (flag, url) in nowhere {
+        let target = Target { flag, url };
+        let out = fuse(&target, &app(), &["status"]);
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("unreachable") && err.contains(&port.to_string()),
+            "{flag}: {err}"
+        );
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_fuse"))
+        .args(["status"])
+        .env_remove("FUSE_REDIS_URL")
+        .env_remove("FUSE_DATABASE_URL")
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("unreachable") && err.contains(&port.to_string()),
+        err.contains("--redis") && err.contains("--database-url"),
         "{err}"
     );
 }

@@ -1,29 +1,39 @@
 //! `fuse`: see and steer the shared circuits of a store (feature `cli`).
 //!
 //! ```text
-//! fuse [--redis URL] [--app APP] [--prefix PREFIX] status [NAME[:OPERATION]] [--json]
-//! fuse [--redis URL] open|close|reset NAME[:OPERATION]
+//! fuse (--redis URL | --database-url URL [--table TABLE]) [--app APP] [--prefix PREFIX]
+//!      status [NAME[:OPERATION]] [--json]
+//! fuse (--redis URL | --database-url URL [--table TABLE]) open|close|reset NAME[:OPERATION]
 //! ```
 //!
 //! The circuits' configuration (failure window, probes, open duration) is
 //! read from the `FUSE_*` variables, as the services read it; the Redis
-//! URL from `--redis` or `FUSE_REDIS_URL`.
+//! URL from `--redis` or `FUSE_REDIS_URL`, the database's from
+//! `--database-url` or `FUSE_DATABASE_URL` (PostgreSQL or SQLite), its
+//! table from `--table` or `FUSE_DATABASE_TABLE`.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand};
-use fuse_breaker::store::{RedisStore, SharedFuse, Store, StoreError, snapshot_of};
+use clap::{ArgGroup, Parser, Subcommand};
+use fuse_breaker::store::{RedisStore, SharedFuse, SqlStore, Store, StoreError, snapshot_of};
 use fuse_breaker::{Config, Settings, Snapshot, State};
 
-/// See and steer the circuits a fleet shares in Redis.
+/// See and steer the circuits a fleet shares in Redis or a database.
 #[derive(Debug, Parser)]
 #[command(name = "fuse", version)]
+#[command(group(ArgGroup::new("store").required(true).args(["redis", "database_url"])))]
 struct Cli {
     /// The Redis server.
     #[arg(long = "redis", env = "FUSE_REDIS_URL", value_name = "URL")]
-    redis: String,
+    redis: Option<String>,
+    /// The database: `postgres://...` or `sqlite:PATH`.
+    #[arg(long, env = "FUSE_DATABASE_URL", value_name = "URL")]
+    database_url: Option<String>,
+    /// The database's table (default `fuse_circuits`).
+    #[arg(long, env = "FUSE_DATABASE_TABLE", requires = "database_url")]
+    table: Option<String>,
     /// The app piece of the keys.
     #[arg(long, env = "FUSE_APP")]
     app: Option<String>,
@@ -77,7 +87,46 @@ fn config(prefix: Option<&str>) -> Result<Config, String> {
     }
 }
 
-fn circuit(cli: &Cli, store: &Arc<RedisStore>, config: &Config, spec: &str) -> SharedFuse {
+/// The store the circuits are in.
+enum Fleet {
+    Redis(Arc<RedisStore>),
+    Database(Arc<SqlStore>),
+}
+
+impl Fleet {
+    fn open(cli: &Cli) -> Result<Self, StoreError> {
+        match (&cli.redis, &cli.database_url) {
+            (Some(url), _) => Ok(Fleet::Redis(Arc::new(RedisStore::open(url)?))),
+            (None, Some(url)) => {
+                let mut store = SqlStore::open(url)?;
+                if let Some(table) = &cli.table {
+                    store = store.with_table(table)?;
+                }
+                Ok(Fleet::Database(Arc::new(store)))
+            }
+            (None, None) => Err(StoreError::unreachable(
+                "fuse",
+                "give --redis or --database-url",
+            )),
+        }
+    }
+
+    fn store(&self) -> Arc<dyn Store> {
+        match self {
+            Fleet::Redis(store) => store.clone(),
+            Fleet::Database(store) => store.clone(),
+        }
+    }
+
+    async fn keys(&self, pattern: &str, limit: usize) -> Result<Vec<String>, StoreError> {
+        match self {
+            Fleet::Redis(store) => store.keys(pattern, limit).await,
+            Fleet::Database(store) => store.keys(pattern, limit).await,
+        }
+    }
+}
+
+fn circuit(cli: &Cli, store: &Arc<dyn Store>, config: &Config, spec: &str) -> SharedFuse {
     let (name, operation) = spec.split_once(':').unwrap_or((spec, ""));
     let mut builder = SharedFuse::builder(name, store.clone()).config(config.clone());
     if let Some(app) = &cli.app {
@@ -121,11 +170,12 @@ impl Line {
 
 async fn status(
     cli: &Cli,
-    store: &Arc<RedisStore>,
+    fleet: &Fleet,
     config: &Config,
     one: Option<&str>,
     json: bool,
 ) -> Result<(), StoreError> {
+    let store = &fleet.store();
     let keys = if let Some(spec) = one {
         vec![circuit(cli, store, config, spec).key().to_owned()]
     } else {
@@ -134,7 +184,7 @@ async fn status(
             pattern.push(':');
             pattern.push_str(app);
         }
-        store.keys(&format!("{pattern}:*"), 10_000).await?
+        fleet.keys(&format!("{pattern}:*"), 10_000).await?
     };
     let now = store.load("fuse-cli:clock").await?.now;
     let mut lines = Vec::new();
@@ -184,10 +234,11 @@ async fn status(
 
 async fn run(cli: &Cli) -> Result<(), String> {
     let config = config(cli.prefix.as_deref())?;
-    let store = Arc::new(RedisStore::open(&cli.redis).map_err(|err| err.to_string())?);
+    let fleet = Fleet::open(cli).map_err(|err| err.to_string())?;
+    let store = fleet.store();
     let done = match &cli.command {
         Command::Status { circuit, json } => {
-            status(cli, &store, &config, circuit.as_deref(), *json).await
+            status(cli, &fleet, &config, circuit.as_deref(), *json).await
         }
         Command::Open { circuit: spec } => circuit(cli, &store, &config, spec).force_open().await,
         Command::Close { circuit: spec } => {
