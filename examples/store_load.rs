@@ -28,173 +28,15 @@
 //!   SET after it, for the same workloads (its lost failures counted the
 //!   same way).
 
+#[path = "common/load.rs"]
+mod load;
+
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
-use fuse_breaker::store::{Counting, RedisStore, SharedFuse};
-use fuse_breaker::{Config, FailureKind};
-
-/// A workload's result: calls made in how long, round trips, and for
-/// failures how many of those recorded the key does not hold.
-struct Row {
-    calls: u64,
-    time: Duration,
-    trips: u64,
-    lost: Option<u64>,
-}
-
-fn unique(what: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos();
-    format!("load-{what}-{}-{nanos}", std::process::id())
-}
-
-/// The staleness bound of the cached rows.
-const STALENESS: Duration = Duration::from_millis(100);
-
-/// How many failures a failure row records in all.
-const FAILURES: u64 = 256;
-
-/// What each call of a row does.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Workload {
-    Successes,
-    Alternating,
-    Failures,
-}
-
-impl Workload {
-    fn name(self) -> &'static str {
-        match self {
-            Workload::Successes => "successes",
-            Workload::Alternating => "alternating",
-            Workload::Failures => "failures",
-        }
-    }
-
-    fn span(self, time: Duration) -> Span {
-        match self {
-            Workload::Failures => Span::Calls(FAILURES),
-            _ => Span::Time(time),
-        }
-    }
-
-    /// Whether a task's call number `n` fails.
-    fn fails(self, n: u64) -> bool {
-        match self {
-            Workload::Successes => false,
-            Workload::Alternating => n.is_multiple_of(2),
-            Workload::Failures => true,
-        }
-    }
-}
-
-/// How long a row runs: for `time`, or until `FAILURES` calls were made.
-#[derive(Clone, Copy)]
-enum Span {
-    Time(Duration),
-    Calls(u64),
-}
-
-/// Runs `call` on `tasks` tasks for `span` (each call given the number of
-/// the task's calls before it); the calls made and the time.
-async fn drive<F, Fut>(tasks: usize, span: Span, call: F) -> (u64, Duration)
-where
-    F: Fn(u64) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = ()> + Send,
-{
-    let call = Arc::new(call);
-    let stop = Arc::new(AtomicBool::new(false));
-    let calls = Arc::new(AtomicU64::new(0));
-    let limit = match span {
-        Span::Time(_) => u64::MAX,
-        Span::Calls(n) => n,
-    };
-    let started = Instant::now();
-    let handles: Vec<_> = (0..tasks)
-        .map(|_| {
-            let (call, stop, calls) = (call.clone(), stop.clone(), calls.clone());
-            tokio::spawn(async move {
-                let mut n = 0;
-                while !stop.load(Ordering::Relaxed) && calls.fetch_add(1, Ordering::Relaxed) < limit
-                {
-                    call(n).await;
-                    n += 1;
-                }
-            })
-        })
-        .collect();
-    if let Span::Time(time) = span {
-        tokio::time::sleep(time).await;
-        stop.store(true, Ordering::Relaxed);
-    }
-    for handle in handles {
-        handle.await.expect("a task");
-    }
-    let made = calls.load(Ordering::Relaxed).min(limit);
-    // Each task's last count was a call it did not make once stopped.
-    let made = if limit == u64::MAX {
-        made.saturating_sub(tasks as u64)
-    } else {
-        made
-    };
-    (made, started.elapsed())
-}
-
-/// A shared circuit's row: strict mode, or cached with `staleness`.
-async fn shared(
-    url: &str,
-    tasks: usize,
-    time: Duration,
-    workload: Workload,
-    staleness: Option<Duration>,
-) -> Row {
-    let store = Arc::new(Counting::new(RedisStore::open(url).expect("a Redis URL")));
-    // A threshold no run reaches, a window longer than any run.
-    let config = Config::builder()
-        .failure_threshold(fuse_breaker::MAX_FAILURE_THRESHOLD)
-        .build()
-        .expect("a valid configuration");
-    let mut builder = SharedFuse::builder(unique("shared"), store.clone()).config(config);
-    if let Some(staleness) = staleness {
-        builder = builder.cached(staleness);
-    }
-    let fuse = Arc::new(builder.build());
-    let circuit = fuse.clone();
-    let (calls, time) = drive(tasks, workload.span(time), move |n| {
-        let fuse = circuit.clone();
-        async move {
-            let outcome = if workload.fails(n) {
-                Err(FailureKind::Timeout)
-            } else {
-                Ok(())
-            };
-            let _ = fuse.run_async(async move { outcome }).await;
-        }
-    })
-    .await;
-    let trips = store.round_trips();
-    let lost = if workload == Workload::Failures {
-        let held = fuse
-            .snapshot()
-            .await
-            .expect("a readable circuit")
-            .failures
-            .len();
-        Some(calls.saturating_sub(held as u64))
-    } else {
-        None
-    };
-    Row {
-        calls,
-        time,
-        trips,
-        lost,
-    }
-}
+use fuse_breaker::store::RedisStore;
+use load::{Row, STALENESS, Workload, drive, print, shared, unique};
 
 /// milon/fuse's store: GET the snapshot, decide, run, SET it back.
 async fn read_modify_write(url: &str, tasks: usize, time: Duration, workload: Workload) -> Row {
@@ -270,16 +112,8 @@ async fn read_modify_write(url: &str, tasks: usize, time: Duration, workload: Wo
     }
 }
 
-fn print(workload: &str, tasks: usize, row: &Row) {
-    // Counts far below 2^52: exact as f64.
-    #[allow(clippy::cast_precision_loss)]
-    let (calls, trips) = (row.calls as f64, row.trips as f64);
-    let per_second = calls / row.time.as_secs_f64();
-    let trips = trips / calls.max(1.0);
-    let lost = row
-        .lost
-        .map_or_else(|| "-".to_owned(), |lost| format!("{lost} of {}", row.calls));
-    println!("| {workload} | {tasks} | {per_second:.0} | {trips:.2} | {lost} |");
+fn redis(url: &str) -> RedisStore {
+    RedisStore::open(url).expect("a Redis URL")
 }
 
 fn main() {
@@ -316,10 +150,10 @@ fn main() {
                 Workload::Failures,
             ] {
                 let what = workload.name();
-                let row = shared(&url, tasks, time, workload, None).await;
+                let row = shared(redis(&url), tasks, time, workload, None).await;
                 print(&format!("strict, {what}"), tasks, &row);
                 if workload != Workload::Failures {
-                    let row = shared(&url, tasks, time, workload, Some(STALENESS)).await;
+                    let row = shared(redis(&url), tasks, time, workload, Some(STALENESS)).await;
                     print(&format!("cached (100 ms), {what}"), tasks, &row);
                 }
                 let row = read_modify_write(&url, tasks, time, workload).await;

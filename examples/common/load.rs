@@ -1,0 +1,196 @@
+//! What the load examples share: workloads, a driver of concurrent tasks,
+//! a shared circuit's row, and the table they print.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use fuse_breaker::store::{Counting, SharedFuse, Store};
+use fuse_breaker::{Config, FailureKind};
+
+/// A workload's result: calls made in how long, round trips, and for
+/// failures how many of those recorded the key does not hold.
+pub(crate) struct Row {
+    pub(crate) calls: u64,
+    pub(crate) time: Duration,
+    pub(crate) trips: u64,
+    pub(crate) lost: Option<u64>,
+}
+
+pub(crate) fn unique(what: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    format!("load-{what}-{}-{nanos}", std::process::id())
+}
+
+/// The staleness bound of the cached rows.
+pub(crate) const STALENESS: Duration = Duration::from_millis(100);
+
+/// How many failures a failure row records in all.
+pub(crate) const FAILURES: u64 = 256;
+
+/// What each call of a row does.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Workload {
+    Successes,
+    Alternating,
+    Failures,
+    /// Each call opens the circuit or closes it, in turn (`force_open`,
+    /// `force_closed`): a transition per call.
+    Transitions,
+}
+
+impl Workload {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Workload::Successes => "successes",
+            Workload::Alternating => "alternating",
+            Workload::Failures => "failures",
+            Workload::Transitions => "transitions",
+        }
+    }
+
+    pub(crate) fn span(self, time: Duration) -> Span {
+        match self {
+            Workload::Failures => Span::Calls(FAILURES),
+            _ => Span::Time(time),
+        }
+    }
+
+    /// Whether a task's call number `n` fails.
+    pub(crate) fn fails(self, n: u64) -> bool {
+        match self {
+            Workload::Successes => false,
+            Workload::Alternating => n.is_multiple_of(2),
+            Workload::Failures => true,
+            Workload::Transitions => false,
+        }
+    }
+}
+
+/// How long a row runs: for `time`, or until `FAILURES` calls were made.
+#[derive(Clone, Copy)]
+pub(crate) enum Span {
+    Time(Duration),
+    Calls(u64),
+}
+
+/// Runs `call` on `tasks` tasks for `span` (each call given the number of
+/// the task's calls before it); the calls made and the time.
+pub(crate) async fn drive<F, Fut>(tasks: usize, span: Span, call: F) -> (u64, Duration)
+where
+    F: Fn(u64) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let call = Arc::new(call);
+    let stop = Arc::new(AtomicBool::new(false));
+    let calls = Arc::new(AtomicU64::new(0));
+    let limit = match span {
+        Span::Time(_) => u64::MAX,
+        Span::Calls(n) => n,
+    };
+    let started = Instant::now();
+    let handles: Vec<_> = (0..tasks)
+        .map(|_| {
+            let (call, stop, calls) = (call.clone(), stop.clone(), calls.clone());
+            tokio::spawn(async move {
+                let mut n = 0;
+                while !stop.load(Ordering::Relaxed) && calls.fetch_add(1, Ordering::Relaxed) < limit
+                {
+                    call(n).await;
+                    n += 1;
+                }
+            })
+        })
+        .collect();
+    if let Span::Time(time) = span {
+        tokio::time::sleep(time).await;
+        stop.store(true, Ordering::Relaxed);
+    }
+    for handle in handles {
+        handle.await.expect("a task");
+    }
+    let made = calls.load(Ordering::Relaxed).min(limit);
+    // Each task's last count was a call it did not make once stopped.
+    let made = if limit == u64::MAX {
+        made.saturating_sub(tasks as u64)
+    } else {
+        made
+    };
+    (made, started.elapsed())
+}
+
+/// A shared circuit's row on `store`: strict mode, or cached with
+/// `staleness`.
+pub(crate) async fn shared(
+    store: impl Store,
+    tasks: usize,
+    time: Duration,
+    workload: Workload,
+    staleness: Option<Duration>,
+) -> Row {
+    let store = Arc::new(Counting::new(store));
+    // A threshold no run reaches, a window longer than any run.
+    let config = Config::builder()
+        .failure_threshold(fuse_breaker::MAX_FAILURE_THRESHOLD)
+        .build()
+        .expect("a valid configuration");
+    let mut builder = SharedFuse::builder(unique("shared"), store.clone()).config(config);
+    if let Some(staleness) = staleness {
+        builder = builder.cached(staleness);
+    }
+    let fuse = Arc::new(builder.build());
+    let circuit = fuse.clone();
+    let (calls, time) = drive(tasks, workload.span(time), move |n| {
+        let fuse = circuit.clone();
+        async move {
+            if workload == Workload::Transitions {
+                let _ = if n.is_multiple_of(2) {
+                    fuse.force_open().await
+                } else {
+                    fuse.force_closed().await
+                };
+                return;
+            }
+            let outcome = if workload.fails(n) {
+                Err(FailureKind::Timeout)
+            } else {
+                Ok(())
+            };
+            let _ = fuse.run_async(async move { outcome }).await;
+        }
+    })
+    .await;
+    let trips = store.round_trips();
+    let lost = if workload == Workload::Failures {
+        let held = fuse
+            .snapshot()
+            .await
+            .expect("a readable circuit")
+            .failures
+            .len();
+        Some(calls.saturating_sub(held as u64))
+    } else {
+        None
+    };
+    Row {
+        calls,
+        time,
+        trips,
+        lost,
+    }
+}
+
+pub(crate) fn print(workload: &str, tasks: usize, row: &Row) {
+    // Counts far below 2^52: exact as f64.
+    #[allow(clippy::cast_precision_loss)]
+    let (calls, trips) = (row.calls as f64, row.trips as f64);
+    let per_second = calls / row.time.as_secs_f64();
+    let trips = trips / calls.max(1.0);
+    let lost = row
+        .lost
+        .map_or_else(|| "-".to_owned(), |lost| format!("{lost} of {}", row.calls));
+    println!("| {workload} | {tasks} | {per_second:.0} | {trips:.2} | {lost} |");
+}
