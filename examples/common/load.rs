@@ -62,10 +62,9 @@ impl Workload {
     /// Whether a task's call number `n` fails.
     pub(crate) fn fails(self, n: u64) -> bool {
         match self {
-            Workload::Successes => false,
+            Workload::Successes | Workload::Transitions => false,
             Workload::Alternating => n.is_multiple_of(2),
             Workload::Failures => true,
-            Workload::Transitions => false,
         }
     }
 }
