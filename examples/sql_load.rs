@@ -26,7 +26,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use fuse_breaker::store::SqlStore;
-use load::{Row, STALENESS, Workload, drive, print, shared, unique};
+use load::{
+    Row, STALENESS, Workload, arguments, drive, lost_failures, print, read_modify_write_step,
+    shared, unique,
+};
 
 /// The database's pool, for the anchor's statements.
 #[derive(Clone)]
@@ -103,46 +106,15 @@ async fn read_then_upsert(pool: &Pool, tasks: usize, time: Duration, workload: W
     let (calls, time) = drive(tasks, workload.span(time), move |n| {
         let (pool, key, trips) = (p.clone(), k.clone(), t.clone());
         async move {
-            let mut snapshot: serde_json::Value = pool
-                .read(&key)
-                .await
-                .and_then(|text| serde_json::from_str(&text).ok())
-                .unwrap_or_else(|| {
-                    serde_json::json!({"state": "closed", "opened_at": null, "failures": [],
-                        "half_open_successes": 0, "half_open_inflight": 0})
-                });
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap_or_default()
-                .as_secs();
-            if workload == Workload::Transitions {
-                let open = n.is_multiple_of(2);
-                snapshot["state"] = if open { "open" } else { "closed" }.into();
-                snapshot["opened_at"] = if open {
-                    now.into()
-                } else {
-                    serde_json::Value::Null
-                };
-            } else if workload.fails(n) {
-                if let Some(failures) = snapshot["failures"].as_array_mut() {
-                    failures.push(now.into());
-                }
-            } else {
-                snapshot["failures"] = serde_json::json!([]);
-            }
-            pool.upsert(&key, &snapshot.to_string()).await;
+            let read = pool.read(&key).await;
+            let written = read_modify_write_step(read.as_deref(), workload, n);
+            pool.upsert(&key, &written).await;
             trips.fetch_add(2, Ordering::Relaxed);
         }
     })
     .await;
     let lost = if workload == Workload::Failures {
-        let held = pool
-            .read(&key)
-            .await
-            .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-            .and_then(|value| value["failures"].as_array().map(Vec::len))
-            .unwrap_or(0);
-        Some(calls.saturating_sub(held as u64))
+        Some(lost_failures(calls, pool.read(&key).await.as_deref()))
     } else {
         None
     };
@@ -155,25 +127,10 @@ async fn read_then_upsert(pool: &Pool, tasks: usize, time: Duration, workload: W
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let mut url = std::env::var("FUSE_TEST_DATABASE_URL").ok();
-    let mut seconds = 2.0;
-    while let Some(arg) = args.next() {
-        if arg == "--seconds" {
-            seconds = args
-                .next()
-                .and_then(|n| n.parse().ok())
-                .expect("--seconds takes a number");
-        } else {
-            url = Some(arg);
-        }
-    }
-    let Some(url) = url else {
-        eprintln!(
-            "usage: sql_load [postgres://... | sqlite:PATH] [--seconds N] (or FUSE_TEST_DATABASE_URL)"
-        );
-        std::process::exit(2);
-    };
+    let (url, seconds) = arguments(
+        "FUSE_TEST_DATABASE_URL",
+        "sql_load [postgres://... | sqlite:PATH]",
+    );
     let time = Duration::from_secs_f64(seconds);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -36,7 +36,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use fuse_breaker::store::RedisStore;
-use load::{Row, STALENESS, Workload, drive, print, shared, unique};
+use load::{
+    Row, STALENESS, Workload, arguments, drive, lost_failures, print, read_modify_write_step,
+    shared, unique,
+};
 
 /// milon/fuse's store: GET the snapshot, decide, run, SET it back.
 async fn read_modify_write(url: &str, tasks: usize, time: Duration, workload: Workload) -> Row {
@@ -56,27 +59,11 @@ async fn read_modify_write(url: &str, tasks: usize, time: Duration, workload: Wo
                 .query_async(&mut redis)
                 .await
                 .expect("GET");
-            let mut snapshot: serde_json::Value = read
-                .and_then(|text| serde_json::from_str(&text).ok())
-                .unwrap_or_else(|| {
-                    serde_json::json!({"state": "closed", "opened_at": null, "failures": [],
-                        "half_open_successes": 0, "half_open_inflight": 0})
-                });
             // The call ran; record its outcome in the snapshot read before.
-            if workload.fails(n) {
-                let now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .unwrap_or_default()
-                    .as_secs();
-                if let Some(failures) = snapshot["failures"].as_array_mut() {
-                    failures.push(now.into());
-                }
-            } else {
-                snapshot["failures"] = serde_json::json!([]);
-            }
+            let written = read_modify_write_step(read.as_deref(), workload, n);
             let _: () = redis::cmd("SET")
                 .arg(&*key)
-                .arg(snapshot.to_string())
+                .arg(written)
                 .arg("PX")
                 .arg(120_000)
                 .query_async(&mut redis)
@@ -96,11 +83,7 @@ async fn read_modify_write(url: &str, tasks: usize, time: Duration, workload: Wo
             .query_async(&mut redis)
             .await
             .expect("GET");
-        let held = text
-            .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-            .and_then(|value| value["failures"].as_array().map(Vec::len))
-            .unwrap_or(0);
-        Some(calls.saturating_sub(held as u64))
+        Some(lost_failures(calls, text.as_deref()))
     } else {
         None
     };
@@ -117,23 +100,7 @@ fn redis(url: &str) -> RedisStore {
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let mut url = std::env::var("FUSE_TEST_REDIS_URL").ok();
-    let mut seconds = 2.0;
-    while let Some(arg) = args.next() {
-        if arg == "--seconds" {
-            seconds = args
-                .next()
-                .and_then(|n| n.parse().ok())
-                .expect("--seconds takes a number");
-        } else {
-            url = Some(arg);
-        }
-    }
-    let Some(url) = url else {
-        eprintln!("usage: store_load [redis://host:port] [--seconds N] (or FUSE_TEST_REDIS_URL)");
-        std::process::exit(2);
-    };
+    let (url, seconds) = arguments("FUSE_TEST_REDIS_URL", "store_load [redis://host:port]");
     let time = Duration::from_secs_f64(seconds);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

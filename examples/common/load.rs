@@ -193,3 +193,69 @@ pub(crate) fn print(workload: &str, tasks: usize, row: &Row) {
         .map_or_else(|| "-".to_owned(), |lost| format!("{lost} of {}", row.calls));
     println!("| {workload} | {tasks} | {per_second:.0} | {trips:.2} | {lost} |");
 }
+
+/// The anchor's step, milon/fuse's way: the snapshot `read` (none: a fresh
+/// closed one) with call `n`'s outcome recorded, as the JSON to write back
+/// over whatever is there by then.
+pub(crate) fn read_modify_write_step(read: Option<&str>, workload: Workload, n: u64) -> String {
+    let mut snapshot: serde_json::Value = read
+        .and_then(|text| serde_json::from_str(text).ok())
+        .unwrap_or_else(|| {
+            serde_json::json!({"state": "closed", "opened_at": null, "failures": [],
+                "half_open_successes": 0, "half_open_inflight": 0})
+        });
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    if workload == Workload::Transitions {
+        let open = n.is_multiple_of(2);
+        snapshot["state"] = if open { "open" } else { "closed" }.into();
+        snapshot["opened_at"] = if open {
+            now.into()
+        } else {
+            serde_json::Value::Null
+        };
+    } else if workload.fails(n) {
+        if let Some(failures) = snapshot["failures"].as_array_mut() {
+            failures.push(now.into());
+        }
+    } else {
+        snapshot["failures"] = serde_json::json!([]);
+    }
+    snapshot.to_string()
+}
+
+/// Of `calls` failures recorded, how many the anchor's snapshot `text`
+/// does not hold.
+pub(crate) fn lost_failures(calls: u64, text: Option<&str>) -> u64 {
+    let held = text
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok())
+        .and_then(|value| value["failures"].as_array().map(Vec::len))
+        .unwrap_or(0);
+    calls.saturating_sub(held as u64)
+}
+
+/// The example's arguments: a URL (or `env`'s value) and `--seconds N`
+/// (the time per row, 2 by default); `usage` and exit status 2 without a
+/// URL.
+pub(crate) fn arguments(env: &str, usage: &str) -> (String, f64) {
+    let mut args = std::env::args().skip(1);
+    let mut url = std::env::var(env).ok();
+    let mut seconds = 2.0;
+    while let Some(arg) = args.next() {
+        if arg == "--seconds" {
+            seconds = args
+                .next()
+                .and_then(|n| n.parse().ok())
+                .expect("--seconds takes a number");
+        } else {
+            url = Some(arg);
+        }
+    }
+    let Some(url) = url else {
+        eprintln!("usage: {usage} [--seconds N] (or {env})");
+        std::process::exit(2);
+    };
+    (url, seconds)
+}

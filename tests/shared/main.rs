@@ -56,44 +56,39 @@ impl Stepped for MemoryStore {
     }
 }
 
-/// The Redis server the tests use: `FUSE_TEST_REDIS_URL`. Under `CI=true`
-/// a missing server fails the run; elsewhere its tests are skipped, said
+/// The server named by `var`, for the tests of `what`. Under `CI=true` a
+/// missing server fails the run; elsewhere its tests are skipped, said
 /// once.
-#[cfg(feature = "redis")]
-fn redis_url() -> Option<String> {
-    static SAID: std::sync::Once = std::sync::Once::new();
-    match std::env::var("FUSE_TEST_REDIS_URL") {
+#[cfg(any(feature = "redis", feature = "sql"))]
+fn server(var: &str, what: &str) -> Option<String> {
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    match std::env::var(var) {
         Ok(url) if !url.is_empty() => Some(url),
         _ => {
             assert!(
                 std::env::var("CI").as_deref() != Ok("true"),
-                "CI=true and no FUSE_TEST_REDIS_URL: the Redis tests cannot be skipped"
+                "CI=true and no {var}: the {what} tests cannot be skipped"
             );
-            SAID.call_once(|| eprintln!("FUSE_TEST_REDIS_URL is not set: Redis scenarios skipped"));
+            let mut said = SAID.lock().unwrap();
+            if !said.iter().any(|done| done == var) {
+                eprintln!("{var} is not set: {what} scenarios skipped");
+                said.push(var.to_owned());
+            }
             None
         }
     }
 }
 
-/// The PostgreSQL database the tests use: `FUSE_TEST_DATABASE_URL`. Under
-/// `CI=true` a missing server fails the run; elsewhere its tests are
-/// skipped, said once.
+/// The Redis server the tests use: `FUSE_TEST_REDIS_URL`.
+#[cfg(feature = "redis")]
+fn redis_url() -> Option<String> {
+    server("FUSE_TEST_REDIS_URL", "Redis")
+}
+
+/// The PostgreSQL database the tests use: `FUSE_TEST_DATABASE_URL`.
 #[cfg(feature = "sql")]
 fn database_url() -> Option<String> {
-    static SAID: std::sync::Once = std::sync::Once::new();
-    match std::env::var("FUSE_TEST_DATABASE_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "CI=true and no FUSE_TEST_DATABASE_URL: the PostgreSQL tests cannot be skipped"
-            );
-            SAID.call_once(|| {
-                eprintln!("FUSE_TEST_DATABASE_URL is not set: PostgreSQL scenarios skipped");
-            });
-            None
-        }
-    }
+    server("FUSE_TEST_DATABASE_URL", "PostgreSQL")
 }
 
 /// The SQLite database of this test process: a file under cargo's

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fuse_breaker::Config;
-use fuse_breaker::store::{RedisStore, Refusal, SharedFuse};
+use fuse_breaker::store::{RedisStore, Refusal};
 
+use super::processes::{config, shared};
 use super::{redis_url, runtime, unique};
 
 pub(super) async fn raw(url: &str) -> redis::aio::MultiplexedConnection {
@@ -16,20 +17,6 @@ pub(super) async fn raw(url: &str) -> redis::aio::MultiplexedConnection {
         .get_multiplexed_async_connection()
         .await
         .unwrap()
-}
-
-fn shared(url: &str, name: &str, config: Config) -> SharedFuse {
-    let store = Arc::new(RedisStore::open(url).expect("a Redis URL"));
-    SharedFuse::builder(name, store).config(config).build()
-}
-
-fn config(threshold: u32, probes: u32, open: Duration) -> Config {
-    Config::builder()
-        .failure_threshold(threshold)
-        .half_open_probes(probes)
-        .open_duration(open)
-        .build()
-        .expect("a valid configuration")
 }
 
 #[test]

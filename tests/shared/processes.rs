@@ -42,11 +42,13 @@ fn open(url: &str) -> Arc<dyn Store> {
     }
 }
 
-fn shared(url: &str, name: &str, config: Config) -> SharedFuse {
+/// A circuit named `name` on a store of its own on `url`.
+pub(super) fn shared(url: &str, name: &str, config: Config) -> SharedFuse {
     SharedFuse::builder(name, open(url)).config(config).build()
 }
 
-fn config(threshold: u32, probes: u32, open: Duration) -> Config {
+/// A configuration of the given threshold, probes and open duration.
+pub(super) fn config(threshold: u32, probes: u32, open: Duration) -> Config {
     Config::builder()
         .failure_threshold(threshold)
         .half_open_probes(probes)

@@ -68,6 +68,7 @@ pub struct SqlStore {
     name: String,
     table: Table,
     backend: Backend,
+    statements: Arc<Statements>,
     channel: String,
     changes: Arc<Changes>,
     listening: Arc<Listening>,
@@ -77,8 +78,29 @@ pub struct SqlStore {
 
 #[derive(Clone)]
 enum Backend {
-    Postgres(PgPool, Arc<postgres::Statements>),
-    Sqlite(SqlitePool, Arc<sqlite::Statements>),
+    Postgres(PgPool),
+    Sqlite(SqlitePool),
+}
+
+/// The store's statements, for its database and table: constant text and
+/// the checked table name, values bound.
+#[derive(Debug)]
+struct Statements {
+    load: Arc<str>,
+    create: Arc<str>,
+    update: Arc<str>,
+    sweep: Arc<str>,
+    keys: Arc<str>,
+    schema: Arc<str>,
+}
+
+impl Statements {
+    fn new(backend: &Backend, table: &Table) -> Self {
+        match backend {
+            Backend::Postgres(_) => postgres::statements(table),
+            Backend::Sqlite(_) => sqlite::statements(table),
+        }
+    }
 }
 
 impl fmt::Debug for SqlStore {
@@ -149,7 +171,7 @@ impl SqlStore {
                 .acquire_timeout(POSTGRES_TIMEOUT)
                 .connect_lazy(url)
                 .map_err(|err| StoreError::unreachable(&name, err))?;
-            Backend::Postgres(pool, Arc::new(postgres::Statements::new(&table)))
+            Backend::Postgres(pool)
         } else if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)
                 .map_err(|err| StoreError::unreachable(&name, err))?
@@ -160,7 +182,7 @@ impl SqlStore {
                 .max_connections(4)
                 .acquire_timeout(SQLITE_BUSY)
                 .connect_lazy_with(options);
-            Backend::Sqlite(pool, Arc::new(sqlite::Statements::new(&table)))
+            Backend::Sqlite(pool)
         } else {
             return Err(StoreError::unreachable(
                 &name,
@@ -169,6 +191,7 @@ impl SqlStore {
         };
         Ok(SqlStore {
             name,
+            statements: Arc::new(Statements::new(&backend, &table)),
             table,
             backend,
             channel: Self::DEFAULT_CHANNEL.to_owned(),
@@ -196,14 +219,7 @@ impl SqlStore {
     pub fn with_table(mut self, table: &str) -> Result<Self, StoreError> {
         self.table =
             Table::new(table).map_err(|reason| StoreError::unreachable(&self.name, reason))?;
-        self.backend = match self.backend {
-            Backend::Postgres(pool, _) => {
-                Backend::Postgres(pool, Arc::new(postgres::Statements::new(&self.table)))
-            }
-            Backend::Sqlite(pool, _) => {
-                Backend::Sqlite(pool, Arc::new(sqlite::Statements::new(&self.table)))
-            }
-        };
+        self.statements = Arc::new(Statements::new(&self.backend, &self.table));
         Ok(self)
     }
 
@@ -267,10 +283,7 @@ impl SqlStore {
     /// # Ok(()) }
     /// ```
     pub fn schema(&self) -> &str {
-        match &self.backend {
-            Backend::Postgres(_, statements) => &statements.schema,
-            Backend::Sqlite(_, statements) => &statements.schema,
-        }
+        &self.statements.schema
     }
 
     /// Creates the table and its index unless they exist: safe to call
@@ -286,10 +299,10 @@ impl SqlStore {
     /// ```
     pub async fn ensure_schema(&self) -> Result<(), StoreError> {
         let done = match &self.backend {
-            Backend::Postgres(pool, statements) => {
-                postgres::ensure_schema(pool, &self.table, &statements.schema).await
+            Backend::Postgres(pool) => {
+                postgres::ensure_schema(pool, &self.table, &self.statements.schema).await
             }
-            Backend::Sqlite(pool, statements) => sqlx::raw_sql(safe(&statements.schema))
+            Backend::Sqlite(pool) => sqlx::raw_sql(safe(&self.statements.schema))
                 .execute(pool)
                 .await
                 .map(drop),
@@ -310,16 +323,16 @@ impl SqlStore {
     pub async fn sweep(&self, limit: u64) -> Result<u64, StoreError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let swept = match &self.backend {
-            Backend::Postgres(pool, statements) => {
-                let query = sqlx::query(safe(&statements.sweep))
+            Backend::Postgres(pool) => {
+                let query = sqlx::query(safe(&self.statements.sweep))
                     .bind(limit)
                     .execute(pool);
                 timed(POSTGRES_TIMEOUT, query)
                     .await
                     .map(|done| done.rows_affected())
             }
-            Backend::Sqlite(pool, statements) => {
-                let query = sqlx::query(safe(&statements.sweep))
+            Backend::Sqlite(pool) => {
+                let query = sqlx::query(safe(&self.statements.sweep))
                     .bind(limit)
                     .execute(pool);
                 timed(SQLITE_BUSY, query)
@@ -344,15 +357,15 @@ impl SqlStore {
     pub async fn keys(&self, pattern: &str, limit: usize) -> Result<Vec<String>, StoreError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let keys = match &self.backend {
-            Backend::Postgres(pool, statements) => {
-                let query = sqlx::query_scalar(safe(&statements.keys))
+            Backend::Postgres(pool) => {
+                let query = sqlx::query_scalar(safe(&self.statements.keys))
                     .bind(postgres::like(pattern))
                     .bind(limit)
                     .fetch_all(pool);
                 timed(POSTGRES_TIMEOUT, query).await
             }
-            Backend::Sqlite(pool, statements) => {
-                let query = sqlx::query_scalar(safe(&statements.keys))
+            Backend::Sqlite(pool) => {
+                let query = sqlx::query_scalar(safe(&self.statements.keys))
                     .bind(pattern)
                     .bind(limit)
                     .fetch_all(pool);
@@ -393,14 +406,14 @@ impl SqlStore {
 
     async fn loaded(&self, key: &str) -> Result<Loaded, StoreError> {
         let row: Result<(i64, Option<String>), sqlx::Error> = match &self.backend {
-            Backend::Postgres(pool, statements) => {
-                let query = sqlx::query_as(safe(&statements.load))
+            Backend::Postgres(pool) => {
+                let query = sqlx::query_as(safe(&self.statements.load))
                     .bind(key)
                     .fetch_one(pool);
                 timed(POSTGRES_TIMEOUT, query).await
             }
-            Backend::Sqlite(pool, statements) => {
-                let query = sqlx::query_as(safe(&statements.load))
+            Backend::Sqlite(pool) => {
+                let query = sqlx::query_as(safe(&self.statements.load))
                     .bind(key)
                     .fetch_one(pool);
                 timed(SQLITE_BUSY, query).await
@@ -463,15 +476,15 @@ impl Store for SqlStore {
         let expected = expected.map(|bytes| text(self, key, bytes)).transpose()?;
         let ttl = i64::try_from(ttl.as_micros()).unwrap_or(i64::MAX);
         let written: Result<u64, sqlx::Error> = match &self.backend {
-            Backend::Postgres(pool, statements) => {
+            Backend::Postgres(pool) => {
                 let channel = if announce { self.channel.as_str() } else { "" };
                 let query = match expected {
-                    None => sqlx::query_as(safe(&statements.create))
+                    None => sqlx::query_as(safe(&self.statements.create))
                         .bind(key)
                         .bind(new)
                         .bind(ttl)
                         .bind(channel),
-                    Some(expected) => sqlx::query_as(safe(&statements.update))
+                    Some(expected) => sqlx::query_as(safe(&self.statements.update))
                         .bind(key)
                         .bind(new)
                         .bind(ttl)
@@ -482,13 +495,13 @@ impl Store for SqlStore {
                     .await
                     .map(|(written, _told): (i64, i64)| u64::try_from(written).unwrap_or(0))
             }
-            Backend::Sqlite(pool, statements) => {
+            Backend::Sqlite(pool) => {
                 let query = match expected {
-                    None => sqlx::query(safe(&statements.create))
+                    None => sqlx::query(safe(&self.statements.create))
                         .bind(key)
                         .bind(new)
                         .bind(ttl),
-                    Some(expected) => sqlx::query(safe(&statements.update))
+                    Some(expected) => sqlx::query(safe(&self.statements.update))
                         .bind(key)
                         .bind(new)
                         .bind(ttl)
@@ -509,7 +522,7 @@ impl Store for SqlStore {
     /// On PostgreSQL, starts listening on the channel the first time (a
     /// cached circuit is being built); SQLite has none.
     fn changes(&self) -> Option<&Changes> {
-        let Backend::Postgres(pool, _) = &self.backend else {
+        let Backend::Postgres(pool) = &self.backend else {
             return None;
         };
         self.listening.start(|| {

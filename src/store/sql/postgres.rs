@@ -11,22 +11,12 @@ use std::time::Duration;
 
 use sqlx::postgres::{PgListener, PgPool};
 
+use super::Statements;
 use super::table::Table;
 use crate::store::Changes;
 
 /// The server's time, in microseconds since the Unix epoch.
 const NOW: &str = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000)::bigint";
-
-/// The statements for one table.
-#[derive(Debug)]
-pub(super) struct Statements {
-    pub(super) load: Arc<str>,
-    pub(super) create: Arc<str>,
-    pub(super) update: Arc<str>,
-    pub(super) sweep: Arc<str>,
-    pub(super) keys: Arc<str>,
-    pub(super) schema: Arc<str>,
-}
 
 /// What announces a write that wrote (`w`) on channel `$4`, unless the
 /// channel is empty or the message would pass PostgreSQL's 8000 bytes.
@@ -34,64 +24,63 @@ const NOTIFY: &str = "n AS (SELECT pg_notify($4, (c.now / 1000000)::text || ' ' 
      (c.now % 1000000)::text || ' ' || octet_length($1)::text || ' ' || $1 || $2) \
      FROM w, c WHERE $4 <> '' AND octet_length($1) + octet_length($2) < 7900)";
 
-impl Statements {
-    pub(super) fn new(table: &Table) -> Self {
-        let mut schema = String::new();
-        let _ = write!(
-            schema,
-            "CREATE TABLE IF NOT EXISTS {table} (\n    \
-                 key varchar(191) PRIMARY KEY,\n    \
-                 payload json NOT NULL,\n    \
-                 expires_at bigint NULL\n\
-             );\n\
-             CREATE INDEX IF NOT EXISTS \"{name}_expires_at_index\" ON {table} (expires_at);\n",
-            name = table.name(),
-        );
-        Statements {
-            load: format!(
-                "WITH c AS (SELECT {NOW} AS now) \
-                 SELECT c.now, (SELECT t.payload::text FROM {table} AS t WHERE t.key = $1 \
-                 AND (t.expires_at IS NULL OR t.expires_at > c.now / 1000000)) FROM c"
-            )
-            .into(),
-            // Absent, or present and expired: an insert, or an update of
-            // the expired row.
-            create: format!(
-                "WITH c AS (SELECT {NOW} AS now), \
-                 w AS (INSERT INTO {table} AS t (key, payload, expires_at) \
-                 SELECT $1, $2::json, (c.now + $3 + 999999) / 1000000 FROM c \
-                 ON CONFLICT (key) DO UPDATE SET payload = EXCLUDED.payload, \
-                 expires_at = EXCLUDED.expires_at \
-                 WHERE t.expires_at IS NOT NULL AND t.expires_at <= (SELECT now FROM c) / 1000000 \
-                 RETURNING 1), {NOTIFY} \
-                 SELECT (SELECT count(*) FROM w), (SELECT count(*) FROM n)"
-            )
-            .into(),
-            update: format!(
-                "WITH c AS (SELECT {NOW} AS now), \
-                 w AS (UPDATE {table} AS t SET payload = $2::json, \
-                 expires_at = (c.now + $3 + 999999) / 1000000 FROM c \
-                 WHERE t.key = $1 AND t.payload::text = $5 \
-                 AND (t.expires_at IS NULL OR t.expires_at > c.now / 1000000) \
-                 RETURNING 1), {NOTIFY} \
-                 SELECT (SELECT count(*) FROM w), (SELECT count(*) FROM n)"
-            )
-            .into(),
-            sweep: format!(
-                "DELETE FROM {table} WHERE key IN (SELECT key FROM {table} \
-                 WHERE expires_at <= floor(EXTRACT(EPOCH FROM clock_timestamp()))::bigint \
-                 LIMIT $1 FOR UPDATE SKIP LOCKED)"
-            )
-            .into(),
-            keys: format!(
-                "SELECT key FROM {table} WHERE key LIKE $1 ESCAPE '\\' \
-                 AND (expires_at IS NULL \
-                 OR expires_at > floor(EXTRACT(EPOCH FROM clock_timestamp()))::bigint) \
-                 ORDER BY key LIMIT $2"
-            )
-            .into(),
-            schema: schema.into(),
-        }
+/// The statements on `table`.
+pub(super) fn statements(table: &Table) -> Statements {
+    let mut schema = String::new();
+    let _ = write!(
+        schema,
+        "CREATE TABLE IF NOT EXISTS {table} (\n    \
+             key varchar(191) PRIMARY KEY,\n    \
+             payload json NOT NULL,\n    \
+             expires_at bigint NULL\n\
+         );\n\
+         CREATE INDEX IF NOT EXISTS \"{name}_expires_at_index\" ON {table} (expires_at);\n",
+        name = table.name(),
+    );
+    Statements {
+        load: format!(
+            "WITH c AS (SELECT {NOW} AS now) \
+             SELECT c.now, (SELECT t.payload::text FROM {table} AS t WHERE t.key = $1 \
+             AND (t.expires_at IS NULL OR t.expires_at > c.now / 1000000)) FROM c"
+        )
+        .into(),
+        // Absent, or present and expired: an insert, or an update of
+        // the expired row.
+        create: format!(
+            "WITH c AS (SELECT {NOW} AS now), \
+             w AS (INSERT INTO {table} AS t (key, payload, expires_at) \
+             SELECT $1, $2::json, (c.now + $3 + 999999) / 1000000 FROM c \
+             ON CONFLICT (key) DO UPDATE SET payload = EXCLUDED.payload, \
+             expires_at = EXCLUDED.expires_at \
+             WHERE t.expires_at IS NOT NULL AND t.expires_at <= (SELECT now FROM c) / 1000000 \
+             RETURNING 1), {NOTIFY} \
+             SELECT (SELECT count(*) FROM w), (SELECT count(*) FROM n)"
+        )
+        .into(),
+        update: format!(
+            "WITH c AS (SELECT {NOW} AS now), \
+             w AS (UPDATE {table} AS t SET payload = $2::json, \
+             expires_at = (c.now + $3 + 999999) / 1000000 FROM c \
+             WHERE t.key = $1 AND t.payload::text = $5 \
+             AND (t.expires_at IS NULL OR t.expires_at > c.now / 1000000) \
+             RETURNING 1), {NOTIFY} \
+             SELECT (SELECT count(*) FROM w), (SELECT count(*) FROM n)"
+        )
+        .into(),
+        sweep: format!(
+            "DELETE FROM {table} WHERE key IN (SELECT key FROM {table} \
+             WHERE expires_at <= floor(EXTRACT(EPOCH FROM clock_timestamp()))::bigint \
+             LIMIT $1 FOR UPDATE SKIP LOCKED)"
+        )
+        .into(),
+        keys: format!(
+            "SELECT key FROM {table} WHERE key LIKE $1 ESCAPE '\\' \
+             AND (expires_at IS NULL \
+             OR expires_at > floor(EXTRACT(EPOCH FROM clock_timestamp()))::bigint) \
+             ORDER BY key LIMIT $2"
+        )
+        .into(),
+        schema: schema.into(),
     }
 }
 

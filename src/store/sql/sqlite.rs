@@ -5,70 +5,56 @@
 //! statement), and a compare-and-set on the payload's text.
 
 use std::fmt::Write as _;
-use std::sync::Arc;
 
+use super::Statements;
 use super::table::Table;
 
 /// The database's time, in microseconds since the Unix epoch (SQLite keeps
 /// milliseconds).
 const NOW: &str = "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)";
 
-/// The statements for one table.
-#[derive(Debug)]
-pub(super) struct Statements {
-    pub(super) load: Arc<str>,
-    pub(super) create: Arc<str>,
-    pub(super) update: Arc<str>,
-    pub(super) sweep: Arc<str>,
-    pub(super) keys: Arc<str>,
-    pub(super) schema: Arc<str>,
-}
-
-impl Statements {
-    pub(super) fn new(table: &Table) -> Self {
-        let mut schema = String::new();
-        let _ = write!(
-            schema,
-            "CREATE TABLE IF NOT EXISTS {table} (\n    \
-                 key varchar(191) NOT NULL PRIMARY KEY,\n    \
-                 payload text NOT NULL,\n    \
-                 expires_at integer NULL\n\
-             );\n\
-             CREATE INDEX IF NOT EXISTS \"{name}_expires_at_index\" ON {table} (expires_at);\n",
-            name = table.name(),
-        );
-        let live = format!("(expires_at IS NULL OR expires_at > {NOW} / 1000000)");
-        Statements {
-            load: format!("SELECT {NOW}, (SELECT payload FROM {table} WHERE key = ?1 AND {live})")
-                .into(),
-            // Absent, or present and expired: an insert, or an update of
-            // the expired row. (`WHERE true` tells SQLite's parser the
-            // `ON CONFLICT` is the upsert's.)
-            create: format!(
-                "INSERT INTO {table} (key, payload, expires_at) \
-                 SELECT ?1, ?2, ({NOW} + ?3 + 999999) / 1000000 WHERE true \
-                 ON CONFLICT (key) DO UPDATE SET payload = excluded.payload, \
-                 expires_at = excluded.expires_at \
-                 WHERE {table}.expires_at IS NOT NULL \
-                 AND {table}.expires_at <= {NOW} / 1000000"
-            )
+/// The statements on `table`.
+pub(super) fn statements(table: &Table) -> Statements {
+    let mut schema = String::new();
+    let _ = write!(
+        schema,
+        "CREATE TABLE IF NOT EXISTS {table} (\n    \
+             key varchar(191) NOT NULL PRIMARY KEY,\n    \
+             payload text NOT NULL,\n    \
+             expires_at integer NULL\n\
+         );\n\
+         CREATE INDEX IF NOT EXISTS \"{name}_expires_at_index\" ON {table} (expires_at);\n",
+        name = table.name(),
+    );
+    let live = format!("(expires_at IS NULL OR expires_at > {NOW} / 1000000)");
+    Statements {
+        load: format!("SELECT {NOW}, (SELECT payload FROM {table} WHERE key = ?1 AND {live})")
             .into(),
-            update: format!(
-                "UPDATE {table} SET payload = ?2, expires_at = ({NOW} + ?3 + 999999) / 1000000 \
-                 WHERE key = ?1 AND payload = ?4 AND {live}"
-            )
+        // Absent, or present and expired: an insert, or an update of
+        // the expired row. (`WHERE true` tells SQLite's parser the
+        // `ON CONFLICT` is the upsert's.)
+        create: format!(
+            "INSERT INTO {table} (key, payload, expires_at) \
+             SELECT ?1, ?2, ({NOW} + ?3 + 999999) / 1000000 WHERE true \
+             ON CONFLICT (key) DO UPDATE SET payload = excluded.payload, \
+             expires_at = excluded.expires_at \
+             WHERE {table}.expires_at IS NOT NULL \
+             AND {table}.expires_at <= {NOW} / 1000000"
+        )
+        .into(),
+        update: format!(
+            "UPDATE {table} SET payload = ?2, expires_at = ({NOW} + ?3 + 999999) / 1000000 \
+             WHERE key = ?1 AND payload = ?4 AND {live}"
+        )
+        .into(),
+        sweep: format!(
+            "DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM {table} \
+             WHERE expires_at <= {NOW} / 1000000 LIMIT ?1)"
+        )
+        .into(),
+        // GLOB: case-sensitive, and the Redis store's `*` and `?`.
+        keys: format!("SELECT key FROM {table} WHERE key GLOB ?1 AND {live} ORDER BY key LIMIT ?2")
             .into(),
-            sweep: format!(
-                "DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM {table} \
-                 WHERE expires_at <= {NOW} / 1000000 LIMIT ?1)"
-            )
-            .into(),
-            // GLOB: case-sensitive, and the Redis store's `*` and `?`.
-            keys: format!(
-                "SELECT key FROM {table} WHERE key GLOB ?1 AND {live} ORDER BY key LIMIT ?2"
-            )
-            .into(),
-            schema: schema.into(),
-        }
+        schema: schema.into(),
     }
 }
