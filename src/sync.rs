@@ -240,7 +240,8 @@ impl Hint {
 /// overflows, read by its accessors, a slot's occupancies (taken under the
 /// lock of the free slots, or by the slot's first circuit), and the counter
 /// behind the stores' random numbers (which only has to differ between
-/// calls).
+/// calls), and a shared circuit's writes in this process (a hint its steps
+/// read; the store's compare-and-set decides).
 #[derive(Debug)]
 pub(crate) struct Tally(core::sync::atomic::AtomicU64);
 

@@ -67,7 +67,12 @@ pub struct SharedFuse {
     health: Mutex<Health>,
     /// Held by the step of this process that is writing the key: its
     /// writers take turns rather than race each other's compare-and-sets.
-    writing: tokio::sync::Mutex<()>,
+    /// The payload the last of them wrote, and the store's time it was
+    /// decided at.
+    writing: tokio::sync::Mutex<Option<Loaded>>,
+    /// How many writes this process's steps made on the key (a hint, read
+    /// before a step reads the key; the compare-and-set decides).
+    writes: crate::sync::Tally,
     /// Cached mode: the mirror of the key and its quiet permit.
     cache: Option<Arc<Cache>>,
     /// Set while the store is thought down (the details in `health`).
@@ -284,7 +289,8 @@ impl SharedFuseBuilder {
             local: local.build(),
             listeners,
             health: Mutex::default(),
-            writing: tokio::sync::Mutex::new(()),
+            writing: tokio::sync::Mutex::new(None),
+            writes: crate::sync::Tally::new(),
             cache,
             down: crate::sync::Hint::default(),
         }
@@ -816,14 +822,19 @@ impl SharedFuse {
     /// A step that writes first takes this circuit's write turn, so that the
     /// writers of one process never race each other (64 tasks failing at
     /// once lost 27 round trips per call to each other without it): a read
-    /// and a decision need no turn, and nothing is held across a call.
+    /// and a decision need no turn, and nothing is held across a call. A
+    /// step that finds a write of this process made since it began reading
+    /// decides again on the payload that write left, with no round trip
+    /// (a write of another process since is what the compare-and-set
+    /// finds).
     async fn step(
         &self,
         manual: Option<Reason>,
         mut step: impl FnMut(&mut Stored, u64) -> bool,
     ) -> Result<(), StoreError> {
+        let writes = self.writes.get();
         let mut loaded = self.store.load(self.key()).await?;
-        let mut turn = None;
+        let mut turn: Option<tokio::sync::MutexGuard<'_, Option<Loaded>>> = None;
         for _ in 0..MAX_CONFLICTS {
             let mut stored = self.read(&loaded)?;
             let before = stored.clone();
@@ -837,7 +848,19 @@ impl SharedFuse {
                 stored.generation = random::next();
             }
             if turn.is_none() {
-                turn = Some(self.writing.lock().await);
+                let last = self.writing.lock().await;
+                let newer = last
+                    .as_ref()
+                    .filter(|last| self.writes.get() != writes && last.payload != loaded.payload)
+                    .map(|last| Loaded {
+                        payload: last.payload.clone(),
+                        now: last.now.max(loaded.now),
+                    });
+                turn = Some(last);
+                if let Some(newer) = newer {
+                    loaded = newer;
+                    continue;
+                }
             }
             let written = payload::write(&stored);
             // A transition is announced to every process's mirrors (no
@@ -855,6 +878,13 @@ impl SharedFuse {
                 .await?
             {
                 Swap::Written => {
+                    if let Some(last) = turn.as_mut() {
+                        self.writes.add(1);
+                        **last = Some(Loaded {
+                            payload: Some(written),
+                            now: loaded.now,
+                        });
+                    }
                     self.remember(&stored, now);
                     self.report(&before, &stored, loaded.now, manual);
                     return Ok(());
