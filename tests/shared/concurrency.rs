@@ -142,3 +142,37 @@ fn the_probe_limit_holds_across_processes() {
         }
     });
 }
+
+/// One process's writers on one key never lose a race to each other: a
+/// writer that waited for the write turn decides on what the writer before
+/// it left, so each of many failures at once costs exactly its three round
+/// trips (the admission's read, the verdict's read and its write).
+#[test]
+fn one_process_s_writers_cost_no_round_trip_of_each_other() {
+    const FAILURES: u64 = 48;
+    runtime().block_on(async {
+        for (name, store) in stores() {
+            let trips = Arc::new(fuse_breaker::store::Counting::new(store.clone().as_store()));
+            let fuse = Arc::new(
+                SharedFuse::builder("billing", trips.clone())
+                    .config(config(1000, 1))
+                    .build(),
+            );
+            let handles: Vec<_> = (0..FAILURES)
+                .map(|_| {
+                    let fuse = fuse.clone();
+                    tokio::spawn(async move {
+                        fuse.try_acquire().await.unwrap().failure().await.unwrap();
+                    })
+                })
+                .collect();
+            for handle in handles {
+                handle.await.expect("a task");
+            }
+            let held = fuse.snapshot().await.unwrap().failures.len();
+            assert_eq!(held as u64, FAILURES, "{name}: every failure held");
+            // The snapshot's own read is the last round trip.
+            assert_eq!(trips.round_trips(), 3 * FAILURES + 1, "{name}");
+        }
+    });
+}
