@@ -227,6 +227,42 @@ fn a_table_of_another_name_holds_the_circuits() {
     });
 }
 
+/// Three threads (each its own runtime and pool, as processes starting
+/// together would be) make the table in a new SQLite file at once, 200
+/// times: every one succeeds and the file is in WAL mode. (SQLite refuses
+/// a change of journal mode at once, without the busy timeout, while
+/// another connection makes it.)
+#[test]
+fn processes_making_a_new_sqlite_file_together_all_get_the_table() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    for round in 0..200 {
+        let path = dir.join(format!("together-{}-{round}.db", std::process::id()));
+        let url = format!("sqlite://{}", path.display());
+        let makers: Vec<_> = (0..3)
+            .map(|_| {
+                let url = url.clone();
+                std::thread::spawn(move || {
+                    block_on(async { SqlStore::open(&url).unwrap().ensure_schema().await })
+                })
+            })
+            .collect();
+        for maker in makers {
+            maker.join().unwrap().unwrap();
+        }
+        let mode: String = block_on(async {
+            let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+            sqlx::query_scalar("PRAGMA journal_mode")
+                .fetch_one(&pool)
+                .await
+                .unwrap()
+        });
+        assert_eq!(mode, "wal", "{url}");
+        for end in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{end}", path.display()));
+        }
+    }
+}
+
 #[test]
 fn a_database_that_does_not_answer_is_an_outage_named() {
     block_on(async {

@@ -12,7 +12,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use sqlx::postgres::{PgPool, PgPoolOptions};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 
 use super::changes::Listening;
 use super::error::public_name;
@@ -176,11 +176,11 @@ impl SqlStore {
             let options = SqliteConnectOptions::from_str(url)
                 .map_err(|err| StoreError::unreachable(&name, err))?
                 .create_if_missing(true)
-                .journal_mode(SqliteJournalMode::Wal)
                 .busy_timeout(SQLITE_BUSY);
             let pool = SqlitePoolOptions::new()
                 .max_connections(4)
                 .acquire_timeout(SQLITE_BUSY)
+                .after_connect(|conn, _| Box::pin(sqlite::wal(conn, SQLITE_BUSY)))
                 .connect_lazy_with(options);
             Backend::Sqlite(pool)
         } else {
@@ -302,10 +302,7 @@ impl SqlStore {
             Backend::Postgres(pool) => {
                 postgres::ensure_schema(pool, &self.table, &self.statements.schema).await
             }
-            Backend::Sqlite(pool) => sqlx::raw_sql(safe(&self.statements.schema))
-                .execute(pool)
-                .await
-                .map(drop),
+            Backend::Sqlite(pool) => sqlite::ensure_schema(pool, &self.statements.schema).await,
         };
         done.map_err(|err| self.failed("ensure_schema", &err))
     }

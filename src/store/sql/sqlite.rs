@@ -5,9 +5,11 @@
 //! statement), and a compare-and-set on the payload's text.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use super::Statements;
 use super::table::Table;
+use sqlx::SqlitePool;
 
 /// The database's time, in microseconds since the Unix epoch (SQLite keeps
 /// milliseconds).
@@ -57,4 +59,44 @@ pub(super) fn statements(table: &Table) -> Statements {
             .into(),
         schema: schema.into(),
     }
+}
+
+/// Runs `schema` in one `BEGIN IMMEDIATE` transaction: the write lock is
+/// taken first, under the busy timeout, so that processes making the table
+/// together wait for each other instead of failing with "database is
+/// locked" when one read the schema before another wrote it.
+pub(super) async fn ensure_schema(pool: &SqlitePool, schema: &Arc<str>) -> Result<(), sqlx::Error> {
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    sqlx::raw_sql(super::safe(schema)).execute(&mut *tx).await?;
+    tx.commit().await
+}
+
+/// Puts the file in WAL mode from a new connection, waiting up to `patience`
+/// while another connection changes it: SQLite answers that change with
+/// "database is locked" at once, without the busy timeout, when two
+/// connections make a new file at the same time.
+pub(super) async fn wal(
+    conn: &mut sqlx::SqliteConnection,
+    patience: std::time::Duration,
+) -> Result<(), sqlx::Error> {
+    let deadline = tokio::time::Instant::now() + patience;
+    loop {
+        match sqlx::raw_sql("PRAGMA journal_mode = WAL")
+            .execute(&mut *conn)
+            .await
+        {
+            Err(err) if locked(&err) && tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            done => return done.map(drop),
+        }
+    }
+}
+
+/// Whether `err` is SQLite's `SQLITE_BUSY` (or one of its extended codes).
+fn locked(err: &sqlx::Error) -> bool {
+    err.as_database_error()
+        .and_then(sqlx::error::DatabaseError::code)
+        .and_then(|code| code.parse::<i32>().ok())
+        .is_some_and(|code| code & 0xff == 5)
 }
