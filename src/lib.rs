@@ -76,6 +76,8 @@
 /// ```
 pub use quanta;
 
+#[cfg(feature = "admin")]
+pub mod admin;
 mod classify;
 mod clock;
 mod config;

@@ -65,6 +65,8 @@ fn fuse(target: &Target, app: &str, args: &[&str]) -> Output {
         .env_remove("FUSE_REDIS_URL")
         .env_remove("FUSE_DATABASE_URL")
         .env_remove("FUSE_DATABASE_TABLE")
+        .env_remove("FUSE_ADMIN_URL")
+        .env_remove("FUSE_ADMIN_TOKEN")
         .output()
         .expect("the fuse binary")
 }
@@ -219,6 +221,111 @@ fn a_corrupt_payload_and_an_unreachable_server_are_clear_errors() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("--redis") && err.contains("--database-url"),
+        "{err}"
+    );
+}
+
+/// `fuse --url`: the same commands through a service's admin API, nested
+/// under a prefix, with the token for the writes.
+#[test]
+fn the_command_talks_to_a_service_s_admin_api() {
+    use fuse_breaker::admin::Admin;
+    use fuse_breaker::{Registry, State};
+    use std::sync::Arc;
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let registry = Arc::new(Registry::builder().app("shop").build().unwrap());
+    let charge = registry.get_operation("billing", "charge");
+    registry.get("search");
+    registry.get("elsewhere");
+    let router = axum::Router::new().nest(
+        "/ops/fuse",
+        Admin::new()
+            .registry(registry.clone())
+            .token("s3cret")
+            .router(),
+    );
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    runtime.spawn(async move { axum::serve(listener, router).await });
+    let target = Target {
+        flag: "--url",
+        url: format!("http://{addr}/ops/fuse"),
+    };
+
+    let table = stdout(&fuse(&target, "shop", &["status"]));
+    let keys: Vec<&str> = table
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "fuse:shop:billing:charge",
+            "fuse:shop:elsewhere",
+            "fuse:shop:search"
+        ],
+        "{table}"
+    );
+
+    let refused = fuse(&target, "shop", &["open", "billing:charge"]);
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("unauthorized"), "{err}");
+    assert_eq!(charge.state(), State::Closed);
+
+    stdout(&fuse(
+        &target,
+        "shop",
+        &["--token", "s3cret", "open", "billing:charge"],
+    ));
+    assert_eq!(charge.state(), State::Open);
+    let json = stdout(&fuse(
+        &target,
+        "shop",
+        &["status", "billing:charge", "--json"],
+    ));
+    let view: fuse_breaker::admin::CircuitView = serde_json::from_str(json.trim()).unwrap();
+    assert_eq!(
+        (view.key.as_str(), view.state.as_str()),
+        ("fuse:shop:billing:charge", "open")
+    );
+    assert!(view.half_open_in_ms.is_some());
+    stdout(&fuse(
+        &target,
+        "shop",
+        &["--token", "s3cret", "close", "billing:charge"],
+    ));
+    assert_eq!(charge.state(), State::Closed);
+
+    let missing = fuse(&target, "shop", &["status", "nothing"]);
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        !missing.status.success() && err.contains("not_found"),
+        "{err}"
+    );
+
+    drop(runtime);
+    let gone = fuse(&target, "shop", &["status"]);
+    let err = String::from_utf8_lossy(&gone.stderr);
+    assert!(
+        !gone.status.success() && err.contains("unreachable"),
+        "{err}"
+    );
+    let bad = fuse(
+        &Target {
+            flag: "--url",
+            url: "ftp://x".into(),
+        },
+        "shop",
+        &["status"],
+    );
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        !bad.status.success() && err.contains("--url takes"),
         "{err}"
     );
 }

@@ -59,6 +59,12 @@ impl Held {
         self.by_key.len()
     }
 
+    /// The circuit whose key is `key`.
+    #[cfg(feature = "admin")]
+    pub(super) fn get(&self, key: &str) -> Option<Arc<Fuse>> {
+        self.by_key.get(key).map(|entry| entry.fuse.clone())
+    }
+
     /// The circuit for `pair`, made by `build` unless one with its key
     /// exists; inserted into `circuits` under `pair`. `capacity` bounds the
     /// circuits held; idle ones are retired to make room.

@@ -243,6 +243,30 @@ impl Registry {
         listed
     }
 
+    /// Every circuit, the overflow circuit too once made, sorted by key
+    /// (the admin API pages through them).
+    #[cfg(feature = "admin")]
+    pub(crate) fn fuses(&self) -> Vec<Arc<Fuse>> {
+        let circuits = self.circuits.pin();
+        let mut fuses: Vec<Arc<Fuse>> = each_circuit(&circuits)
+            .cloned()
+            .chain(self.overflow.get().cloned())
+            .collect();
+        fuses.sort_unstable_by(|a, b| a.key().cmp(b.key()));
+        fuses
+    }
+
+    /// The circuit whose key is `key`, the overflow circuit's too.
+    #[cfg(feature = "admin")]
+    pub(crate) fn by_key(&self, key: &str) -> Option<Arc<Fuse>> {
+        self.lock_held().get(key).or_else(|| {
+            self.overflow
+                .get()
+                .filter(|fuse| fuse.key() == key)
+                .cloned()
+        })
+    }
+
     /// Registers a listener for the transitions of every circuit of this
     /// registry, those that exist and those to come.
     ///

@@ -8,6 +8,7 @@ use std::time::Duration;
 use super::Store;
 use super::shared::SharedFuse;
 use crate::config::Config;
+use crate::events::Listener;
 use crate::fallback::Fallback;
 use crate::registry::DEFAULT_MAX_CIRCUITS;
 
@@ -44,6 +45,8 @@ pub struct SharedRegistry {
     staleness: Option<Duration>,
     max_circuits: usize,
     held: Mutex<Held>,
+    /// Listeners of every circuit's transitions, given to each one made.
+    listeners: Mutex<Vec<Arc<dyn Listener>>>,
 }
 
 #[derive(Default)]
@@ -76,6 +79,7 @@ impl SharedRegistry {
             staleness: None,
             max_circuits: DEFAULT_MAX_CIRCUITS,
             held: Mutex::default(),
+            listeners: Mutex::default(),
         }
     }
 
@@ -199,10 +203,7 @@ impl SharedRegistry {
     /// assert_eq!(registry.get_operation("billing", "charge").key(), "fuse:billing:charge");
     /// ```
     pub fn get_operation(&self, name: &str, operation: &str) -> Arc<SharedFuse> {
-        let mut held = self
-            .held
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut held = self.lock_held();
         let key = (name.to_owned(), operation.to_owned());
         if let Some(fuse) = held.by_name.get(&key) {
             return fuse.clone();
@@ -216,6 +217,55 @@ impl SharedRegistry {
         fuse
     }
 
+    /// The circuits whose handles the registry keeps, sorted by key.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let registry = fuse_breaker::store::SharedRegistry::new(
+    ///     Arc::new(fuse_breaker::store::MemoryStore::new()), Default::default());
+    /// registry.get("search");
+    /// registry.get_operation("billing", "charge");
+    /// let keys: Vec<_> = registry.circuits().iter().map(|fuse| fuse.key().to_owned()).collect();
+    /// assert_eq!(keys, ["fuse:billing:charge", "fuse:search"]);
+    /// ```
+    pub fn circuits(&self) -> Vec<Arc<SharedFuse>> {
+        let mut circuits: Vec<_> = self.lock_held().by_name.values().cloned().collect();
+        circuits.sort_unstable_by(|a, b| a.key().cmp(b.key()));
+        circuits
+    }
+
+    /// Registers a listener for the transitions this process makes in every
+    /// circuit of this registry, those it keeps and those to come.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let registry = SharedRegistry::new(Arc::new(MemoryStore::new()), Default::default());
+    /// let billing = registry.get("billing");
+    /// let seen = Arc::new(AtomicUsize::new(0));
+    /// let count = seen.clone();
+    /// registry.on_transition(move |_: &fuse_breaker::Transition| { count.fetch_add(1, Ordering::Relaxed); });
+    /// billing.force_open().await?;
+    /// registry.get("search").force_open().await?;
+    /// assert_eq!(seen.load(Ordering::Relaxed), 2);
+    /// # Ok::<(), fuse_breaker::store::StoreError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn on_transition(&self, listener: impl Listener) {
+        let listener: Arc<dyn Listener> = Arc::new(listener);
+        let held = self.lock_held();
+        for fuse in held.by_name.values() {
+            fuse.on_transition(listener.clone());
+        }
+        self.listeners
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(listener);
+    }
+
     /// How many handles the registry keeps.
     ///
     /// ```
@@ -226,11 +276,7 @@ impl SharedRegistry {
     /// assert_eq!(registry.len(), 1);
     /// ```
     pub fn len(&self) -> usize {
-        self.held
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .by_name
-            .len()
+        self.lock_held().by_name.len()
     }
 
     /// Whether the registry keeps no handle.
@@ -245,6 +291,14 @@ impl SharedRegistry {
         self.len() == 0
     }
 
+    fn lock_held(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Builds a circuit (under the `held` lock, which `on_transition` takes
+    /// before the listeners').
     fn build(&self, name: &str, operation: &str) -> SharedFuse {
         let config = self.breakers.get(name).unwrap_or(&self.config);
         let mut builder = SharedFuse::builder(name, self.store.clone())
@@ -262,7 +316,16 @@ impl SharedRegistry {
         if let Some(staleness) = self.staleness {
             builder = builder.cached(staleness);
         }
-        builder.build()
+        let fuse = builder.build();
+        for listener in self
+            .listeners
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+        {
+            fuse.on_transition(listener.clone());
+        }
+        fuse
     }
 }
 

@@ -353,6 +353,20 @@ impl SharedFuse {
         self.names.name()
     }
 
+    /// The circuit's operation, if any.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new()))
+    ///     .operation("charge")
+    ///     .build();
+    /// assert_eq!(fuse.operation(), Some("charge"));
+    /// ```
+    pub fn operation(&self) -> Option<&str> {
+        self.names.operation()
+    }
+
     /// The configuration.
     ///
     /// ```
@@ -636,10 +650,16 @@ impl SharedFuse {
     /// # }).unwrap();
     /// ```
     pub async fn snapshot(&self) -> Result<Snapshot, StoreError> {
+        Ok(self.snapshot_now().await?.0)
+    }
+
+    /// The snapshot and the store's time it was read at (since the Unix
+    /// epoch).
+    pub(crate) async fn snapshot_now(&self) -> Result<(Snapshot, Duration), StoreError> {
         let loaded = self.store.load(self.key()).await?;
-        Ok(self
-            .read(&loaded)?
-            .snapshot(&self.config, payload::store_time(loaded.now)))
+        let now = payload::store_time(loaded.now);
+        let snapshot = self.read(&loaded)?.snapshot(&self.config, now);
+        Ok((snapshot, Duration::from_nanos(now)))
     }
 
     /// Opens the circuit now, for every process (a new epoch: permits

@@ -1,10 +1,16 @@
 //! `fuse`: see and steer the shared circuits of a store (feature `cli`).
 //!
 //! ```text
-//! fuse (--redis URL | --database-url URL [--table TABLE]) [--app APP] [--prefix PREFIX]
-//!      status [NAME[:OPERATION]] [--json]
-//! fuse (--redis URL | --database-url URL [--table TABLE]) open|close|reset NAME[:OPERATION]
+//! fuse (--redis URL | --database-url URL [--table TABLE] | --url URL [--token TOKEN])
+//!      [--app APP] [--prefix PREFIX] status [NAME[:OPERATION]] [--json]
+//! fuse (--redis URL | --database-url URL [--table TABLE] | --url URL [--token TOKEN])
+//!      [--app APP] [--prefix PREFIX] open|close|reset NAME[:OPERATION]
 //! ```
+//!
+//! With `--url` (or `FUSE_ADMIN_URL`) the command talks to a service's
+//! admin API (feature `admin`) where the application nested it, with the
+//! admin token from `--token` or `FUSE_ADMIN_TOKEN`; `--json` then prints
+//! the API's own objects.
 //!
 //! The circuits' configuration (failure window, probes, open duration) is
 //! read from the `FUSE_*` variables, as the services read it; the Redis
@@ -12,18 +18,21 @@
 //! `--database-url` or `FUSE_DATABASE_URL` (PostgreSQL or SQLite), its
 //! table from `--table` or `FUSE_DATABASE_TABLE`.
 
+mod api;
+
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{ArgGroup, Parser, Subcommand};
+use fuse_breaker::admin::CircuitView;
 use fuse_breaker::store::{RedisStore, SharedFuse, SqlStore, Store, StoreError, snapshot_of};
 use fuse_breaker::{Config, Settings, Snapshot, State};
 
 /// See and steer the circuits a fleet shares in Redis or a database.
 #[derive(Debug, Parser)]
 #[command(name = "fuse", version)]
-#[command(group(ArgGroup::new("store").required(true).args(["redis", "database_url"])))]
+#[command(group(ArgGroup::new("store").required(true).args(["redis", "database_url", "url"])))]
 struct Cli {
     /// The Redis server.
     #[arg(long = "redis", env = "FUSE_REDIS_URL", value_name = "URL")]
@@ -31,6 +40,17 @@ struct Cli {
     /// The database: `postgres://...` or `sqlite:PATH`.
     #[arg(long, env = "FUSE_DATABASE_URL", value_name = "URL")]
     database_url: Option<String>,
+    /// A service's admin API: `http://host:port[/prefix]`.
+    #[arg(long, env = "FUSE_ADMIN_URL", value_name = "URL")]
+    url: Option<String>,
+    /// The admin API's token (open, close and reset need it).
+    #[arg(
+        long,
+        env = "FUSE_ADMIN_TOKEN",
+        requires = "url",
+        hide_env_values = true
+    )]
+    token: Option<String>,
     /// The database's table (default `fuse_circuits`).
     #[arg(long, env = "FUSE_DATABASE_TABLE", requires = "database_url")]
     table: Option<String>,
@@ -106,7 +126,7 @@ impl Fleet {
             }
             (None, None) => Err(StoreError::unreachable(
                 "fuse",
-                "give --redis or --database-url",
+                "give --redis, --database-url or --url",
             )),
         }
     }
@@ -168,6 +188,111 @@ impl Line {
     }
 }
 
+/// One line of the status table, from a store or from an admin API.
+struct Row {
+    key: String,
+    state: String,
+    failures: usize,
+    /// In flight, allowed.
+    probes: (u32, u32),
+    half_open_in: Option<Duration>,
+}
+
+impl Row {
+    fn of(view: &CircuitView) -> Self {
+        Row {
+            key: view.key.clone(),
+            state: view.state.clone(),
+            failures: view.failures,
+            probes: (view.probes_in_flight, view.probes_allowed),
+            half_open_in: view.half_open_in_ms.map(Duration::from_millis),
+        }
+    }
+}
+
+fn print_table(rows: &[Row]) {
+    println!(
+        "{:<40} {:<10} {:>8} {:>8} {:>14}",
+        "KEY", "STATE", "FAILURES", "PROBES", "HALF-OPEN IN"
+    );
+    for row in rows {
+        let half_open_in = row.half_open_in.map_or_else(
+            || "-".to_owned(),
+            |left| format!("{:.1}s", left.as_secs_f64()),
+        );
+        println!(
+            "{:<40} {:<10} {:>8} {:>8} {:>14}",
+            row.key,
+            row.state,
+            row.failures,
+            format!("{}/{}", row.probes.0, row.probes.1),
+            half_open_in
+        );
+    }
+}
+
+/// The key of `NAME[:OPERATION]` under the app and prefix.
+fn key_of(cli: &Cli, config: &Config, spec: &str) -> String {
+    let (name, operation) = spec.split_once(':').unwrap_or((spec, ""));
+    let mut builder = fuse_breaker::Fuse::builder(name).config(config.clone());
+    if let Some(app) = &cli.app {
+        builder = builder.app(app);
+    }
+    if !operation.is_empty() {
+        builder = builder.operation(operation);
+    }
+    builder.build().key().to_owned()
+}
+
+/// The command against a service's admin API.
+async fn through_api(cli: &Cli, url: &str, config: &Config) -> Result<(), String> {
+    let api = api::Api::new(url, cli.token.as_deref())?;
+    let (views, json) = match &cli.command {
+        Command::Status {
+            circuit: Some(spec),
+            json,
+        } => (vec![api.circuit(&key_of(cli, config, spec)).await?], *json),
+        Command::Status {
+            circuit: None,
+            json,
+        } => {
+            let mut prefix = config.key_prefix().to_owned();
+            if let Some(app) = &cli.app {
+                prefix.push(':');
+                prefix.push_str(app);
+            }
+            prefix.push(':');
+            (api.circuits(&prefix).await?, *json)
+        }
+        Command::Open { circuit } => (
+            vec![api.act(&key_of(cli, config, circuit), "open").await?],
+            false,
+        ),
+        Command::Close { circuit } => (
+            vec![api.act(&key_of(cli, config, circuit), "close").await?],
+            false,
+        ),
+        Command::Reset { circuit } => (
+            vec![api.act(&key_of(cli, config, circuit), "reset").await?],
+            false,
+        ),
+    };
+    if !matches!(cli.command, Command::Status { .. }) {
+        return Ok(());
+    }
+    if json {
+        for view in &views {
+            println!(
+                "{}",
+                serde_json::to_string(view).map_err(|err| err.to_string())?
+            );
+        }
+    } else {
+        print_table(&views.iter().map(Row::of).collect::<Vec<_>>());
+    }
+    Ok(())
+}
+
 async fn status(
     cli: &Cli,
     fleet: &Fleet,
@@ -206,34 +331,25 @@ async fn status(
         }
         return Ok(());
     }
-    println!(
-        "{:<40} {:<10} {:>8} {:>8} {:>14}",
-        "KEY", "STATE", "FAILURES", "PROBES", "HALF-OPEN IN"
-    );
-    for line in &lines {
-        let probes = format!(
-            "{}/{}",
-            line.snapshot.half_open_inflight,
-            config.half_open_probes()
-        );
-        let half_open_in = line.half_open_in(config).map_or_else(
-            || "-".to_owned(),
-            |left| format!("{:.1}s", left.as_secs_f64()),
-        );
-        println!(
-            "{:<40} {:<10} {:>8} {:>8} {:>14}",
-            line.key,
-            line.snapshot.state.as_str(),
-            line.snapshot.failures.len(),
-            probes,
-            half_open_in
-        );
-    }
+    let rows: Vec<Row> = lines
+        .iter()
+        .map(|line| Row {
+            key: line.key.clone(),
+            state: line.snapshot.state.as_str().to_owned(),
+            failures: line.snapshot.failures.len(),
+            probes: (line.snapshot.half_open_inflight, config.half_open_probes()),
+            half_open_in: line.half_open_in(config),
+        })
+        .collect();
+    print_table(&rows);
     Ok(())
 }
 
 async fn run(cli: &Cli) -> Result<(), String> {
     let config = config(cli.prefix.as_deref())?;
+    if let Some(url) = &cli.url {
+        return through_api(cli, url, &config).await;
+    }
     let fleet = Fleet::open(cli).map_err(|err| err.to_string())?;
     let store = fleet.store();
     let done = match &cli.command {

@@ -1,0 +1,150 @@
+//! A service with four circuits and the live dashboard that shows them.
+//!
+//! Run it with `cargo run --example dashboard --features admin` and open the
+//! URL it prints. `-- --seconds N` stops it after N seconds (it runs until
+//! interrupted otherwise); `FUSE_DASHBOARD_ADDR` picks the address
+//! (default `127.0.0.1:0`, a free loopback port) and `FUSE_ADMIN_TOKEN` the
+//! admin token (default: a random one, printed).
+//!
+//! - `payments:authorize` calls a dependency that goes down for 8 s in
+//!   every 25 s (from 5 s after the start): the circuit opens, probes every
+//!   3 s while it is down, and closes once it is back.
+//! - `billing:charge` and `search:query` are healthy with an occasional
+//!   counted failure (the failures column and its sparkline move).
+//! - `inventory` is idle.
+//!
+//! The router is nested at `/fuse` next to the service's own route,
+//! as an application would mount it. Every transition is printed too.
+
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher as _;
+use std::io;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fuse_breaker::admin::Admin;
+use fuse_breaker::{Config, Registry, Transition};
+
+/// The dependency behind `payments:authorize`: down for 8 s in every 25 s.
+fn authorize(started: Instant) -> io::Result<()> {
+    let phase = started.elapsed().as_secs() % 25;
+    if (5..13).contains(&phase) {
+        Err(io::Error::from(io::ErrorKind::ConnectionRefused))
+    } else {
+        Ok(())
+    }
+}
+
+/// A healthy dependency that fails once in `one_in` calls (counted).
+fn flaky(call: u64, one_in: u64) -> io::Result<()> {
+    if call % one_in == one_in - 1 {
+        Err(io::Error::from(io::ErrorKind::TimedOut))
+    } else {
+        Ok(())
+    }
+}
+
+/// Calls `call` through `name`/`operation` every `every`.
+fn traffic(
+    registry: &Arc<Registry>,
+    name: &'static str,
+    operation: &'static str,
+    every: Duration,
+    call: impl Fn(u64) -> io::Result<()> + Send + 'static,
+) {
+    let fuse = registry.get_operation(name, operation);
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        for n in 0.. {
+            tick.tick().await;
+            // A rejection while open is the circuit doing its job.
+            let _ = fuse.run(|| call(n));
+        }
+    });
+}
+
+fn seconds() -> Result<Option<u64>, String> {
+    let mut args = std::env::args().skip(1);
+    match (args.next().as_deref(), args.next()) {
+        (None, _) => Ok(None),
+        (Some("--seconds"), Some(n)) => n
+            .parse()
+            .map(Some)
+            .map_err(|_| format!("--seconds takes a whole number, not {n:?}")),
+        _ => Err("usage: dashboard [--seconds N]".to_owned()),
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let seconds = seconds()?;
+    let config = Config::builder()
+        .failure_threshold(5)
+        .failure_window(Duration::from_secs(10))
+        .open_duration(Duration::from_secs(3))
+        .half_open_probes(2)
+        .build()?;
+    let registry = Arc::new(Registry::builder().app("shop").defaults(config).build()?);
+    registry.on_transition(|t: &Transition| {
+        println!("{:<28} {} -> {} ({})", t.key, t.from, t.to, t.reason);
+    });
+
+    let started = Instant::now();
+    traffic(
+        &registry,
+        "payments",
+        "authorize",
+        Duration::from_millis(50),
+        move |_| authorize(started),
+    );
+    traffic(
+        &registry,
+        "billing",
+        "charge",
+        Duration::from_millis(100),
+        |n| flaky(n, 40),
+    );
+    traffic(
+        &registry,
+        "search",
+        "query",
+        Duration::from_millis(80),
+        |n| flaky(n, 60),
+    );
+    registry.get("inventory");
+
+    let token = std::env::var("FUSE_ADMIN_TOKEN")
+        .unwrap_or_else(|_| format!("{:016x}", RandomState::new().hash_one(started)));
+    let app = axum::Router::new()
+        .route(
+            "/",
+            axum::routing::get(|| async { "the shop; its circuits are at /fuse\n" }),
+        )
+        .nest(
+            "/fuse",
+            Admin::new()
+                .registry(registry.clone())
+                .token(&token)
+                .router(),
+        );
+    let addr = std::env::var("FUSE_DASHBOARD_ADDR").unwrap_or_else(|_| "127.0.0.1:0".to_owned());
+    let listener = tokio::net::TcpListener::bind(&addr).await?;
+    println!("dashboard: http://{}/fuse", listener.local_addr()?);
+    println!("admin token: {token}");
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+
+    match seconds {
+        Some(n) => tokio::time::sleep(Duration::from_secs(n)).await,
+        None => std::future::pending().await,
+    }
+    server.abort();
+    for info in registry.circuits() {
+        println!(
+            "{:<28} {:<10} {} failures in the window",
+            info.key,
+            info.snapshot.state,
+            info.snapshot.failures.len()
+        );
+    }
+    Ok(())
+}

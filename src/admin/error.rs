@@ -1,0 +1,193 @@
+//! [`ApiError`]: every refusal of the admin API, as a status and a JSON
+//! body that names what was wrong.
+
+use axum::Json;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+/// An admin API error: its status, a stable code and a message for people.
+///
+/// The body is `{"error": "<message>", "code": "<code>"}`.
+///
+/// ```
+/// use axum::response::IntoResponse;
+/// let response = fuse_breaker::admin::ApiError::not_found("fuse:nothing").into_response();
+/// assert_eq!(response.status(), 404);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+}
+
+impl ApiError {
+    /// 404: no circuit has the key `key`.
+    ///
+    /// ```
+    /// let err = fuse_breaker::admin::ApiError::not_found("fuse:billing");
+    /// assert_eq!(err.code(), "not_found");
+    /// assert!(err.message().contains("fuse:billing"));
+    /// ```
+    pub fn not_found(key: &str) -> Self {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no circuit has the key {key:?}"),
+        )
+    }
+
+    /// 400: the request itself is wrong (`message` says how).
+    ///
+    /// ```
+    /// let err = fuse_breaker::admin::ApiError::bad_request("limit must be 1 to 5000");
+    /// assert_eq!((err.status(), err.code()), (400, "bad_request"));
+    /// ```
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, "bad_request", message.into())
+    }
+
+    /// 401: the request needs the admin token and did not bring it.
+    ///
+    /// ```
+    /// let err = fuse_breaker::admin::ApiError::unauthorized("no Authorization header");
+    /// assert_eq!(err.status(), 401);
+    /// ```
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message.into())
+    }
+
+    /// 403: writes are off, the application set no admin token.
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::admin::ApiError::read_only().code(), "read_only");
+    /// ```
+    pub fn read_only() -> Self {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "read_only",
+            "writes are off: the application set no admin token".to_owned(),
+        )
+    }
+
+    /// 405: the path exists but not with this method.
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::admin::ApiError::method_not_allowed().status(), 405);
+    /// ```
+    pub fn method_not_allowed() -> Self {
+        ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            "this path does not take this method: reads are GET, open, close and reset are POST"
+                .to_owned(),
+        )
+    }
+
+    /// 404: no such path in the admin API.
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::admin::ApiError::no_route("/nope").code(), "no_route");
+    /// ```
+    pub fn no_route(path: &str) -> Self {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "no_route",
+            format!(
+                "no such path {path:?}: GET /, /circuits, /circuits/{{key}}, /events; \
+                 POST /circuits/{{key}}/open, /close, /reset"
+            ),
+        )
+    }
+
+    /// 503: as many event streams are open as the API allows.
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::admin::ApiError::too_many_streams(64).status(), 503);
+    /// ```
+    pub fn too_many_streams(limit: usize) -> Self {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too_many_streams",
+            format!("{limit} event streams are open already, the most this API serves"),
+        )
+    }
+
+    /// 503: a shared circuit's store did not answer, or holds what is not
+    /// a circuit (`message` names the store and the key).
+    ///
+    /// ```
+    /// let err = fuse_breaker::admin::ApiError::store("store redis://127.0.0.1:1 unreachable");
+    /// assert_eq!((err.status(), err.code()), (503, "store_error"));
+    /// ```
+    pub fn store(message: impl Into<String>) -> Self {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "store_error",
+            message.into(),
+        )
+    }
+
+    fn new(status: StatusCode, code: &'static str, message: String) -> Self {
+        ApiError {
+            status,
+            code,
+            message,
+        }
+    }
+
+    /// The HTTP status.
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::admin::ApiError::read_only().status(), 403);
+    /// ```
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The stable code in the body (`not_found`, `bad_request`, ...).
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::admin::ApiError::read_only().code(), "read_only");
+    /// ```
+    pub fn code(&self) -> &'static str {
+        self.code
+    }
+
+    /// The message for people.
+    ///
+    /// ```
+    /// assert!(fuse_breaker::admin::ApiError::read_only().message().contains("token"));
+    /// ```
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {}: {}",
+            self.status.as_u16(),
+            self.code,
+            self.message
+        )
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({ "error": self.message, "code": self.code });
+        let mut response = (self.status, Json(body)).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"fuse\""),
+            );
+        }
+        response
+    }
+}

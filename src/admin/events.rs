@@ -1,0 +1,99 @@
+//! The event stream: every transition of the served circuits, told once to
+//! each open stream as a server-sent event. A bounded channel: a stream
+//! that falls more than [`BACKLOG`] events behind gets a `lagged` event
+//! with the count it missed (the dashboard then reads the list again), and
+//! at most `max_streams` streams are open at once.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use axum::response::sse::{Event, KeepAlive, Sse};
+use futures_util::Stream;
+use tokio::sync::broadcast;
+
+use super::ApiError;
+use super::view::TransitionView;
+use crate::transition::Transition;
+
+/// Events a stream may fall behind by before it is told it lagged.
+pub(super) const BACKLOG: usize = 1024;
+/// How often an idle stream sends a comment, so that proxies keep it open.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// The transitions of every served circuit, to every open stream.
+#[derive(Debug)]
+pub(super) struct Events {
+    sender: broadcast::Sender<Arc<str>>,
+    open: Arc<AtomicUsize>,
+    max_streams: usize,
+}
+
+impl Events {
+    pub(super) fn new(max_streams: usize) -> Self {
+        Events {
+            sender: broadcast::Sender::new(BACKLOG),
+            open: Arc::default(),
+            max_streams,
+        }
+    }
+
+    /// A listener that tells these events (inert once they are dropped):
+    /// for `Registry::on_transition` and `SharedRegistry::on_transition`.
+    pub(super) fn listener(&self) -> impl Fn(&Transition<'_>) + Send + Sync + 'static {
+        let sender = self.sender.downgrade();
+        move |transition: &Transition<'_>| {
+            let Some(sender) = sender.upgrade() else {
+                return;
+            };
+            // Nothing is written while no stream is open.
+            if sender.receiver_count() == 0 {
+                return;
+            }
+            if let Ok(json) = serde_json::to_string(&TransitionView::of(transition)) {
+                let _ = sender.send(json.into());
+            }
+        }
+    }
+
+    /// A new stream, or the refusal when `max_streams` are open.
+    pub(super) fn stream(
+        &self,
+    ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>> + use<>>, ApiError> {
+        let slot = Slot::take(&self.open, self.max_streams)?;
+        let receiver = self.sender.subscribe();
+        let events =
+            futures_util::stream::unfold((receiver, slot), |(mut receiver, slot)| async move {
+                let event = match receiver.recv().await {
+                    Ok(json) => Event::default().event("transition").data(&*json),
+                    Err(broadcast::error::RecvError::Lagged(missed)) => Event::default()
+                        .event("lagged")
+                        .data(format!("{{\"missed\":{missed}}}")),
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                };
+                Some((Ok(event), (receiver, slot)))
+            });
+        Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
+    }
+}
+
+/// One open stream, counted while it lives.
+#[derive(Debug)]
+struct Slot(Arc<AtomicUsize>);
+
+impl Slot {
+    fn take(open: &Arc<AtomicUsize>, max: usize) -> Result<Self, ApiError> {
+        open.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+            (n < max).then_some(n + 1)
+        })
+        .map_err(|_| ApiError::too_many_streams(max))?;
+        Ok(Slot(open.clone()))
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}

@@ -1,0 +1,324 @@
+//! See and steer circuits over HTTP (feature `admin`): an axum router
+//! with a JSON API, a stream of transitions and a live dashboard page.
+//!
+//! | Request | Answer |
+//! |---|---|
+//! | `GET /` | the dashboard: one HTML page, its style and script inside |
+//! | `GET /circuits?limit=N&after=KEY` | a [`CircuitList`]: up to `N` (default 1000, at most 5000) circuits by key, after `KEY` |
+//! | `GET /circuits/{key}` | one [`CircuitView`] |
+//! | `POST /circuits/{key}/open`, `/close`, `/reset` | the change, then the [`CircuitView`] |
+//! | `GET /events` | server-sent events: `transition` ([`TransitionView`]) per transition as it happens, `lagged` (`{"missed": n}`) when a stream fell behind |
+//!
+//! **The token.** Writes need `Authorization: Bearer <token>` with the
+//! token the application gives [`Admin::token`]; without one they are off
+//! (`403 read_only`). [`Admin::private_reads`] makes every read need it
+//! too (the page itself is static and stays public; it asks for the
+//! token). Every refusal is an [`ApiError`]: a 4xx or 5xx status and
+//! `{"error": "...", "code": "..."}`.
+//!
+//! **Mounting.** [`Admin::router`] is an [`axum::Router`] (a tower
+//! service); nest it under any prefix. The page is then at the prefix
+//! itself (`/admin/fuse`, which is how axum nests `/`) and finds the API
+//! from its own address.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use fuse_breaker::{Registry, admin::Admin};
+//!
+//! let registry = Arc::new(Registry::new(Default::default()));
+//! let admin = Admin::new().registry(registry.clone()).token("s3cret").router();
+//! let app: axum::Router = axum::Router::new().nest("/admin/fuse", admin);
+//! # let _ = app;
+//! ```
+//!
+//! Shared circuits (feature `store`) are served from a
+//! [`SharedRegistry`](crate::store::SharedRegistry) with [`Admin::shared`]:
+//! their state is read from the store, so the page shows the fleet's
+//! circuit; the events are the transitions this process makes (the list,
+//! read again every two seconds by the page, shows the others).
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, Uri, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+
+mod auth;
+mod circuits;
+mod error;
+mod events;
+mod view;
+
+pub use error::ApiError;
+pub use view::{CircuitList, CircuitView, ConfigView, TransitionView};
+
+use auth::{Access, Need};
+use circuits::{Action, Circuits};
+use events::Events;
+
+/// The dashboard page.
+const PAGE: &str = include_str!("dashboard.html");
+/// Circuits in a page of the list, unless the request says.
+const DEFAULT_LIMIT: usize = 1000;
+/// The most circuits in a page of the list.
+const MAX_LIMIT: usize = 5000;
+/// Event streams open at once, unless the application says.
+const DEFAULT_MAX_STREAMS: usize = 64;
+
+/// An admin API: what it serves, and who may change it.
+///
+/// ```
+/// use std::sync::Arc;
+/// use fuse_breaker::{Registry, admin::Admin};
+///
+/// let registry = Arc::new(Registry::new(Default::default()));
+/// let router: axum::Router = Admin::new()
+///     .registry(registry)
+///     .token(std::env::var("FUSE_ADMIN_TOKEN").unwrap_or_else(|_| "s3cret".into()))
+///     .private_reads(true)
+///     .router();
+/// # let _ = router;
+/// ```
+#[derive(Debug, Default)]
+pub struct Admin {
+    circuits: Circuits,
+    token: Option<String>,
+    private_reads: bool,
+    max_streams: Option<usize>,
+}
+
+impl Admin {
+    /// An admin API that serves no circuit yet, read only.
+    ///
+    /// ```
+    /// let router: axum::Router = fuse_breaker::admin::Admin::new().router();
+    /// # let _ = router;
+    /// ```
+    pub fn new() -> Self {
+        Admin::default()
+    }
+
+    /// Serves the in-process circuits of `registry`, those that exist and
+    /// those to come.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// let registry = Arc::new(fuse_breaker::Registry::new(Default::default()));
+    /// let admin = fuse_breaker::admin::Admin::new().registry(registry);
+    /// # let _ = admin;
+    /// ```
+    #[must_use]
+    pub fn registry(mut self, registry: Arc<crate::Registry>) -> Self {
+        self.circuits.local = Some(registry);
+        self
+    }
+
+    /// Serves the shared circuits this process keeps in `registry` (read
+    /// from their store; a key that is also an in-process circuit's is the
+    /// shared one).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
+    /// let shared = Arc::new(SharedRegistry::new(Arc::new(MemoryStore::new()), Default::default()));
+    /// let admin = fuse_breaker::admin::Admin::new().shared(shared);
+    /// # let _ = admin;
+    /// ```
+    #[cfg(feature = "store")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "store")))]
+    #[must_use]
+    pub fn shared(mut self, registry: Arc<crate::store::SharedRegistry>) -> Self {
+        self.circuits.shared = Some(registry);
+        self
+    }
+
+    /// The admin token: open, close and reset need
+    /// `Authorization: Bearer <token>`. Without one they are off.
+    ///
+    /// ```
+    /// let admin = fuse_breaker::admin::Admin::new().token("s3cret");
+    /// # let _ = admin;
+    /// ```
+    #[must_use]
+    pub fn token(mut self, token: impl Into<String>) -> Self {
+        self.token = Some(token.into());
+        self
+    }
+
+    /// Whether reads (the list, a circuit, the events) need the token too
+    /// (default `false`). With no token set, nobody may read.
+    ///
+    /// ```
+    /// let admin = fuse_breaker::admin::Admin::new().token("s3cret").private_reads(true);
+    /// # let _ = admin;
+    /// ```
+    #[must_use]
+    pub fn private_reads(mut self, private: bool) -> Self {
+        self.private_reads = private;
+        self
+    }
+
+    /// The most event streams open at once (default 64); one more is
+    /// refused with `503 too_many_streams`.
+    ///
+    /// ```
+    /// let admin = fuse_breaker::admin::Admin::new().max_streams(8);
+    /// # let _ = admin;
+    /// ```
+    #[must_use]
+    pub fn max_streams(mut self, max: usize) -> Self {
+        self.max_streams = Some(max);
+        self
+    }
+
+    /// The router. Its transitions listener is registered on the
+    /// registries now (one per router made).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// let registry = Arc::new(fuse_breaker::Registry::new(Default::default()));
+    /// let router = fuse_breaker::admin::Admin::new().registry(registry).router();
+    /// let app: axum::Router = axum::Router::new().nest("/fuse", router);
+    /// # let _ = app;
+    /// ```
+    pub fn router(self) -> axum::Router {
+        let events = Events::new(self.max_streams.unwrap_or(DEFAULT_MAX_STREAMS));
+        if let Some(registry) = &self.circuits.local {
+            registry.on_transition(events.listener());
+        }
+        #[cfg(feature = "store")]
+        if let Some(registry) = &self.circuits.shared {
+            registry.on_transition(events.listener());
+        }
+        let served = Arc::new(Served {
+            circuits: self.circuits,
+            access: Access::new(self.token.as_deref(), self.private_reads),
+            events,
+        });
+        axum::Router::new()
+            .route("/", get(page))
+            .route("/circuits", get(list))
+            .route("/circuits/{key}", get(one))
+            .route("/circuits/{key}/{action}", post(act))
+            .route("/events", get(stream))
+            .fallback(no_route)
+            .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
+            .with_state(served)
+    }
+}
+
+/// What the handlers share.
+#[derive(Debug)]
+struct Served {
+    circuits: Circuits,
+    access: Access,
+    events: Events,
+}
+
+type Shared = State<Arc<Served>>;
+
+async fn page() -> Response {
+    let mut response = Html(PAGE).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
+             connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; \
+             frame-ancestors 'none'",
+        ),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    response
+}
+
+/// The list's query string.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListQuery {
+    limit: Option<usize>,
+    after: Option<String>,
+}
+
+async fn list(
+    State(served): Shared,
+    headers: HeaderMap,
+    query: Result<Query<ListQuery>, QueryRejection>,
+) -> Result<Json<CircuitList>, ApiError> {
+    served.access.check(&headers, Need::Read)?;
+    let Query(query) = query.map_err(|err| {
+        ApiError::bad_request(format!(
+            "{}: the query takes limit (1 to {MAX_LIMIT}) and after (a key)",
+            err.body_text()
+        ))
+    })?;
+    let limit = query.limit.unwrap_or(DEFAULT_LIMIT);
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        return Err(ApiError::bad_request(format!(
+            "limit must be 1 to {MAX_LIMIT}, not {limit}"
+        )));
+    }
+    let all = served.circuits.all();
+    let total = all.len();
+    let start = query
+        .after
+        .as_deref()
+        .map_or(0, |after| all.partition_point(|one| one.key() <= after));
+    let page = &all[start..(start + limit).min(total)];
+    let next = (start + limit < total)
+        .then(|| page.last().map(|one| one.key().to_owned()))
+        .flatten();
+    let circuits = futures_util::future::join_all(page.iter().map(circuits::One::view)).await;
+    Ok(Json(CircuitList {
+        circuits,
+        total,
+        next,
+        writable: served.access.writable(),
+    }))
+}
+
+async fn one(
+    State(served): Shared,
+    headers: HeaderMap,
+    key: Result<Path<String>, PathRejection>,
+) -> Result<Json<CircuitView>, ApiError> {
+    served.access.check(&headers, Need::Read)?;
+    let Path(key) = key.map_err(|err| ApiError::bad_request(err.body_text()))?;
+    Ok(Json(served.circuits.find(&key)?.view().await))
+}
+
+async fn act(
+    State(served): Shared,
+    headers: HeaderMap,
+    path: Result<Path<(String, String)>, PathRejection>,
+) -> Result<Json<CircuitView>, ApiError> {
+    let Path((key, action)) = path.map_err(|err| ApiError::bad_request(err.body_text()))?;
+    let action = Action::parse(&action)?;
+    served.access.check(&headers, Need::Write)?;
+    let one = served.circuits.find(&key)?;
+    one.act(action).await?;
+    Ok(Json(one.view().await))
+}
+
+async fn stream(State(served): Shared, headers: HeaderMap) -> Response {
+    match served
+        .access
+        .check(&headers, Need::Read)
+        .and_then(|()| served.events.stream())
+    {
+        Ok(sse) => sse.into_response(),
+        Err(err) => err.into_response(),
+    }
+}
+
+async fn no_route(uri: Uri) -> ApiError {
+    ApiError::no_route(uri.path())
+}

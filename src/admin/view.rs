@@ -1,0 +1,251 @@
+//! What the admin API says of a circuit: [`CircuitView`] (one circuit at
+//! one instant, wall-clock times), [`CircuitList`] (a page of them) and
+//! [`TransitionView`] (one event of the stream). The `fuse` command reads
+//! the same types back.
+
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::snapshot::{Snapshot, State};
+use crate::transition::Transition;
+
+/// One circuit as `GET /circuits/{key}` gives it.
+///
+/// ```
+/// use fuse_breaker::{Fuse, admin::CircuitView};
+///
+/// let fuse = Fuse::new("billing", Default::default());
+/// fuse.force_open();
+/// let view = CircuitView::of(&fuse);
+/// assert_eq!((view.key.as_str(), view.state.as_str()), ("fuse:billing", "open"));
+/// assert!(view.opened_at.is_some());
+/// assert!(view.half_open_in_ms.is_some());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CircuitView {
+    /// The circuit's key.
+    pub key: String,
+    /// Its name.
+    pub name: String,
+    /// Its operation, if any.
+    pub operation: Option<String>,
+    /// Whether its state lives in a shared store (for the whole fleet).
+    pub shared: bool,
+    /// `closed`, `open` or `half_open`.
+    pub state: String,
+    /// Counted failures inside the window.
+    pub failures: usize,
+    /// How long ago each of them was, in milliseconds, oldest first.
+    pub failure_ages_ms: Vec<u64>,
+    /// Probes running now (half-open only).
+    pub probes_in_flight: u32,
+    /// Probes the half-open circuit lets run at once.
+    pub probes_allowed: u32,
+    /// Probes that succeeded so far (half-open only).
+    pub probe_successes: u32,
+    /// When the circuit opened, RFC 3339 in UTC; `None` while closed.
+    pub opened_at: Option<String>,
+    /// Milliseconds until the next call probes (open only).
+    pub half_open_in_ms: Option<u64>,
+    /// The circuit's configuration.
+    pub config: ConfigView,
+    /// Why the store could not be read (shared circuits only): the other
+    /// fields are then this process's fallback circuit.
+    pub store_error: Option<String>,
+}
+
+/// A circuit's configuration as the admin API gives it.
+///
+/// ```
+/// let view = fuse_breaker::admin::ConfigView::of(&fuse_breaker::Config::default());
+/// assert_eq!(view.failure_threshold, 8);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ConfigView {
+    /// Counted failures inside the window that open the circuit.
+    pub failure_threshold: u32,
+    /// The window, in milliseconds.
+    pub failure_window_ms: u64,
+    /// How long the circuit stays open, in milliseconds.
+    pub open_duration_ms: u64,
+    /// Probes at once, and successes that close it.
+    pub half_open_probes: u32,
+}
+
+/// A page of circuits, as `GET /circuits` gives it.
+///
+/// ```
+/// let list: fuse_breaker::admin::CircuitList = serde_json::from_str(
+///     r#"{"circuits": [], "total": 0, "next": null, "writable": false}"#,
+/// )?;
+/// assert!(list.circuits.is_empty());
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CircuitList {
+    /// The circuits of the page, by key.
+    pub circuits: Vec<CircuitView>,
+    /// How many circuits the API serves in all.
+    pub total: usize,
+    /// The key to pass as `after` for the next page; `None` on the last.
+    pub next: Option<String>,
+    /// Whether open, close and reset are on (the application set a token).
+    pub writable: bool,
+}
+
+/// One transition as the event stream (`GET /events`) sends it.
+///
+/// ```
+/// let event: fuse_breaker::admin::TransitionView = serde_json::from_str(
+///     r#"{"key": "fuse:billing", "from": "closed", "to": "open",
+///         "reason": "threshold_reached", "at": "2026-12-01T20:01:02.345Z"}"#,
+/// )?;
+/// assert_eq!(event.to, "open");
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct TransitionView {
+    /// The circuit's key.
+    pub key: String,
+    /// The state before.
+    pub from: String,
+    /// The state after.
+    pub to: String,
+    /// Why (`threshold_reached`, `forced`, ...).
+    pub reason: String,
+    /// When it was told, RFC 3339 in UTC.
+    pub at: String,
+}
+
+/// A circuit at one instant, with what the view needs around it.
+pub(super) struct Reading<'a> {
+    pub(super) key: &'a str,
+    pub(super) name: &'a str,
+    pub(super) operation: Option<&'a str>,
+    pub(super) shared: bool,
+    pub(super) snapshot: &'a Snapshot,
+    /// `now` on the snapshot's time base.
+    pub(super) now: Duration,
+    /// The same instant on the wall clock.
+    pub(super) wall: SystemTime,
+    pub(super) config: &'a Config,
+    pub(super) store_error: Option<String>,
+}
+
+impl CircuitView {
+    /// An in-process circuit as the API shows it now.
+    ///
+    /// ```
+    /// let fuse = fuse_breaker::Fuse::new("billing", Default::default());
+    /// let view = fuse_breaker::admin::CircuitView::of(&fuse);
+    /// assert_eq!((view.state.as_str(), view.failures, view.shared), ("closed", 0, false));
+    /// ```
+    pub fn of(fuse: &crate::Fuse) -> Self {
+        let snapshot = fuse.snapshot();
+        CircuitView::read(&Reading {
+            key: fuse.key(),
+            name: fuse.name(),
+            operation: fuse.operation(),
+            shared: false,
+            snapshot: &snapshot,
+            now: Duration::from_nanos(fuse.now()),
+            wall: SystemTime::now(),
+            config: fuse.config(),
+            store_error: None,
+        })
+    }
+
+    pub(super) fn read(reading: &Reading<'_>) -> Self {
+        let Reading {
+            snapshot,
+            now,
+            config,
+            ..
+        } = reading;
+        let opened_at = snapshot.opened_at.map(|at| {
+            let wall = reading
+                .wall
+                .checked_sub(now.saturating_sub(at))
+                .unwrap_or(reading.wall);
+            humantime::format_rfc3339_millis(wall).to_string()
+        });
+        let half_open_in_ms = snapshot
+            .opened_at
+            .filter(|_| snapshot.state == State::Open)
+            .map(|at| millis((at + config.open_duration()).saturating_sub(*now)));
+        CircuitView {
+            key: reading.key.to_owned(),
+            name: reading.name.to_owned(),
+            operation: reading.operation.map(str::to_owned),
+            shared: reading.shared,
+            state: snapshot.state.as_str().to_owned(),
+            failures: snapshot.failures.len(),
+            failure_ages_ms: snapshot
+                .failures
+                .iter()
+                .map(|at| millis(now.saturating_sub(*at)))
+                .collect(),
+            probes_in_flight: snapshot.half_open_inflight,
+            probes_allowed: config.half_open_probes(),
+            probe_successes: snapshot.half_open_successes,
+            opened_at,
+            half_open_in_ms,
+            config: ConfigView::of(config),
+            store_error: reading.store_error.clone(),
+        }
+    }
+}
+
+impl ConfigView {
+    /// `config` as the API shows it.
+    ///
+    /// ```
+    /// let view = fuse_breaker::admin::ConfigView::of(&fuse_breaker::Config::default());
+    /// assert_eq!(view.half_open_probes, fuse_breaker::Config::default().half_open_probes());
+    /// ```
+    pub fn of(config: &Config) -> Self {
+        ConfigView {
+            failure_threshold: config.failure_threshold(),
+            failure_window_ms: millis(config.failure_window()),
+            open_duration_ms: millis(config.open_duration()),
+            half_open_probes: config.half_open_probes(),
+        }
+    }
+}
+
+impl TransitionView {
+    /// `transition` as the event stream sends it, told now.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use fuse_breaker::{Fuse, Transition, admin::TransitionView};
+    ///
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let fuse = Fuse::new("billing", Default::default());
+    /// let log = seen.clone();
+    /// fuse.on_transition(move |t: &Transition| log.lock().unwrap().push(TransitionView::of(t)));
+    /// fuse.force_open();
+    /// let view = &seen.lock().unwrap()[0];
+    /// assert_eq!((view.from.as_str(), view.to.as_str(), view.reason.as_str()), ("closed", "open", "forced"));
+    /// ```
+    pub fn of(transition: &Transition<'_>) -> Self {
+        TransitionView {
+            key: transition.key.to_owned(),
+            from: transition.from.as_str().to_owned(),
+            to: transition.to.as_str().to_owned(),
+            reason: transition.reason.as_str().to_owned(),
+            at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+        }
+    }
+}
+
+/// `duration` in whole milliseconds (saturating).
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}

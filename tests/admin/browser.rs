@@ -1,0 +1,176 @@
+//! The dashboard page in a headless Chromium: it lists the circuits of a
+//! registry served under a nested path, follows their transitions live
+//! (no reload), refuses a button press without the token with a visible
+//! message, steers a circuit with it, and leaves a screenshot behind.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fuse_breaker::admin::Admin;
+use fuse_breaker::{Config, Fuse, Registry, State};
+use serde_json::Value;
+
+use super::cdp::{Browser, chromium};
+use super::{runtime, serve};
+
+/// How long the page may take to show what the service did.
+const FOLLOW: Duration = Duration::from_secs(5);
+
+/// The JavaScript string literal of `text`.
+fn js(text: &str) -> String {
+    Value::from(text).to_string()
+}
+
+/// The expression: the `data-state` of the row of `key`, or `null`.
+fn row_state(key: &str) -> String {
+    format!(
+        "document.querySelector('tr[data-key=' + JSON.stringify({}) + ']')?.dataset.state ?? null",
+        js(key)
+    )
+}
+
+/// Waits for the row of `key` to show `state`.
+async fn row_becomes(page: &mut Browser, key: &str, state: &str) -> Duration {
+    let start = Instant::now();
+    page.wait_for(&format!("({}) === {}", row_state(key), js(state)), FOLLOW)
+        .await
+        .unwrap_or_else(|err| panic!("the row of {key} did not turn {state}: {err}"));
+    start.elapsed()
+}
+
+/// Polls `fuse` until it is in `state`.
+async fn fuse_becomes(fuse: &Fuse, state: State) {
+    let deadline = Instant::now() + FOLLOW;
+    while fuse.state() != state {
+        assert!(
+            Instant::now() < deadline,
+            "{} is {:?}, not {state:?}",
+            fuse.key(),
+            fuse.state()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[test]
+fn the_dashboard_lists_circuits_and_follows_them_live() {
+    let Some(binary) = chromium() else { return };
+    let config = Config::builder()
+        .failure_threshold(3)
+        .open_duration(Duration::from_mins(1))
+        .build()
+        .unwrap();
+    let registry = Arc::new(
+        Registry::builder()
+            .app("shop")
+            .defaults(config)
+            .build()
+            .unwrap(),
+    );
+    let billing = registry.get_operation("billing", "charge");
+    let search = registry.get_operation("search", "query");
+    let inventory = registry.get("inventory");
+    let keys = [billing.key(), search.key(), inventory.key()];
+
+    runtime().block_on(async {
+        let admin = Admin::new().registry(registry.clone()).token("s3cret").router();
+        let addr = serve(axum::Router::new().nest("/admin/fuse", admin)).await;
+        let started = Instant::now();
+        let mut page = Browser::launch(&binary).await.unwrap();
+        let launched = started.elapsed();
+        // axum 0.8 serves a nested router's `/` at the prefix itself; the
+        // page finds its API below wherever it was loaded from.
+        page.navigate(&format!("http://{addr}/admin/fuse")).await.unwrap();
+
+        // The first load: live, and every circuit closed.
+        let rows: Vec<String> = keys.iter().map(|key| format!("({}) === 'closed'", row_state(key))).collect();
+        page.wait_for(
+            &format!("document.querySelector('#live')?.dataset.status === 'live' && {}", rows.join(" && ")),
+            Duration::from_secs(10),
+        )
+        .await
+        .unwrap();
+        page.evaluate("window.__marker = 42").await.unwrap();
+
+        // A press without the token: refused, said so, nothing changed.
+        let search_open = format!("tr[data-key={}] button[data-action=open]", js(search.key()));
+        page.click(&search_open).await.unwrap();
+        let said = page
+            .wait_for(
+                "(t => /unauthorized|token/i.test(t) && t)(document.querySelector('#message').textContent)",
+                FOLLOW,
+            )
+            .await
+            .unwrap();
+        println!("without the token the page says: {said}");
+        assert_eq!(search.state(), State::Closed);
+        assert_eq!(page.evaluate(&row_state(search.key())).await.unwrap(), "closed");
+
+        // The token, then the event stream connected again with it.
+        page.evaluate(
+            "(() => { window.__live = []; new MutationObserver(() => \
+             window.__live.push(document.querySelector('#live').dataset.status)) \
+             .observe(document.querySelector('#live'), { attributeFilter: ['data-status'] }); \
+             const t = document.querySelector('#token'); t.value = 's3cret'; t.form.requestSubmit(); })()",
+        )
+        .await
+        .unwrap();
+        page.wait_for(
+            "sessionStorage.getItem('fuse-token') === 's3cret' && window.__live.includes('connecting') \
+             && document.querySelector('#live').dataset.status === 'live' \
+             && document.querySelector('#message').textContent === ''",
+            FOLLOW,
+        )
+        .await
+        .unwrap();
+
+        // Tripped in the service: the row follows, without a reload.
+        for _ in 0..3 {
+            billing.try_acquire().unwrap().failure();
+        }
+        assert_eq!(billing.state(), State::Open);
+        let followed = row_becomes(&mut page, billing.key(), "open").await;
+        assert_eq!(page.evaluate("window.__marker").await.unwrap(), 42, "the page was reloaded");
+
+        // Closed from the page, with the token.
+        page.click(&format!("tr[data-key={}] button[data-action=close]", js(billing.key())))
+            .await
+            .unwrap();
+        row_becomes(&mut page, billing.key(), "closed").await;
+        fuse_becomes(&billing, State::Closed).await;
+
+        // Opened from the page; another tripped in the service: colours.
+        page.click(&search_open).await.unwrap();
+        row_becomes(&mut page, search.key(), "open").await;
+        fuse_becomes(&search, State::Open).await;
+        for _ in 0..3 {
+            inventory.try_acquire().unwrap().failure();
+        }
+        row_becomes(&mut page, inventory.key(), "open").await;
+        page.wait_for(
+            "document.querySelector('#summary').textContent.startsWith('1 closed · 2 open') \
+             && !document.querySelector('tr.flash') && window.__marker === 42",
+            FOLLOW,
+        )
+        .await
+        .unwrap();
+        let shot = screenshot(&mut page).await;
+        println!("dashboard screenshot: {}", shot.display());
+        eprintln!("dashboard screenshot: {}", shot.display());
+        println!("chromium started in {launched:?}; the page followed a trip in {followed:?}");
+    });
+}
+
+/// Saves the page to `<CARGO_TARGET_TMPDIR>/dashboard.png` (and a copy to
+/// `FUSE_SCREENSHOT_DIR`, if set); returns the first path.
+async fn screenshot(page: &mut Browser) -> PathBuf {
+    let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dashboard.png");
+    page.screenshot_png(&shot).await.unwrap();
+    if let Some(dir) = std::env::var_os("FUSE_SCREENSHOT_DIR") {
+        let dir = PathBuf::from(dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(&shot, dir.join("dashboard.png")).unwrap();
+    }
+    std::path::absolute(&shot).unwrap()
+}

@@ -1,0 +1,31 @@
+//! The admin API on a loopback port: every endpoint, the token rules and
+//! bad input through an HTTP client (`api`), the event stream (`events`),
+//! and the dashboard page in a headless Chromium (`browser`, over the
+//! browser's debugging protocol in `cdp`).
+#![cfg(feature = "admin")]
+
+mod api;
+mod browser;
+mod cdp;
+mod events;
+
+use std::net::SocketAddr;
+
+/// Serves `router` on 127.0.0.1, a free port, on the current runtime.
+async fn serve(router: axum::Router) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let addr = listener.local_addr().expect("its address");
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    addr
+}
+
+/// A runtime for one test.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
