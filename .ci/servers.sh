@@ -7,6 +7,9 @@
 #   start_postgres  starts PostgreSQL 15 (on the image, or installed from
 #                   Debian) in a fresh cluster with fsync off, creates the
 #                   database `fuse`, exports FUSE_TEST_DATABASE_URL.
+#   find_chromium   installs Chromium (Debian) if missing, exports
+#                   FUSE_TEST_CHROMIUM (the browser test starts its own
+#                   headless instance).
 
 SERVERS_DIR="$(mktemp -d /tmp/fuse-servers.XXXXXX)"
 SERVER_STOPS=()
@@ -79,4 +82,15 @@ start_postgres() {
   runuser -u postgres -- psql -h 127.0.0.1 -p "$port" -U postgres -q -c 'CREATE DATABASE fuse' >/dev/null
   export FUSE_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/fuse"
   echo "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on $FUSE_TEST_DATABASE_URL"
+}
+
+find_chromium() {
+  local bin
+  bin="$(command -v chromium || command -v chromium-browser || true)"
+  if [ -z "$bin" ]; then
+    install_package chromium
+    bin="$(command -v chromium)"
+  fi
+  export FUSE_TEST_CHROMIUM="$bin"
+  echo "$("$bin" --version 2>/dev/null) at $FUSE_TEST_CHROMIUM"
 }

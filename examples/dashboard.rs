@@ -7,11 +7,14 @@
 //! admin token (default: a random one, printed).
 //!
 //! - `payments:authorize` calls a dependency that goes down for 8 s in
-//!   every 25 s (from 5 s after the start): the circuit opens, probes every
-//!   3 s while it is down, and closes once it is back.
-//! - `billing:charge` and `search:query` are healthy with an occasional
-//!   counted failure (the failures column and its sparkline move).
-//! - `inventory` is idle.
+//!   every 25 s (from 5 s after the start) twenty times a second: the
+//!   circuit opens at once, probes every 3 s while it is down, and closes
+//!   once it is back.
+//! - `inventory:reserve` calls one that is down from 2 s to 20 s of every
+//!   45 s, once every 1.5 s: its failures pile up in the sparkline (a
+//!   success would clear them) until the fifth opens it.
+//! - `billing:charge` and `search:query` are healthy, with a blip now and
+//!   then (a single failure, cleared by the next success).
 //!
 //! The router is nested at `/fuse` next to the service's own route,
 //! as an application would mount it. Every transition is printed too.
@@ -25,10 +28,10 @@ use std::time::{Duration, Instant};
 use fuse_breaker::admin::Admin;
 use fuse_breaker::{Config, Registry, Transition};
 
-/// The dependency behind `payments:authorize`: down for 8 s in every 25 s.
-fn authorize(started: Instant) -> io::Result<()> {
-    let phase = started.elapsed().as_secs() % 25;
-    if (5..13).contains(&phase) {
+/// A dependency that refuses connections from `down.start` to `down.end`
+/// (seconds) of every `period` seconds since `started`.
+fn outage(started: Instant, period: u64, down: std::ops::Range<u64>) -> io::Result<()> {
+    if down.contains(&(started.elapsed().as_secs() % period)) {
         Err(io::Error::from(io::ErrorKind::ConnectionRefused))
     } else {
         Ok(())
@@ -95,7 +98,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "payments",
         "authorize",
         Duration::from_millis(50),
-        move |_| authorize(started),
+        move |_| outage(started, 25, 5..13),
+    );
+    traffic(
+        &registry,
+        "inventory",
+        "reserve",
+        Duration::from_millis(1500),
+        move |_| outage(started, 45, 2..20),
     );
     traffic(
         &registry,
@@ -111,7 +121,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Duration::from_millis(80),
         |n| flaky(n, 60),
     );
-    registry.get("inventory");
 
     let token = std::env::var("FUSE_ADMIN_TOKEN")
         .unwrap_or_else(|_| format!("{:016x}", RandomState::new().hash_one(started)));

@@ -41,7 +41,7 @@ impl ApiError {
     ///
     /// ```
     /// let err = fuse_breaker::admin::ApiError::bad_request("limit must be 1 to 5000");
-    /// assert_eq!((err.status(), err.code()), (400, "bad_request"));
+    /// assert_eq!((err.status().as_u16(), err.code()), (400, "bad_request"));
     /// ```
     pub fn bad_request(message: impl Into<String>) -> Self {
         ApiError::new(StatusCode::BAD_REQUEST, "bad_request", message.into())
@@ -118,7 +118,7 @@ impl ApiError {
     ///
     /// ```
     /// let err = fuse_breaker::admin::ApiError::store("store redis://127.0.0.1:1 unreachable");
-    /// assert_eq!((err.status(), err.code()), (503, "store_error"));
+    /// assert_eq!((err.status().as_u16(), err.code()), (503, "store_error"));
     /// ```
     pub fn store(message: impl Into<String>) -> Self {
         ApiError::new(

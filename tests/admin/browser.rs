@@ -53,6 +53,29 @@ async fn fuse_becomes(fuse: &Fuse, state: State) {
     }
 }
 
+/// Enters the token in the page, then waits for the event stream to have
+/// connected again with it.
+async fn enter_token(page: &mut Browser) {
+    page.evaluate(
+        "(() => { window.__live = []; new MutationObserver(() => \
+         window.__live.push(document.querySelector('#live').dataset.status)) \
+         .observe(document.querySelector('#live'), { attributeFilter: ['data-status'] }); \
+         const t = document.querySelector('#token'); t.value = 's3cret'; \
+         t.form.requestSubmit(); })()",
+    )
+    .await
+    .unwrap();
+    page.wait_for(
+        "sessionStorage.getItem('fuse-token') === 's3cret' \
+         && window.__live.includes('connecting') \
+         && document.querySelector('#live').dataset.status === 'live' \
+         && document.querySelector('#message').textContent === ''",
+        FOLLOW,
+    )
+    .await
+    .unwrap();
+}
+
 #[test]
 fn the_dashboard_lists_circuits_and_follows_them_live() {
     let Some(binary) = chromium() else { return };
@@ -74,19 +97,30 @@ fn the_dashboard_lists_circuits_and_follows_them_live() {
     let keys = [billing.key(), search.key(), inventory.key()];
 
     runtime().block_on(async {
-        let admin = Admin::new().registry(registry.clone()).token("s3cret").router();
+        let admin = Admin::new()
+            .registry(registry.clone())
+            .token("s3cret")
+            .router();
         let addr = serve(axum::Router::new().nest("/admin/fuse", admin)).await;
         let started = Instant::now();
         let mut page = Browser::launch(&binary).await.unwrap();
         let launched = started.elapsed();
         // axum 0.8 serves a nested router's `/` at the prefix itself; the
         // page finds its API below wherever it was loaded from.
-        page.navigate(&format!("http://{addr}/admin/fuse")).await.unwrap();
+        page.navigate(&format!("http://{addr}/admin/fuse"))
+            .await
+            .unwrap();
 
         // The first load: live, and every circuit closed.
-        let rows: Vec<String> = keys.iter().map(|key| format!("({}) === 'closed'", row_state(key))).collect();
+        let rows: Vec<String> = keys
+            .iter()
+            .map(|key| format!("({}) === 'closed'", row_state(key)))
+            .collect();
         page.wait_for(
-            &format!("document.querySelector('#live')?.dataset.status === 'live' && {}", rows.join(" && ")),
+            &format!(
+                "document.querySelector('#live')?.dataset.status === 'live' && {}",
+                rows.join(" && ")
+            ),
             Duration::from_secs(10),
         )
         .await
@@ -98,32 +132,20 @@ fn the_dashboard_lists_circuits_and_follows_them_live() {
         page.click(&search_open).await.unwrap();
         let said = page
             .wait_for(
-                "(t => /unauthorized|token/i.test(t) && t)(document.querySelector('#message').textContent)",
+                "(t => /unauthorized|token/i.test(t) && t)\
+                 (document.querySelector('#message').textContent)",
                 FOLLOW,
             )
             .await
             .unwrap();
         println!("without the token the page says: {said}");
         assert_eq!(search.state(), State::Closed);
-        assert_eq!(page.evaluate(&row_state(search.key())).await.unwrap(), "closed");
+        assert_eq!(
+            page.evaluate(&row_state(search.key())).await.unwrap(),
+            "closed"
+        );
 
-        // The token, then the event stream connected again with it.
-        page.evaluate(
-            "(() => { window.__live = []; new MutationObserver(() => \
-             window.__live.push(document.querySelector('#live').dataset.status)) \
-             .observe(document.querySelector('#live'), { attributeFilter: ['data-status'] }); \
-             const t = document.querySelector('#token'); t.value = 's3cret'; t.form.requestSubmit(); })()",
-        )
-        .await
-        .unwrap();
-        page.wait_for(
-            "sessionStorage.getItem('fuse-token') === 's3cret' && window.__live.includes('connecting') \
-             && document.querySelector('#live').dataset.status === 'live' \
-             && document.querySelector('#message').textContent === ''",
-            FOLLOW,
-        )
-        .await
-        .unwrap();
+        enter_token(&mut page).await;
 
         // Tripped in the service: the row follows, without a reload.
         for _ in 0..3 {
@@ -131,12 +153,19 @@ fn the_dashboard_lists_circuits_and_follows_them_live() {
         }
         assert_eq!(billing.state(), State::Open);
         let followed = row_becomes(&mut page, billing.key(), "open").await;
-        assert_eq!(page.evaluate("window.__marker").await.unwrap(), 42, "the page was reloaded");
+        assert_eq!(
+            page.evaluate("window.__marker").await.unwrap(),
+            42,
+            "the page was reloaded"
+        );
 
         // Closed from the page, with the token.
-        page.click(&format!("tr[data-key={}] button[data-action=close]", js(billing.key())))
-            .await
-            .unwrap();
+        page.click(&format!(
+            "tr[data-key={}] button[data-action=close]",
+            js(billing.key())
+        ))
+        .await
+        .unwrap();
         row_becomes(&mut page, billing.key(), "closed").await;
         fuse_becomes(&billing, State::Closed).await;
 

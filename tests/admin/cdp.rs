@@ -5,6 +5,7 @@
 //! what went wrong; dropping the [`Browser`] kills the browser and removes
 //! its profile.
 
+use base64::Engine as _;
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -78,8 +79,9 @@ impl Browser {
         let _ = std::fs::remove_dir_all(&profile);
         std::fs::create_dir_all(&profile)
             .map_err(|err| format!("cannot create {}: {err}", profile.display()))?;
-        let flags = "--headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run \
-                     --no-default-browser-check --remote-debugging-port=0 --window-size=1280,800";
+        let flags = "--headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage \
+                     --no-first-run --no-default-browser-check --remote-debugging-port=0 \
+                     --window-size=1280,800";
         let child = Command::new(binary)
             .args(flags.split_whitespace())
             .arg(format!("--user-data-dir={}", profile.display()))
@@ -210,7 +212,10 @@ impl Browser {
     /// Saves a PNG of the viewport at `path`.
     pub(crate) async fn screenshot_png(&mut self, path: &Path) -> Result<(), String> {
         let shot = self.call("Page.captureScreenshot", json!({})).await?;
-        let png = base64_decode(shot["data"].as_str().ok_or("a screenshot without data")?)?;
+        let data = shot["data"].as_str().ok_or("a screenshot without data")?;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .map_err(|err| format!("a screenshot that is not base64: {err}"))?;
         std::fs::write(path, png).map_err(|err| format!("cannot write {}: {err}", path.display()))
     }
 }
@@ -284,30 +289,4 @@ async fn attach(port: u16) -> Result<Socket, String> {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-/// Decodes standard base64 (padding optional, whitespace skipped).
-fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
-    let mut out = Vec::with_capacity(text.len() / 4 * 3);
-    let (mut bits, mut count) = (0u32, 0u32);
-    for byte in text
-        .bytes()
-        .filter(|b| !b.is_ascii_whitespace() && *b != b'=')
-    {
-        let sextet = match byte {
-            b'A'..=b'Z' => byte - b'A',
-            b'a'..=b'z' => byte - b'a' + 26,
-            b'0'..=b'9' => byte - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return Err(format!("not base64: byte {byte:#04x}")),
-        };
-        bits = ((bits << 6) | u32::from(sextet)) & 0xffff;
-        count += 6;
-        if count >= 8 {
-            count -= 8;
-            out.push((bits >> count).to_le_bytes()[0]);
-        }
-    }
-    Ok(out)
 }
