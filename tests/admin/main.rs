@@ -7,9 +7,13 @@
 mod api;
 mod browser;
 mod cdp;
+#[path = "../common/mod.rs"]
+mod common;
 mod events;
 
 use std::net::SocketAddr;
+
+use common::runtime;
 
 /// Serves `router` on 127.0.0.1, a free port, on the current runtime.
 async fn serve(router: axum::Router) -> SocketAddr {
@@ -19,13 +23,4 @@ async fn serve(router: axum::Router) -> SocketAddr {
     let addr = listener.local_addr().expect("its address");
     tokio::spawn(async move { axum::serve(listener, router).await });
     addr
-}
-
-/// A runtime for one test.
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime")
 }

@@ -79,3 +79,12 @@ pub(crate) fn integration_config() -> fuse_breaker::Config {
         .build()
         .expect("a valid configuration")
 }
+
+/// A runtime of two worker threads, for many tasks at once.
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}

@@ -13,10 +13,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fuse_breaker::Config;
+
+use common::runtime;
 use fuse_breaker::store::{MemoryStore, SharedFuse, Store};
 
 mod announced;
 mod cached;
+#[path = "../common/mod.rs"]
+mod common;
 mod concurrency;
 mod fallback;
 #[cfg(feature = "reqwest")]
@@ -203,15 +207,6 @@ fn config(threshold: u32, probes: u32) -> Config {
         .half_open_probes(probes)
         .build()
         .expect("a valid configuration")
-}
-
-/// A runtime of two worker threads, for many tasks at once.
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime")
 }
 
 /// Runs `scenario` on a current-thread runtime.
