@@ -45,6 +45,17 @@ pub(super) struct Circuits {
     pub(super) shared: Option<Arc<SharedRegistry>>,
 }
 
+/// A page of the list.
+#[derive(Debug)]
+pub(super) struct Page {
+    /// Its circuits, by key.
+    pub(super) circuits: Vec<One>,
+    /// Circuits in all.
+    pub(super) total: usize,
+    /// Whether circuits follow the page.
+    pub(super) more: bool,
+}
+
 /// One circuit of either kind.
 #[derive(Clone, Debug)]
 pub(super) enum One {
@@ -54,32 +65,61 @@ pub(super) enum One {
 }
 
 impl Circuits {
-    /// Every circuit, sorted by key; a key of both kinds is the shared
-    /// circuit (the fleet's).
-    pub(super) fn all(&self) -> Vec<One> {
-        let local = self.local.iter().flat_map(|registry| registry.fuses());
+    /// The first `limit` circuits by key after `after`, how many there are
+    /// in all, and whether more follow. A key of both kinds is the shared
+    /// circuit (the fleet's). The in-process circuits come from a range of
+    /// the registry's ordered index (no sort of every key).
+    pub(super) fn page(&self, after: Option<&str>, limit: usize) -> Page {
+        #[cfg(feature = "store")]
+        let shared: Vec<Arc<SharedFuse>> = self
+            .shared
+            .iter()
+            .flat_map(|registry| registry.circuits())
+            .filter(|fuse| after.is_none_or(|after| fuse.key() > after))
+            .collect();
+        #[cfg(not(feature = "store"))]
+        let shared: Vec<One> = Vec::new();
+        // Enough in-process circuits for the page past those a shared one
+        // hides, and one more to know whether more follow.
+        let wanted = limit.saturating_add(1).saturating_add(shared.len());
+        let (local, total) = self
+            .local
+            .as_ref()
+            .map_or((Vec::new(), 0), |registry| registry.page(after, wanted));
+        let mut all: Vec<One> = local.into_iter().map(One::Local).collect();
+        #[cfg(feature = "store")]
+        let total = total + self.shared_total();
         #[cfg(feature = "store")]
         {
-            let shared: Vec<One> = self
-                .shared
-                .iter()
-                .flat_map(|registry| registry.circuits())
-                .map(One::Shared)
-                .collect();
-            let mut all: Vec<One> = local
-                .map(One::Local)
-                .filter(|one| {
-                    shared
-                        .binary_search_by(|other| other.key().cmp(one.key()))
-                        .is_err()
-                })
-                .chain(shared.iter().cloned())
-                .collect();
-            all.sort_unstable_by(|a, b| a.key().cmp(b.key()));
-            all
+            all.retain(|one| {
+                shared
+                    .binary_search_by(|other| other.key().cmp(one.key()))
+                    .is_err()
+            });
+            all.extend(shared.into_iter().map(One::Shared));
+            all.sort_by(|a, b| a.key().cmp(b.key()));
         }
-        #[cfg(not(feature = "store"))]
-        local.map(One::Local).collect()
+        let more = all.len() > limit;
+        all.truncate(limit);
+        Page {
+            circuits: all,
+            total,
+            more,
+        }
+    }
+
+    /// Shared circuits in all, less those whose keys an in-process
+    /// circuit has too (counted once).
+    #[cfg(feature = "store")]
+    fn shared_total(&self) -> usize {
+        let shared = self.shared.iter().flat_map(|registry| registry.circuits());
+        shared
+            .filter(|fuse| {
+                self.local
+                    .as_ref()
+                    .is_none_or(|registry| registry.by_key(fuse.key()).is_none())
+            })
+            .count()
     }
 
     /// The circuit whose key is `key`.

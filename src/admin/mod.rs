@@ -266,20 +266,16 @@ async fn list(
             "limit must be 1 to {MAX_LIMIT}, not {limit}"
         )));
     }
-    let all = served.circuits.all();
-    let total = all.len();
-    let start = query
-        .after
-        .as_deref()
-        .map_or(0, |after| all.partition_point(|one| one.key() <= after));
-    let page = &all[start..(start + limit).min(total)];
-    let next = (start + limit < total)
-        .then(|| page.last().map(|one| one.key().to_owned()))
+    let page = served.circuits.page(query.after.as_deref(), limit);
+    let next = page
+        .more
+        .then(|| page.circuits.last().map(|one| one.key().to_owned()))
         .flatten();
-    let circuits = futures_util::future::join_all(page.iter().map(circuits::One::view)).await;
+    let circuits =
+        futures_util::future::join_all(page.circuits.iter().map(circuits::One::view)).await;
     Ok(Json(CircuitList {
         circuits,
-        total,
+        total: page.total,
         next,
         writable: served.access.writable(),
     }))

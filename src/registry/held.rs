@@ -11,7 +11,7 @@
 //! registry is full and none of the circuits looked at is idle, the new
 //! name gets the registry's overflow circuit instead of one of its own.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -40,7 +40,9 @@ struct Entry {
 /// Every circuit by key, and the sweep order.
 #[derive(Debug, Default)]
 pub(super) struct Held {
-    by_key: HashMap<Box<str>, Entry, RandomState>,
+    /// In key order, so that a page of circuits by key is a range (the
+    /// admin API's list) and not a sort of them all.
+    by_key: BTreeMap<Box<str>, Entry>,
     /// Keys, in the order the sweep looks at them.
     order: VecDeque<Box<str>>,
 }
@@ -63,6 +65,27 @@ impl Held {
     #[cfg(feature = "admin")]
     pub(super) fn get(&self, key: &str) -> Option<Arc<Fuse>> {
         self.by_key.get(key).map(|entry| entry.fuse.clone())
+    }
+
+    /// Calls `visit` with the circuits whose keys come after `after`, in
+    /// key order, until it returns `false`.
+    #[cfg(feature = "admin")]
+    pub(super) fn visit_after(
+        &self,
+        after: Option<&str>,
+        mut visit: impl FnMut(&Arc<Fuse>) -> bool,
+    ) {
+        use std::ops::Bound;
+        let from = after.map_or(Bound::Unbounded, Bound::Excluded);
+        for entry in self
+            .by_key
+            .range::<str, _>((from, Bound::Unbounded))
+            .map(|(_, entry)| entry)
+        {
+            if !visit(&entry.fuse) {
+                return;
+            }
+        }
     }
 
     /// The circuit for `pair`, made by `build` unless one with its key

@@ -243,17 +243,28 @@ impl Registry {
         listed
     }
 
-    /// Every circuit, the overflow circuit too once made, sorted by key
-    /// (the admin API pages through them).
+    /// Up to `limit` circuits by key after `after` (the overflow circuit
+    /// too once made), and how many circuits there are in all: a range of
+    /// the circuits' ordered index, for the admin API's pages.
     #[cfg(feature = "admin")]
-    pub(crate) fn fuses(&self) -> Vec<Arc<Fuse>> {
-        let circuits = self.circuits.pin();
-        let mut fuses: Vec<Arc<Fuse>> = each_circuit(&circuits)
-            .cloned()
-            .chain(self.overflow.get().cloned())
-            .collect();
-        fuses.sort_unstable_by(|a, b| a.key().cmp(b.key()));
-        fuses
+    pub(crate) fn page(&self, after: Option<&str>, limit: usize) -> (Vec<Arc<Fuse>>, usize) {
+        let mut page = Vec::new();
+        let held = self.lock_held();
+        held.visit_after(after, |fuse| {
+            page.push(fuse.clone());
+            page.len() < limit
+        });
+        let total = held.len();
+        drop(held);
+        let Some(overflow) = self.overflow.get() else {
+            return (page, total);
+        };
+        if after.is_none_or(|after| overflow.key() > after) {
+            let at = page.partition_point(|fuse| fuse.key() < overflow.key());
+            page.insert(at, overflow.clone());
+            page.truncate(limit);
+        }
+        (page, total + 1)
     }
 
     /// The circuit whose key is `key`, the overflow circuit's too.

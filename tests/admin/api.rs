@@ -390,6 +390,30 @@ fn the_list_pages_by_key() {
             keys,
             ["a", "b", "c", "d", "e"].map(|n| format!("fuse:shop:{n}"))
         );
+
+        // A full registry's overflow circuit is listed in its place.
+        let full = Arc::new(
+            Registry::builder()
+                .app("shop")
+                .max_circuits(2)
+                .build()
+                .unwrap(),
+        );
+        let held = [full.get("a"), full.get("b")];
+        assert_eq!(full.get("c").name(), fuse_breaker::OVERFLOW_NAME);
+        let base = start(Admin::new().registry(full.clone())).await;
+        let mut keys = Vec::new();
+        let mut path = "/circuits?limit=1".to_owned();
+        while let Some(after) = {
+            let list = send(&base, "GET", &path, None).await.list();
+            assert_eq!(list.total, 3);
+            keys.extend(list.circuits.into_iter().map(|c| c.key));
+            list.next
+        } {
+            path = format!("/circuits?limit=1&after={after}");
+        }
+        assert_eq!(keys, ["fuse:shop:(overflow)", "fuse:shop:a", "fuse:shop:b"]);
+        drop(held);
     });
 }
 
