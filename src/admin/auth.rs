@@ -26,9 +26,13 @@ pub(super) struct Access {
 }
 
 impl Access {
+    /// An empty token is no token: writes stay off rather than open to a
+    /// bare `Bearer`.
     pub(super) fn new(token: Option<&str>, private_reads: bool) -> Self {
         Access {
-            token: token.map(|token| token.as_bytes().into()),
+            token: token
+                .filter(|token| !token.is_empty())
+                .map(|token| token.as_bytes().into()),
             private_reads,
         }
     }
@@ -131,6 +135,15 @@ mod tests {
             401
         );
         assert!(private.check(&with("Bearer s3cret"), Need::Read).is_ok());
+        let empty = Access::new(Some(""), false);
+        assert!(!empty.writable());
+        assert_eq!(
+            empty
+                .check(&with("Bearer "), Need::Write)
+                .unwrap_err()
+                .code(),
+            "read_only"
+        );
         let nobody = Access::new(None, true);
         assert_eq!(
             nobody

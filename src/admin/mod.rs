@@ -137,7 +137,8 @@ impl Admin {
     }
 
     /// The admin token: open, close and reset need
-    /// `Authorization: Bearer <token>`. Without one they are off.
+    /// `Authorization: Bearer <token>`. Without one (or with an empty one)
+    /// they are off.
     ///
     /// ```
     /// let admin = fuse_breaker::admin::Admin::new().token("s3cret");
