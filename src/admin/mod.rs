@@ -45,6 +45,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, Uri, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
+use futures_util::StreamExt as _;
 use serde::Deserialize;
 
 mod auth;
@@ -66,6 +67,8 @@ const PAGE: &str = include_str!("dashboard.html");
 const DEFAULT_LIMIT: usize = 1000;
 /// The most circuits in a page of the list.
 const MAX_LIMIT: usize = 5000;
+/// Store reads in flight at once for a page of shared circuits.
+const READS_AT_ONCE: usize = 16;
 /// Event streams open at once, unless the application says.
 const DEFAULT_MAX_STREAMS: usize = 64;
 
@@ -272,8 +275,12 @@ async fn list(
         .more
         .then(|| page.circuits.last().map(|one| one.key().to_owned()))
         .flatten();
-    let circuits =
-        futures_util::future::join_all(page.circuits.iter().map(circuits::One::view)).await;
+    // Shared circuits are read from their store, a few at a time.
+    let circuits: Vec<CircuitView> = futures_util::stream::iter(&page.circuits)
+        .map(circuits::One::view)
+        .buffered(READS_AT_ONCE)
+        .collect()
+        .await;
     Ok(Json(CircuitList {
         circuits,
         total: page.total,
