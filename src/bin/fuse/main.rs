@@ -356,11 +356,17 @@ async fn run(cli: &Cli) -> Result<(), String> {
         Command::Status { circuit, json } => {
             status(cli, &fleet, &config, circuit.as_deref(), *json).await
         }
-        Command::Open { circuit: spec } => circuit(cli, &store, &config, spec).force_open().await,
-        Command::Close { circuit: spec } => {
-            circuit(cli, &store, &config, spec).force_closed().await
+        Command::Open { circuit: spec } => circuit(cli, &store, &config, spec)
+            .force_open()
+            .await
+            .map(drop),
+        Command::Close { circuit: spec } => circuit(cli, &store, &config, spec)
+            .force_closed()
+            .await
+            .map(drop),
+        Command::Reset { circuit: spec } => {
+            circuit(cli, &store, &config, spec).reset().await.map(drop)
         }
-        Command::Reset { circuit: spec } => circuit(cli, &store, &config, spec).reset().await,
     };
     done.map_err(|err| err.to_string())
 }
