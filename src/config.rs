@@ -281,6 +281,13 @@ impl Config {
                 "must not be empty".to_owned(),
             ));
         }
+        if c.key_prefix.chars().any(char::is_control) {
+            return Err(ConfigError::new(
+                "key_prefix",
+                format!("{:?}", c.key_prefix),
+                "must not contain control characters".to_owned(),
+            ));
+        }
         if c.key_prefix.contains(':') {
             return Err(ConfigError::new(
                 "key_prefix",

@@ -335,7 +335,10 @@ pub fn config(data: &[u8]) {
             "counted_http_statuses",
             statuses.iter().all(|s| (100..=599).contains(s)),
         ),
-        ("key_prefix", !prefix.is_empty() && !prefix.contains(':')),
+        (
+            "key_prefix",
+            !prefix.is_empty() && !prefix.contains(':') && !prefix.chars().any(char::is_control),
+        ),
     ]
     .into_iter()
     .find(|(_, ok)| !ok)

@@ -2,15 +2,39 @@
 //! a rejection carries, so that it can name its circuit without
 //! allocating or touching a shared counter, and outlive it.
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
 /// `prefix:app:name:operation`, empty or absent pieces left out, pieces
-/// used verbatim.
+/// used verbatim but for control characters, which are written escaped
+/// (see [`printable`]).
 pub(crate) fn key(prefix: &str, app: Option<&str>, name: &str, operation: Option<&str>) -> String {
     [Some(prefix), app, Some(name), operation]
         .into_iter()
         .flatten()
         .filter(|piece| !piece.is_empty())
+        .map(printable)
         .collect::<Vec<_>>()
         .join(":")
+}
+
+/// `piece` with each control character (ESC, NUL, a newline: what a
+/// terminal or a log would act on) written as `\u{1b}`: a key never holds
+/// one, whatever name a program gives a circuit. (A configured key prefix
+/// or app with one is refused where it is read.)
+pub(crate) fn printable(piece: &str) -> Cow<'_, str> {
+    if !piece.chars().any(char::is_control) {
+        return Cow::Borrowed(piece);
+    }
+    let mut out = String::with_capacity(piece.len() + 8);
+    for c in piece.chars() {
+        if c.is_control() {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// A circuit's names, owned by the circuit (and freed with it): its key,
@@ -32,6 +56,9 @@ impl Names {
         name: &str,
         operation: Option<&str>,
     ) -> Self {
+        let (app, name) = (app.map(printable), printable(name));
+        let operation = operation.map(printable);
+        let (app, name, operation) = (app.as_deref(), &*name, operation.as_deref());
         let key = key(prefix, app, name, operation);
         // Every piece is verbatim and the non-empty ones are joined in
         // order, so the name ends where the operation (if any) begins.
@@ -149,6 +176,24 @@ mod tests {
         assert_eq!(key("fuse", Some(""), "billing", Some("")), "fuse:billing");
         assert_eq!(key("p", None, "n", Some("op")), "p:n:op");
         assert_eq!(key("p", Some("a b"), "n/x", None), "p:a b:n/x");
+    }
+
+    #[test]
+    fn control_characters_are_escaped_in_every_piece() {
+        let names = Names::new(
+            "fu\0se",
+            Some("sh\x1bop"),
+            "bill\x1b]0;pwned\x07",
+            Some("a\nb"),
+        );
+        assert_eq!(
+            names.key(),
+            "fu\\u{0}se:sh\\u{1b}op:bill\\u{1b}]0;pwned\\u{7}:a\\u{a}b"
+        );
+        assert_eq!(names.name(), "bill\\u{1b}]0;pwned\\u{7}");
+        assert_eq!(names.operation(), Some("a\\u{a}b"));
+        assert!(!names.key().chars().any(char::is_control));
+        assert!(matches!(printable("caf\u{e9}"), Cow::Borrowed(_)));
     }
 
     #[test]

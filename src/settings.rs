@@ -594,6 +594,23 @@ impl Settings {
     /// Validates the defaults and every override once, with the crate's
     /// own validation, so that a bad file is refused when it is read.
     pub(crate) fn check(&self) -> Result<(), SettingsError> {
+        // Pieces of keys: no control character (see `Config::key_prefix`).
+        let pieces = self.app.iter().map(|app| ("app", "defaults", app.as_str()));
+        let names = self
+            .breakers
+            .keys()
+            .map(|name| ("name", "breakers", name.as_str()));
+        if let Some((setting, table, piece)) = pieces
+            .chain(names)
+            .find(|(_, _, piece)| piece.chars().any(char::is_control))
+        {
+            let source = ConfigError::new(
+                setting,
+                format!("{piece:?}"),
+                "must not contain control characters (a piece of the circuits' keys)".to_owned(),
+            );
+            return Err(self.invalid(table, source));
+        }
         if let Some(max) = self.max_circuits {
             crate::registry::check_max_circuits(max)
                 .map_err(|source| self.invalid("registry", source))?;

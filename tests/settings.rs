@@ -437,3 +437,22 @@ fn the_debug_output_of_settings_shows_no_password() {
         ],
     );
 }
+
+#[test]
+fn a_control_character_in_a_piece_of_the_keys_is_refused() {
+    for (text, setting) in [
+        ("app = \"shop\\u001b[2J\"", "app"),
+        ("key_prefix = \"fu\\u0000se\"", "key_prefix"),
+        (
+            "[breakers.\"bill\\u001b]0;x\\u0007\"]\nfailure_threshold = 2",
+            "name",
+        ),
+    ] {
+        let err = Settings::from_toml(text)
+            .and_then(|settings| settings.registry().map(drop))
+            .expect_err(text);
+        let message = err.to_string();
+        assert_mentions(&message, &[setting, "control characters"]);
+        assert!(!message.chars().any(char::is_control), "{message:?}");
+    }
+}

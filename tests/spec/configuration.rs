@@ -148,6 +148,16 @@ fn refusals() -> Vec<(ConfigBuilder, &'static str, String)> {
             "key_prefix",
             "\"fuse:\"".into(),
         ),
+        (
+            Config::builder().key_prefix("fu\0se"),
+            "key_prefix",
+            "\"fu\\0se\"".into(),
+        ),
+        (
+            Config::builder().key_prefix("fuse\x1b[2J"),
+            "key_prefix",
+            "\"fuse\\u{1b}[2J\"".into(),
+        ),
     ]
 }
 

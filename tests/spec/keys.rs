@@ -73,3 +73,17 @@ fn open_error_names_the_circuit_and_its_key() {
         "{err}"
     );
 }
+
+#[test]
+fn control_characters_in_a_piece_are_escaped_so_no_key_holds_one() {
+    let fuse = Fuse::builder("bill\x1b]0;pwned\x07")
+        .app("sh\0op")
+        .operation("a\nb")
+        .build();
+    assert_eq!(
+        fuse.key(),
+        "fuse:sh\\u{0}op:bill\\u{1b}]0;pwned\\u{7}:a\\u{a}b"
+    );
+    assert_eq!(fuse.name(), "bill\\u{1b}]0;pwned\\u{7}");
+    assert!(!fuse.key().chars().any(char::is_control));
+}
