@@ -10,6 +10,24 @@ fn assert_hidden(what: &str, printed: &str) {
     assert!(!printed.contains(SECRET), "{what} printed {printed:?}");
 }
 
+/// What opening a store on `url` printed, or its first read when it
+/// opened: no secret in either.
+async fn assert_no_secret<S: Store>(url: &str, opened: Result<S, fuse_breaker::store::StoreError>) {
+    match opened {
+        Err(err) => {
+            assert_hidden(url, &err.to_string());
+            assert_hidden(url, &format!("{err:?}"));
+        }
+        Ok(store) => {
+            assert_hidden(url, store.name());
+            assert_hidden(url, &format!("{store:?}"));
+            let err = store.load("fuse:a").await.unwrap_err();
+            assert_hidden(url, &err.to_string());
+            assert_hidden(url, &format!("{err:?}"));
+        }
+    }
+}
+
 #[cfg(feature = "redis")]
 #[tokio::test]
 async fn redis_urls_lose_their_passwords_in_errors() {
@@ -24,19 +42,7 @@ async fn redis_urls_lose_their_passwords_in_errors() {
         "redis://user:hunter2@[not a host",
         "redis://127.0.0.1:1/?password=hunter2&db=x",
     ] {
-        match RedisStore::open(url) {
-            Err(err) => {
-                assert_hidden(url, &err.to_string());
-                assert_hidden(url, &format!("{err:?}"));
-            }
-            Ok(store) => {
-                assert_hidden(url, store.name());
-                assert_hidden(url, &format!("{store:?}"));
-                let err = store.load("fuse:a").await.unwrap_err();
-                assert_hidden(url, &err.to_string());
-                assert_hidden(url, &format!("{err:?}"));
-            }
-        }
+        assert_no_secret(url, RedisStore::open(url)).await;
     }
 }
 
@@ -52,18 +58,6 @@ async fn database_urls_lose_their_passwords_in_errors() {
         "postgres://127.0.0.1:1/shop?password=hunter2&sslmode=bogus",
         "sqlite:/nonexistent/dir/fuse.db?key=hunter2",
     ] {
-        match SqlStore::open(url) {
-            Err(err) => {
-                assert_hidden(url, &err.to_string());
-                assert_hidden(url, &format!("{err:?}"));
-            }
-            Ok(store) => {
-                assert_hidden(url, store.name());
-                assert_hidden(url, &format!("{store:?}"));
-                let err = store.load("fuse:a").await.unwrap_err();
-                assert_hidden(url, &err.to_string());
-                assert_hidden(url, &format!("{err:?}"));
-            }
-        }
+        assert_no_secret(url, SqlStore::open(url)).await;
     }
 }
