@@ -19,6 +19,7 @@ use fuse_breaker::store::{MemoryStore, SharedFuse, Store};
 
 mod announced;
 mod cached;
+mod clocks;
 #[path = "../common/mod.rs"]
 mod common;
 mod concurrency;
@@ -29,9 +30,12 @@ mod middleware;
 mod on_redis;
 #[cfg(feature = "sql")]
 mod on_sql;
+mod oversized;
 mod payloads;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod processes;
+#[cfg(any(feature = "redis", feature = "sql"))]
+mod refused;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod restart;
 mod rules;

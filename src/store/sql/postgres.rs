@@ -38,10 +38,13 @@ pub(super) fn statements(table: &Table) -> Statements {
         name = table.name(),
     );
     Statements {
+        // The payload's length, and the payload unless it is above $2.
         load: format!(
-            "WITH c AS (SELECT {NOW} AS now) \
-             SELECT c.now, (SELECT t.payload::text FROM {table} AS t WHERE t.key = $1 \
-             AND (t.expires_at IS NULL OR t.expires_at > c.now / 1000000)) FROM c"
+            "WITH c AS (SELECT {NOW} AS now), \
+             r AS (SELECT t.payload::text AS p FROM {table} AS t, c WHERE t.key = $1 \
+             AND (t.expires_at IS NULL OR t.expires_at > c.now / 1000000)) \
+             SELECT c.now, (SELECT octet_length(r.p)::bigint FROM r), \
+             (SELECT r.p FROM r WHERE octet_length(r.p) <= $2) FROM c"
         )
         .into(),
         // Absent, or present and expired: an insert, or an update of
