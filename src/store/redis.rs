@@ -20,8 +20,8 @@
 //! Once a cached circuit is built on the store, one more connection
 //! subscribes to the channel and hands each announcement to [`Changes`]
 //! (the cached circuits of this process on its key take the payload as
-//! their mirror). When that connection drops, every mirror is forgotten,
-//! and the connection is remade with a backoff.
+//! their mirror). When that connection drops (or its task ends, however),
+//! every mirror is forgotten, and the connection is remade with a backoff.
 
 use std::fmt;
 use std::sync::{Arc, Weak};
@@ -31,7 +31,7 @@ use futures_core::Stream;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{RedisError, Script, Value};
 
-use super::changes::Listening;
+use super::changes::{Listening, MAX_RELISTEN, MIN_RELISTEN};
 use super::error::public_name;
 use super::payload::{self, PayloadError};
 use super::{Changes, Loaded, Store, StoreError, Swap};
@@ -69,11 +69,6 @@ return {0, t[1], t[2], v}
 /// take.
 const RESPONSE_TIMEOUT: Duration = Duration::from_millis(500);
 const CONNECTION_TIMEOUT: Duration = Duration::from_millis(500);
-
-/// The first wait before the channel's connection is remade; it doubles
-/// with each failure in a row, up to the second.
-const MIN_RESUBSCRIBE: Duration = Duration::from_millis(100);
-const MAX_RESUBSCRIBE: Duration = Duration::from_secs(2);
 
 /// A [`Store`] on Redis or Valkey, through one multiplexed connection that
 /// reconnects by itself (the `redis` crate's `ConnectionManager`). Cheap to
@@ -273,6 +268,7 @@ impl RedisStore {
                         format_args!("its TIME answered {seconds} s {micros} us, which is no time"),
                     )
                 })?;
+                self.changes.saw_clock(now);
                 Ok(Loaded { payload, now })
             }
         }
@@ -283,12 +279,12 @@ impl RedisStore {
 /// long as the store lives; every mirror is forgotten whenever the
 /// subscription begins again (announcements may have been missed).
 async fn listen(client: redis::Client, channel: String, changes: Weak<Changes>) {
-    let mut backoff = MIN_RESUBSCRIBE;
+    let mut backoff = MIN_RELISTEN;
     loop {
         if let Ok(Ok(mut pubsub)) =
             tokio::time::timeout(CONNECTION_TIMEOUT, subscribe(&client, &channel)).await
         {
-            backoff = MIN_RESUBSCRIBE;
+            backoff = MIN_RELISTEN;
             let Some(live) = changes.upgrade() else {
                 return;
             };
@@ -309,7 +305,7 @@ async fn listen(client: redis::Client, channel: String, changes: Weak<Changes>) 
             live.lost();
         }
         tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(MAX_RESUBSCRIBE);
+        backoff = (backoff * 2).min(MAX_RELISTEN);
     }
 }
 
@@ -416,14 +412,12 @@ impl Store for RedisStore {
     /// Starts listening on the channel the first time (a cached circuit
     /// is being built).
     fn changes(&self) -> Option<&Changes> {
-        self.listening.start(|| {
-            let listening = listen(
-                self.client.clone(),
-                self.channel.clone(),
-                Arc::downgrade(&self.changes),
-            );
-            self.runtime.spawn(listening).abort_handle()
-        });
+        let (client, channel) = (self.client.clone(), self.channel.clone());
+        let changes = Arc::downgrade(&self.changes);
+        self.listening
+            .start(&self.runtime, changes.clone(), move || {
+                listen(client.clone(), channel.clone(), changes.clone())
+            });
         Some(&self.changes)
     }
 }

@@ -24,6 +24,8 @@ mod clocks;
 mod common;
 mod concurrency;
 mod fallback;
+#[cfg(any(feature = "redis", feature = "sql"))]
+mod forged;
 #[cfg(feature = "reqwest")]
 mod middleware;
 #[cfg(feature = "redis")]

@@ -442,6 +442,7 @@ impl SqlStore {
                 format_args!("its clock answered {now} us since the Unix epoch, which is no time"),
             )
         })?;
+        self.changes.saw_clock(now);
         if let (None, Some(length)) = (&payload, length)
             && length > limit
         {
@@ -557,14 +558,12 @@ impl Store for SqlStore {
         let Backend::Postgres(pool) = &self.backend else {
             return None;
         };
-        self.listening.start(|| {
-            let listening = postgres::listen(
-                pool.clone(),
-                self.channel.clone(),
-                Arc::downgrade(&self.changes) as Weak<Changes>,
-            );
-            self.runtime.spawn(listening).abort_handle()
-        });
+        let (pool, channel) = (pool.clone(), self.channel.clone());
+        let changes: Weak<Changes> = Arc::downgrade(&self.changes);
+        self.listening
+            .start(&self.runtime, changes.clone(), move || {
+                postgres::listen(pool.clone(), channel.clone(), changes.clone())
+            });
         Some(&self.changes)
     }
 }

@@ -7,13 +7,13 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::Weak;
-use std::time::Duration;
 
 use sqlx::postgres::{PgListener, PgPool};
 
 use super::Statements;
 use super::table::Table;
 use crate::store::Changes;
+use crate::store::changes::{MAX_RELISTEN, MIN_RELISTEN};
 
 /// The server's time, in microseconds since the Unix epoch.
 const NOW: &str = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000)::bigint";
@@ -121,11 +121,6 @@ pub(super) fn like(glob: &str) -> String {
     }
     pattern
 }
-
-/// The first wait before the channel's connection is remade; it doubles
-/// with each failure in a row, up to the second.
-const MIN_RELISTEN: Duration = Duration::from_millis(100);
-const MAX_RELISTEN: Duration = Duration::from_secs(2);
 
 /// Listens on `channel` and hands each announcement to `changes`, for as
 /// long as the store lives; every mirror is forgotten whenever listening
