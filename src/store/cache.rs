@@ -119,15 +119,12 @@ impl Cache {
         let fresh = Fresh {
             lease_until: now.saturating_add(self.lease),
         };
-        match payload::read(&self.key, bytes, fresh) {
-            Ok(stored) => {
-                self.remember(&stored, now);
-                true
-            }
-            Err(_) => {
-                self.forget();
-                false
-            }
+        if let Ok(stored) = payload::read(&self.key, bytes, fresh) {
+            self.remember(&stored, now);
+            true
+        } else {
+            self.forget();
+            false
         }
     }
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::cache::Cache;
 
@@ -49,7 +49,8 @@ pub struct Changes {
     watchers: Mutex<Watchers>,
     /// The store's clock as its last reply told it, and when that reply
     /// was read here (`None`: no reply yet).
-    clock: Mutex<Option<(Duration, Instant)>>,
+    #[cfg(any(feature = "redis", feature = "sql"))]
+    clock: Mutex<Option<(Duration, std::time::Instant)>>,
     /// Announcements dropped (see [`Changes::dropped`]).
     dropped: AtomicU64,
 }
@@ -159,7 +160,8 @@ impl Changes {
         *self
             .clock
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((now, Instant::now()));
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Some((now, std::time::Instant::now()));
     }
 
     /// The latest time an announcement may be dated (`None`: no reply of
@@ -351,7 +353,7 @@ where
     }
     let mut backoff = MIN_RELISTEN;
     loop {
-        let started = Instant::now();
+        let started = std::time::Instant::now();
         let task = runtime.spawn(listen());
         let _abort = Abort(task.abort_handle());
         // Whether it returned or panicked, it listens no longer.
@@ -468,7 +470,7 @@ mod tests {
             cache.remember(
                 &super::super::stored::Stored::fresh(1),
                 1_700_000_000_000_000_000,
-            )
+            );
         };
         remember();
         let (runs, ended) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));

@@ -36,8 +36,10 @@ enum Kind {
         tries: u32,
     },
     /// The URL a store was opened with is not one of its kind.
+    #[cfg_attr(not(any(feature = "redis", feature = "sql")), allow(dead_code))]
     Url(String),
     /// The store cannot keep a circuit under this key.
+    #[cfg_attr(not(feature = "sql"), allow(dead_code))]
     Key {
         key: String,
         reason: String,

@@ -43,6 +43,7 @@ pub(crate) fn store_time(since_epoch: Duration) -> u64 {
 /// epoch (Redis `TIME`, an announcement), if it is one: the microseconds a
 /// fraction of a second, the whole within the nanoseconds 64 bits hold
 /// (until the year 2554), as every time the rules see is.
+#[cfg(any(feature = "redis", feature = "sql"))]
 pub(crate) fn clock(seconds: u64, micros: u64) -> Option<Duration> {
     let nanos = seconds
         .checked_mul(NANOS_PER_SEC)?
@@ -291,35 +292,7 @@ pub(crate) fn read(key: &str, bytes: &[u8], fresh: Fresh) -> Result<Stored, Payl
             && own.leases.len() == inflight as usize
             && closed == own.opened_at_us.is_none()
     }) {
-        let micros = |field, time, limit| checked(key, field, NANOS_PER_MICRO, time, limit);
-        let event = fresh.latest_event();
-        let failures = own
-            .failures_us
-            .iter()
-            .filter(|_| closed)
-            .map(|&at| micros("failures_us", at, event))
-            .collect::<Result<_, _>>()?;
-        let leases = own
-            .leases
-            .iter()
-            .map(|lease| {
-                let until = micros("leases.until_us", lease.until_us, fresh.latest_lease())?;
-                Ok(Lease {
-                    id: lease.id,
-                    until,
-                })
-            })
-            .collect::<Result<_, _>>()?;
-        return Ok(Stored {
-            generation: own.generation,
-            epoch: own.epoch,
-            head: head(state, own.epoch, successes, inflight),
-            opened_at: own
-                .opened_at_us
-                .map_or(Ok(0), |at| micros("opened_at_us", at, event))?,
-            failures,
-            leases,
-        });
+        return read_own(key, own, head(state, own.epoch, successes, inflight), fresh);
     }
     // milon/fuse's fields alone: no generation yet.
     let seconds = |field, time| checked(key, field, NANOS_PER_SEC, time, fresh.latest_event());
@@ -345,6 +318,39 @@ pub(crate) fn read(key: &str, bytes: &[u8], fresh: Fresh) -> Result<Stored, Payl
                 until: fresh.lease_until,
             })
             .collect(),
+    })
+}
+
+/// The crate's own fields under `key`, of a circuit whose head is `head`.
+fn read_own(key: &str, own: &Own, head: Head, fresh: Fresh) -> Result<Stored, PayloadError> {
+    let micros = |field, time, limit| checked(key, field, NANOS_PER_MICRO, time, limit);
+    let event = fresh.latest_event();
+    let failures = own
+        .failures_us
+        .iter()
+        .filter(|_| head.state == State::Closed)
+        .map(|&at| micros("failures_us", at, event))
+        .collect::<Result<_, _>>()?;
+    let leases = own
+        .leases
+        .iter()
+        .map(|lease| {
+            let until = micros("leases.until_us", lease.until_us, fresh.latest_lease())?;
+            Ok(Lease {
+                id: lease.id,
+                until,
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(Stored {
+        generation: own.generation,
+        epoch: own.epoch,
+        head,
+        opened_at: own
+            .opened_at_us
+            .map_or(Ok(0), |at| micros("opened_at_us", at, event))?,
+        failures,
+        leases,
     })
 }
 

@@ -266,6 +266,7 @@ fn failures_count_only_while_closed() {
     assert!(stored.failures.is_empty());
 }
 
+#[cfg(any(feature = "redis", feature = "sql"))]
 #[test]
 fn a_clock_reading_is_a_time_only_within_what_the_rules_count_in() {
     let at = |s: u64, us: u64| clock(s, us).map(|t| t.as_nanos());

@@ -115,10 +115,10 @@ async fn an_announcement_from_the_future_is_not_believed(channel: Channel) {
     let (here, there, trips) = pair(&channel, &unique("future"));
     // A second circuit whose opening marks when the forged messages (sent
     // before it, on the same channel) were handled.
-    let (marker_here, marker_there, marker_trips) = pair(&channel, &unique("marker"));
+    let (mark_here, mark_elsewhere, mark_trips) = pair(&channel, &unique("marker"));
     (channel.listening)().await;
     here.try_acquire().await.unwrap().success().await.unwrap();
-    marker_here
+    mark_here
         .try_acquire()
         .await
         .unwrap()
@@ -132,8 +132,8 @@ async fn an_announcement_from_the_future_is_not_believed(channel: Channel) {
     for at in [now + 86_400, 99_999_999_999] {
         (channel.send)(message(at, 0, &key, &open_since(at))).await;
     }
-    marker_there.force_open().await.unwrap();
-    refused_by_announcement(name, &marker_here, &marker_trips).await;
+    mark_elsewhere.force_open().await.unwrap();
+    refused_by_announcement(name, &mark_here, &mark_trips).await;
     assert_eq!(
         channel.here.changes().unwrap().dropped() - dropped,
         2,
