@@ -112,15 +112,19 @@ impl Cache {
     }
 
     /// Another process (or this one) announced `payload` under the key,
-    /// written at the store's time `now`.
-    pub(crate) fn announced(&self, bytes: &[u8], now: Duration) {
+    /// written at the store's time `now`; whether it could be read (if not,
+    /// the mirror is forgotten).
+    pub(crate) fn announced(&self, bytes: &[u8], now: Duration) -> bool {
         let now = payload::store_time(now);
         let fresh = Fresh {
             lease_until: now.saturating_add(self.lease),
         };
-        match payload::read(&self.key, bytes, fresh) {
-            Ok(stored) => self.remember(&stored, now),
-            Err(_) => self.forget(),
+        if let Ok(stored) = payload::read(&self.key, bytes, fresh) {
+            self.remember(&stored, now);
+            true
+        } else {
+            self.forget();
+            false
         }
     }
 }

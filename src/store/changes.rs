@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -16,6 +17,11 @@ use super::cache::Cache;
 /// and feeds it from its channel; it calls [`lost`](Self::lost) when the
 /// channel may have dropped announcements, so that no mirror outlives what
 /// it missed.
+///
+/// Anyone who can publish on a store's channel can send it anything: an
+/// announcement that is not one ([`dropped`](Self::dropped) counts them) is
+/// dropped, and so is one dated more than [`MAX_LEAD`](Self::MAX_LEAD)
+/// after the store's clock, as this process last saw it in a reply.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -41,6 +47,12 @@ use super::cache::Cache;
 #[derive(Default)]
 pub struct Changes {
     watchers: Mutex<Watchers>,
+    /// The store's clock as its last reply told it, and when that reply
+    /// was read here (`None`: no reply yet).
+    #[cfg(any(feature = "redis", feature = "sql"))]
+    clock: Mutex<Option<(Duration, std::time::Instant)>>,
+    /// Announcements dropped (see [`Changes::dropped`]).
+    dropped: AtomicU64,
 }
 
 #[derive(Default)]
@@ -55,11 +67,26 @@ impl fmt::Debug for Changes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Changes")
             .field("keys", &self.lock().by_key.len())
+            .field("dropped", &self.dropped())
             .finish()
     }
 }
 
 impl Changes {
+    /// How far after the store's clock an announcement may be dated: the
+    /// store's time in its last reply, plus the time this process's clock
+    /// says passed since, plus this bound (for that reply's way here and
+    /// the two clocks' drift; an announcement is dated by the store's own
+    /// clock when it is written). One dated later is dropped: believed, a
+    /// forged one dated in the future would keep its circuit's mirror
+    /// (open, say) newer than every real reading until then.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// assert_eq!(fuse_breaker::store::Changes::MAX_LEAD, Duration::from_secs(1));
+    /// ```
+    pub const MAX_LEAD: Duration = Duration::from_secs(1);
+
     /// A place with no circuit watching yet.
     ///
     /// ```
@@ -80,7 +107,7 @@ impl Changes {
     /// the Unix epoch): the cached circuits on `key` take it as their
     /// mirror, unless theirs is newer. A payload they cannot read makes
     /// them forget their mirror (the next call reads the key and reports
-    /// the error).
+    /// the error), and counts as [`dropped`](Self::dropped).
     ///
     /// ```
     /// use std::time::Duration;
@@ -88,19 +115,87 @@ impl Changes {
     /// changes.tell("fuse:billing", b"{}", Duration::from_secs(1_700_000_000)); // nobody watches
     /// ```
     pub fn tell(&self, key: &str, payload: &[u8], now: Duration) {
+        let mut read = true;
         for cache in self.watching(key) {
-            cache.announced(payload, now);
+            read &= cache.announced(payload, now);
         }
+        if !read {
+            self.drop_one();
+        }
+    }
+
+    /// How many announcements this place dropped: messages on the store's
+    /// channel that are not announcements in the crate's format (or hold
+    /// a time no store's clock tells), those dated more than
+    /// [`MAX_LEAD`](Self::MAX_LEAD) after the store's clock, and those whose
+    /// payload the circuits watching its key could not read. None of them
+    /// changed a mirror (but the last made its circuits forget theirs).
+    /// A count that grows tells that something else publishes there.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse, Store};
+    ///
+    /// let store = Arc::new(MemoryStore::new());
+    /// let _fuse = SharedFuse::builder("billing", store.clone()).cached(Duration::from_secs(60)).build();
+    /// let changes = store.changes().unwrap();
+    /// changes.tell("fuse:billing", b"not a circuit", Duration::from_secs(1_700_000_000));
+    /// assert_eq!(changes.dropped(), 1);
+    /// ```
+    pub fn dropped(&self) -> u64 {
+        // A count to read, ordering nothing else.
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    fn drop_one(&self) {
+        // A count to read, ordering nothing else.
+        self.dropped.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The store's reply said its clock was at `now` (since the Unix
+    /// epoch): what announcements are checked against from then on.
+    #[cfg(any(feature = "redis", feature = "sql"))]
+    pub(crate) fn saw_clock(&self, now: Duration) {
+        *self
+            .clock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Some((now, std::time::Instant::now()));
+    }
+
+    /// The latest time an announcement may be dated (`None`: no reply of
+    /// the store's seen yet).
+    #[cfg(any(feature = "redis", feature = "sql"))]
+    fn latest(&self) -> Option<Duration> {
+        let clock = *self
+            .clock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (now, seen) = clock?;
+        Some(
+            now.saturating_add(seen.elapsed())
+                .saturating_add(Self::MAX_LEAD),
+        )
     }
 
     /// An announcement in the crate's format (the store's time in seconds
     /// and microseconds, the key's length, each followed by a space, then
-    /// the key and the payload: what the Redis and SQL stores publish);
-    /// ignored unless it is one.
+    /// the key and the payload: what the Redis and SQL stores publish),
+    /// from anyone who can publish on the channel: dropped and counted
+    /// unless it is one, dated no later than the store's clock allows.
+    /// Before any reply of the store's there is no clock to check it
+    /// against, and no mirror it could keep up to date: it is ignored.
     #[cfg(any(feature = "redis", feature = "sql"))]
     pub(crate) fn tell_wire(&self, message: &[u8]) {
-        if let Some((key, now, payload)) = announcement(message) {
-            self.tell(key, payload, now);
+        let Some((key, now, payload)) = announcement(message) else {
+            self.drop_one();
+            return;
+        };
+        match self.latest() {
+            Some(latest) if now <= latest => self.tell(key, payload, now),
+            Some(_) => self.drop_one(),
+            None => {}
         }
     }
 
@@ -171,25 +266,35 @@ impl Changes {
 #[cfg(any(feature = "redis", feature = "sql"))]
 /// An announcement as the crate's stores publish it: the store's time of
 /// the write in seconds and microseconds, the key's length in bytes, each
-/// followed by a space, then the key and the payload (`None`: not one).
+/// in decimal digits followed by a space, then the key (not empty, UTF-8)
+/// and the payload (`None`: not one, or a time no store's clock tells).
 fn announcement(message: &[u8]) -> Option<(&str, Duration, &[u8])> {
     let mut rest = message;
     let mut field = || {
         let space = rest.iter().position(|&b| b == b' ')?;
-        let number = std::str::from_utf8(&rest[..space])
-            .ok()?
-            .parse::<u64>()
-            .ok()?;
+        let digits = &rest[..space];
+        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        let number = std::str::from_utf8(digits).ok()?.parse::<u64>().ok()?;
         rest = &rest[space + 1..];
         Some(number)
     };
     let (seconds, micros, length) = (field()?, field()?, field()?);
-    let length = usize::try_from(length).ok()?;
+    let now = super::payload::clock(seconds, micros)?;
+    let length = usize::try_from(length).ok().filter(|&length| length > 0)?;
     let key = std::str::from_utf8(rest.get(..length)?).ok()?;
     let payload = rest.get(length..)?;
-    let now = Duration::from_secs(seconds) + Duration::from_micros(micros);
     Some((key, now, payload))
 }
+
+#[cfg(any(feature = "redis", feature = "sql"))]
+/// The first wait before a store's channel of announcements is listened
+/// to again (its connection dropped, or its task ended); it doubles with
+/// each failure in a row, up to [`MAX_RELISTEN`].
+pub(crate) const MIN_RELISTEN: Duration = Duration::from_millis(100);
+#[cfg(any(feature = "redis", feature = "sql"))]
+pub(crate) const MAX_RELISTEN: Duration = Duration::from_secs(2);
 
 #[cfg(any(feature = "redis", feature = "sql"))]
 /// The task that listens to a store's channel of announcements, once a
@@ -201,9 +306,24 @@ pub(crate) struct Listening {
 
 #[cfg(any(feature = "redis", feature = "sql"))]
 impl Listening {
-    /// Starts the task with `spawn` the first time.
-    pub(crate) fn start(&self, spawn: impl FnOnce() -> tokio::task::AbortHandle) {
-        self.task.get_or_init(spawn);
+    /// Starts, the first time, a task on `runtime` that runs `listen`'s
+    /// loop, and runs a new one whenever the last ended (returned, or
+    /// panicked) while `changes` lives: every mirror is forgotten then
+    /// (announcements may have been missed), and the next loop starts
+    /// after a backoff.
+    pub(crate) fn start<F, L>(
+        &self,
+        runtime: &tokio::runtime::Handle,
+        changes: Weak<Changes>,
+        listen: L,
+    ) where
+        L: Fn() -> F + Send + 'static,
+        F: Future<Output = ()> + Send + 'static,
+    {
+        self.task.get_or_init(|| {
+            let supervisor = supervise(runtime.clone(), changes, listen);
+            runtime.spawn(supervisor).abort_handle()
+        });
     }
 }
 
@@ -216,9 +336,45 @@ impl Drop for Listening {
     }
 }
 
+#[cfg(any(feature = "redis", feature = "sql"))]
+/// Runs `listen`'s loops one after another, for as long as `changes`
+/// lives (see [`Listening::start`]).
+async fn supervise<F, L>(runtime: tokio::runtime::Handle, changes: Weak<Changes>, listen: L)
+where
+    L: Fn() -> F + Send + 'static,
+    F: Future<Output = ()> + Send + 'static,
+{
+    /// Aborts the loop's task with the supervisor's.
+    struct Abort(tokio::task::AbortHandle);
+    impl Drop for Abort {
+        fn drop(&mut self) {
+            self.0.abort();
+        }
+    }
+    let mut backoff = MIN_RELISTEN;
+    loop {
+        let started = std::time::Instant::now();
+        let task = runtime.spawn(listen());
+        let _abort = Abort(task.abort_handle());
+        // Whether it returned or panicked, it listens no longer.
+        let _ = task.await;
+        let Some(live) = changes.upgrade() else {
+            return;
+        };
+        live.lost();
+        drop(live);
+        if started.elapsed() > MAX_RELISTEN {
+            backoff = MIN_RELISTEN;
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(MAX_RELISTEN);
+    }
+}
+
 #[cfg(all(test, any(feature = "redis", feature = "sql")))]
 mod tests {
     use super::*;
+    use std::sync::atomic::AtomicUsize;
 
     #[test]
     fn announcements_are_read_strictly() {
@@ -232,8 +388,141 @@ mod tests {
             announcement(b"1700000000 12 8 fuse:1 2{}"),
             Some(("fuse:1 2", now, &b"{}"[..]))
         );
-        assert_eq!(announcement(b"1700000000 12 99 fuse:a{}"), None);
-        assert_eq!(announcement(b"17x 12 1 a{}"), None);
-        assert_eq!(announcement(b""), None);
+        for bad in [
+            &b"1700000000 12 99 fuse:a{}"[..],
+            b"17x 12 1 a{}",
+            b"",
+            // Times no clock tells: the sum overflows, microseconds of a
+            // second or more, past what the rules count in.
+            b"18446744073709551615 1000000 1 x{}",
+            b"18446744073709551615 0 1 x{}",
+            b"1700000000 1000000 1 x{}",
+            b"99999999999 0 1 x{}",
+            // Signs, an empty number, no key, a key that is not UTF-8.
+            b"+1700000000 12 1 x{}",
+            b"-1 12 1 x{}",
+            b"1700000000  1 x{}",
+            b"1700000000 12 0 {}",
+            b"1700000000 12 2 \xff\xfe{}",
+            b"1700000000 12 18446744073709551615 x{}",
+        ] {
+            assert_eq!(announcement(bad), None, "{}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn an_announcement_is_believed_up_to_the_store_s_clock_and_the_lead() {
+        use crate::config::Config;
+        let changes = Changes::new();
+        let key = "fuse:billing";
+        let cache = Arc::new(Cache::new(
+            key,
+            &Config::default(),
+            Duration::from_secs(30),
+            Duration::from_mins(1),
+        ));
+        changes.watch(key, &cache);
+        let open = |at: u64| {
+            format!(
+                "{at} 0 {} {key}{{\"state\":\"open\",\"opened_at\":{at},\"failures\":[]}}",
+                key.len()
+            )
+        };
+        let now = 1_700_000_000;
+        // No reply seen yet: nothing to check against, nothing believed.
+        changes.tell_wire(open(now).as_bytes());
+        assert!(cache.decide(|_, _| Some(())).is_none());
+        assert_eq!(changes.dropped(), 0);
+        changes.saw_clock(Duration::from_secs(now));
+        changes.tell_wire(open(now + 2).as_bytes());
+        assert!(cache.decide(|_, _| Some(())).is_none(), "two seconds ahead");
+        assert_eq!(changes.dropped(), 1);
+        changes.tell_wire(open(now).as_bytes());
+        assert!(
+            cache.decide(|_, _| Some(())).is_some(),
+            "at the store's time"
+        );
+        changes.tell_wire(b"1700000000 0 9 x");
+        assert_eq!(changes.dropped(), 2);
+    }
+
+    /// Runs of a listening loop: the first panics, the second returns, the
+    /// third listens until it is aborted.
+    #[tokio::test(start_paused = true)]
+    async fn the_listening_task_is_started_again_whatever_ends_it() {
+        use crate::config::Config;
+        struct Ended(Arc<AtomicUsize>);
+        impl Drop for Ended {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let changes = Arc::new(Changes::new());
+        let cache = Arc::new(Cache::new(
+            "fuse:a",
+            &Config::default(),
+            Duration::from_secs(30),
+            Duration::from_mins(1),
+        ));
+        changes.watch("fuse:a", &cache);
+        let mirrored = || cache.decide(|_, _| Some(())).is_some();
+        let remember = || {
+            cache.remember(
+                &super::super::stored::Stored::fresh(1),
+                1_700_000_000_000_000_000,
+            );
+        };
+        remember();
+        let (runs, ended) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let listening = Listening::default();
+        let (counted, dropped) = (runs.clone(), ended.clone());
+        listening.start(
+            &tokio::runtime::Handle::current(),
+            Arc::downgrade(&changes),
+            move || {
+                let run = counted.fetch_add(1, Ordering::SeqCst);
+                let ended = Ended(dropped.clone());
+                async move {
+                    let _ended = ended;
+                    match run {
+                        0 => panic!("a listening loop that panics"),
+                        1 => {}
+                        _ => std::future::pending().await,
+                    }
+                }
+            },
+        );
+        let settle = async || {
+            for _ in 0..100 {
+                tokio::task::yield_now().await;
+            }
+        };
+        settle().await;
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        assert!(!mirrored(), "mirrors forgotten when the loop panicked");
+        remember();
+        tokio::time::sleep(MIN_RELISTEN).await;
+        settle().await;
+        assert_eq!(
+            runs.load(Ordering::SeqCst),
+            2,
+            "started again after the panic"
+        );
+        assert!(!mirrored(), "mirrors forgotten when the loop returned");
+        tokio::time::sleep(3 * MIN_RELISTEN).await;
+        settle().await;
+        assert_eq!(
+            runs.load(Ordering::SeqCst),
+            3,
+            "started again after it returned"
+        );
+        assert_eq!(ended.load(Ordering::SeqCst), 2);
+        drop(listening);
+        settle().await;
+        assert_eq!(
+            ended.load(Ordering::SeqCst),
+            3,
+            "the loop ends with the store"
+        );
     }
 }

@@ -8,8 +8,12 @@ use super::payload::PayloadError;
 use crate::error::OpenError;
 
 /// A store that could not be used: unreachable, holding a payload that is
-/// not a circuit under the key, or a key that other writers kept changing
-/// under every compare-and-set of a step.
+/// not a circuit under the key, a key that other writers kept changing
+/// under every compare-and-set of a step, a URL that is not the store's
+/// kind, or a key the store cannot hold. Only [`is_unreachable`] is an
+/// outage (the fallback decides while it lasts); the others are answers.
+///
+/// [`is_unreachable`]: Self::is_unreachable
 ///
 /// ```
 /// use fuse_breaker::store::StoreError;
@@ -27,7 +31,19 @@ pub struct StoreError {
 enum Kind {
     Unreachable(String),
     Payload(PayloadError),
-    Contended { key: String, tries: u32 },
+    Contended {
+        key: String,
+        tries: u32,
+    },
+    /// The URL a store was opened with is not one of its kind.
+    #[cfg_attr(not(any(feature = "redis", feature = "sql")), allow(dead_code))]
+    Url(String),
+    /// The store cannot keep a circuit under this key.
+    #[cfg_attr(not(feature = "sql"), allow(dead_code))]
+    Key {
+        key: String,
+        reason: String,
+    },
 }
 
 impl StoreError {
@@ -65,6 +81,29 @@ impl StoreError {
         }
     }
 
+    /// The URL `store` was opened with is not one of the store's kind
+    /// (`kind`: "Redis", "database"), and why.
+    #[cfg(any(feature = "redis", feature = "sql"))]
+    pub(crate) fn invalid_url(store: &str, kind: &str, reason: impl fmt::Display) -> Self {
+        StoreError {
+            store: store.into(),
+            kind: Kind::Url(format!("not a {kind} URL: {reason}")),
+        }
+    }
+
+    /// The store cannot keep a circuit under `key` (too long for its
+    /// column, or refused by the database as data), and why.
+    #[cfg(feature = "sql")]
+    pub(crate) fn invalid_key(store: &str, key: &str, reason: impl fmt::Display) -> Self {
+        StoreError {
+            store: store.into(),
+            kind: Kind::Key {
+                key: key.to_owned(),
+                reason: reason.to_string(),
+            },
+        }
+    }
+
     /// The store's name.
     ///
     /// ```
@@ -85,6 +124,49 @@ impl StoreError {
         matches!(self.kind, Kind::Unreachable(_))
     }
 
+    /// Whether the URL the store was opened with is not one of its kind
+    /// (no round trip was tried: this is no outage).
+    ///
+    /// ```
+    /// # #[cfg(feature = "redis")]
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let err = fuse_breaker::store::RedisStore::open("http://cache:6379").unwrap_err();
+    /// assert!(err.is_invalid_url() && !err.is_unreachable());
+    /// assert!(err.to_string().starts_with("store http://cache:6379 is not a Redis URL"));
+    /// # }
+    /// # #[cfg(not(feature = "redis"))]
+    /// # fn main() {}
+    /// ```
+    pub fn is_invalid_url(&self) -> bool {
+        matches!(self.kind, Kind::Url(_))
+    }
+
+    /// Whether the store cannot keep a circuit under the key: longer than
+    /// the SQL table's `varchar(191)` (refused before any round trip), or
+    /// refused by the database as data rather than for want of a
+    /// connection. The key is named; this is no outage, so the fallback
+    /// does not decide: every call on the key is refused with this error.
+    ///
+    /// ```
+    /// # #[cfg(feature = "sql")]
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{Refusal, SharedFuse, SqlStore};
+    /// let store = SqlStore::open("sqlite::memory:")?;
+    /// let fuse = SharedFuse::builder("x".repeat(200), Arc::new(store)).build();
+    /// let Err(Refusal::Store(err)) = fuse.try_acquire().await else { panic!() };
+    /// assert!(err.is_invalid_key() && !err.is_unreachable());
+    /// assert!(err.to_string().contains(fuse.key()));
+    /// # Ok(()) }
+    /// # #[cfg(not(feature = "sql"))]
+    /// # fn main() {}
+    /// ```
+    pub fn is_invalid_key(&self) -> bool {
+        matches!(self.kind, Kind::Key { .. })
+    }
+
     /// The unreadable payload, if that is what this is.
     ///
     /// ```
@@ -93,7 +175,7 @@ impl StoreError {
     pub fn payload_error(&self) -> Option<&PayloadError> {
         match &self.kind {
             Kind::Payload(err) => Some(err),
-            Kind::Unreachable(_) | Kind::Contended { .. } => None,
+            Kind::Unreachable(_) | Kind::Contended { .. } | Kind::Url(_) | Kind::Key { .. } => None,
         }
     }
 }
@@ -108,6 +190,12 @@ impl fmt::Display for StoreError {
                 "store {}: {key} changed under {tries} compare-and-sets in a row",
                 self.store
             ),
+            Kind::Url(reason) => write!(f, "store {} is {reason}", self.store),
+            Kind::Key { key, reason } => write!(
+                f,
+                "store {} cannot keep a circuit under {key}: {reason}",
+                self.store
+            ),
         }
     }
 }
@@ -116,7 +204,7 @@ impl std::error::Error for StoreError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
             Kind::Payload(err) => Some(err),
-            Kind::Unreachable(_) | Kind::Contended { .. } => None,
+            Kind::Unreachable(_) | Kind::Contended { .. } | Kind::Url(_) | Kind::Key { .. } => None,
         }
     }
 }

@@ -8,10 +8,11 @@
 //! writes the key, like an absent key's: see [`Stored::absent`]).
 
 use std::fmt;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::MAX_HALF_OPEN_PROBES;
+use crate::config::{MAX_DURATION, MAX_HALF_OPEN_PROBES};
 use crate::epoch::Epoch;
 use crate::model::Head;
 use crate::snapshot::State;
@@ -23,16 +24,54 @@ const VERSION: u32 = 1;
 
 const NANOS_PER_MICRO: u64 = 1_000;
 
+const NANOS_PER_SEC: u64 = 1_000_000_000;
+
+/// How far after the store's time (plus the reader's lease) a payload's
+/// `opened_at` and failures may be: milon/fuse writes its times from its
+/// machine's clock, which may run a little ahead of the store's.
+const MAX_AHEAD: u64 = 60 * NANOS_PER_SEC;
+
 /// The store's time at the payload's resolution (whole microseconds), in
 /// nanoseconds: every time the rules see from a store is one, so that
 /// writing a time and reading it back changes no decision.
-pub(crate) fn store_time(since_epoch: std::time::Duration) -> u64 {
+pub(crate) fn store_time(since_epoch: Duration) -> u64 {
     let nanos = u64::try_from(since_epoch.as_nanos()).unwrap_or(u64::MAX);
     nanos - nanos % NANOS_PER_MICRO
 }
-const NANOS_PER_SEC: u64 = 1_000_000_000;
+
+/// A time a store's clock told in `seconds` and `micros` since the Unix
+/// epoch (Redis `TIME`, an announcement), if it is one: the microseconds a
+/// fraction of a second, the whole within the nanoseconds 64 bits hold
+/// (until the year 2554), as every time the rules see is.
+#[cfg(any(feature = "redis", feature = "sql"))]
+pub(crate) fn clock(seconds: u64, micros: u64) -> Option<Duration> {
+    let nanos = seconds
+        .checked_mul(NANOS_PER_SEC)?
+        .checked_add(micros.checked_mul(NANOS_PER_MICRO)?)?;
+    (micros < 1_000_000 && nanos < u64::MAX).then(|| Duration::from_nanos(nanos))
+}
+
+/// The payload under `key` is `bytes` long, above [`PayloadError::MAX_BYTES`].
+pub(crate) fn too_large(key: &str, bytes: u64) -> PayloadError {
+    PayloadError::new(
+        key,
+        format_args!(
+            "the payload is {bytes} bytes, above the {} this crate reads",
+            PayloadError::MAX_BYTES
+        ),
+    )
+}
 
 /// A payload that could not be read: the key, and what was wrong with it.
+///
+/// Besides JSON that is not a circuit, a payload is unreadable when it is
+/// larger than [`MAX_BYTES`](Self::MAX_BYTES) (the Redis and SQL stores
+/// find that out on the server and never fetch it), or when one of its
+/// times is in the future of the store's clock: an `opened_at` or a
+/// failure more than a minute after the store's time plus the reader's
+/// probe lease, or a probe's lease ending more than
+/// [`MAX_DURATION`](crate::MAX_DURATION) after it. The error names the key
+/// and the field.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PayloadError {
     key: String,
@@ -40,6 +79,16 @@ pub struct PayloadError {
 }
 
 impl PayloadError {
+    /// The largest payload this crate reads, in bytes (1 MiB): several
+    /// times the largest it writes (4,095 failures below the highest
+    /// threshold, or 4,096 probe leases, take under 256 KiB).
+    ///
+    /// ```
+    /// use fuse_breaker::store::PayloadError;
+    /// assert_eq!(PayloadError::MAX_BYTES, 1 << 20);
+    /// ```
+    pub const MAX_BYTES: usize = 1 << 20;
+
     pub(crate) fn new(key: &str, reason: impl fmt::Display) -> Self {
         PayloadError {
             key: key.to_owned(),
@@ -103,11 +152,43 @@ struct OwnLease {
     until_us: u64,
 }
 
-/// What reading a payload written by milon/fuse alone needs: when the
-/// probes it counts in flight lose their slot.
+/// What reading a payload needs from its reader: the store's time of the
+/// reading plus the reader's probe lease (never before the store's time).
+/// It is when the probes a payload of milon/fuse alone counts in flight
+/// lose their slot, and what the payload's times are checked against.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Fresh {
     pub(crate) lease_until: u64,
+}
+
+impl Fresh {
+    /// The latest `opened_at` or failure a payload may hold.
+    fn latest_event(self) -> u64 {
+        self.lease_until.saturating_add(MAX_AHEAD)
+    }
+
+    /// The latest end of a probe's lease a payload may hold.
+    fn latest_lease(self) -> u64 {
+        let longest = u64::try_from(MAX_DURATION.as_nanos()).unwrap_or(u64::MAX);
+        self.lease_until.saturating_add(longest)
+    }
+}
+
+/// The time `time` (in seconds or microseconds, as `unit` nanoseconds) of
+/// `field` under `key`, in nanoseconds, unless it is after `limit`.
+fn checked(key: &str, field: &str, unit: u64, time: u64, limit: u64) -> Result<u64, PayloadError> {
+    time.checked_mul(unit)
+        .filter(|&nanos| nanos <= limit)
+        .ok_or_else(|| {
+            let unit = if unit == NANOS_PER_SEC { "s" } else { "us" };
+            PayloadError::new(
+                key,
+                format_args!(
+                    "{field} holds {time} {unit} since the Unix epoch, \
+                     in the future of the store's clock"
+                ),
+            )
+        })
 }
 
 fn state_name(state: State) -> &'static str {
@@ -155,8 +236,15 @@ pub(crate) fn write(stored: &Stored) -> Vec<u8> {
     serde_json::to_vec(&payload).unwrap_or_default()
 }
 
-/// Reads the payload under `key`; `fresh` for one milon/fuse wrote.
+/// Reads the payload under `key`; `fresh` for one milon/fuse wrote, and to
+/// check its times.
 pub(crate) fn read(key: &str, bytes: &[u8], fresh: Fresh) -> Result<Stored, PayloadError> {
+    if bytes.len() > PayloadError::MAX_BYTES {
+        return Err(too_large(
+            key,
+            u64::try_from(bytes.len()).unwrap_or(u64::MAX),
+        ));
+    }
     let payload: Payload =
         serde_json::from_slice(bytes).map_err(|err| PayloadError::new(key, err))?;
     let state = match payload.state.as_str() {
@@ -195,47 +283,34 @@ pub(crate) fn read(key: &str, bytes: &[u8], fresh: Fresh) -> Result<Stored, Payl
     } else {
         0
     };
+    // Failures count only while closed: a payload that keeps some in
+    // another state (milon/fuse's half-open one may) is read without them.
+    let closed = state == State::Closed;
     if let Some(own) = payload.fuse.as_ref().filter(|own| {
         own.version == VERSION
             && own.failures_us.len() == payload.failures.len()
             && own.leases.len() == inflight as usize
-            && (state == State::Closed) == own.opened_at_us.is_none()
+            && closed == own.opened_at_us.is_none()
     }) {
-        return Ok(Stored {
-            generation: own.generation,
-            epoch: own.epoch,
-            head: head(state, own.epoch, successes, inflight),
-            opened_at: own
-                .opened_at_us
-                .unwrap_or(0)
-                .saturating_mul(NANOS_PER_MICRO),
-            failures: own
-                .failures_us
-                .iter()
-                .map(|at| at.saturating_mul(NANOS_PER_MICRO))
-                .collect(),
-            leases: own
-                .leases
-                .iter()
-                .map(|lease| Lease {
-                    id: lease.id,
-                    until: lease.until_us.saturating_mul(NANOS_PER_MICRO),
-                })
-                .collect(),
-        });
+        return read_own(key, own, head(state, own.epoch, successes, inflight), fresh);
     }
     // milon/fuse's fields alone: no generation yet.
-    let mut failures: Vec<u64> = payload
+    let seconds = |field, time| checked(key, field, NANOS_PER_SEC, time, fresh.latest_event());
+    let mut failures = payload
         .failures
         .iter()
-        .map(|at| at.saturating_mul(NANOS_PER_SEC))
-        .collect();
+        .filter(|_| closed)
+        .map(|&at| seconds("failures", at))
+        .collect::<Result<Vec<_>, _>>()?;
     failures.sort_unstable();
     Ok(Stored {
         generation: 0,
         epoch: 0,
         head: head(state, 0, successes, inflight),
-        opened_at: payload.opened_at.unwrap_or(0).saturating_mul(NANOS_PER_SEC),
+        opened_at: payload
+            .opened_at
+            .filter(|_| !closed)
+            .map_or(Ok(0), |at| seconds("opened_at", at))?,
         failures,
         leases: (0..u64::from(inflight))
             .map(|id| Lease {
@@ -243,6 +318,39 @@ pub(crate) fn read(key: &str, bytes: &[u8], fresh: Fresh) -> Result<Stored, Payl
                 until: fresh.lease_until,
             })
             .collect(),
+    })
+}
+
+/// The crate's own fields under `key`, of a circuit whose head is `head`.
+fn read_own(key: &str, own: &Own, head: Head, fresh: Fresh) -> Result<Stored, PayloadError> {
+    let micros = |field, time, limit| checked(key, field, NANOS_PER_MICRO, time, limit);
+    let event = fresh.latest_event();
+    let failures = own
+        .failures_us
+        .iter()
+        .filter(|_| head.state == State::Closed)
+        .map(|&at| micros("failures_us", at, event))
+        .collect::<Result<_, _>>()?;
+    let leases = own
+        .leases
+        .iter()
+        .map(|lease| {
+            let until = micros("leases.until_us", lease.until_us, fresh.latest_lease())?;
+            Ok(Lease {
+                id: lease.id,
+                until,
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(Stored {
+        generation: own.generation,
+        epoch: own.epoch,
+        head,
+        opened_at: own
+            .opened_at_us
+            .map_or(Ok(0), |at| micros("opened_at_us", at, event))?,
+        failures,
+        leases,
     })
 }
 

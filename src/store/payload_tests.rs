@@ -3,8 +3,10 @@ use proptest::prelude::*;
 
 const SEC: u64 = NANOS_PER_SEC;
 
+/// A reading at the store's time 1,800,000,000 s (2027), with no lease:
+/// after every time the strategies make.
 const FRESH: Fresh = Fresh {
-    lease_until: 1_700_000_100 * SEC,
+    lease_until: 1_800_000_000 * SEC,
 };
 
 fn stored() -> impl Strategy<Value = Stored> {
@@ -170,4 +172,109 @@ fn an_unreadable_payload_is_an_error_naming_the_key() {
         );
         assert!(text.contains(expected), "{text}");
     }
+}
+
+#[test]
+fn a_payload_above_the_bound_is_an_error_naming_the_key_and_its_size() {
+    let failures = vec!["1700000000"; 100_000].join(",");
+    let bytes = format!(r#"{{"state":"closed","opened_at":null,"failures":[{failures}]}}"#);
+    assert!(bytes.len() > PayloadError::MAX_BYTES);
+    let err = read("fuse:billing", bytes.as_bytes(), FRESH).unwrap_err();
+    assert_eq!(err.key(), "fuse:billing");
+    assert!(
+        err.to_string().contains(&format!("{} bytes", bytes.len())),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_largest_payloads_the_crate_writes_are_well_within_the_bound() {
+    let late = u64::MAX / 1_000 * 1_000;
+    let threshold = crate::config::MAX_FAILURE_THRESHOLD as usize;
+    let failing = Stored {
+        generation: u64::MAX,
+        epoch: u64::MAX,
+        failures: vec![late; threshold],
+        ..Stored::fresh(u64::MAX)
+    };
+    let probes = MAX_HALF_OPEN_PROBES;
+    let probing = Stored {
+        generation: u64::MAX,
+        epoch: u64::MAX,
+        head: head(State::HalfOpen, u64::MAX, probes - 1, probes),
+        opened_at: late,
+        failures: Vec::new(),
+        leases: (0..probes)
+            .map(|_| Lease {
+                id: u64::MAX,
+                until: late,
+            })
+            .collect(),
+    };
+    for stored in [failing, probing] {
+        let bytes = write(&stored);
+        assert!(bytes.len() < PayloadError::MAX_BYTES / 2, "{}", bytes.len());
+    }
+}
+
+#[test]
+fn a_time_in_the_future_of_the_store_s_clock_is_an_error_naming_the_field() {
+    let open =
+        |opened_at: u64| format!(r#"{{"state":"open","opened_at":{opened_at},"failures":[]}}"#);
+    let now = FRESH.lease_until / SEC;
+    // A minute ahead is a machine's clock; more is a circuit from the future.
+    assert!(read("fuse:billing", open(now + 60).as_bytes(), FRESH).is_ok());
+    for opened_at in [now + 61, u64::MAX / SEC + 1, u64::MAX] {
+        let err = read("fuse:billing", open(opened_at).as_bytes(), FRESH).unwrap_err();
+        assert_eq!(err.key(), "fuse:billing");
+        let text = err.to_string();
+        assert!(
+            text.contains(&format!("opened_at holds {opened_at} s")),
+            "{text}"
+        );
+    }
+    // A lease may end as late as the longest one after the reading.
+    let leased = |until_us: u64| {
+        let opened_us = (now - 40) * 1_000_000;
+        format!(
+            r#"{{"state":"half_open","opened_at":{},"half_open_inflight":1,"fuse":{{"version":1,"generation":1,"epoch":1,"opened_at_us":{opened_us},"failures_us":[],"leases":[{{"id":1,"until_us":{until_us}}}]}}}}"#,
+            now - 40
+        )
+    };
+    let longest = u64::try_from(MAX_DURATION.as_micros()).unwrap();
+    let until = now * 1_000_000 + longest;
+    assert!(read("fuse:billing", leased(until).as_bytes(), FRESH).is_ok());
+    let err = read("fuse:billing", leased(until + 1).as_bytes(), FRESH).unwrap_err();
+    assert!(err.to_string().contains("leases.until_us"), "{err}");
+}
+
+#[test]
+fn failures_count_only_while_closed() {
+    let probing = br#"{"state":"half_open","opened_at":1700000000,"failures":[1700000001,1700000002],"half_open_inflight":0}"#;
+    let stored = read("fuse:billing", probing, FRESH).unwrap();
+    assert!(stored.failures.is_empty());
+    let ours = Stored {
+        failures: vec![1_700_000_001 * SEC],
+        ..Stored::fresh(7)
+    };
+    let mut value: serde_json::Value = serde_json::from_slice(&write(&ours)).unwrap();
+    value["state"] = "open".into();
+    value["opened_at"] = 1_700_000_000u64.into();
+    value["fuse"]["opened_at_us"] = 1_700_000_000_000_000u64.into();
+    let stored = read("fuse:billing", value.to_string().as_bytes(), FRESH).unwrap();
+    assert_eq!(stored.generation, 7, "read by the crate's own fields");
+    assert!(stored.failures.is_empty());
+}
+
+#[cfg(any(feature = "redis", feature = "sql"))]
+#[test]
+fn a_clock_reading_is_a_time_only_within_what_the_rules_count_in() {
+    let at = |s: u64, us: u64| clock(s, us).map(|t| t.as_nanos());
+    assert_eq!(at(1_700_000_000, 12), Some(1_700_000_000_000_012_000));
+    assert_eq!(at(1_700_000_000, 999_999), Some(1_700_000_000_999_999_000));
+    assert_eq!(at(1_700_000_000, 1_000_000), None);
+    assert_eq!(at(u64::MAX, 999_999), None);
+    assert_eq!(at(u64::MAX / SEC + 1, 0), None);
+    assert_eq!(at(u64::MAX / SEC, 999_999), None, "u64::MAX ns is no time");
+    assert!(at(u64::MAX / SEC, 0).is_some());
 }

@@ -13,14 +13,17 @@
 //! - *delete* (a reset): `DEL` of the key whatever it holds (a value of
 //!   any type), and its announcement with an empty payload.
 //!
+//! Both take the value's `STRLEN` first: a value above
+//! [`PayloadError::MAX_BYTES`] is answered by its length alone, never sent.
+//!
 //! Neither knows a rule of the circuit: the crate's model decides, Redis
 //! only applies the compare-and-set atomically, on its own clock.
 //!
 //! Once a cached circuit is built on the store, one more connection
 //! subscribes to the channel and hands each announcement to [`Changes`]
 //! (the cached circuits of this process on its key take the payload as
-//! their mirror). When that connection drops, every mirror is forgotten,
-//! and the connection is remade with a backoff.
+//! their mirror). When that connection drops (or its task ends, however),
+//! every mirror is forgotten, and the connection is remade with a backoff.
 
 use std::fmt;
 use std::sync::{Arc, Weak};
@@ -30,17 +33,24 @@ use futures_core::Stream;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{RedisError, Script, Value};
 
-use super::changes::Listening;
+use super::changes::{Listening, MAX_RELISTEN, MIN_RELISTEN};
 use super::error::public_name;
-use super::payload::PayloadError;
+use super::payload::{self, PayloadError};
 use super::{Changes, Loaded, Store, StoreError, Swap};
 
 const LOAD: &str = r"
 local t = redis.call('TIME')
+local n = redis.call('STRLEN', KEYS[1])
+if n > tonumber(ARGV[1]) then return {t[1], t[2], false, n} end
 return {t[1], t[2], redis.call('GET', KEYS[1])}
 ";
 
 const SWAP: &str = r"
+local n = redis.call('STRLEN', KEYS[1])
+if n > tonumber(ARGV[6]) then
+  local t = redis.call('TIME')
+  return {0, t[1], t[2], false, n}
+end
 local v = redis.call('GET', KEYS[1])
 local same
 if ARGV[1] == '0' then same = (v == false) else same = (v == ARGV[2]) end
@@ -70,11 +80,6 @@ return 1
 /// take.
 const RESPONSE_TIMEOUT: Duration = Duration::from_millis(500);
 const CONNECTION_TIMEOUT: Duration = Duration::from_millis(500);
-
-/// The first wait before the channel's connection is remade; it doubles
-/// with each failure in a row, up to the second.
-const MIN_RESUBSCRIBE: Duration = Duration::from_millis(100);
-const MAX_RESUBSCRIBE: Duration = Duration::from_secs(2);
 
 /// A [`Store`] on Redis or Valkey, through one multiplexed connection that
 /// reconnects by itself (the `redis` crate's `ConnectionManager`). Cheap to
@@ -125,14 +130,15 @@ impl RedisStore {
     /// `rediss://` for TLS where the `redis` crate is built with it). The
     /// connection is made on first use and remade after it drops; a round
     /// trip that takes over 500 ms is an outage. An error for a URL that
-    /// is not one, and outside a tokio runtime (the connection's tasks run
-    /// on it).
+    /// is not one ([`StoreError::is_invalid_url`], no outage), and outside
+    /// a tokio runtime (the connection's tasks run on it).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let err = fuse_breaker::store::RedisStore::open("http://example.com").unwrap_err();
-    /// assert!(err.to_string().contains("http://example.com"));
+    /// assert!(err.is_invalid_url());
+    /// assert!(err.to_string().contains("http://example.com is not a Redis URL"));
     /// # }
     /// ```
     pub fn open(url: &str) -> Result<Self, StoreError> {
@@ -144,7 +150,7 @@ impl RedisStore {
             ));
         };
         let client = redis::Client::open(url).map_err(|err| {
-            StoreError::unreachable(&name, format_args!("not a Redis URL: {err}"))
+            StoreError::invalid_url(&name, "Redis", format_args!("{err} (redis://host:port/db)"))
         })?;
         let config = ConnectionManagerConfig::new()
             .set_response_timeout(Some(RESPONSE_TIMEOUT))
@@ -253,18 +259,45 @@ impl RedisStore {
             format_args!("unexpected reply to {what}: {value:?}"),
         )
     }
+
+    /// What a script's reply about `key` (the array after its first word,
+    /// for a swap) says: the key's payload and the server's time; a value
+    /// too large, or a time that is none, is an error.
+    fn loaded(&self, key: &str, what: &str, values: &[Value]) -> Result<Loaded, StoreError> {
+        let reply = || self.protocol(what, &Value::Array(values.to_vec()));
+        match reading(values).ok_or_else(reply)? {
+            Reading::TooLarge(bytes) => Err(StoreError::payload(
+                &self.name,
+                payload::too_large(key, bytes),
+            )),
+            Reading::Value {
+                seconds,
+                micros,
+                payload,
+            } => {
+                let now = payload::clock(seconds, micros).ok_or_else(|| {
+                    StoreError::unreachable(
+                        &self.name,
+                        format_args!("its TIME answered {seconds} s {micros} us, which is no time"),
+                    )
+                })?;
+                self.changes.saw_clock(now);
+                Ok(Loaded { payload, now })
+            }
+        }
+    }
 }
 
 /// Listens on `channel` and hands each announcement to `changes`, for as
 /// long as the store lives; every mirror is forgotten whenever the
 /// subscription begins again (announcements may have been missed).
 async fn listen(client: redis::Client, channel: String, changes: Weak<Changes>) {
-    let mut backoff = MIN_RESUBSCRIBE;
+    let mut backoff = MIN_RELISTEN;
     loop {
         if let Ok(Ok(mut pubsub)) =
             tokio::time::timeout(CONNECTION_TIMEOUT, subscribe(&client, &channel)).await
         {
-            backoff = MIN_RESUBSCRIBE;
+            backoff = MIN_RELISTEN;
             let Some(live) = changes.upgrade() else {
                 return;
             };
@@ -285,7 +318,7 @@ async fn listen(client: redis::Client, channel: String, changes: Weak<Changes>) 
             live.lost();
         }
         tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(MAX_RESUBSCRIBE);
+        backoff = (backoff * 2).min(MAX_RELISTEN);
     }
 }
 
@@ -307,20 +340,30 @@ fn number(value: &Value) -> Option<u64> {
     }
 }
 
-/// `TIME`'s seconds and microseconds.
-fn time(seconds: &Value, micros: &Value) -> Option<Duration> {
-    Some(Duration::from_secs(number(seconds)?) + Duration::from_micros(number(micros)?))
+/// What a script answered about the key: the server's `TIME` and the
+/// value, or its length alone when it is above the bound.
+#[derive(Debug, PartialEq, Eq)]
+enum Reading {
+    Value {
+        seconds: u64,
+        micros: u64,
+        payload: Option<Vec<u8>>,
+    },
+    TooLarge(u64),
 }
 
-fn loaded(values: &[Value]) -> Option<Loaded> {
+/// The reply's shape (`None`: not one of the scripts' replies).
+fn reading(values: &[Value]) -> Option<Reading> {
     let (seconds, micros, payload) = match values {
+        [_, _, Value::Nil, length] => return number(length).map(Reading::TooLarge),
         [seconds, micros] | [seconds, micros, Value::Nil] => (seconds, micros, None),
         [seconds, micros, Value::BulkString(bytes)] => (seconds, micros, Some(bytes.clone())),
         _ => return None,
     };
-    Some(Loaded {
+    Some(Reading::Value {
+        seconds: number(seconds)?,
+        micros: number(micros)?,
         payload,
-        now: time(seconds, micros)?,
     })
 }
 
@@ -335,14 +378,14 @@ impl Store for RedisStore {
         let reply: Value = self
             .load
             .key(key)
+            .arg(PayloadError::MAX_BYTES)
             .invoke_async(&mut connection)
             .await
             .map_err(|err| self.error(key, &err))?;
         match &reply {
-            Value::Array(values) => loaded(values),
-            _ => None,
+            Value::Array(values) => self.loaded(key, "load", values),
+            _ => Err(self.protocol("load", &reply)),
         }
-        .ok_or_else(|| self.protocol("load", &reply))
     }
 
     async fn swap(
@@ -363,18 +406,20 @@ impl Store for RedisStore {
             .arg(new)
             .arg(ttl)
             .arg(if announce { self.channel.as_str() } else { "" })
+            .arg(PayloadError::MAX_BYTES)
             .invoke_async(&mut connection)
             .await
             .map_err(|err| self.error(key, &err))?;
-        let swapped = match &reply {
+        match &reply {
             Value::Array(values) => match values.as_slice() {
-                [written] if number(written) == Some(1) => Some(Swap::Written),
-                [lost, rest @ ..] if number(lost) == Some(0) => loaded(rest).map(Swap::Changed),
-                _ => None,
+                [written] if number(written) == Some(1) => Ok(Swap::Written),
+                [lost, rest @ ..] if number(lost) == Some(0) => {
+                    self.loaded(key, "swap", rest).map(Swap::Changed)
+                }
+                _ => Err(self.protocol("swap", &reply)),
             },
-            _ => None,
-        };
-        swapped.ok_or_else(|| self.protocol("swap", &reply))
+            _ => Err(self.protocol("swap", &reply)),
+        }
     }
 
     async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError> {
@@ -395,14 +440,12 @@ impl Store for RedisStore {
     /// Starts listening on the channel the first time (a cached circuit
     /// is being built).
     fn changes(&self) -> Option<&Changes> {
-        self.listening.start(|| {
-            let listening = listen(
-                self.client.clone(),
-                self.channel.clone(),
-                Arc::downgrade(&self.changes),
-            );
-            self.runtime.spawn(listening).abort_handle()
-        });
+        let (client, channel) = (self.client.clone(), self.channel.clone());
+        let changes = Arc::downgrade(&self.changes);
+        self.listening
+            .start(&self.runtime, changes.clone(), move || {
+                listen(client.clone(), channel.clone(), changes.clone())
+            });
         Some(&self.changes)
     }
 }
@@ -414,20 +457,79 @@ mod tests {
     #[test]
     fn replies_are_read_strictly() {
         let bulk = |s: &str| Value::BulkString(s.as_bytes().to_vec());
-        let now = Duration::from_secs(1_700_000_000) + Duration::from_micros(12);
+        let value = |payload: Option<&[u8]>| Reading::Value {
+            seconds: 1_700_000_000,
+            micros: 12,
+            payload: payload.map(<[u8]>::to_vec),
+        };
         assert_eq!(
-            loaded(&[bulk("1700000000"), bulk("12"), Value::Nil]),
-            Some(Loaded { payload: None, now })
+            reading(&[bulk("1700000000"), bulk("12"), Value::Nil]),
+            Some(value(None))
         );
         assert_eq!(
-            loaded(&[bulk("1700000000"), bulk("12"), bulk("{}")]),
-            Some(Loaded {
-                payload: Some(b"{}".to_vec()),
-                now
-            })
+            reading(&[bulk("1700000000"), bulk("12")]),
+            Some(value(None))
         );
-        assert_eq!(loaded(&[bulk("17x"), bulk("12"), Value::Nil]), None);
-        assert_eq!(loaded(&[bulk("1"), bulk("2"), Value::Int(3)]), None);
-        assert_eq!(loaded(&[]), None);
+        assert_eq!(
+            reading(&[bulk("1700000000"), bulk("12"), bulk("{}")]),
+            Some(value(Some(b"{}")))
+        );
+        assert_eq!(
+            reading(&[
+                bulk("1700000000"),
+                bulk("12"),
+                Value::Nil,
+                Value::Int(209_715_200)
+            ]),
+            Some(Reading::TooLarge(209_715_200))
+        );
+        assert_eq!(reading(&[bulk("17x"), bulk("12"), Value::Nil]), None);
+        assert_eq!(reading(&[bulk("-1"), bulk("12"), Value::Nil]), None);
+        assert_eq!(reading(&[bulk("1"), bulk("2"), Value::Int(3)]), None);
+        assert_eq!(
+            reading(&[bulk("1"), bulk("2"), Value::Nil, Value::Int(-3)]),
+            None
+        );
+        assert_eq!(reading(&[]), None);
+    }
+
+    #[tokio::test]
+    async fn a_time_that_is_none_is_an_error_naming_the_store() {
+        let store = RedisStore::open("redis://127.0.0.1:1").unwrap();
+        let bulk = |s: &str| Value::BulkString(s.as_bytes().to_vec());
+        let time = |seconds: &str, micros: &str| {
+            store.loaded(
+                "fuse:billing",
+                "load",
+                &[bulk(seconds), bulk(micros), Value::Nil],
+            )
+        };
+        assert_eq!(
+            time("1700000000", "999999").unwrap().now,
+            Duration::from_secs(1_700_000_000) + Duration::from_micros(999_999)
+        );
+        for (seconds, micros) in [
+            ("18446744073709551615", "0"),
+            ("18446744073709551615", "999999"),
+            ("18446744074", "0"),
+            ("1700000000", "1000000"),
+        ] {
+            let err = time(seconds, micros).unwrap_err();
+            let text = err.to_string();
+            assert!(text.contains("redis://127.0.0.1:1"), "{text}");
+            assert!(
+                text.contains(&format!("TIME answered {seconds} s {micros} us")),
+                "{text}"
+            );
+        }
+        let err = store
+            .loaded(
+                "fuse:billing",
+                "load",
+                &[bulk("1"), bulk("2"), Value::Nil, Value::Int(2_000_000)],
+            )
+            .unwrap_err();
+        assert_eq!(err.payload_error().unwrap().key(), "fuse:billing");
+        assert!(err.to_string().contains("2000000 bytes"), "{err}");
     }
 }

@@ -114,6 +114,7 @@ impl Stored {
 
     /// Admission at `at.now`. Expired leases end first, as ignore verdicts.
     pub(crate) fn acquire(&mut self, config: &Config, at: At) -> (Entry, bool) {
+        self.keep_needed(config);
         let mut changed = self.expire(config, at.now);
         let opened = || Ok::<_, Infallible>(self.opened_at);
         let Ok((admission, next)) = model::acquire(config, self.head, opened, || at.now);
@@ -156,6 +157,7 @@ impl Stored {
         verdict: Verdict,
         now: u64,
     ) -> bool {
+        self.keep_needed(config);
         let mut changed = self.expire(config, now);
         if !self.owns(ticket) {
             return changed;
@@ -225,6 +227,17 @@ impl Stored {
     /// The state.
     pub(crate) fn state(&self) -> State {
         self.head.state
+    }
+
+    /// Keeps no more failures than the threshold needs: the newest
+    /// `failure_threshold` of them (the rules ask only whether as many are
+    /// in the window, and the newest stay in it longest), so that no
+    /// payload written grows with a list another writer let grow. Changes
+    /// no decision, and is no change to write by itself.
+    fn keep_needed(&mut self, config: &Config) {
+        let needed = usize::try_from(config.failure_threshold()).unwrap_or(usize::MAX);
+        let extra = self.failures.len().saturating_sub(needed);
+        self.failures.drain(..extra);
     }
 
     /// Ends the leases that expired by `now`, each as a probe's ignore

@@ -276,3 +276,24 @@ fn the_admission_that_first_writes_a_key_names_its_generation_in_its_permit() {
     assert!(stored.verdict(&config, &probe, Verdict::Success, now));
     assert_eq!(stored.state(), State::Closed);
 }
+
+#[test]
+fn no_more_failures_are_kept_than_the_threshold_needs() {
+    let config = config(3, 1);
+    let now = 1_700_000_000 * SEC;
+    // Another writer's list, longer than this threshold needs (all in the
+    // window, oldest first).
+    let mut stored = Stored {
+        failures: (0..50).map(|i| now - (50 - i) * SEC).collect(),
+        ..Stored::fresh(7)
+    };
+    let newest = stored.failures[47..].to_vec();
+    // An admission that changes nothing writes nothing, and keeps only
+    // what the rules can use.
+    let (entry, changed) = stored.acquire(&config, at(now, SEC, 1));
+    assert!(!changed);
+    assert_eq!(stored.failures, newest);
+    // The next failure opens, as it would have with the whole list.
+    stored.verdict(&config, &granted(entry), Verdict::Failure, now);
+    assert_eq!(stored.state(), State::Open);
+}

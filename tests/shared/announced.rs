@@ -32,7 +32,7 @@ struct Fleet {
 
 /// Polls `done` until it holds, for up to two seconds (an announcement
 /// crosses the server's pub/sub).
-async fn eventually(what: &str, mut done: impl AsyncFnMut() -> bool) {
+pub(super) async fn eventually(what: &str, mut done: impl AsyncFnMut() -> bool) {
     let start = Instant::now();
     while !done().await {
         assert!(start.elapsed() < Duration::from_secs(2), "{what}: never");

@@ -19,20 +19,26 @@ use fuse_breaker::store::{MemoryStore, SharedFuse, Store};
 
 mod announced;
 mod cached;
+mod clocks;
 #[path = "../common/mod.rs"]
 mod common;
 mod concurrency;
 mod fallback;
+#[cfg(any(feature = "redis", feature = "sql"))]
+mod forged;
 #[cfg(feature = "reqwest")]
 mod middleware;
 #[cfg(feature = "redis")]
 mod on_redis;
 #[cfg(feature = "sql")]
 mod on_sql;
+mod oversized;
 mod payloads;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod processes;
 mod repair;
+#[cfg(any(feature = "redis", feature = "sql"))]
+mod refused;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod restart;
 mod rules;

@@ -1,6 +1,7 @@
 //! [`SqlStore`]: a [`Store`] in a table of PostgreSQL or SQLite (feature
 //! `sql`), the table milon/fuse's `DatabaseStore` uses.
 
+mod classify;
 mod postgres;
 mod sqlite;
 mod table;
@@ -16,7 +17,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 
 use super::changes::Listening;
 use super::error::public_name;
-use super::payload::PayloadError;
+use super::payload::{self, PayloadError};
 use super::{Changes, Loaded, Store, StoreError, Swap};
 use table::Table;
 
@@ -147,14 +148,16 @@ impl SqlStore {
     /// A store on the database at `url`: `postgres://user@host:port/db`
     /// (or `postgresql://`), or `sqlite:path` (`sqlite://path`; the file
     /// is created if missing, in WAL mode). Connections are made on first
-    /// use and remade after they drop. An error for a URL that is neither,
-    /// and outside a tokio runtime (the connections' tasks run on it).
+    /// use and remade after they drop. An error for a URL that is neither
+    /// ([`StoreError::is_invalid_url`], no outage), and outside a tokio
+    /// runtime (the connections' tasks run on it).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let err = fuse_breaker::store::SqlStore::open("mysql://127.0.0.1/shop").unwrap_err();
-    /// assert!(err.to_string().contains("mysql://127.0.0.1/shop"));
+    /// assert!(err.is_invalid_url());
+    /// assert!(err.to_string().contains("mysql://127.0.0.1/shop is not a database URL"));
     /// # }
     /// ```
     pub fn open(url: &str) -> Result<Self, StoreError> {
@@ -171,11 +174,11 @@ impl SqlStore {
                 .max_connections(8)
                 .acquire_timeout(POSTGRES_TIMEOUT)
                 .connect_lazy(url)
-                .map_err(|err| StoreError::unreachable(&name, err))?;
+                .map_err(|err| StoreError::invalid_url(&name, "database", err))?;
             Backend::Postgres(pool)
         } else if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)
-                .map_err(|err| StoreError::unreachable(&name, err))?
+                .map_err(|err| StoreError::invalid_url(&name, "database", err))?
                 .create_if_missing(true)
                 .busy_timeout(SQLITE_BUSY);
             let pool = SqlitePoolOptions::new()
@@ -185,9 +188,10 @@ impl SqlStore {
                 .connect_lazy_with(options);
             Backend::Sqlite(pool)
         } else {
-            return Err(StoreError::unreachable(
+            return Err(StoreError::invalid_url(
                 &name,
-                "not a database URL: postgres://... or sqlite:...",
+                "database",
+                "postgres://..., postgresql://... or sqlite:...",
             ));
         };
         Ok(SqlStore {
@@ -374,12 +378,20 @@ impl SqlStore {
     }
 
     /// The error of a round trip: a payload of another type under `key` is
-    /// an unreadable payload, anything else an outage, named.
+    /// an unreadable payload, data the database refused is a key it
+    /// cannot keep a circuit under, anything else an outage, named.
     fn error(&self, key: &str, what: &str, err: &sqlx::Error) -> StoreError {
         if let sqlx::Error::ColumnDecode { .. } | sqlx::Error::Decode(_) = err {
             return StoreError::payload(
                 &self.name,
                 PayloadError::new(key, format_args!("the row's payload is not text: {err}")),
+            );
+        }
+        if classify::about_data(err, matches!(self.backend, Backend::Postgres(_))) {
+            return StoreError::invalid_key(
+                &self.name,
+                key,
+                format_args!("{what} on {} refused the data: {err}", self.table),
             );
         }
         self.failed(what, err)
@@ -402,25 +414,48 @@ impl SqlStore {
         }
     }
 
+    /// The payload under `key` (unless it is above
+    /// [`PayloadError::MAX_BYTES`]: the database sends its length alone)
+    /// and the database's time.
     async fn loaded(&self, key: &str) -> Result<Loaded, StoreError> {
-        let row: Result<(i64, Option<String>), sqlx::Error> = match &self.backend {
+        let key = classify::key(&self.name, key)?;
+        let limit = i64::try_from(PayloadError::MAX_BYTES).unwrap_or(i64::MAX);
+        let row: Result<(i64, Option<i64>, Option<String>), sqlx::Error> = match &self.backend {
             Backend::Postgres(pool) => {
                 let query = sqlx::query_as(safe(&self.statements.load))
                     .bind(key)
+                    .bind(limit)
                     .fetch_one(pool);
                 timed(POSTGRES_TIMEOUT, query).await
             }
             Backend::Sqlite(pool) => {
                 let query = sqlx::query_as(safe(&self.statements.load))
                     .bind(key)
+                    .bind(limit)
                     .fetch_one(pool);
                 timed(SQLITE_BUSY, query).await
             }
         };
-        let (now, payload) = row.map_err(|err| self.error(key, "load", &err))?;
+        let (now, length, payload) = row.map_err(|err| self.error(key, "load", &err))?;
+        let now = classify::clock(now).ok_or_else(|| {
+            StoreError::unreachable(
+                &self.name,
+                format_args!("its clock answered {now} us since the Unix epoch, which is no time"),
+            )
+        })?;
+        self.changes.saw_clock(now);
+        if let (None, Some(length)) = (&payload, length)
+            && length > limit
+        {
+            let length = u64::try_from(length).unwrap_or(u64::MAX);
+            return Err(StoreError::payload(
+                &self.name,
+                payload::too_large(key, length),
+            ));
+        }
         Ok(Loaded {
             payload: payload.map(String::into_bytes),
-            now: Duration::from_micros(u64::try_from(now).unwrap_or(0)),
+            now,
         })
     }
 }
@@ -470,6 +505,7 @@ impl Store for SqlStore {
         ttl: Duration,
         announce: bool,
     ) -> Result<Swap, StoreError> {
+        let key = classify::key(&self.name, key)?;
         let new = text(self, key, new)?;
         let expected = expected.map(|bytes| text(self, key, bytes)).transpose()?;
         let ttl = i64::try_from(ttl.as_micros()).unwrap_or(i64::MAX);
@@ -543,14 +579,12 @@ impl Store for SqlStore {
         let Backend::Postgres(pool) = &self.backend else {
             return None;
         };
-        self.listening.start(|| {
-            let listening = postgres::listen(
-                pool.clone(),
-                self.channel.clone(),
-                Arc::downgrade(&self.changes) as Weak<Changes>,
-            );
-            self.runtime.spawn(listening).abort_handle()
-        });
+        let (pool, channel) = (pool.clone(), self.channel.clone());
+        let changes: Weak<Changes> = Arc::downgrade(&self.changes);
+        self.listening
+            .start(&self.runtime, changes.clone(), move || {
+                postgres::listen(pool.clone(), channel.clone(), changes.clone())
+            });
         Some(&self.changes)
     }
 }

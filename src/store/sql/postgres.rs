@@ -7,13 +7,13 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::Weak;
-use std::time::Duration;
 
 use sqlx::postgres::{PgListener, PgPool};
 
 use super::Statements;
 use super::table::Table;
 use crate::store::Changes;
+use crate::store::changes::{MAX_RELISTEN, MIN_RELISTEN};
 
 /// The server's time, in microseconds since the Unix epoch.
 const NOW: &str = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000)::bigint";
@@ -38,10 +38,13 @@ pub(super) fn statements(table: &Table) -> Statements {
         name = table.name(),
     );
     Statements {
+        // The payload's length, and the payload unless it is above $2.
         load: format!(
-            "WITH c AS (SELECT {NOW} AS now) \
-             SELECT c.now, (SELECT t.payload::text FROM {table} AS t WHERE t.key = $1 \
-             AND (t.expires_at IS NULL OR t.expires_at > c.now / 1000000)) FROM c"
+            "WITH c AS (SELECT {NOW} AS now), \
+             r AS (SELECT t.payload::text AS p FROM {table} AS t, c WHERE t.key = $1 \
+             AND (t.expires_at IS NULL OR t.expires_at > c.now / 1000000)) \
+             SELECT c.now, (SELECT octet_length(r.p)::bigint FROM r), \
+             (SELECT r.p FROM r WHERE octet_length(r.p) <= $2) FROM c"
         )
         .into(),
         // Absent, or present and expired: an insert, or an update of
@@ -129,11 +132,6 @@ pub(super) fn like(glob: &str) -> String {
     }
     pattern
 }
-
-/// The first wait before the channel's connection is remade; it doubles
-/// with each failure in a row, up to the second.
-const MIN_RELISTEN: Duration = Duration::from_millis(100);
-const MAX_RELISTEN: Duration = Duration::from_secs(2);
 
 /// Listens on `channel` and hands each announcement to `changes`, for as
 /// long as the store lives; every mirror is forgotten whenever listening

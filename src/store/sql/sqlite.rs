@@ -30,8 +30,12 @@ pub(super) fn statements(table: &Table) -> Statements {
     );
     let live = format!("(expires_at IS NULL OR expires_at > {NOW} / 1000000)");
     Statements {
-        load: format!("SELECT {NOW}, (SELECT payload FROM {table} WHERE key = ?1 AND {live})")
-            .into(),
+        // The payload's length, and the payload unless it is above ?2.
+        load: format!(
+            "SELECT {NOW}, (SELECT octet_length(payload) FROM {table} WHERE key = ?1 AND {live}), \
+             (SELECT payload FROM {table} WHERE key = ?1 AND {live} AND octet_length(payload) <= ?2)"
+        )
+        .into(),
         // Absent, or present and expired: an insert, or an update of
         // the expired row. (`WHERE true` tells SQLite's parser the
         // `ON CONFLICT` is the upsert's.)

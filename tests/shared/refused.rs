@@ -1,0 +1,109 @@
+//! What a store refuses is said as such, never as an outage (SPEC §8): a
+//! URL that is not one of the store's kind, and a key the store cannot
+//! hold (PostgreSQL's `varchar(191)`, and the same on SQLite for one
+//! fleet's sake), refused before any round trip with an error naming it.
+
+#[cfg(feature = "sql")]
+use std::sync::Arc;
+
+#[cfg(feature = "sql")]
+use fuse_breaker::store::{Fallback, Refusal, SharedFuse};
+
+#[cfg(feature = "redis")]
+#[test]
+fn a_url_that_is_not_redis_is_said_to_be_one() {
+    super::block_on(async {
+        for url in ["http://example.com", "redis//127.0.0.1", "redis://[::1"] {
+            let err = fuse_breaker::store::RedisStore::open(url).unwrap_err();
+            assert!(err.is_invalid_url(), "{url}: {err}");
+            assert!(!err.is_unreachable(), "{url}: {err}");
+            assert!(err.to_string().contains("not a Redis URL"), "{url}: {err}");
+            assert!(!err.to_string().contains("unreachable"), "{url}: {err}");
+        }
+    });
+}
+
+#[cfg(feature = "sql")]
+#[test]
+fn a_url_that_is_not_a_database_s_is_said_to_be_one() {
+    super::block_on(async {
+        for url in [
+            "mysql://127.0.0.1/shop",
+            "postgres://127.0.0.1:notaport/shop",
+            "sqlite://?mode=sideways",
+        ] {
+            let err = fuse_breaker::store::SqlStore::open(url).unwrap_err();
+            assert!(err.is_invalid_url(), "{url}: {err}");
+            assert!(!err.is_unreachable(), "{url}: {err}");
+            assert!(
+                err.to_string().contains("not a database URL"),
+                "{url}: {err}"
+            );
+        }
+    });
+}
+
+/// Every SQL database to run on: `(name, url)`.
+#[cfg(feature = "sql")]
+fn databases() -> Vec<(&'static str, String)> {
+    std::iter::once(("sqlite", super::sqlite_url()))
+        .chain(super::database_url().map(|url| ("postgres", url)))
+        .collect()
+}
+
+#[cfg(feature = "sql")]
+#[test]
+fn a_key_the_table_cannot_hold_is_refused_naming_it() {
+    super::block_on(async {
+        for (db, url) in databases() {
+            let store = Arc::new(super::sql_store(&url));
+            // "fuse:" and 187 characters: 192, one more than the column.
+            let long = format!("{}-{}", super::unique("long"), "é".repeat(200));
+            let name: String = long.chars().take(187).collect();
+            let fuse = SharedFuse::builder(&name, store.clone())
+                .fallback(Fallback::Allow)
+                .build();
+            assert_eq!(fuse.key().chars().count(), 192);
+            let refused = fuse.try_acquire().await.map(drop).unwrap_err();
+            let Refusal::Store(err) = refused else {
+                panic!("{db}: a key too long is not refused by the store: {refused}");
+            };
+            assert!(err.is_invalid_key(), "{db}: {err}");
+            assert!(!err.is_unreachable(), "{db}: {err}");
+            assert!(err.to_string().contains(fuse.key()), "{db}: {err}");
+            assert!(err.to_string().contains("191"), "{db}: {err}");
+            assert!(fuse.store_reachable(), "{db}: no outage");
+            assert!(
+                fuse.force_open().await.unwrap_err().is_invalid_key(),
+                "{db}"
+            );
+
+            // 191 characters are held.
+            let fits: String = name.chars().take(186).collect();
+            let fuse = SharedFuse::builder(&fits, store).build();
+            fuse.try_acquire().await.unwrap().failure().await.unwrap();
+            assert_eq!(fuse.snapshot().await.unwrap().failures.len(), 1, "{db}");
+        }
+    });
+}
+
+#[cfg(feature = "sql")]
+#[test]
+fn a_key_postgres_refuses_as_data_is_no_outage() {
+    let Some(url) = super::database_url() else {
+        return;
+    };
+    super::block_on(async {
+        let store = Arc::new(super::sql_store(&url));
+        // PostgreSQL's text holds no NUL character.
+        let fuse = SharedFuse::builder("nul\0byte", store)
+            .fallback(Fallback::Allow)
+            .build();
+        let refused = fuse.try_acquire().await.map(drop).unwrap_err();
+        let Refusal::Store(err) = refused else {
+            panic!("a key with a NUL is not refused by the store: {refused}");
+        };
+        assert!(err.is_invalid_key(), "{err}");
+        assert!(fuse.store_reachable(), "no outage: {err}");
+    });
+}
