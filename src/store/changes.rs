@@ -107,14 +107,24 @@ impl Changes {
     /// the Unix epoch): the cached circuits on `key` take it as their
     /// mirror, unless theirs is newer. A payload they cannot read makes
     /// them forget their mirror (the next call reads the key and reports
-    /// the error), and counts as [`dropped`](Self::dropped).
+    /// the error), and counts as [`dropped`](Self::dropped). An empty
+    /// payload says the key was deleted (a reset): they forget their
+    /// mirror, and read the key on their next call.
     ///
     /// ```
     /// use std::time::Duration;
     /// let changes = fuse_breaker::store::Changes::new();
     /// changes.tell("fuse:billing", b"{}", Duration::from_secs(1_700_000_000)); // nobody watches
+    /// changes.tell("fuse:billing", b"", Duration::from_secs(1_700_000_000)); // deleted
+    /// assert_eq!(changes.dropped(), 0);
     /// ```
     pub fn tell(&self, key: &str, payload: &[u8], now: Duration) {
+        if payload.is_empty() {
+            for cache in self.watching(key) {
+                cache.forget();
+            }
+            return;
+        }
         let mut read = true;
         for cache in self.watching(key) {
             read &= cache.announced(payload, now);

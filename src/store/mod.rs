@@ -133,7 +133,7 @@ pub async fn snapshot_of(
         return Ok(None);
     };
     let now = payload::store_time(loaded.now);
-    let fresh = payload::Fresh { lease_until: now };
+    let fresh = payload::Fresh::at(now, 0);
     let stored =
         payload::read(key, bytes, fresh).map_err(|err| StoreError::payload(store.name(), err))?;
     Ok(Some(stored.snapshot(config, now)))

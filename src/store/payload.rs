@@ -153,24 +153,35 @@ struct OwnLease {
 }
 
 /// What reading a payload needs from its reader: the store's time of the
-/// reading plus the reader's probe lease (never before the store's time).
-/// It is when the probes a payload of milon/fuse alone counts in flight
-/// lose their slot, and what the payload's times are checked against.
+/// reading, which the payload's times are checked against, and that time
+/// plus the reader's probe lease, when the probes a payload of milon/fuse
+/// alone counts in flight lose their slot.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Fresh {
+    pub(crate) now: u64,
     pub(crate) lease_until: u64,
 }
 
 impl Fresh {
-    /// The latest `opened_at` or failure a payload may hold.
-    fn latest_event(self) -> u64 {
-        self.lease_until.saturating_add(MAX_AHEAD)
+    /// A reading at the store's time `now` by a reader whose probes hold
+    /// `lease` nanoseconds.
+    pub(crate) fn at(now: u64, lease: u64) -> Self {
+        Fresh {
+            now,
+            lease_until: now.saturating_add(lease),
+        }
     }
 
-    /// The latest end of a probe's lease a payload may hold.
+    /// The latest `opened_at` or failure a payload may hold.
+    fn latest_event(self) -> u64 {
+        self.now.saturating_add(MAX_AHEAD)
+    }
+
+    /// The latest end of a probe's lease a payload may hold (no lease is
+    /// longer than the longest duration a configuration takes).
     fn latest_lease(self) -> u64 {
         let longest = u64::try_from(MAX_DURATION.as_nanos()).unwrap_or(u64::MAX);
-        self.lease_until.saturating_add(longest)
+        self.now.saturating_add(longest)
     }
 }
 

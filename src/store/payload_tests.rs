@@ -6,6 +6,7 @@ const SEC: u64 = NANOS_PER_SEC;
 /// A reading at the store's time 1,800,000,000 s (2027), with no lease:
 /// after every time the strategies make.
 const FRESH: Fresh = Fresh {
+    now: 1_800_000_000 * SEC,
     lease_until: 1_800_000_000 * SEC,
 };
 

@@ -903,9 +903,7 @@ impl SharedFuse {
         let Some(bytes) = &loaded.payload else {
             return Ok(Stored::absent());
         };
-        let fresh = Fresh {
-            lease_until: payload::store_time(loaded.now).saturating_add(nanos(self.lease)),
-        };
+        let fresh = Fresh::at(payload::store_time(loaded.now), nanos(self.lease));
         payload::read(self.key(), bytes, fresh)
             .map_err(|err| StoreError::payload(self.store.name(), err))
     }

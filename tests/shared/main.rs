@@ -36,9 +36,9 @@ mod oversized;
 mod payloads;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod processes;
-mod repair;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod refused;
+mod repair;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod restart;
 mod rules;
