@@ -100,6 +100,7 @@ mod oracle;
 mod overrides;
 mod packed;
 mod permit;
+pub mod redact;
 #[cfg(any(test, fuzzing))]
 mod reference;
 mod registry;

@@ -113,7 +113,10 @@ impl Store {
 /// assert_eq!(billing.config().half_open_probes(), 3);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+///
+/// Its `Debug` output names the store URLs without their secrets
+/// ([`redact`](crate::redact)).
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct Settings {
     /// The application piece of every key.
     pub app: Option<String>,
@@ -141,6 +144,25 @@ pub struct Settings {
     pub breakers: BTreeMap<String, Overrides>,
     /// Where each setting was written, to point at it in errors.
     places: BTreeMap<String, Place>,
+}
+
+impl fmt::Debug for Settings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn url(url: Option<&String>) -> Option<std::borrow::Cow<'_, str>> {
+            url.map(|url| crate::redact::url(url))
+        }
+        f.debug_struct("Settings")
+            .field("app", &self.app)
+            .field("store", &self.store)
+            .field("redis_url", &url(self.redis_url.as_ref()))
+            .field("database_url", &url(self.database_url.as_ref()))
+            .field("database_table", &self.database_table)
+            .field("fallback", &self.fallback)
+            .field("max_circuits", &self.max_circuits)
+            .field("defaults", &self.defaults)
+            .field("breakers", &self.breakers)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A line and column in a file (both from 1).

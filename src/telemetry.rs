@@ -115,6 +115,15 @@ impl Listener for Telemetry {
 
     #[cfg(feature = "store")]
     fn on_store(&self, event: &crate::store::StoreEvent<'_>) {
+        if event.overwritten.is_some() {
+            counter!(
+                "fuse_store_overwritten_total",
+                "key" => self.key.clone(),
+                "store" => event.store.to_owned()
+            )
+            .increment(1);
+            return;
+        }
         if !event.reachable {
             counter!(
                 "fuse_store_unreachable_total",

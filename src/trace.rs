@@ -31,7 +31,18 @@ impl Listener for TraceSink {
 
     #[cfg(feature = "store")]
     fn on_store(&self, event: &crate::store::StoreEvent<'_>) {
-        if event.reachable {
+        if let Some(unreadable) = event.overwritten {
+            let error = unreadable.to_string();
+            tracing::warn!(
+                target: "fuse_breaker",
+                key = event.key,
+                store = event.store,
+                error = error.as_str(),
+                "circuit {}: a manual change overwrote what was not a circuit: {}",
+                event.key,
+                error,
+            );
+        } else if event.reachable {
             tracing::info!(
                 target: "fuse_breaker",
                 key = event.key,

@@ -417,3 +417,23 @@ fn a_shared_registry_on_a_database_uses_its_table_and_refuses_a_bad_one() {
             assert!(err.contains("database_url"), "{err}");
         });
 }
+
+#[test]
+fn the_debug_output_of_settings_shows_no_password() {
+    let settings = fuse_breaker::Settings::from_toml(
+        r#"
+        redis_url = "redis://user:hunter2@cache:6379/0"
+        database_url = "postgres://127.0.0.1:1/shop?user=admin&password=hunter2"
+        "#,
+    )
+    .unwrap();
+    let printed = format!("{settings:?}");
+    assert!(!printed.contains("hunter2"), "{printed}");
+    assert_mentions(
+        &printed,
+        &[
+            "redis://cache:6379/0",
+            "postgres://127.0.0.1:1/shop?user=admin&password=***",
+        ],
+    );
+}

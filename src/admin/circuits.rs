@@ -179,6 +179,7 @@ impl One {
                 Action::Close => fuse.force_closed().await,
                 Action::Reset => fuse.reset().await,
             }
+            .map(drop)
             .map_err(|err| ApiError::store(err.to_string())),
         }
     }

@@ -84,6 +84,11 @@ impl<S: Store> Store for Counting<S> {
         self.inner.swap(key, expected, new, ttl, announce).await
     }
 
+    async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError> {
+        self.trips.add(1);
+        self.inner.delete(key, announce).await
+    }
+
     fn changes(&self) -> Option<&Changes> {
         self.inner.changes()
     }

@@ -33,7 +33,9 @@ enum Kind {
 impl StoreError {
     /// The store `store` did not answer (or answered with an error of its
     /// own): what a [`Store`](super::Store) implementation returns for a
-    /// failed round trip. The fallback decides while it lasts.
+    /// failed round trip. The fallback decides while it lasts. A URL in
+    /// `store` or `reason` is printed without its secrets
+    /// ([`redact`](crate::redact)).
     ///
     /// ```
     /// let err = fuse_breaker::store::StoreError::unreachable("memory", "stopped");
@@ -41,8 +43,8 @@ impl StoreError {
     /// ```
     pub fn unreachable(store: &str, reason: impl fmt::Display) -> Self {
         StoreError {
-            store: store.into(),
-            kind: Kind::Unreachable(reason.to_string()),
+            store: crate::redact::url(store).into(),
+            kind: Kind::Unreachable(crate::redact::text(&reason.to_string()).into_owned()),
         }
     }
 
@@ -215,12 +217,9 @@ impl<E: std::error::Error + 'static> std::error::Error for Error<E> {
 }
 
 #[cfg(any(feature = "redis", feature = "sql"))]
-/// `url` without its user and password, for errors and events.
+/// `url` as errors and events name a store: without its secrets.
 pub(crate) fn public_name(url: &str) -> String {
-    match (url.split_once("://"), url.rsplit_once('@')) {
-        (Some((scheme, _)), Some((_, host))) => format!("{scheme}://{host}"),
-        _ => url.to_owned(),
-    }
+    crate::redact::url(url).into_owned()
 }
 
 #[cfg(all(test, any(feature = "redis", feature = "sql")))]
@@ -232,6 +231,10 @@ mod tests {
         assert_eq!(
             public_name("redis://user:secret@cache.internal:6379/2"),
             "redis://cache.internal:6379/2"
+        );
+        assert_eq!(
+            public_name("postgres://127.0.0.1:1/shop?user=admin&password=hunter2"),
+            "postgres://127.0.0.1:1/shop?user=admin&password=***"
         );
         assert_eq!(
             public_name("redis://127.0.0.1:6379"),

@@ -235,6 +235,19 @@ impl Store for MemoryStore {
         Ok(Swap::Written)
     }
 
+    async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError> {
+        let mut inner = self.reachable()?;
+        let now = inner.now();
+        if inner.keys.remove(key).is_some() {
+            inner.writes += 1;
+        }
+        drop(inner);
+        if announce {
+            self.changes.tell(key, b"", now);
+        }
+        Ok(())
+    }
+
     fn changes(&self) -> Option<&Changes> {
         Some(&self.changes)
     }

@@ -40,6 +40,7 @@ mod counting;
 mod error;
 mod future;
 mod keys;
+mod manual;
 mod memory;
 mod mirror;
 mod payload;
@@ -64,6 +65,7 @@ pub use counting::Counting;
 pub use error::{Error, Refusal, StoreError};
 pub use future::{Admission, Conclusion};
 pub use keys::KeyPage;
+pub use manual::ManualChange;
 pub use memory::MemoryStore;
 pub use payload::PayloadError;
 pub use permit::SharedPermit;
@@ -99,6 +101,11 @@ pub struct StoreEvent<'a> {
     pub fallback: Fallback,
     /// The error that began the outage.
     pub error: Option<&'a StoreError>,
+    /// An operator's change ([`SharedFuse::force_open`],
+    /// [`SharedFuse::force_closed`], [`SharedFuse::reset`]) replaced a
+    /// payload that was not a circuit: what was wrong with it (`reachable`
+    /// is `true`: the store answered).
+    pub overwritten: Option<&'a PayloadError>,
 }
 
 /// The snapshot of the circuit under `key` in `store` under `config`
@@ -183,6 +190,8 @@ pub enum Swap {
 /// // A second writer that also saw the key absent loses.
 /// assert!(matches!(store.swap("fuse:a", None, b"[]", ttl, false).await?, Swap::Changed(_)));
 /// assert_eq!(store.load("fuse:a").await?.payload.as_deref(), Some(&b"{}"[..]));
+/// store.delete("fuse:a", false).await?;
+/// assert_eq!(store.load("fuse:a").await?.payload, None);
 /// # Ok::<(), fuse_breaker::store::StoreError>(())
 /// # }).unwrap();
 /// ```
@@ -208,6 +217,12 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
         ttl: Duration,
         announce: bool,
     ) -> Result<Swap, StoreError>;
+
+    /// Deletes `key`, whatever it holds (what [`SharedFuse::reset`] does:
+    /// the circuit is forgotten, and the next read finds a fresh closed
+    /// one). `announce`: tell every process's [`Changes`] (in the crate's
+    /// announcement, an empty payload says the key was deleted).
+    async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError>;
 
     /// Where this store hands over the transitions announced through it,
     /// if it can ([`Changes`]; default: it cannot, and cached circuits see
@@ -281,6 +296,10 @@ impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
         announce: bool,
     ) -> Result<Swap, StoreError> {
         (**self).swap(key, expected, new, ttl, announce).await
+    }
+
+    async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError> {
+        (**self).delete(key, announce).await
     }
 
     fn changes(&self) -> Option<&Changes> {

@@ -9,7 +9,9 @@
 //! - *swap*: `SET ... PX` if the key still holds the payload the caller
 //!   read (or is still absent), and for a transition a `PUBLISH` of the
 //!   new payload with the server's `TIME` on the store's channel; else
-//!   `TIME` and what the key holds.
+//!   `TIME` and what the key holds;
+//! - *delete* (a reset): `DEL` of the key whatever it holds (a value of
+//!   any type), and its announcement with an empty payload.
 //!
 //! Neither knows a rule of the circuit: the crate's model decides, Redis
 //! only applies the compare-and-set atomically, on its own clock.
@@ -54,6 +56,15 @@ local t = redis.call('TIME')
 return {0, t[1], t[2], v}
 ";
 
+const DELETE: &str = r"
+redis.call('DEL', KEYS[1])
+if ARGV[1] ~= '' then
+  local t = redis.call('TIME')
+  redis.call('PUBLISH', ARGV[1], t[1] .. ' ' .. t[2] .. ' ' .. #KEYS[1] .. ' ' .. KEYS[1])
+end
+return 1
+";
+
 /// How long a round trip may take before the store counts as unreachable
 /// (the fallback then decides), and how long a connection attempt may
 /// take.
@@ -86,6 +97,7 @@ pub struct RedisStore {
     connection: ConnectionManager,
     load: Script,
     swap: Script,
+    delete: Script,
     channel: String,
     changes: Arc<Changes>,
     listening: Arc<Listening>,
@@ -146,6 +158,7 @@ impl RedisStore {
             connection,
             load: Script::new(LOAD),
             swap: Script::new(SWAP),
+            delete: Script::new(DELETE),
             channel: Self::DEFAULT_CHANNEL.to_owned(),
             changes: Arc::default(),
             listening: Arc::default(),
@@ -402,6 +415,21 @@ impl Store for RedisStore {
         let mut page = KeyPage::new(keys, (cursor != 0).then(|| cursor.to_string()));
         page.not_utf8 = not_utf8;
         Ok(page)
+    }
+
+    async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError> {
+        let mut connection = self.connection.clone();
+        let reply: Value = self
+            .delete
+            .key(key)
+            .arg(if announce { self.channel.as_str() } else { "" })
+            .invoke_async(&mut connection)
+            .await
+            .map_err(|err| StoreError::unreachable(&self.name, err))?;
+        match number(&reply) {
+            Some(1) => Ok(()),
+            _ => Err(self.protocol("delete", &reply)),
+        }
     }
 
     /// Starts listening on the channel the first time (a cached circuit

@@ -10,7 +10,7 @@ use super::cache::Cache;
 use super::error::{Error, Refusal, StoreError};
 use super::future::{Admission, Conclusion};
 use super::mirror::Mirror;
-use super::payload::{self, Fresh};
+use super::payload::{self, Fresh, PayloadError};
 use super::permit::{Held, SharedPermit};
 use super::random;
 use super::stored::{At, Entry, Stored};
@@ -63,20 +63,23 @@ pub struct SharedFuse {
     fallback: Fallback,
     /// Decides under [`Fallback::Local`] while the store does not answer.
     local: Fuse,
-    listeners: Listeners,
+    pub(super) listeners: Listeners,
     health: Mutex<Health>,
     /// Held by the step of this process that is writing the key: its
     /// writers take turns rather than race each other's compare-and-sets.
     /// The payload the last of them wrote, and the store's time it was
     /// decided at.
-    writing: tokio::sync::Mutex<Option<Loaded>>,
+    pub(super) writing: tokio::sync::Mutex<Option<Loaded>>,
     /// How many writes this process's steps made on the key (a hint, read
     /// before a step reads the key; the compare-and-set decides).
-    writes: crate::sync::Tally,
+    pub(super) writes: crate::sync::Tally,
     /// Cached mode: the mirror of the key and its quiet permit.
-    cache: Option<Arc<Cache>>,
+    pub(super) cache: Option<Arc<Cache>>,
     /// Set while the store is thought down (the details in `health`).
     down: crate::sync::Hint,
+    /// How many failed round trips this circuit has seen: a round trip
+    /// that began before the last of them cannot end the outage.
+    outages: crate::sync::Tally,
 }
 
 /// Whether the store answered last time, and when to try it again.
@@ -90,6 +93,9 @@ struct Down {
     error: StoreError,
     retry_at: Instant,
     backoff: Duration,
+    /// The count of failed round trips with this one (see
+    /// `SharedFuse::outages`).
+    seen: u64,
 }
 
 /// Builds a [`SharedFuse`]: its key's parts, configuration, lease and
@@ -293,6 +299,7 @@ impl SharedFuseBuilder {
             writes: crate::sync::Tally::new(),
             cache,
             down: crate::sync::Hint::default(),
+            outages: crate::sync::Tally::new(),
         }
     }
 }
@@ -525,9 +532,10 @@ impl SharedFuse {
 
     /// Admission that asks the store.
     async fn acquire_asking(&self) -> Result<SharedPermit<'_>, Refusal> {
+        let begun = self.outages.get();
         match self.acquire_from_store().await {
             Ok(entry) => {
-                self.answered();
+                self.answered(begun);
                 self.entry(entry)
             }
             Err(error) if error.is_unreachable() => {
@@ -662,64 +670,6 @@ impl SharedFuse {
         Ok((snapshot, Duration::from_nanos(now)))
     }
 
-    /// Opens the circuit now, for every process (a new epoch: permits
-    /// granted before are stale).
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
-    /// # futures::executor::block_on(async {
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
-    /// fuse.force_open().await?;
-    /// assert!(fuse.try_acquire().await.is_err());
-    /// # Ok::<(), fuse_breaker::store::StoreError>(())
-    /// # }).unwrap();
-    /// ```
-    pub async fn force_open(&self) -> Result<(), StoreError> {
-        self.manual(Reason::Forced, Stored::force_open).await
-    }
-
-    /// Closes the circuit with no failures, for every process.
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
-    /// # futures::executor::block_on(async {
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
-    /// fuse.force_open().await?;
-    /// fuse.force_closed().await?;
-    /// assert_eq!(fuse.state().await?, fuse_breaker::State::Closed);
-    /// # Ok::<(), fuse_breaker::store::StoreError>(())
-    /// # }).unwrap();
-    /// ```
-    pub async fn force_closed(&self) -> Result<(), StoreError> {
-        self.manual(Reason::Forced, |stored, _| stored.force_closed())
-            .await
-    }
-
-    /// Forgets the circuit: a fresh closed one in a new generation, so that
-    /// every permit granted before is stale.
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
-    /// # futures::executor::block_on(async {
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
-    /// let permit = fuse.try_acquire().await.unwrap();
-    /// fuse.reset().await?;
-    /// permit.failure().await?;
-    /// assert!(fuse.snapshot().await?.failures.is_empty(), "stale");
-    /// # Ok::<(), fuse_breaker::store::StoreError>(())
-    /// # }).unwrap();
-    /// ```
-    pub async fn reset(&self) -> Result<(), StoreError> {
-        let generation = random::next();
-        self.manual(Reason::Reset, move |stored, _| {
-            *stored = Stored::reset(generation);
-        })
-        .await
-    }
-
     fn entry(&self, entry: Entry) -> Result<SharedPermit<'_>, Refusal> {
         match entry {
             Entry::Granted(ticket) => Ok(SharedPermit::new(self, Held::Store(ticket))),
@@ -789,13 +739,15 @@ impl SharedFuse {
         verdict: Verdict,
     ) -> Result<(), StoreError> {
         let ticket = &ticket;
+        let begun = self.outages.get();
         let result = self
             .step(None, |stored, now| {
                 stored.verdict(&self.config, ticket, verdict, now)
             })
-            .await;
+            .await
+            .map(drop);
         match &result {
-            Ok(()) => self.answered(),
+            Ok(()) => self.answered(begun),
             Err(error) if error.is_unreachable() => self.failed(error),
             Err(_) => {}
         }
@@ -821,12 +773,13 @@ impl SharedFuse {
         Ok(entry.unwrap_or(Entry::Rejected { retry_after: 0 }))
     }
 
-    /// A manual change: always written, and always a new epoch.
-    async fn manual(
+    /// A manual change: always written, and always a new epoch; a payload
+    /// that is not a circuit is overwritten (and returned).
+    pub(super) async fn manual(
         &self,
         reason: Reason,
         change: impl Fn(&mut Stored, u64),
-    ) -> Result<(), StoreError> {
+    ) -> Result<Option<PayloadError>, StoreError> {
         self.step(Some(reason), |stored, now| {
             change(stored, now);
             true
@@ -847,21 +800,48 @@ impl SharedFuse {
     /// decides again on the payload that write left, with no round trip
     /// (a write of another process since is what the compare-and-set
     /// finds).
+    ///
+    /// A manual change overwrites a payload that is not a circuit (as a
+    /// fresh circuit in a new generation) and returns what was wrong with
+    /// it; any other step fails on one.
     async fn step(
         &self,
         manual: Option<Reason>,
         mut step: impl FnMut(&mut Stored, u64) -> bool,
-    ) -> Result<(), StoreError> {
+    ) -> Result<Option<PayloadError>, StoreError> {
         let writes = self.writes.get();
-        let mut loaded = self.store.load(self.key()).await?;
+        let (mut loaded, deleted) = match self.store.load(self.key()).await {
+            Ok(loaded) => (loaded, None),
+            // What the store cannot even hand over (a value of another
+            // type, a row that is not text) is deleted first by a manual
+            // change, which then writes on the absent key.
+            Err(err) => match (manual, err.payload_error()) {
+                (Some(_), Some(unreadable)) => {
+                    let unreadable = unreadable.clone();
+                    self.store.delete(self.key(), false).await?;
+                    (self.store.load(self.key()).await?, Some(unreadable))
+                }
+                _ => return Err(err),
+            },
+        };
         let mut turn: Option<tokio::sync::MutexGuard<'_, Option<Loaded>>> = None;
         for _ in 0..MAX_CONFLICTS {
-            let mut stored = self.read(&loaded)?;
+            let mut overwritten = deleted.clone();
+            let mut stored = match self.read(&loaded) {
+                Ok(stored) => stored,
+                Err(err) => match (manual, err.payload_error()) {
+                    (Some(_), Some(unreadable)) => {
+                        overwritten = Some(unreadable.clone());
+                        Stored::reset(random::next())
+                    }
+                    _ => return Err(err),
+                },
+            };
             let before = stored.clone();
             let now = payload::store_time(loaded.now);
             if !step(&mut stored, now) {
                 self.remember(&stored, now);
-                return Ok(());
+                return Ok(overwritten);
             }
             if stored.generation == 0 {
                 // The key's first write names its generation.
@@ -907,7 +887,7 @@ impl SharedFuse {
                     }
                     self.remember(&stored, now);
                     self.report(&before, &stored, loaded.now, manual);
-                    return Ok(());
+                    return Ok(overwritten);
                 }
                 Swap::Changed(now) => loaded = now,
             }
@@ -919,7 +899,7 @@ impl SharedFuse {
         ))
     }
 
-    fn read(&self, loaded: &Loaded) -> Result<Stored, StoreError> {
+    pub(super) fn read(&self, loaded: &Loaded) -> Result<Stored, StoreError> {
         let Some(bytes) = &loaded.payload else {
             return Ok(Stored::absent());
         };
@@ -931,7 +911,13 @@ impl SharedFuse {
     }
 
     /// Tells the listeners of a transition this process wrote.
-    fn report(&self, before: &Stored, after: &Stored, at: Duration, manual: Option<Reason>) {
+    pub(super) fn report(
+        &self,
+        before: &Stored,
+        after: &Stored,
+        at: Duration,
+        manual: Option<Reason>,
+    ) {
         let (from, to) = (before.state(), after.state());
         let Some(reason) = manual
             .or_else(|| model::reason(from, to))
@@ -970,13 +956,19 @@ impl SharedFuse {
         (Instant::now() < down.retry_at).then(|| down.error.clone())
     }
 
-    /// The store answered: back to it, if it had not.
-    fn answered(&self) {
+    /// The store answered a round trip begun when `begun` failures had
+    /// been seen: back to it, if it had not answered, unless the trip began
+    /// before the last failure was seen (a reply already on its way when
+    /// the store went down says nothing of the store now).
+    fn answered(&self, begun: u64) {
         if !self.down.get() {
             return;
         }
         let was_down = {
             let mut health = self.health();
+            if health.down.as_ref().is_some_and(|down| down.seen > begun) {
+                return;
+            }
             self.down.set(false);
             health.down.take().is_some()
         };
@@ -995,10 +987,14 @@ impl SharedFuse {
             .map_or(MIN_BACKOFF, |down| (down.backoff * 2).min(MAX_BACKOFF));
         let first = health.down.is_none();
         self.down.set(true);
+        // Counted under the lock `answered` reads it under; a round trip
+        // that read an older count is only taken as older still.
+        let seen = self.outages.add(1) + 1;
         health.down = Some(Down {
             error: error.clone(),
             retry_at: Instant::now() + backoff,
             backoff,
+            seen,
         });
         drop(health);
         // A mirror is only as good as the connection it came over.
@@ -1018,6 +1014,20 @@ impl SharedFuse {
             reachable,
             fallback: self.fallback,
             error,
+            overwritten: None,
+        });
+    }
+
+    /// Tells the listeners an operator's change overwrote a payload that
+    /// was not a circuit.
+    pub(super) fn tell_overwritten(&self, unreadable: &PayloadError) {
+        self.listeners.emit_store(&super::StoreEvent {
+            key: self.key(),
+            store: self.store.name(),
+            reachable: true,
+            fallback: self.fallback,
+            error: None,
+            overwritten: Some(unreadable),
         });
     }
 

@@ -126,3 +126,110 @@ fn a_verdict_the_store_cannot_take_is_an_error_and_marks_it_down() {
         assert!(!fuse.store_reachable());
     });
 }
+
+/// A memory store whose next read's reply is held back (it was read while
+/// the store answered) until the test lets it go.
+#[derive(Debug)]
+struct LateReply {
+    inner: Arc<MemoryStore>,
+    hold: Mutex<
+        Option<(
+            tokio::sync::oneshot::Sender<()>,
+            tokio::sync::oneshot::Receiver<()>,
+        )>,
+    >,
+}
+
+#[async_trait::async_trait]
+impl fuse_breaker::store::Store for LateReply {
+    fn name(&self) -> &'static str {
+        "memory"
+    }
+
+    async fn load(
+        &self,
+        key: &str,
+    ) -> Result<fuse_breaker::store::Loaded, fuse_breaker::store::StoreError> {
+        let reply = self.inner.load(key).await;
+        let held = self.hold.lock().unwrap().take();
+        if let Some((parked, release)) = held {
+            let _ = parked.send(());
+            let _ = release.await;
+        }
+        reply
+    }
+
+    async fn swap(
+        &self,
+        key: &str,
+        expected: Option<&[u8]>,
+        new: &[u8],
+        ttl: Duration,
+        announce: bool,
+    ) -> Result<fuse_breaker::store::Swap, fuse_breaker::store::StoreError> {
+        self.inner.swap(key, expected, new, ttl, announce).await
+    }
+
+    async fn delete(
+        &self,
+        key: &str,
+        announce: bool,
+    ) -> Result<(), fuse_breaker::store::StoreError> {
+        self.inner.delete(key, announce).await
+    }
+}
+
+#[test]
+fn a_reply_that_left_before_the_outage_does_not_end_it() {
+    block_on(async {
+        let memory = Arc::new(MemoryStore::new());
+        let (parked_tx, parked) = tokio::sync::oneshot::channel();
+        let (release, release_rx) = tokio::sync::oneshot::channel();
+        let store = Arc::new(LateReply {
+            inner: memory.clone(),
+            hold: Mutex::new(Some((parked_tx, release_rx))),
+        });
+        let fuse = Arc::new(
+            SharedFuse::builder("billing", store)
+                .config(config(2, 1))
+                .fallback(Fallback::Reject)
+                .build(),
+        );
+        let outages = Arc::new(Outages::default());
+        fuse.on_transition(outages.clone());
+
+        // A call reads the key while the store answers; its reply is late.
+        let early = fuse.clone();
+        let early = tokio::spawn(async move { early.try_acquire().await.is_ok() });
+        parked.await.unwrap();
+        // The store goes down, and a later call sees it.
+        memory.set_unreachable(true);
+        assert!(matches!(fuse.try_acquire().await, Err(Refusal::Store(_))));
+        assert!(!fuse.store_reachable());
+        // The early reply arrives: it was true when it left, not now.
+        release.send(()).unwrap();
+        assert!(early.await.unwrap(), "admitted by the reading it had");
+        assert!(!fuse.store_reachable(), "an old reply ended the outage");
+        assert!(matches!(fuse.try_acquire().await, Err(Refusal::Store(_))));
+        assert_eq!(outages.0.lock().unwrap().len(), 1, "no return reported");
+
+        // A round trip begun after the outage was seen ends it.
+        memory.set_unreachable(false);
+        tokio::time::sleep(PAST_BACKOFF).await;
+        fuse.try_acquire()
+            .await
+            .expect("the store again")
+            .success()
+            .await
+            .unwrap();
+        assert!(fuse.store_reachable());
+        let seen: Vec<bool> = outages
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(up, _)| *up)
+            .collect();
+        assert_eq!(seen, [false, true]);
+    });
+}

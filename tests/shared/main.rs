@@ -32,6 +32,7 @@ mod on_sql;
 mod payloads;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod processes;
+mod repair;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod restart;
 mod rules;

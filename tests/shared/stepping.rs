@@ -87,6 +87,12 @@ impl<S: Store> Store for Stepping<S> {
             Swap::Changed(loaded) => Ok(Swap::Changed(self.shifted(loaded))),
         }
     }
+
+    async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError> {
+        self.inner.delete(&self.key(key), announce).await?;
+        self.writes.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
 }
 
 impl<S: Store> Stepped for Stepping<S> {

@@ -226,11 +226,17 @@ async fn run(cli: &Cli) -> Result<usize, String> {
             }
             return out.finish().map_err(|err| written(&err));
         }
-        Command::Open { circuit: spec } => circuit(cli, &store, &config, spec).force_open().await,
-        Command::Close { circuit: spec } => {
-            circuit(cli, &store, &config, spec).force_closed().await
+        Command::Open { circuit: spec } => circuit(cli, &store, &config, spec)
+            .force_open()
+            .await
+            .map(drop),
+        Command::Close { circuit: spec } => circuit(cli, &store, &config, spec)
+            .force_closed()
+            .await
+            .map(drop),
+        Command::Reset { circuit: spec } => {
+            circuit(cli, &store, &config, spec).reset().await.map(drop)
         }
-        Command::Reset { circuit: spec } => circuit(cli, &store, &config, spec).reset().await,
     };
     done.map(|()| 0).map_err(|err| err.to_string())
 }

@@ -89,6 +89,7 @@ struct Statements {
     load: Arc<str>,
     create: Arc<str>,
     update: Arc<str>,
+    delete: Arc<str>,
     sweep: Arc<str>,
     keys: Arc<str>,
     schema: Arc<str>,
@@ -553,6 +554,26 @@ impl Store for SqlStore {
         let mut page = KeyPage::new(keys, next);
         page.not_utf8 = not_utf8;
         Ok(page)
+    }
+
+    async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError> {
+        let deleted: Result<(), sqlx::Error> = match &self.backend {
+            Backend::Postgres(pool) => {
+                let channel = if announce { self.channel.as_str() } else { "" };
+                let query = sqlx::query(safe(&self.statements.delete))
+                    .bind(key)
+                    .bind(channel)
+                    .execute(pool);
+                timed(POSTGRES_TIMEOUT, query).await.map(drop)
+            }
+            Backend::Sqlite(pool) => {
+                let query = sqlx::query(safe(&self.statements.delete))
+                    .bind(key)
+                    .execute(pool);
+                timed(SQLITE_BUSY, query).await.map(drop)
+            }
+        };
+        deleted.map_err(|err| self.error(key, "delete", &err))
     }
 
     /// On PostgreSQL, starts listening on the channel the first time (a

@@ -67,6 +67,17 @@ pub(super) fn statements(table: &Table) -> Statements {
              SELECT (SELECT count(*) FROM w), (SELECT count(*) FROM n)"
         )
         .into(),
+        // A reset: the row goes whatever it holds, announced with an
+        // empty payload.
+        delete: format!(
+            "WITH c AS (SELECT {NOW} AS now), \
+             w AS (DELETE FROM {table} WHERE key = $1 RETURNING 1), \
+             n AS (SELECT pg_notify($2, (c.now / 1000000)::text || ' ' || \
+             (c.now % 1000000)::text || ' ' || octet_length($1)::text || ' ' || $1) \
+             FROM c WHERE $2 <> '') \
+             SELECT (SELECT count(*) FROM w), (SELECT count(*) FROM n)"
+        )
+        .into(),
         sweep: format!(
             "DELETE FROM {table} WHERE key IN (SELECT key FROM {table} \
              WHERE expires_at <= floor(EXTRACT(EPOCH FROM clock_timestamp()))::bigint \

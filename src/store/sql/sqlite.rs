@@ -49,6 +49,7 @@ pub(super) fn statements(table: &Table) -> Statements {
              WHERE key = ?1 AND payload = ?4 AND {live}"
         )
         .into(),
+        delete: format!("DELETE FROM {table} WHERE key = ?1").into(),
         sweep: format!(
             "DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM {table} \
              WHERE expires_at <= {NOW} / 1000000 LIMIT ?1)"
