@@ -859,3 +859,77 @@ fn an_admin_api_s_answer_is_read_up_to_a_bound() {
     assert!(err.contains("bytes"), "{err}");
     assert_eq!(served.load(std::sync::atomic::Ordering::SeqCst), 1);
 }
+
+/// No password given in a URL reaches the output, whatever the scheme,
+/// the command, and whether the server is there or not.
+#[test]
+fn no_password_of_a_url_is_printed() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (api, _) = fake_api(100, |_| "{\"code\": \"x\"}".to_owned());
+    let api = api.replace("http://", "http://admin:hunter2@");
+    let unix = format!("{}/nowhere-{port}.sock", env!("CARGO_TARGET_TMPDIR"));
+    let urls = [
+        (
+            "--database-url",
+            format!("postgres://admin:hunter2@127.0.0.1:{port}/fuse"),
+        ),
+        (
+            "--database-url",
+            format!("postgresql://127.0.0.1:{port}/fuse?user=a&password=hunter2"),
+        ),
+        (
+            "--database-url",
+            format!("postgres://admin:hunter2@127.0.0.1:{port}/fuse?sslmode=bogus"),
+        ),
+        ("--redis", format!("redis://:hunter2@127.0.0.1:{port}/0")),
+        (
+            "--redis",
+            format!("redis://admin:hunter2@127.0.0.1:{port}/notadb"),
+        ),
+        (
+            "--redis",
+            format!("rediss://admin:hunter2@127.0.0.1:{port}"),
+        ),
+        ("--redis", format!("redis+unix://{unix}?pass=hunter2")),
+        (
+            "--url",
+            format!("http://admin:hunter2@127.0.0.1:{port}/fuse"),
+        ),
+        ("--url", api),
+        (
+            "--url",
+            format!("ftp://admin:hunter2@127.0.0.1:{port}/fuse"),
+        ),
+    ];
+    for (flag, url) in urls {
+        for args in [
+            &["status"][..],
+            &["status", "billing"],
+            &["open", "billing"],
+        ] {
+            let out = fuse(
+                &Target {
+                    flag,
+                    url: url.clone(),
+                },
+                "shop",
+                args,
+            );
+            let printed = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(!out.status.success(), "{url} {args:?}: {printed}");
+            assert!(!printed.contains("hunter2"), "{url} {args:?}: {printed}");
+            assert!(
+                printed.contains("127.0.0.1") || printed.contains("nowhere"),
+                "{url} {args:?}: {printed}"
+            );
+        }
+    }
+}

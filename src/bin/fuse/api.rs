@@ -7,6 +7,7 @@
 //! and an answer may hold at most [`MAX_ANSWER`] bytes.
 
 use fuse_breaker::admin::{CircuitList, CircuitView};
+use fuse_breaker::redact;
 
 use crate::text::printable;
 
@@ -23,6 +24,8 @@ pub(crate) const MAX_ANSWER: usize = 32 << 20;
 /// A service's admin API.
 pub(crate) struct Api {
     base: reqwest::Url,
+    /// The base as errors show it: without user, password or secrets.
+    shown: String,
     token: Option<String>,
     client: reqwest::Client,
 }
@@ -33,12 +36,18 @@ impl Api {
         let base = reqwest::Url::parse(url)
             .ok()
             .filter(|base| base.scheme() == "http" || base.scheme() == "https")
-            .ok_or_else(|| format!("--url takes http://host:port[/prefix], not {url:?}"))?;
+            .ok_or_else(|| {
+                format!(
+                    "--url takes http://host:port[/prefix], not {:?}",
+                    redact::url(url)
+                )
+            })?;
         let client = reqwest::Client::builder()
             .timeout(std::time::Duration::from_secs(5))
             .build()
             .map_err(|err| format!("cannot make an HTTP client: {err}"))?;
         Ok(Api {
+            shown: redact::url(base.as_str()).into_owned(),
             base,
             token: token.map(str::to_owned),
             client,
@@ -81,7 +90,7 @@ impl Api {
                 return Err(format!(
                     "admin API {}: its list's next page {:?} does not come after the page \
                      before ({:?}): stopped",
-                    self.base,
+                    self.shown,
                     printable(&next),
                     printable(after)
                 ));
@@ -93,7 +102,7 @@ impl Api {
         }
         Err(format!(
             "admin API {}: its list goes on past {MAX_PAGES} pages of {PAGE} circuits: stopped",
-            self.base
+            self.shown
         ))
     }
 
@@ -134,22 +143,22 @@ impl Api {
         let response = request
             .send()
             .await
-            .map_err(|err| format!("admin API {} unreachable: {err}", self.base))?;
+            .map_err(|err| format!("admin API {} unreachable: {err}", self.shown))?;
         let status = response.status();
         let body = self.answer(response).await?;
         if !status.is_success() {
             let error: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
             return Err(match (error["code"].as_str(), error["error"].as_str()) {
                 (Some(code), Some(message)) => {
-                    format!("admin API {}: {code}: {message}", self.base)
+                    format!("admin API {}: {code}: {message}", self.shown)
                 }
-                _ => format!("admin API {}: {status}: {}", self.base, start(&body)),
+                _ => format!("admin API {}: {status}: {}", self.shown, start(&body)),
             });
         }
         serde_json::from_str(&body).map_err(|err| {
             format!(
                 "admin API {}: not a Fuse answer ({err}): {}",
-                self.base,
+                self.shown,
                 start(&body)
             )
         })
@@ -161,12 +170,12 @@ impl Api {
         while let Some(chunk) = response
             .chunk()
             .await
-            .map_err(|err| format!("admin API {}: the answer broke off: {err}", self.base))?
+            .map_err(|err| format!("admin API {}: the answer broke off: {err}", self.shown))?
         {
             if body.len() + chunk.len() > MAX_ANSWER {
                 return Err(format!(
                     "admin API {}: an answer of more than {MAX_ANSWER} bytes: stopped",
-                    self.base
+                    self.shown
                 ));
             }
             body.extend_from_slice(&chunk);

@@ -186,7 +186,7 @@ async fn through_api(cli: &Cli, url: &str, config: &Config) -> Result<usize, Str
     let api = api::Api::new(url, cli.token.as_deref())?;
     let (key, action) = match &cli.command {
         Command::Status { circuit, json } => {
-            let mut out = Output::new(*json).map_err(|err| written(&err))?;
+            let mut out = Output::new(*json);
             let mut show = |view: &fuse_breaker::admin::CircuitView| {
                 out.circuit(&Row::of(view), || {
                     serde_json::to_value(view).unwrap_or_default()
@@ -216,7 +216,7 @@ async fn run(cli: &Cli) -> Result<usize, String> {
     let store = open_store(cli).map_err(|err| err.to_string())?;
     let done = match &cli.command {
         Command::Status { circuit, json } => {
-            let mut out = Output::new(*json).map_err(|err| written(&err))?;
+            let mut out = Output::new(*json);
             match circuit {
                 Some(spec) => {
                     let key = key_of(cli, &config, spec);
@@ -263,6 +263,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(err) => {
+            let err = fuse_breaker::redact::text(&err);
             let _ = writeln!(std::io::stderr(), "fuse: {}", text::printable(&err));
             ExitCode::FAILURE
         }

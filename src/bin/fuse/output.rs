@@ -35,22 +35,21 @@ impl Row {
 pub(crate) struct Output {
     json: bool,
     out: io::StdoutLock<'static>,
+    /// Whether the table's header is written (before its first row, or
+    /// at the end of an empty table; not before an error).
+    header: bool,
     /// Keys listed as unreadable.
-    pub(crate) unreadable: usize,
+    unreadable: usize,
 }
 
 impl Output {
-    /// The table's header is written at once.
-    pub(crate) fn new(json: bool) -> io::Result<Self> {
-        let mut output = Output {
+    pub(crate) fn new(json: bool) -> Self {
+        Output {
             json,
             out: io::stdout().lock(),
+            header: false,
             unreadable: 0,
-        };
-        if !json {
-            output.line("KEY", "STATE", "FAILURES", "PROBES", "HALF-OPEN IN")?;
         }
-        Ok(output)
     }
 
     /// A circuit: its row, or `json` (made on demand).
@@ -99,6 +98,7 @@ impl Output {
         writeln!(self.out, "{}", json_safe(&value.to_string()))
     }
 
+    /// A row of the table, after the header.
     fn line(
         &mut self,
         key: &str,
@@ -107,17 +107,37 @@ impl Output {
         probes: &str,
         half_open_in: &str,
     ) -> io::Result<()> {
-        writeln!(
-            self.out,
-            "{key:<40} {state:<10} {failures:>8} {probes:>8} {half_open_in:>14}"
-        )
+        self.header()?;
+        columns(&mut self.out, [key, state, failures, probes, half_open_in])
     }
 
-    /// Writes out what is left.
+    /// The table's header, unless it is written.
+    fn header(&mut self) -> io::Result<()> {
+        if self.json || self.header {
+            return Ok(());
+        }
+        self.header = true;
+        let header = ["KEY", "STATE", "FAILURES", "PROBES", "HALF-OPEN IN"];
+        columns(&mut self.out, header)
+    }
+
+    /// Writes out what is left (the header of an empty table); how many
+    /// keys were listed as unreadable.
     pub(crate) fn finish(mut self) -> io::Result<usize> {
+        self.header()?;
         self.out.flush()?;
         Ok(self.unreadable)
     }
+}
+
+fn columns(
+    out: &mut impl Write,
+    [key, state, failures, probes, half_open_in]: [&str; 5],
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "{key:<40} {state:<10} {failures:>8} {probes:>8} {half_open_in:>14}"
+    )
 }
 
 /// The error of a write to standard output.
