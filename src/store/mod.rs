@@ -254,8 +254,7 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
     /// assert_eq!(first.keys, ["fuse:shop:a"]);
     /// let second = store.keys("fuse:shop:", first.next.as_deref(), 1).await?;
     /// assert_eq!(second.keys, ["fuse:shop:b"]);
-    /// let last = store.keys("fuse:shop:", second.next.as_deref(), 1).await?;
-    /// assert!(last.keys.is_empty() && last.next.is_none());
+    /// assert!(second.is_last());
     /// // `*` is a character like any other.
     /// assert_eq!(store.keys("fuse:shop*", None, 10).await?.keys, ["fuse:shop*:d"]);
     /// # Ok::<(), fuse_breaker::store::StoreError>(())

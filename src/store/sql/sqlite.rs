@@ -80,7 +80,7 @@ pub(super) fn cursor_of(key: &[u8]) -> String {
 
 /// The key a cursor of [`cursor_of`] resumes after, if it is one.
 pub(super) fn bytes_of(cursor: &str) -> Option<Vec<u8>> {
-    if cursor.is_empty() || !cursor.len().is_multiple_of(2) || !cursor.is_ascii() {
+    if !cursor.len().is_multiple_of(2) || !cursor.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
     (0..cursor.len())
@@ -140,7 +140,8 @@ mod tests {
             bytes_of("667573653a61ff").as_deref(),
             Some(&b"fuse:a\xff"[..])
         );
-        for bad in ["", "6", "zz", "66\u{e9}", "+1"] {
+        assert_eq!(bytes_of(&cursor_of(b"")), Some(Vec::new()));
+        for bad in ["6", "zz", "66\u{e9}", "+1", "-1"] {
             assert_eq!(bytes_of(bad), None, "{bad:?}");
         }
     }
