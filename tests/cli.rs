@@ -836,8 +836,10 @@ fn the_stores_list_their_keys_page_by_page() {
             listed.sort();
             listed.dedup();
             assert_eq!(listed, keys, "{at}");
+            // Where a cursor is not a key (Redis's SCAN, SQLite's hex), one
+            // that is not the store's is refused, named.
             let bad = store.keys(&prefix, Some("not a cursor"), 7).await;
-            if !at.starts_with("memory") {
+            if at.starts_with("redis") || at.starts_with("sqlite") {
                 assert!(
                     bad.unwrap_err().to_string().contains("not a cursor"),
                     "{at}"
