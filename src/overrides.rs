@@ -68,6 +68,10 @@ macro_rules! settings {
                 Ok(config)
             }
 
+            /// The names of the settings (the file's keys).
+            #[cfg(feature = "config-file")]
+            pub(crate) const NAMES: &[&str] = &[$(stringify!($name)),*];
+
             /// Sets the setting called `name` from its text form (an
             /// environment variable's value); `None` when no setting has
             /// that name.

@@ -222,6 +222,14 @@ pub enum SettingsError {
         /// Why it was refused.
         reason: String,
     },
+    /// A `FUSE_*` variable that names no setting but is a near miss of
+    /// one's (a typo): see [`Settings::with_env_vars`].
+    UnknownVariable {
+        /// The variable.
+        var: String,
+        /// The setting's variable it is closest to.
+        closest: String,
+    },
     /// The store is not one the crate knows.
     UnknownStore {
         /// The name given.
@@ -268,6 +276,10 @@ impl fmt::Display for SettingsError {
             SettingsError::Env { var, value, reason } => {
                 write!(f, "invalid {var} = {value:?}: {reason}")
             }
+            SettingsError::UnknownVariable { var, closest } => write!(
+                f,
+                "{var} is not a setting: did you mean {closest}? (unset it, or spell it right)"
+            ),
             SettingsError::UnknownStore { store, origin } => write!(
                 f,
                 "unknown store {store:?} ({origin}): the stores are `memory`, `redis` and `database`"
@@ -302,6 +314,29 @@ const LAYOUT: [&str; 8] = [
     "max_circuits",
     "breakers",
 ];
+
+/// The setting whose name `name` (a variable's, in lower case, that names
+/// none) is a near miss of, if any: at most one edit away for a name of up
+/// to 4 letters, two up to 10, three beyond (letters added, removed,
+/// changed or two swapped), the closest first.
+fn closest_setting(name: &str) -> Option<&'static str> {
+    let settings = LAYOUT
+        .iter()
+        .filter(|&&key| key != "breakers")
+        .chain(Overrides::NAMES);
+    settings
+        .map(|&setting| (strsim::damerau_levenshtein(name, setting), setting))
+        .filter(|&(edits, setting)| {
+            let most = match setting.len() {
+                0..=4 => 1,
+                5..=10 => 2,
+                _ => 3,
+            };
+            edits <= most
+        })
+        .min()
+        .map(|(_, setting)| setting)
+}
 
 /// The top level of the file without its settings (those are read into
 /// [`Overrides`] directly).
@@ -466,11 +501,22 @@ impl Settings {
     /// These settings with the `FUSE_*` variables among `vars` applied:
     /// they override the file's defaults (never its `[breakers.NAME]`
     /// tables). `FUSE_APP`, `FUSE_STORE`, `FUSE_REDIS_URL`,
-    /// `FUSE_FALLBACK`, `FUSE_MAX_CIRCUITS`, and for every setting of
-    /// [`Overrides`] its name in capitals: `FUSE_FAILURE_THRESHOLD`,
-    /// `FUSE_OPEN_DURATION` (`"45s"`), `FUSE_COUNTED_HTTP_STATUSES` (comma
-    /// separated), `FUSE_COUNT_TIMEOUTS` (`true`/`false`/`1`/`0`), and so
-    /// on. Other variables are ignored.
+    /// `FUSE_DATABASE_URL`, `FUSE_DATABASE_TABLE`, `FUSE_FALLBACK`,
+    /// `FUSE_MAX_CIRCUITS`, and for every setting of [`Overrides`] its name
+    /// in capitals: `FUSE_FAILURE_THRESHOLD`, `FUSE_OPEN_DURATION`
+    /// (`"45s"`), `FUSE_COUNTED_HTTP_STATUSES` (comma separated),
+    /// `FUSE_COUNT_TIMEOUTS` (`true`/`false`/`1`/`0`), and so on.
+    ///
+    /// A misspelt variable is refused as a misspelt key of the file is
+    /// ([`SettingsError::UnknownVariable`], naming the setting meant): a
+    /// `FUSE_` name in capitals that is no setting's but within a few
+    /// edits of one (an edit is a letter added, removed, changed, or two
+    /// swapped; one edit for a name of up to 4 letters, two up to 10,
+    /// three beyond), such as `FUSE_FAILURE_TRESHOLD`. Every other variable
+    /// is ignored, since the environment holds other programs' `FUSE_`
+    /// names too: the `fuse` command's `FUSE_ADMIN_URL` and
+    /// `FUSE_ADMIN_TOKEN`, a test suite's `FUSE_TEST_*`, and any name far
+    /// from every setting's, as are names with a lower-case letter.
     ///
     /// ```
     /// let settings = fuse_breaker::Settings::default()
@@ -482,6 +528,15 @@ impl Settings {
     ///     .with_env_vars([("FUSE_FAILURE_THRESHOLD", "many")])
     ///     .unwrap_err();
     /// assert!(err.to_string().starts_with("invalid FUSE_FAILURE_THRESHOLD = \"many\""));
+    ///
+    /// // A typo is refused, with the setting it meant.
+    /// let err = fuse_breaker::Settings::default()
+    ///     .with_env_vars([("FUSE_FAILURE_TRESHOLD", "3")])
+    ///     .unwrap_err();
+    /// assert!(err.to_string().contains("did you mean FUSE_FAILURE_THRESHOLD?"), "{err}");
+    /// // Other programs' variables are left alone.
+    /// fuse_breaker::Settings::default()
+    ///     .with_env_vars([("FUSE_ADMIN_TOKEN", "s3cret"), ("FUSE_TEST_REDIS_URL", "redis://x")])?;
     /// # Ok::<(), fuse_breaker::SettingsError>(())
     /// ```
     pub fn with_env_vars<K, V>(
@@ -532,7 +587,15 @@ impl Settings {
                     })?;
                 }
                 _ => match self.defaults.set_text(&setting, value) {
-                    None => continue,
+                    None => match closest_setting(&setting) {
+                        None => continue,
+                        Some(closest) => {
+                            return Err(SettingsError::UnknownVariable {
+                                var: var.to_owned(),
+                                closest: format!("FUSE_{}", closest.to_ascii_uppercase()),
+                            });
+                        }
+                    },
                     Some(set) => set.map_err(env_error)?,
                 },
             }

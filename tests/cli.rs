@@ -329,3 +329,609 @@ fn the_command_talks_to_a_service_s_admin_api() {
         "{err}"
     );
 }
+
+/// A payload with milon/fuse's five fields: a closed circuit.
+const CLOSED: &str = r#"{"state":"closed","opened_at":null,"failures":[],"half_open_successes":0,"half_open_inflight":0}"#;
+
+/// The command with nothing of the environment's stores or API.
+fn command() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fuse"));
+    for var in [
+        "FUSE_REDIS_URL",
+        "FUSE_DATABASE_URL",
+        "FUSE_DATABASE_TABLE",
+        "FUSE_ADMIN_URL",
+        "FUSE_ADMIN_TOKEN",
+        "FUSE_APP",
+        "FUSE_KEY_PREFIX",
+    ] {
+        command.env_remove(var);
+    }
+    command
+}
+
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(future)
+}
+
+/// Writes `payload` under the key of bytes `key` (Redis and SQLite: any
+/// bytes; PostgreSQL: UTF-8 only) as another program would.
+fn put_bytes(target: &Target, key: &[u8], payload: &str) {
+    put_many(target, &[key.to_vec()], payload);
+}
+
+/// Writes `payload` under each of `keys`, in one round trip or transaction.
+fn put_many(target: &Target, keys: &[Vec<u8>], payload: &str) {
+    if target.flag == "--redis" {
+        let mut redis = redis::Client::open(target.url.as_str())
+            .unwrap()
+            .get_connection()
+            .unwrap();
+        let mut pipe = redis::pipe();
+        for key in keys {
+            pipe.cmd("SET").arg(key).arg(payload).ignore();
+        }
+        let () = pipe.query(&mut redis).unwrap();
+        return;
+    }
+    let url = target.url.clone();
+    block_on(async move {
+        if url.starts_with("sqlite:") {
+            let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+            let mut tx = pool.begin().await.unwrap();
+            for key in keys {
+                // Text where it is UTF-8, as a writer would; a blob otherwise.
+                let insert = "INSERT INTO fuse_circuits (key, payload) VALUES (?1, ?2)";
+                let query = match std::str::from_utf8(key) {
+                    Ok(text) => sqlx::query(insert).bind(text.to_owned()),
+                    Err(_) => sqlx::query(insert).bind(key.clone()),
+                };
+                query.bind(payload).execute(&mut *tx).await.unwrap();
+            }
+            tx.commit().await.unwrap();
+        } else {
+            let pool = sqlx::PgPool::connect(&url).await.unwrap();
+            let keys: Vec<String> = keys
+                .iter()
+                .map(|key| String::from_utf8(key.clone()).unwrap())
+                .collect();
+            sqlx::query(
+                "INSERT INTO fuse_circuits (key, payload) SELECT unnest($1::text[]), $2::json",
+            )
+            .bind(keys)
+            .bind(payload)
+            .execute(&pool)
+            .await
+            .unwrap();
+        }
+    });
+}
+
+/// Deletes every key that starts with `prefix` (letters, digits and `:`).
+fn remove_under(target: &Target, prefix: &str) {
+    if target.flag == "--redis" {
+        let mut redis = redis::Client::open(target.url.as_str())
+            .unwrap()
+            .get_connection()
+            .unwrap();
+        let keys: Vec<Vec<u8>> = redis::cmd("KEYS")
+            .arg(format!("{prefix}*"))
+            .query(&mut redis)
+            .unwrap();
+        for chunk in keys.chunks(1000) {
+            let _: i64 = redis::cmd("DEL").arg(chunk).query(&mut redis).unwrap();
+        }
+        return;
+    }
+    let (url, pattern) = (target.url.clone(), format!("{prefix}%"));
+    block_on(async move {
+        let delete = "DELETE FROM fuse_circuits WHERE key LIKE $1";
+        if url.starts_with("sqlite:") {
+            let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+            sqlx::query(delete)
+                .bind(pattern)
+                .execute(&pool)
+                .await
+                .unwrap();
+        } else {
+            let pool = sqlx::PgPool::connect(&url).await.unwrap();
+            sqlx::query(delete)
+                .bind(pattern)
+                .execute(&pool)
+                .await
+                .unwrap();
+        }
+    });
+}
+
+/// The line of the table that starts with `key`.
+fn line_of<'a>(table: &'a str, key: &str) -> &'a str {
+    table
+        .lines()
+        .find(|line| line.split_whitespace().next() == Some(key))
+        .unwrap_or_else(|| panic!("no line for {key:?} in:\n{table}"))
+}
+
+#[test]
+fn every_key_is_listed_and_the_unreadable_ones_marked() {
+    for target in targets() {
+        let at = &target.url;
+        let app = app();
+        stdout(&fuse(&target, &app, &["open", "good"]));
+        put(&target, &format!("fuse:{app}:corrupt"), "[1, 2]");
+        let mut bad = vec![format!("fuse:{app}:corrupt")];
+        if target.flag == "--redis" {
+            let mut redis = redis::Client::open(target.url.as_str())
+                .unwrap()
+                .get_connection()
+                .unwrap();
+            let _: i64 = redis::cmd("RPUSH")
+                .arg(format!("fuse:{app}:alist"))
+                .arg("x")
+                .query(&mut redis)
+                .unwrap();
+            bad.push(format!("fuse:{app}:alist"));
+        }
+        if !target.url.starts_with("postgres") {
+            let mut key = format!("fuse:{app}:").into_bytes();
+            key.extend_from_slice(b"\xff\xfe");
+            put_bytes(&target, &key, CLOSED);
+            bad.push(format!("fuse:{app}:\\xff\\xfe"));
+        }
+
+        let out = fuse(&target, &app, &["status"]);
+        let table = stdout(&out);
+        let errors = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            line_of(&table, &format!("fuse:{app}:good")).contains(" open "),
+            "{at}: {table}"
+        );
+        for key in &bad {
+            assert!(
+                line_of(&table, key).contains(" unreadable "),
+                "{at}: {key}: {table}"
+            );
+            assert!(errors.contains(key.as_str()), "{at}: {key}: {errors}");
+        }
+        assert!(errors.contains("not a circuit"), "{at}: {errors}");
+
+        let json = stdout(&fuse(&target, &app, &["status", "--json"]));
+        let lines: Vec<serde_json::Value> = json
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        assert_eq!(lines.len(), bad.len() + 1, "{at}: {json}");
+        let errors = lines.iter().filter(|line| line["error"].is_string());
+        assert_eq!(errors.count(), bad.len(), "{at}: {json}");
+        assert!(
+            lines
+                .iter()
+                .any(|line| line["key"] == format!("fuse:{app}:good") && line["state"] == "open"),
+            "{at}: {json}"
+        );
+    }
+}
+
+#[test]
+fn more_than_ten_thousand_circuits_are_all_listed() {
+    for target in targets() {
+        let at = &target.url;
+        let app = app();
+        let keys: Vec<Vec<u8>> = (0..10_050)
+            .map(|n| format!("fuse:{app}:c{n:05}").into_bytes())
+            .collect();
+        put_many(&target, &keys, CLOSED);
+        let json = stdout(&fuse(&target, &app, &["status", "--json"]));
+        remove_under(&target, &format!("fuse:{app}:"));
+        let mut listed: Vec<String> = json
+            .lines()
+            .map(|line| {
+                let value: serde_json::Value = serde_json::from_str(line).unwrap();
+                value["key"].as_str().unwrap().to_owned()
+            })
+            .collect();
+        listed.sort();
+        listed.dedup();
+        assert_eq!(listed.len(), keys.len(), "{at}");
+    }
+}
+
+/// Whether `bytes` hold a control character a terminal acts on (C0 but
+/// the line break, DEL, or C1 in UTF-8).
+fn has_control(bytes: &[u8]) -> bool {
+    String::from_utf8_lossy(bytes)
+        .chars()
+        .any(|c| c != '\n' && c.is_control())
+}
+
+#[test]
+fn control_characters_in_keys_never_reach_the_terminal() {
+    for target in targets() {
+        let at = &target.url;
+        let app = app();
+        let title = format!("fuse:{app}:\x1b]0;pwned\x07");
+        let clear = format!("fuse:{app}:\x1b[2J\u{9b}2J");
+        put(&target, &title, CLOSED);
+        put(&target, &clear, CLOSED);
+        put(&target, &format!("fuse:{app}:\x1b[31mred"), "[1]");
+        for args in [&["status"][..], &["status", "--json"]] {
+            let out = fuse(&target, &app, args);
+            assert!(!has_control(&out.stdout), "{at}: {args:?}: {out:?}");
+            assert!(!has_control(&out.stderr), "{at}: {args:?}: {out:?}");
+        }
+        let table = stdout(&fuse(&target, &app, &["status"]));
+        line_of(&table, &format!("fuse:{app}:\\x1b]0;pwned\\x07"));
+        line_of(&table, &format!("fuse:{app}:\\x1b[2J\\u{{9b}}2J"));
+        let out = fuse(&target, &app, &["status", "\x1b[31mred"]);
+        assert!(!out.status.success(), "{at}");
+        assert!(!has_control(&out.stderr), "{at}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("\\x1b[31mred"), "{at}: {err}");
+    }
+}
+
+/// An app's listing holds the keys under that app as written, whatever
+/// its characters mean to Redis's `MATCH`, `LIKE` or `GLOB`.
+#[test]
+fn an_app_is_a_literal_prefix_on_every_store() {
+    for target in targets() {
+        let at = &target.url;
+        let base = app();
+        let apps: Vec<String> = ["*", "ping", "[b]", "b", "\\*", "_", "%", "x", "?", "\\"]
+            .iter()
+            .map(|tail| format!("{base}{tail}"))
+            .collect();
+        for app in &apps {
+            stdout(&fuse(&target, app, &["open", "n"]));
+        }
+        for app in &apps {
+            let json = stdout(&fuse(&target, app, &["status", "--json"]));
+            let keys: Vec<String> = json
+                .lines()
+                .map(|line| {
+                    let value: serde_json::Value = serde_json::from_str(line).unwrap();
+                    value["key"].as_str().unwrap().to_owned()
+                })
+                .collect();
+            assert_eq!(keys, [format!("fuse:{app}:n")], "{at}: --app {app:?}");
+        }
+    }
+}
+
+#[test]
+fn a_misspelt_setting_in_the_environment_is_refused_with_the_right_name() {
+    let target = Target {
+        flag: "--database-url",
+        url: format!(
+            "sqlite://{}/cli-env-{}.db",
+            env!("CARGO_TARGET_TMPDIR"),
+            std::process::id()
+        ),
+    };
+    block_on(async {
+        let store = fuse_breaker::store::SqlStore::open(&target.url).unwrap();
+        store.ensure_schema().await.unwrap();
+    });
+    let out = command()
+        .args([target.flag, &target.url, "status"])
+        .env("FUSE_FAILURE_TRESHOLD", "3")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("FUSE_FAILURE_TRESHOLD")
+            && err.contains("did you mean FUSE_FAILURE_THRESHOLD"),
+        "{err}"
+    );
+    // Variables of the command, the tests and other programs are no settings.
+    let out = command()
+        .args([target.flag, &target.url, "status"])
+        .env("FUSE_ADMIN_TOKEN", "x")
+        .env("FUSE_TEST_SOMETHING", "1")
+        .env("FUSE_SCREENSHOT_DIR", "/tmp")
+        .env("FUSE_STRESS_SECS", "3")
+        .output()
+        .unwrap();
+    stdout(&out);
+}
+
+#[test]
+fn the_connection_options_may_follow_the_command() {
+    for target in targets() {
+        let at = &target.url;
+        let app = app();
+        let out = command()
+            .args(["open", "billing", target.flag, &target.url, "--app", &app])
+            .output()
+            .unwrap();
+        stdout(&out);
+        let out = command()
+            .args([
+                "status",
+                "billing",
+                "--json",
+                "--app",
+                &app,
+                target.flag,
+                &target.url,
+            ])
+            .output()
+            .unwrap();
+        assert!(stdout(&out).contains("\"state\":\"open\""), "{at}: {out:?}");
+    }
+}
+
+/// An admin API on loopback that answers every `GET /circuits` with
+/// `page(n)` (n from 0), at most `most` times (then 500): how many it
+/// answered.
+fn fake_api(
+    most: usize,
+    page: impl Fn(usize) -> String + Send + 'static,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{BufRead, BufReader, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/fuse", listener.local_addr().unwrap());
+    let served = std::sync::Arc::new(AtomicUsize::new(0));
+    let count = served.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            let n = count.fetch_add(1, Ordering::SeqCst);
+            let (status, body) = if n < most {
+                ("200 OK", page(n))
+            } else {
+                ("500 Internal Server Error", "{}".to_owned())
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\n\
+                 content-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (url, served)
+}
+
+/// A circuit of the admin API as JSON, with this key and state.
+fn view(key: &str, state: &str) -> serde_json::Value {
+    serde_json::json!({
+        "key": key, "name": "n", "operation": null, "shared": false, "state": state,
+        "failures": 0, "failure_ages_ms": [], "probes_in_flight": 0, "probes_allowed": 2,
+        "probe_successes": 0, "opened_at": null, "half_open_in_ms": null,
+        "config": {"failure_threshold": 8, "failure_window_ms": 60000,
+                   "open_duration_ms": 30000, "half_open_probes": 2},
+        "store_error": null,
+    })
+}
+
+#[test]
+fn an_admin_api_whose_list_never_ends_is_given_up() {
+    use std::sync::atomic::Ordering;
+
+    // `next` never changes.
+    let (url, served) = fake_api(100, |_| {
+        serde_json::json!({"circuits": [view("fuse:shop:a", "closed")], "total": 1,
+                           "next": "fuse:shop:a", "writable": false})
+        .to_string()
+    });
+    let target = Target { flag: "--url", url };
+    let out = fuse(&target, "shop", &["status"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{out:?}");
+    assert!(err.contains("fuse:shop:a") && err.contains("next"), "{err}");
+    assert!(served.load(Ordering::SeqCst) <= 2, "{err}");
+
+    // `next` moves on forever.
+    let (url, served) = fake_api(20_000, |n| {
+        let key = format!("fuse:shop:k{n:08}");
+        serde_json::json!({"circuits": [view(&key, "closed")], "total": 1,
+                           "next": key, "writable": false})
+        .to_string()
+    });
+    let target = Target { flag: "--url", url };
+    let out = fuse(&target, "shop", &["status", "--json"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{out:?}");
+    assert!(err.contains("pages"), "{err}");
+    let served = served.load(Ordering::SeqCst);
+    assert!(served < 20_000, "{served} pages read: {err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), served);
+}
+
+#[test]
+fn control_characters_from_an_admin_api_never_reach_the_terminal() {
+    let (url, _) = fake_api(100, |_| {
+        serde_json::json!({"circuits": [view("fuse:shop:\u{1b}]0;pwned\u{7}", "\u{1b}[2Jopen")],
+                           "total": 1, "next": null, "writable": false})
+        .to_string()
+    });
+    let target = Target { flag: "--url", url };
+    let out = fuse(&target, "shop", &["status"]);
+    assert!(!has_control(&out.stdout), "{out:?}");
+    let table = stdout(&out);
+    assert!(
+        line_of(&table, "fuse:shop:\\x1b]0;pwned\\x07").contains("\\x1b[2Jopen"),
+        "{table}"
+    );
+    let (url, _) = fake_api(100, |_| "{\"error\": \"\u{1b}[2J\"}".to_owned());
+    let out = fuse(&Target { flag: "--url", url }, "shop", &["status"]);
+    assert!(!out.status.success(), "{out:?}");
+    assert!(!has_control(&out.stderr), "{out:?}");
+}
+
+/// Every store's listing, page by page: every key under the prefix once
+/// (Redis's `SCAN` may repeat one), none beside it, none expired; in byte
+/// order across pages where the store pages in that order.
+#[test]
+fn the_stores_list_their_keys_page_by_page() {
+    use fuse_breaker::store::{MemoryStore, RedisStore, SqlStore, Store};
+    use std::sync::Arc;
+
+    let targets = targets();
+    block_on(async {
+        let mut stores: Vec<(Arc<dyn Store>, bool)> = vec![(Arc::new(MemoryStore::new()), true)];
+        for target in targets {
+            if target.flag == "--redis" {
+                stores.push((Arc::new(RedisStore::open(&target.url).unwrap()), false));
+            } else {
+                stores.push((Arc::new(SqlStore::open(&target.url).unwrap()), true));
+            }
+        }
+        let ttl = std::time::Duration::from_mins(1);
+        for (store, ordered) in stores {
+            let at = store.name().to_owned();
+            let app = app();
+            let prefix = format!("fuse:{app}:");
+            let mut keys: Vec<String> = (0..25).map(|n| format!("{prefix}k{n:02}")).collect();
+            keys.push(format!("{prefix}é"));
+            for key in keys
+                .iter()
+                .chain(&[format!("fuse:{app}x:k"), format!("fuse:{app}")])
+            {
+                let swapped = store.swap(key, None, CLOSED.as_bytes(), ttl, false).await;
+                assert!(swapped.is_ok(), "{at}: {swapped:?}");
+            }
+            let expired = format!("{prefix}expired");
+            store
+                .swap(
+                    &expired,
+                    None,
+                    CLOSED.as_bytes(),
+                    std::time::Duration::from_millis(1),
+                    false,
+                )
+                .await
+                .unwrap();
+            tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+
+            let (mut listed, mut pages, mut after) = (Vec::new(), 0, None::<String>);
+            loop {
+                let page = store.keys(&prefix, after.as_deref(), 7).await.unwrap();
+                assert!(page.not_utf8.is_empty(), "{at}");
+                listed.extend(page.keys);
+                pages += 1;
+                assert!(pages < 100, "{at}: the listing does not end");
+                match page.next {
+                    Some(next) => after = Some(next),
+                    None => break,
+                }
+            }
+            if ordered {
+                assert!(listed.is_sorted(), "{at}: {listed:?}");
+                assert!(pages >= 4, "{at}: {pages} pages");
+            }
+            listed.sort();
+            listed.dedup();
+            assert_eq!(listed, keys, "{at}");
+            // Where a cursor is not a key (Redis's SCAN, SQLite's hex), one
+            // that is not the store's is refused, named.
+            let bad = store.keys(&prefix, Some("not a cursor"), 7).await;
+            if at.starts_with("redis") || at.starts_with("sqlite") {
+                assert!(
+                    bad.unwrap_err().to_string().contains("not a cursor"),
+                    "{at}"
+                );
+            }
+        }
+    });
+}
+
+#[test]
+fn an_admin_api_s_answer_is_read_up_to_a_bound() {
+    let (url, served) = fake_api(100, |_| {
+        let pad = " ".repeat(33 << 20);
+        format!(r#"{{"circuits": [],{pad}"total": 0, "next": null, "writable": false}}"#)
+    });
+    let out = fuse(&Target { flag: "--url", url }, "shop", &["status"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{out:?}");
+    assert!(err.contains("bytes"), "{err}");
+    assert_eq!(served.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
+/// No password given in a URL reaches the output, whatever the scheme,
+/// the command, and whether the server is there or not.
+#[test]
+fn no_password_of_a_url_is_printed() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (api, _) = fake_api(100, |_| "{\"code\": \"x\"}".to_owned());
+    let api = api.replace("http://", "http://admin:hunter2@");
+    let unix = format!("{}/nowhere-{port}.sock", env!("CARGO_TARGET_TMPDIR"));
+    let urls = [
+        (
+            "--database-url",
+            format!("postgres://admin:hunter2@127.0.0.1:{port}/fuse"),
+        ),
+        (
+            "--database-url",
+            format!("postgresql://127.0.0.1:{port}/fuse?user=a&password=hunter2"),
+        ),
+        (
+            "--database-url",
+            format!("postgres://admin:hunter2@127.0.0.1:{port}/fuse?sslmode=bogus"),
+        ),
+        ("--redis", format!("redis://:hunter2@127.0.0.1:{port}/0")),
+        (
+            "--redis",
+            format!("redis://admin:hunter2@127.0.0.1:{port}/notadb"),
+        ),
+        (
+            "--redis",
+            format!("rediss://admin:hunter2@127.0.0.1:{port}"),
+        ),
+        ("--redis", format!("redis+unix://{unix}?pass=hunter2")),
+        (
+            "--url",
+            format!("http://admin:hunter2@127.0.0.1:{port}/fuse"),
+        ),
+        ("--url", api),
+        (
+            "--url",
+            format!("ftp://admin:hunter2@127.0.0.1:{port}/fuse"),
+        ),
+    ];
+    for (flag, url) in urls {
+        for args in [
+            &["status"][..],
+            &["status", "billing"],
+            &["open", "billing"],
+        ] {
+            let out = fuse(
+                &Target {
+                    flag,
+                    url: url.clone(),
+                },
+                "shop",
+                args,
+            );
+            let printed = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(!out.status.success(), "{url} {args:?}: {printed}");
+            assert!(!printed.contains("hunter2"), "{url} {args:?}: {printed}");
+            assert!(
+                printed.contains("127.0.0.1") || printed.contains("nowhere"),
+                "{url} {args:?}: {printed}"
+            );
+        }
+    }
+}

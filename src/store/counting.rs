@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::{Changes, Loaded, Store, StoreError, Swap};
+use super::{Changes, KeyPage, Loaded, Store, StoreError, Swap};
 use crate::sync::Tally;
 
 /// A [`Store`] that counts the round trips made through it: to see what a
@@ -91,5 +91,16 @@ impl<S: Store> Store for Counting<S> {
 
     fn changes(&self) -> Option<&Changes> {
         self.inner.changes()
+    }
+
+    /// One round trip per page (a Redis page may take a few `SCAN`s).
+    async fn keys(
+        &self,
+        prefix: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<KeyPage, StoreError> {
+        self.trips.add(1);
+        self.inner.keys(prefix, after, limit).await
     }
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
-use super::{Changes, Loaded, Store, StoreError, Swap};
+use super::{Changes, KeyPage, Loaded, Store, StoreError, Swap};
 
 /// A [`Store`] in memory: one process's circuits, shared by its
 /// [`SharedFuse`](super::SharedFuse)s exactly as a server would share them
@@ -250,5 +250,31 @@ impl Store for MemoryStore {
 
     fn changes(&self) -> Option<&Changes> {
         Some(&self.changes)
+    }
+
+    /// The keys in byte order; `next` is the last key of the page.
+    async fn keys(
+        &self,
+        prefix: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<KeyPage, StoreError> {
+        let inner = self.reachable()?;
+        let now = inner.now();
+        let mut keys: Vec<&String> = inner
+            .keys
+            .iter()
+            .filter(|(key, (_, expires))| {
+                *expires > now
+                    && key.starts_with(prefix)
+                    && after.is_none_or(|after| key.as_str() > after)
+            })
+            .map(|(key, _)| key)
+            .collect();
+        keys.sort_unstable();
+        let limit = limit.max(1);
+        let next = (keys.len() > limit).then(|| keys[limit - 1].clone());
+        keys.truncate(limit);
+        Ok(KeyPage::new(keys.into_iter().cloned().collect(), next))
     }
 }

@@ -39,6 +39,7 @@ mod changes;
 mod counting;
 mod error;
 mod future;
+mod keys;
 mod manual;
 mod memory;
 mod mirror;
@@ -63,6 +64,7 @@ pub use changes::Changes;
 pub use counting::Counting;
 pub use error::{Error, Refusal, StoreError};
 pub use future::{Admission, Conclusion};
+pub use keys::KeyPage;
 pub use manual::ManualChange;
 pub use memory::MemoryStore;
 pub use payload::PayloadError;
@@ -228,6 +230,48 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
     fn changes(&self) -> Option<&Changes> {
         None
     }
+
+    /// A page of the keys that start with `prefix`, taken literally (no
+    /// character in it is a pattern), expired keys left out: what an
+    /// operator's listing of circuits reads. `after`: the
+    /// [`next`](KeyPage::next) of the page before (`None`: the first
+    /// page). A page holds about `limit` keys (at least one is asked for);
+    /// every key present from the first page to the last is in one of the
+    /// pages. Default: an error saying that the store cannot list its keys
+    /// (reported as [unreachable](StoreError::is_unreachable), as a store
+    /// that cannot answer).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fuse_breaker::store::{MemoryStore, Store};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let store = MemoryStore::new();
+    /// for key in ["fuse:shop:a", "fuse:shop:b", "fuse:shopping:c", "fuse:shop*:d"] {
+    ///     store.put(key, b"{}", Duration::from_secs(60));
+    /// }
+    /// let first = store.keys("fuse:shop:", None, 1).await?;
+    /// assert_eq!(first.keys, ["fuse:shop:a"]);
+    /// let second = store.keys("fuse:shop:", first.next.as_deref(), 1).await?;
+    /// assert_eq!(second.keys, ["fuse:shop:b"]);
+    /// assert!(second.is_last());
+    /// // `*` is a character like any other.
+    /// assert_eq!(store.keys("fuse:shop*", None, 10).await?.keys, ["fuse:shop*:d"]);
+    /// # Ok::<(), fuse_breaker::store::StoreError>(())
+    /// # }).unwrap();
+    /// ```
+    async fn keys(
+        &self,
+        prefix: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<KeyPage, StoreError> {
+        let _ = (prefix, after, limit);
+        Err(StoreError::unreachable(
+            self.name(),
+            "this store cannot list its keys (its Store implementation has no `keys`)",
+        ))
+    }
 }
 
 /// A store behind an `Arc` is the store (to wrap a shared one, as
@@ -259,5 +303,14 @@ impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
 
     fn changes(&self) -> Option<&Changes> {
         (**self).changes()
+    }
+
+    async fn keys(
+        &self,
+        prefix: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<KeyPage, StoreError> {
+        (**self).keys(prefix, after, limit).await
     }
 }

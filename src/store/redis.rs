@@ -36,7 +36,7 @@ use redis::{RedisError, Script, Value};
 use super::changes::{Listening, MAX_RELISTEN, MIN_RELISTEN};
 use super::error::public_name;
 use super::payload::{self, PayloadError};
-use super::{Changes, Loaded, Store, StoreError, Swap};
+use super::{Changes, KeyPage, Loaded, Store, StoreError, Swap};
 
 const LOAD: &str = r"
 local t = redis.call('TIME')
@@ -204,43 +204,6 @@ impl RedisStore {
         &self.channel
     }
 
-    /// The keys that match `pattern` (Redis glob syntax, `fuse:*`), at most
-    /// `limit` of them, found with `SCAN` (which never blocks the server):
-    /// what an operator's listing of circuits reads.
-    ///
-    /// ```no_run
-    /// # async fn run(store: fuse_breaker::store::RedisStore) -> Result<(), fuse_breaker::store::StoreError> {
-    /// for key in store.keys("fuse:shop:*", 1000).await? {
-    ///     println!("{key}");
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn keys(&self, pattern: &str, limit: usize) -> Result<Vec<String>, StoreError> {
-        let mut connection = self.connection.clone();
-        let mut keys = Vec::new();
-        let mut cursor: u64 = 0;
-        loop {
-            let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
-                .arg(cursor)
-                .arg("MATCH")
-                .arg(pattern)
-                .arg("COUNT")
-                .arg(1000)
-                .query_async(&mut connection)
-                .await
-                .map_err(|err| StoreError::unreachable(&self.name, err))?;
-            keys.extend(batch);
-            if next == 0 || keys.len() >= limit {
-                break;
-            }
-            cursor = next;
-        }
-        keys.sort();
-        keys.dedup();
-        keys.truncate(limit);
-        Ok(keys)
-    }
-
     /// The error of a round trip: a key of another type is an unreadable
     /// payload under it, anything else an outage.
     fn error(&self, key: &str, err: &RedisError) -> StoreError {
@@ -329,6 +292,20 @@ async fn subscribe(
     let mut pubsub = client.get_async_pubsub().await?;
     pubsub.subscribe(channel).await?;
     Ok(pubsub)
+}
+
+/// The `SCAN ... MATCH` pattern of the keys that start with `prefix`: its
+/// glob characters escaped, then `*`.
+fn glob_of(prefix: &str) -> String {
+    let mut pattern = String::with_capacity(prefix.len() + 1);
+    for c in prefix.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('*');
+    pattern
 }
 
 /// A number Redis sent as a string (`TIME`'s parts) or an integer.
@@ -422,6 +399,69 @@ impl Store for RedisStore {
         }
     }
 
+    /// `SCAN`s (which never block the server) with the prefix's glob
+    /// characters escaped, each key checked against the prefix again; the
+    /// cursor is `SCAN`'s. A page ends at `SCAN`'s step that reaches
+    /// `limit`, so it may hold a few more.
+    async fn keys(
+        &self,
+        prefix: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<KeyPage, StoreError> {
+        let mut cursor: u64 = match after {
+            None => 0,
+            Some(after) => after
+                .parse()
+                .ok()
+                .filter(|&cursor| cursor != 0)
+                .ok_or_else(|| {
+                    StoreError::unreachable(
+                        &self.name,
+                        format_args!("{after:?} is not a cursor of this store's key listing"),
+                    )
+                })?,
+        };
+        let pattern = glob_of(prefix);
+        let limit = limit.max(1);
+        let count = limit.clamp(10, 1000);
+        let mut connection = self.connection.clone();
+        let mut found: Vec<Vec<u8>> = Vec::new();
+        loop {
+            let (next, batch): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(&pattern)
+                .arg("COUNT")
+                .arg(count)
+                .query_async(&mut connection)
+                .await
+                .map_err(|err| StoreError::unreachable(&self.name, err))?;
+            found.extend(
+                batch
+                    .into_iter()
+                    .filter(|key| key.starts_with(prefix.as_bytes())),
+            );
+            cursor = next;
+            if cursor == 0 || found.len() >= limit {
+                break;
+            }
+        }
+        found.sort_unstable();
+        found.dedup();
+        let mut keys = Vec::with_capacity(found.len());
+        let mut not_utf8 = Vec::new();
+        for key in found {
+            match String::from_utf8(key) {
+                Ok(key) => keys.push(key),
+                Err(err) => not_utf8.push(err.into_bytes()),
+            }
+        }
+        let mut page = KeyPage::new(keys, (cursor != 0).then(|| cursor.to_string()));
+        page.not_utf8 = not_utf8;
+        Ok(page)
+    }
+
     async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError> {
         let mut connection = self.connection.clone();
         let reply: Value = self
@@ -453,6 +493,12 @@ impl Store for RedisStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prefix_is_matched_literally() {
+        assert_eq!(glob_of("fuse:shop:"), "fuse:shop:*");
+        assert_eq!(glob_of("fuse:a*b?[c]\\"), "fuse:a\\*b\\?\\[c\\]\\\\*");
+    }
 
     #[test]
     fn replies_are_read_strictly() {

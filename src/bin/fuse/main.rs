@@ -16,49 +16,69 @@
 //! read from the `FUSE_*` variables, as the services read it; the Redis
 //! URL from `--redis` or `FUSE_REDIS_URL`, the database's from
 //! `--database-url` or `FUSE_DATABASE_URL` (PostgreSQL or SQLite), its
-//! table from `--table` or `FUSE_DATABASE_TABLE`.
+//! table from `--table` or `FUSE_DATABASE_TABLE`. These options may come
+//! before the command or after it (`fuse status billing --redis URL`).
+//!
+//! `status` lists every key under the prefix (and app), page by page. A key
+//! under which no circuit can be read (an unreadable payload, a Redis value
+//! that is not a string, a key that is not UTF-8) is listed as
+//! `unreadable` (`"error"` in JSON) and why is said on standard error; the
+//! exit status is 0 when the whole listing was read. Control characters in
+//! keys, states and errors are printed escaped (`\x1b`; a backslash as
+//! `\\`), so nothing a store or an API holds reaches the terminal as a
+//! command.
 
 mod api;
+mod output;
+mod status;
+mod text;
 
+use std::io::Write as _;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
-use clap::{ArgGroup, Parser, Subcommand};
-use fuse_breaker::admin::CircuitView;
-use fuse_breaker::store::{RedisStore, SharedFuse, SqlStore, Store, StoreError, snapshot_of};
-use fuse_breaker::{Config, Settings, Snapshot, State};
+use clap::{Parser, Subcommand};
+use fuse_breaker::store::{RedisStore, SharedFuse, SqlStore, Store, StoreError};
+use fuse_breaker::{Config, Settings};
+
+use output::{Output, Row, written};
 
 /// See and steer the circuits a fleet shares in Redis or a database.
 #[derive(Debug, Parser)]
 #[command(name = "fuse", version)]
-#[command(group(ArgGroup::new("store").required(true).args(["redis", "database_url", "url"])))]
 struct Cli {
     /// The Redis server.
-    #[arg(long = "redis", env = "FUSE_REDIS_URL", value_name = "URL")]
+    #[arg(
+        long = "redis",
+        env = "FUSE_REDIS_URL",
+        value_name = "URL",
+        global = true,
+        conflicts_with_all = ["database_url", "url"]
+    )]
     redis: Option<String>,
     /// The database: `postgres://...` or `sqlite:PATH`.
-    #[arg(long, env = "FUSE_DATABASE_URL", value_name = "URL")]
-    database_url: Option<String>,
-    /// A service's admin API: `http://host:port[/prefix]`.
-    #[arg(long, env = "FUSE_ADMIN_URL", value_name = "URL")]
-    url: Option<String>,
-    /// The admin API's token (open, close and reset need it).
     #[arg(
         long,
-        env = "FUSE_ADMIN_TOKEN",
-        requires = "url",
-        hide_env_values = true
+        env = "FUSE_DATABASE_URL",
+        value_name = "URL",
+        global = true,
+        conflicts_with = "url"
     )]
+    database_url: Option<String>,
+    /// A service's admin API: `http://host:port[/prefix]`.
+    #[arg(long, env = "FUSE_ADMIN_URL", value_name = "URL", global = true)]
+    url: Option<String>,
+    /// The admin API's token (open, close and reset need it; with `--url`).
+    #[arg(long, env = "FUSE_ADMIN_TOKEN", hide_env_values = true, global = true)]
     token: Option<String>,
-    /// The database's table (default `fuse_circuits`).
-    #[arg(long, env = "FUSE_DATABASE_TABLE", requires = "database_url")]
+    /// The database's table (default `fuse_circuits`; with `--database-url`).
+    #[arg(long, env = "FUSE_DATABASE_TABLE", global = true)]
     table: Option<String>,
     /// The app piece of the keys.
-    #[arg(long, env = "FUSE_APP")]
+    #[arg(long, env = "FUSE_APP", global = true)]
     app: Option<String>,
     /// The first piece of the keys (default `fuse`).
-    #[arg(long, env = "FUSE_KEY_PREFIX")]
+    #[arg(long, env = "FUSE_KEY_PREFIX", global = true)]
     prefix: Option<String>,
     #[command(subcommand)]
     command: Command,
@@ -108,41 +128,20 @@ fn config(prefix: Option<&str>) -> Result<Config, String> {
 }
 
 /// The store the circuits are in.
-enum Fleet {
-    Redis(Arc<RedisStore>),
-    Database(Arc<SqlStore>),
-}
-
-impl Fleet {
-    fn open(cli: &Cli) -> Result<Self, StoreError> {
-        match (&cli.redis, &cli.database_url) {
-            (Some(url), _) => Ok(Fleet::Redis(Arc::new(RedisStore::open(url)?))),
-            (None, Some(url)) => {
-                let mut store = SqlStore::open(url)?;
-                if let Some(table) = &cli.table {
-                    store = store.with_table(table)?;
-                }
-                Ok(Fleet::Database(Arc::new(store)))
+fn open_store(cli: &Cli) -> Result<Arc<dyn Store>, StoreError> {
+    match (&cli.redis, &cli.database_url) {
+        (Some(url), _) => Ok(Arc::new(RedisStore::open(url)?)),
+        (None, Some(url)) => {
+            let mut store = SqlStore::open(url)?;
+            if let Some(table) = &cli.table {
+                store = store.with_table(table)?;
             }
-            (None, None) => Err(StoreError::unreachable(
-                "fuse",
-                "give --redis, --database-url or --url",
-            )),
+            Ok(Arc::new(store))
         }
-    }
-
-    fn store(&self) -> Arc<dyn Store> {
-        match self {
-            Fleet::Redis(store) => store.clone(),
-            Fleet::Database(store) => store.clone(),
-        }
-    }
-
-    async fn keys(&self, pattern: &str, limit: usize) -> Result<Vec<String>, StoreError> {
-        match self {
-            Fleet::Redis(store) => store.keys(pattern, limit).await,
-            Fleet::Database(store) => store.keys(pattern, limit).await,
-        }
+        (None, None) => Err(StoreError::unreachable(
+            "fuse",
+            "give --redis, --database-url or --url",
+        )),
     }
 }
 
@@ -158,79 +157,6 @@ fn circuit(cli: &Cli, store: &Arc<dyn Store>, config: &Config, spec: &str) -> Sh
     builder.build()
 }
 
-/// One line of the status: the key and its snapshot at the store's `now`.
-struct Line {
-    key: String,
-    snapshot: Snapshot,
-    now: Duration,
-}
-
-impl Line {
-    /// How long until the next call probes (open circuits only).
-    fn half_open_in(&self, config: &Config) -> Option<Duration> {
-        let opened = self.snapshot.opened_at?;
-        (self.snapshot.state == State::Open)
-            .then(|| (opened + config.open_duration()).saturating_sub(self.now))
-    }
-
-    fn json(&self, config: &Config) -> serde_json::Value {
-        serde_json::json!({
-            "key": self.key,
-            "state": self.snapshot.state.as_str(),
-            "failures": self.snapshot.failures.len(),
-            "failures_at": self.snapshot.failures.iter().map(Duration::as_secs_f64).collect::<Vec<_>>(),
-            "half_open_inflight": self.snapshot.half_open_inflight,
-            "half_open_successes": self.snapshot.half_open_successes,
-            "half_open_probes": config.half_open_probes(),
-            "opened_at": self.snapshot.opened_at.map(|at| at.as_secs_f64()),
-            "half_open_in_ms": self.half_open_in(config).map(|left| left.as_millis()),
-        })
-    }
-}
-
-/// One line of the status table, from a store or from an admin API.
-struct Row {
-    key: String,
-    state: String,
-    failures: usize,
-    /// In flight, allowed.
-    probes: (u32, u32),
-    half_open_in: Option<Duration>,
-}
-
-impl Row {
-    fn of(view: &CircuitView) -> Self {
-        Row {
-            key: view.key.clone(),
-            state: view.state.clone(),
-            failures: view.failures,
-            probes: (view.probes_in_flight, view.probes_allowed),
-            half_open_in: view.half_open_in_ms.map(Duration::from_millis),
-        }
-    }
-}
-
-fn print_table(rows: &[Row]) {
-    println!(
-        "{:<40} {:<10} {:>8} {:>8} {:>14}",
-        "KEY", "STATE", "FAILURES", "PROBES", "HALF-OPEN IN"
-    );
-    for row in rows {
-        let half_open_in = row.half_open_in.map_or_else(
-            || "-".to_owned(),
-            |left| format!("{:.1}s", left.as_secs_f64()),
-        );
-        println!(
-            "{:<40} {:<10} {:>8} {:>8} {:>14}",
-            row.key,
-            row.state,
-            row.failures,
-            format!("{}/{}", row.probes.0, row.probes.1),
-            half_open_in
-        );
-    }
-}
-
 /// The key of `NAME[:OPERATION]` under the app and prefix.
 fn key_of(cli: &Cli, config: &Config, spec: &str) -> String {
     let (name, operation) = spec.split_once(':').unwrap_or((spec, ""));
@@ -244,117 +170,61 @@ fn key_of(cli: &Cli, config: &Config, spec: &str) -> String {
     builder.build().key().to_owned()
 }
 
+/// What every key of the app starts with: `prefix:app:` (or `prefix:`).
+fn prefix_of(cli: &Cli, config: &Config) -> String {
+    let mut prefix = config.key_prefix().to_owned();
+    if let Some(app) = &cli.app {
+        prefix.push(':');
+        prefix.push_str(app);
+    }
+    prefix.push(':');
+    prefix
+}
+
 /// The command against a service's admin API.
-async fn through_api(cli: &Cli, url: &str, config: &Config) -> Result<(), String> {
+async fn through_api(cli: &Cli, url: &str, config: &Config) -> Result<usize, String> {
     let api = api::Api::new(url, cli.token.as_deref())?;
-    let (views, json) = match &cli.command {
-        Command::Status {
-            circuit: Some(spec),
-            json,
-        } => (vec![api.circuit(&key_of(cli, config, spec)).await?], *json),
-        Command::Status {
-            circuit: None,
-            json,
-        } => {
-            let mut prefix = config.key_prefix().to_owned();
-            if let Some(app) = &cli.app {
-                prefix.push(':');
-                prefix.push_str(app);
+    let (key, action) = match &cli.command {
+        Command::Status { circuit, json } => {
+            let mut out = Output::new(*json);
+            let mut show = |view: &fuse_breaker::admin::CircuitView| {
+                out.circuit(&Row::of(view), || {
+                    serde_json::to_value(view).unwrap_or_default()
+                })
+                .map_err(|err| written(&err))
+            };
+            match circuit {
+                Some(spec) => show(&api.circuit(&key_of(cli, config, spec)).await?)?,
+                None => api.circuits(&prefix_of(cli, config), show).await?,
             }
-            prefix.push(':');
-            (api.circuits(&prefix).await?, *json)
+            return out.finish().map_err(|err| written(&err));
         }
-        Command::Open { circuit } => (
-            vec![api.act(&key_of(cli, config, circuit), "open").await?],
-            false,
-        ),
-        Command::Close { circuit } => (
-            vec![api.act(&key_of(cli, config, circuit), "close").await?],
-            false,
-        ),
-        Command::Reset { circuit } => (
-            vec![api.act(&key_of(cli, config, circuit), "reset").await?],
-            false,
-        ),
+        Command::Open { circuit } => (key_of(cli, config, circuit), "open"),
+        Command::Close { circuit } => (key_of(cli, config, circuit), "close"),
+        Command::Reset { circuit } => (key_of(cli, config, circuit), "reset"),
     };
-    if !matches!(cli.command, Command::Status { .. }) {
-        return Ok(());
-    }
-    if json {
-        for view in &views {
-            println!(
-                "{}",
-                serde_json::to_string(view).map_err(|err| err.to_string())?
-            );
-        }
-    } else {
-        print_table(&views.iter().map(Row::of).collect::<Vec<_>>());
-    }
-    Ok(())
+    api.act(&key, action).await?;
+    Ok(0)
 }
 
-async fn status(
-    cli: &Cli,
-    fleet: &Fleet,
-    config: &Config,
-    one: Option<&str>,
-    json: bool,
-) -> Result<(), StoreError> {
-    let store = &fleet.store();
-    let keys = if let Some(spec) = one {
-        vec![circuit(cli, store, config, spec).key().to_owned()]
-    } else {
-        let mut pattern = config.key_prefix().to_owned();
-        if let Some(app) = &cli.app {
-            pattern.push(':');
-            pattern.push_str(app);
-        }
-        fleet.keys(&format!("{pattern}:*"), 10_000).await?
-    };
-    let now = store.load("fuse-cli:clock").await?.now;
-    let mut lines = Vec::new();
-    for key in keys {
-        if let Some(snapshot) = snapshot_of(&**store, &key, config).await? {
-            lines.push(Line { key, snapshot, now });
-        } else if one.is_some() {
-            // An absent key is a fresh closed circuit.
-            let snapshot = SharedFuse::builder("", store.clone())
-                .build()
-                .local()
-                .snapshot();
-            lines.push(Line { key, snapshot, now });
-        }
-    }
-    if json {
-        for line in &lines {
-            println!("{}", line.json(config));
-        }
-        return Ok(());
-    }
-    let rows: Vec<Row> = lines
-        .iter()
-        .map(|line| Row {
-            key: line.key.clone(),
-            state: line.snapshot.state.as_str().to_owned(),
-            failures: line.snapshot.failures.len(),
-            probes: (line.snapshot.half_open_inflight, config.half_open_probes()),
-            half_open_in: line.half_open_in(config),
-        })
-        .collect();
-    print_table(&rows);
-    Ok(())
-}
-
-async fn run(cli: &Cli) -> Result<(), String> {
+/// Runs the command; how many keys it listed as unreadable.
+async fn run(cli: &Cli) -> Result<usize, String> {
     let config = config(cli.prefix.as_deref())?;
     if let Some(url) = &cli.url {
         return through_api(cli, url, &config).await;
     }
-    let fleet = Fleet::open(cli).map_err(|err| err.to_string())?;
-    let store = fleet.store();
+    let store = open_store(cli).map_err(|err| err.to_string())?;
     let done = match &cli.command {
         Command::Status { circuit, json } => {
-            status(cli, &fleet, &config, circuit.as_deref(), *json).await
+            let mut out = Output::new(*json);
+            match circuit {
+                Some(spec) => {
+                    let key = key_of(cli, &config, spec);
+                    status::one(&store, &config, key, &mut out).await?;
+                }
+                None => status::all(&store, &config, &prefix_of(cli, &config), &mut out).await?,
+            }
+            return out.finish().map_err(|err| written(&err));
         }
         Command::Open { circuit: spec } => circuit(cli, &store, &config, spec)
             .force_open()
@@ -368,7 +238,7 @@ async fn run(cli: &Cli) -> Result<(), String> {
             circuit(cli, &store, &config, spec).reset().await.map(drop)
         }
     };
-    done.map_err(|err| err.to_string())
+    done.map(|()| 0).map_err(|err| err.to_string())
 }
 
 fn main() -> ExitCode {
@@ -379,14 +249,22 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(err) => {
-            eprintln!("fuse: cannot start: {err}");
+            let _ = writeln!(std::io::stderr(), "fuse: cannot start: {err}");
             return ExitCode::FAILURE;
         }
     };
     match runtime.block_on(run(&cli)) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(0) => ExitCode::SUCCESS,
+        Ok(unreadable) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "fuse: {unreadable} key(s) hold no circuit that can be read (listed as unreadable)"
+            );
+            ExitCode::SUCCESS
+        }
         Err(err) => {
-            eprintln!("fuse: {err}");
+            let err = fuse_breaker::redact::text(&err);
+            let _ = writeln!(std::io::stderr(), "fuse: {}", text::printable(&err));
             ExitCode::FAILURE
         }
     }

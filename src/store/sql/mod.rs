@@ -18,7 +18,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 use super::changes::Listening;
 use super::error::public_name;
 use super::payload::{self, PayloadError};
-use super::{Changes, Loaded, Store, StoreError, Swap};
+use super::{Changes, KeyPage, Loaded, Store, StoreError, Swap};
 use table::Table;
 
 /// How long a round trip to PostgreSQL may take before the store counts as
@@ -345,38 +345,6 @@ impl SqlStore {
         swept.map_err(|err| self.failed("sweep", &err))
     }
 
-    /// The keys that match `pattern` (`*` any run of characters, `?` one,
-    /// as the Redis store takes them), at most `limit` of them, sorted,
-    /// expired rows left out: what an operator's listing of circuits reads.
-    ///
-    /// ```no_run
-    /// # async fn run(store: fuse_breaker::store::SqlStore) -> Result<(), fuse_breaker::store::StoreError> {
-    /// for key in store.keys("fuse:shop:*", 1000).await? {
-    ///     println!("{key}");
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn keys(&self, pattern: &str, limit: usize) -> Result<Vec<String>, StoreError> {
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let keys = match &self.backend {
-            Backend::Postgres(pool) => {
-                let query = sqlx::query_scalar(safe(&self.statements.keys))
-                    .bind(postgres::like(pattern))
-                    .bind(limit)
-                    .fetch_all(pool);
-                timed(POSTGRES_TIMEOUT, query).await
-            }
-            Backend::Sqlite(pool) => {
-                let query = sqlx::query_scalar(safe(&self.statements.keys))
-                    .bind(pattern)
-                    .bind(limit)
-                    .fetch_all(pool);
-                timed(SQLITE_BUSY, query).await
-            }
-        };
-        keys.map_err(|err| self.failed("keys", &err))
-    }
-
     /// The error of a round trip: a payload of another type under `key` is
     /// an unreadable payload, data the database refused is a key it
     /// cannot keep a circuit under, anything else an outage, named.
@@ -551,6 +519,77 @@ impl Store for SqlStore {
             return Ok(Swap::Written);
         }
         Ok(Swap::Changed(self.loaded(key).await?))
+    }
+
+    /// One statement per page, in byte order: the prefix compared as
+    /// text (not a `LIKE` or `GLOB` pattern), resumed after the page's
+    /// last key (on SQLite the cursor is that key's bytes in hex: a key
+    /// may be a blob there).
+    async fn keys(
+        &self,
+        prefix: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<KeyPage, StoreError> {
+        let limit = limit.max(1);
+        // One row more than the page tells whether another page follows.
+        let rows = i64::try_from(limit).unwrap_or(i64::MAX - 1) + 1;
+        let mut found: Vec<Vec<u8>> = match &self.backend {
+            Backend::Postgres(pool) => {
+                let query = sqlx::query_scalar(safe(&self.statements.keys))
+                    .bind(prefix)
+                    .bind(after)
+                    .bind(rows)
+                    .fetch_all(pool);
+                timed(POSTGRES_TIMEOUT, query)
+                    .await
+                    .map(|keys: Vec<String>| keys.into_iter().map(String::into_bytes).collect())
+            }
+            Backend::Sqlite(pool) => {
+                let after = after
+                    .map(|after| {
+                        sqlite::bytes_of(after).ok_or_else(|| {
+                            StoreError::unreachable(
+                                &self.name,
+                                format_args!(
+                                    "{after:?} is not a cursor of this store's key listing"
+                                ),
+                            )
+                        })
+                    })
+                    .transpose()?;
+                let query = sqlx::query_scalar(safe(&self.statements.keys))
+                    .bind(prefix)
+                    .bind(after)
+                    .bind(rows)
+                    .fetch_all(pool);
+                timed(SQLITE_BUSY, query).await
+            }
+        }
+        .map_err(|err| self.failed("keys", &err))?;
+        let more = found.len() > limit;
+        found.truncate(limit);
+        let next = more
+            .then(|| found.last())
+            .flatten()
+            .map(|last| match &self.backend {
+                Backend::Postgres(_) => String::from_utf8_lossy(last).into_owned(),
+                Backend::Sqlite(_) => sqlite::cursor_of(last),
+            });
+        let mut keys = Vec::with_capacity(found.len());
+        let mut not_utf8 = Vec::new();
+        for key in found {
+            if !key.starts_with(prefix.as_bytes()) {
+                continue;
+            }
+            match String::from_utf8(key) {
+                Ok(key) => keys.push(key),
+                Err(err) => not_utf8.push(err.into_bytes()),
+            }
+        }
+        let mut page = KeyPage::new(keys, next);
+        page.not_utf8 = not_utf8;
+        Ok(page)
     }
 
     async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError> {

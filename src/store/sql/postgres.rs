@@ -87,11 +87,14 @@ pub(super) fn statements(table: &Table) -> Statements {
              LIMIT $1 FOR UPDATE SKIP LOCKED)"
         )
         .into(),
+        // A literal prefix: compared, not matched (no character of it is
+        // a pattern); pages in byte order ("C"), resumed after a key.
         keys: format!(
-            "SELECT key FROM {table} WHERE key LIKE $1 ESCAPE '\\' \
+            "SELECT key FROM {table} WHERE left(key, char_length($1)) = $1 COLLATE \"C\" \
+             AND ($2::text IS NULL OR key COLLATE \"C\" > $2) \
              AND (expires_at IS NULL \
              OR expires_at > floor(EXTRACT(EPOCH FROM clock_timestamp()))::bigint) \
-             ORDER BY key LIMIT $2"
+             ORDER BY key COLLATE \"C\" LIMIT $3"
         )
         .into(),
         schema: schema.into(),
@@ -113,24 +116,6 @@ pub(super) async fn ensure_schema(
         .await?;
     sqlx::raw_sql(super::safe(schema)).execute(&mut *tx).await?;
     tx.commit().await
-}
-
-/// A glob of `*` and `?` (as the Redis store takes) as a `LIKE` pattern
-/// escaped with `\`.
-pub(super) fn like(glob: &str) -> String {
-    let mut pattern = String::with_capacity(glob.len());
-    for c in glob.chars() {
-        match c {
-            '*' => pattern.push('%'),
-            '?' => pattern.push('_'),
-            '%' | '_' | '\\' => {
-                pattern.push('\\');
-                pattern.push(c);
-            }
-            c => pattern.push(c),
-        }
-    }
-    pattern
 }
 
 /// Listens on `channel` and hands each announcement to `changes`, for as
@@ -164,17 +149,5 @@ pub(super) async fn listen(pool: PgPool, channel: String, changes: Weak<Changes>
         }
         tokio::time::sleep(backoff).await;
         backoff = (backoff * 2).min(MAX_RELISTEN);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn globs_become_escaped_like_patterns() {
-        assert_eq!(like("fuse:shop:*"), "fuse:shop:%");
-        assert_eq!(like("fuse:a?c"), "fuse:a_c");
-        assert_eq!(like("fuse:100%_\\"), "fuse:100\\%\\_\\\\");
     }
 }

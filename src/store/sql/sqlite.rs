@@ -59,11 +59,38 @@ pub(super) fn statements(table: &Table) -> Statements {
              WHERE expires_at <= {NOW} / 1000000 LIMIT ?1)"
         )
         .into(),
-        // GLOB: case-sensitive, and the Redis store's `*` and `?`.
-        keys: format!("SELECT key FROM {table} WHERE key GLOB ?1 AND {live} ORDER BY key LIMIT ?2")
-            .into(),
+        // A literal prefix, compared byte by byte (a key stored as a blob
+        // too); pages in byte order, resumed after a key.
+        keys: format!(
+            "SELECT CAST(key AS BLOB) FROM {table} \
+             WHERE substr(CAST(key AS BLOB), 1, length(CAST(?1 AS BLOB))) = CAST(?1 AS BLOB) \
+             AND (?2 IS NULL OR CAST(key AS BLOB) > ?2) AND {live} \
+             ORDER BY CAST(key AS BLOB) LIMIT ?3"
+        )
+        .into(),
         schema: schema.into(),
     }
+}
+
+/// The key listing's cursor after the key `key`: its bytes in hex.
+pub(super) fn cursor_of(key: &[u8]) -> String {
+    use std::fmt::Write as _;
+    key.iter()
+        .fold(String::with_capacity(key.len() * 2), |mut hex, byte| {
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        })
+}
+
+/// The key a cursor of [`cursor_of`] resumes after, if it is one.
+pub(super) fn bytes_of(cursor: &str) -> Option<Vec<u8>> {
+    if !cursor.len().is_multiple_of(2) || !cursor.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    (0..cursor.len())
+        .step_by(2)
+        .map(|at| u8::from_str_radix(&cursor[at..at + 2], 16).ok())
+        .collect()
 }
 
 /// Runs `schema` in one `BEGIN IMMEDIATE` transaction: the write lock is
@@ -104,4 +131,22 @@ fn locked(err: &sqlx::Error) -> bool {
         .and_then(sqlx::error::DatabaseError::code)
         .and_then(|code| code.parse::<i32>().ok())
         .is_some_and(|code| code & 0xff == 5)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cursor_is_the_key_s_bytes_in_hex() {
+        assert_eq!(cursor_of(b"fuse:a\xff"), "667573653a61ff");
+        assert_eq!(
+            bytes_of("667573653a61ff").as_deref(),
+            Some(&b"fuse:a\xff"[..])
+        );
+        assert_eq!(bytes_of(&cursor_of(b"")), Some(Vec::new()));
+        for bad in ["6", "zz", "66\u{e9}", "+1", "-1"] {
+            assert_eq!(bytes_of(bad), None, "{bad:?}");
+        }
+    }
 }

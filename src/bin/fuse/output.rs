@@ -1,0 +1,146 @@
+//! What `fuse status` prints: a table, or one JSON object per circuit, a
+//! line as each circuit is read; every string from a store or an API made
+//! [printable](crate::text) first.
+
+use std::io::{self, Write};
+use std::time::Duration;
+
+use fuse_breaker::admin::CircuitView;
+
+use crate::text::{json_safe, printable};
+
+/// One line of the status table, from a store or from an admin API.
+pub(crate) struct Row {
+    pub(crate) key: String,
+    pub(crate) state: String,
+    pub(crate) failures: usize,
+    /// In flight, allowed.
+    pub(crate) probes: (u32, u32),
+    pub(crate) half_open_in: Option<Duration>,
+}
+
+impl Row {
+    pub(crate) fn of(view: &CircuitView) -> Self {
+        Row {
+            key: view.key.clone(),
+            state: view.state.clone(),
+            failures: view.failures,
+            probes: (view.probes_in_flight, view.probes_allowed),
+            half_open_in: view.half_open_in_ms.map(Duration::from_millis),
+        }
+    }
+}
+
+/// Where the status goes: standard output, as a table or JSON lines.
+pub(crate) struct Output {
+    json: bool,
+    out: io::StdoutLock<'static>,
+    /// Whether the table's header is written (before its first row, or
+    /// at the end of an empty table; not before an error).
+    header: bool,
+    /// Keys listed as unreadable.
+    unreadable: usize,
+}
+
+impl Output {
+    pub(crate) fn new(json: bool) -> Self {
+        Output {
+            json,
+            out: io::stdout().lock(),
+            header: false,
+            unreadable: 0,
+        }
+    }
+
+    /// A circuit: its row, or `json` (made on demand).
+    pub(crate) fn circuit(
+        &mut self,
+        row: &Row,
+        json: impl FnOnce() -> serde_json::Value,
+    ) -> io::Result<()> {
+        if self.json {
+            return self.json_line(&json());
+        }
+        let half_open_in = row.half_open_in.map_or_else(
+            || "-".to_owned(),
+            |left| format!("{:.1}s", left.as_secs_f64()),
+        );
+        let probes = format!("{}/{}", row.probes.0, row.probes.1);
+        let failures = row.failures.to_string();
+        self.line(
+            &printable(&row.key),
+            &printable(&row.state),
+            &failures,
+            &probes,
+            &half_open_in,
+        )
+    }
+
+    /// A key under which no circuit could be read: `shown` is the key made
+    /// printable, `json` the key's fields for JSON, `error` why, made
+    /// printable too (also said on standard error).
+    pub(crate) fn unreadable(
+        &mut self,
+        shown: &str,
+        mut json: serde_json::Value,
+        error: &str,
+    ) -> io::Result<()> {
+        self.unreadable += 1;
+        let _ = writeln!(io::stderr(), "fuse: {error}");
+        if self.json {
+            json["error"] = error.into();
+            return self.json_line(&json);
+        }
+        self.line(shown, "unreadable", "-", "-", "-")
+    }
+
+    fn json_line(&mut self, value: &serde_json::Value) -> io::Result<()> {
+        writeln!(self.out, "{}", json_safe(&value.to_string()))
+    }
+
+    /// A row of the table, after the header.
+    fn line(
+        &mut self,
+        key: &str,
+        state: &str,
+        failures: &str,
+        probes: &str,
+        half_open_in: &str,
+    ) -> io::Result<()> {
+        self.header()?;
+        columns(&mut self.out, [key, state, failures, probes, half_open_in])
+    }
+
+    /// The table's header, unless it is written.
+    fn header(&mut self) -> io::Result<()> {
+        if self.json || self.header {
+            return Ok(());
+        }
+        self.header = true;
+        let header = ["KEY", "STATE", "FAILURES", "PROBES", "HALF-OPEN IN"];
+        columns(&mut self.out, header)
+    }
+
+    /// Writes out what is left (the header of an empty table); how many
+    /// keys were listed as unreadable.
+    pub(crate) fn finish(mut self) -> io::Result<usize> {
+        self.header()?;
+        self.out.flush()?;
+        Ok(self.unreadable)
+    }
+}
+
+fn columns(
+    out: &mut impl Write,
+    [key, state, failures, probes, half_open_in]: [&str; 5],
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "{key:<40} {state:<10} {failures:>8} {probes:>8} {half_open_in:>14}"
+    )
+}
+
+/// The error of a write to standard output.
+pub(crate) fn written(err: &io::Error) -> String {
+    format!("cannot write the status: {err}")
+}

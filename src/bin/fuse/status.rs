@@ -1,0 +1,158 @@
+//! `fuse status` on a store: one circuit, or every key under a prefix,
+//! listed page by page ([`Store::keys`]) and read one by one. A key that
+//! holds no circuit (an unreadable payload, a Redis value that is not a
+//! string, a key that is not UTF-8) is listed as `unreadable`, and why is
+//! said on standard error; the others are listed all the same.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use fuse_breaker::store::{SharedFuse, Store, snapshot_of};
+use fuse_breaker::{Config, Snapshot, State};
+
+use crate::output::{Output, Row, written};
+use crate::text::{hex, printable, printable_bytes};
+
+/// How many keys one page of the store's listing asks for.
+const PAGE: usize = 1000;
+
+/// One circuit: the key and its snapshot at the store's `now`.
+struct Line {
+    key: String,
+    snapshot: Snapshot,
+    now: Duration,
+}
+
+impl Line {
+    /// How long until the next call probes (open circuits only).
+    fn half_open_in(&self, config: &Config) -> Option<Duration> {
+        let opened = self.snapshot.opened_at?;
+        (self.snapshot.state == State::Open)
+            .then(|| (opened + config.open_duration()).saturating_sub(self.now))
+    }
+
+    fn row(&self, config: &Config) -> Row {
+        Row {
+            key: self.key.clone(),
+            state: self.snapshot.state.as_str().to_owned(),
+            failures: self.snapshot.failures.len(),
+            probes: (self.snapshot.half_open_inflight, config.half_open_probes()),
+            half_open_in: self.half_open_in(config),
+        }
+    }
+
+    fn json(&self, config: &Config) -> serde_json::Value {
+        serde_json::json!({
+            "key": self.key,
+            "state": self.snapshot.state.as_str(),
+            "failures": self.snapshot.failures.len(),
+            "failures_at": self.snapshot.failures.iter().map(Duration::as_secs_f64).collect::<Vec<_>>(),
+            "half_open_inflight": self.snapshot.half_open_inflight,
+            "half_open_successes": self.snapshot.half_open_successes,
+            "half_open_probes": config.half_open_probes(),
+            "opened_at": self.snapshot.opened_at.map(|at| at.as_secs_f64()),
+            "half_open_in_ms": self.half_open_in(config).map(|left| left.as_millis()),
+        })
+    }
+
+    fn show(&self, config: &Config, out: &mut Output) -> Result<(), String> {
+        out.circuit(&self.row(config), || self.json(config))
+            .map_err(|err| written(&err))
+    }
+}
+
+/// The circuit under `key`: an absent key is a fresh closed circuit, an
+/// unreadable one an error.
+pub(crate) async fn one(
+    store: &Arc<dyn Store>,
+    config: &Config,
+    key: String,
+    out: &mut Output,
+) -> Result<(), String> {
+    let now = store.load(&key).await.map_err(|err| err.to_string())?.now;
+    let snapshot = match snapshot_of(&**store, &key, config)
+        .await
+        .map_err(|err| err.to_string())?
+    {
+        Some(snapshot) => snapshot,
+        None => SharedFuse::builder("", store.clone())
+            .build()
+            .local()
+            .snapshot(),
+    };
+    Line { key, snapshot, now }.show(config, out)
+}
+
+/// Every key under `prefix`, sorted, each circuit read in turn.
+pub(crate) async fn all(
+    store: &Arc<dyn Store>,
+    config: &Config,
+    prefix: &str,
+    out: &mut Output,
+) -> Result<(), String> {
+    let mut keys = listed(&**store, prefix).await?;
+    keys.sort_unstable();
+    keys.dedup();
+    let now = store
+        .load("fuse-cli:clock")
+        .await
+        .map_err(|err| err.to_string())?
+        .now;
+    for key in keys {
+        let key = match String::from_utf8(key) {
+            Ok(key) => key,
+            Err(err) => {
+                let bytes = err.into_bytes();
+                let shown = printable_bytes(&bytes);
+                let json = serde_json::json!({
+                    "key": String::from_utf8_lossy(&bytes),
+                    "key_hex": hex(&bytes),
+                });
+                let error = format!(
+                    "store {}: the key {shown} is not UTF-8: no circuit has it",
+                    printable(store.name())
+                );
+                out.unreadable(&shown, json, &error)
+                    .map_err(|err| written(&err))?;
+                continue;
+            }
+        };
+        match snapshot_of(&**store, &key, config).await {
+            Ok(Some(snapshot)) => Line { key, snapshot, now }.show(config, out)?,
+            // Expired since it was listed.
+            Ok(None) => {}
+            Err(err) if err.payload_error().is_some() => {
+                let json = serde_json::json!({ "key": key });
+                out.unreadable(&printable(&key), json, &printable(&err.to_string()))
+                    .map_err(|err| written(&err))?;
+            }
+            Err(err) => return Err(err.to_string()),
+        }
+    }
+    Ok(())
+}
+
+/// The keys under `prefix`, as bytes (not all of them need be UTF-8),
+/// every page of them.
+async fn listed(store: &dyn Store, prefix: &str) -> Result<Vec<Vec<u8>>, String> {
+    let mut keys = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let page = store
+            .keys(prefix, after.as_deref(), PAGE)
+            .await
+            .map_err(|err| err.to_string())?;
+        keys.extend(page.keys.into_iter().map(String::into_bytes));
+        keys.extend(page.not_utf8);
+        match page.next {
+            None => return Ok(keys),
+            Some(next) if after.as_deref() == Some(next.as_str()) => {
+                return Err(format!(
+                    "store {}: its key listing gave the cursor {next:?} twice in a row",
+                    store.name()
+                ));
+            }
+            Some(next) => after = Some(next),
+        }
+    }
+}
