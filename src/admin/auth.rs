@@ -42,9 +42,21 @@ impl Access {
         self.token.is_some()
     }
 
+    /// Whether `headers` bring the admin token (never, with none set).
+    pub(super) fn authorised(&self, headers: &HeaderMap) -> bool {
+        bearer(headers).is_ok_and(|given| self.is_token(given))
+    }
+
+    /// Whether `given` is the admin token (compared in constant time).
+    fn is_token(&self, given: &str) -> bool {
+        self.token
+            .as_ref()
+            .is_some_and(|token| bool::from(given.as_bytes().ct_eq(token)))
+    }
+
     /// Whether `headers` allow `need`.
     pub(super) fn check(&self, headers: &HeaderMap, need: Need) -> Result<(), ApiError> {
-        let Some(token) = &self.token else {
+        if self.token.is_none() {
             return match need {
                 Need::Write => Err(ApiError::read_only()),
                 // Private reads with no token: nobody may read.
@@ -53,12 +65,12 @@ impl Access {
                 )),
                 Need::Read => Ok(()),
             };
-        };
+        }
         if need == Need::Read && !self.private_reads {
             return Ok(());
         }
         let given = bearer(headers)?;
-        if bool::from(given.as_bytes().ct_eq(token)) {
+        if self.is_token(given) {
             Ok(())
         } else {
             Err(ApiError::unauthorized(
@@ -135,6 +147,12 @@ mod tests {
             401
         );
         assert!(private.check(&with("Bearer s3cret"), Need::Read).is_ok());
+        assert!(guarded.authorised(&with("Bearer s3cret")));
+        for other in ["Bearer s3cre", "s3cret", "Bearer "] {
+            assert!(!guarded.authorised(&with(other)), "{other}");
+        }
+        assert!(!guarded.authorised(&HeaderMap::new()));
+        assert!(!open.authorised(&with("Bearer ")));
         let empty = Access::new(Some(""), false);
         assert!(!empty.writable());
         assert_eq!(

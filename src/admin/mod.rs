@@ -59,7 +59,7 @@ pub use view::{CircuitList, CircuitView, ConfigView, TransitionView};
 
 use auth::{Access, Need};
 use circuits::{Action, Circuits};
-use events::Events;
+use events::{Asker, Events};
 
 /// The dashboard page.
 const PAGE: &str = include_str!("dashboard.html");
@@ -166,8 +166,11 @@ impl Admin {
         self
     }
 
-    /// The most event streams open at once (default 64); one more is
-    /// refused with `503 too_many_streams`.
+    /// The most event streams open at once for clients without the admin
+    /// token (default 64); one more is refused with
+    /// `503 too_many_streams`. Clients that bring the token have as many
+    /// slots of their own (and take the others once theirs are full), so
+    /// that anonymous streams cannot lock the operator out.
     ///
     /// ```
     /// let admin = fuse_breaker::admin::Admin::new().max_streams(8);
@@ -313,10 +316,15 @@ async fn act(
 }
 
 async fn stream(State(served): Shared, headers: HeaderMap) -> Response {
+    let asker = if served.access.authorised(&headers) {
+        Asker::Operator
+    } else {
+        Asker::Anonymous
+    };
     match served
         .access
         .check(&headers, Need::Read)
-        .and_then(|()| served.events.stream())
+        .and_then(|()| served.events.stream(asker))
     {
         Ok(sse) => sse.into_response(),
         Err(err) => err.into_response(),

@@ -17,7 +17,12 @@ struct Stream {
 
 impl Stream {
     async fn open(url: &str) -> Stream {
-        let response = reqwest::get(url).await.expect("the stream opens");
+        Stream::open_with(url, None).await
+    }
+
+    /// A stream opened with the bearer `token`, if any.
+    async fn open_with(url: &str, token: Option<&str>) -> Stream {
+        let response = request(url, token).send().await.expect("the stream opens");
         assert_eq!(response.status(), 200);
         let kind = response.headers()["content-type"]
             .to_str()
@@ -61,6 +66,15 @@ impl Stream {
         let (name, data) = self.next().await;
         assert_eq!(name, "transition", "{data}");
         serde_json::from_str(&data).unwrap_or_else(|err| panic!("{err}: {data}"))
+    }
+}
+
+/// `GET url` with the bearer `token`, if any.
+fn request(url: &str, token: Option<&str>) -> reqwest::RequestBuilder {
+    let request = reqwest::Client::new().get(url);
+    match token {
+        Some(token) => request.header("authorization", format!("Bearer {token}")),
+        None => request,
     }
 }
 
@@ -167,5 +181,35 @@ fn streams_past_the_limit_are_refused_and_their_slots_come_back() {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+    });
+}
+
+#[test]
+fn clients_without_the_token_cannot_take_the_slots_of_those_with_it() {
+    runtime().block_on(async {
+        let registry = Arc::new(Registry::new(Config::default()));
+        let admin = Admin::new()
+            .registry(registry)
+            .token("s3cret")
+            .max_streams(2);
+        let base = format!("http://{}", serve(admin.router()).await);
+        let url = format!("{base}/events");
+        // Anonymous clients, and one with a wrong token, take every slot
+        // they may have.
+        let _one = Stream::open(&url).await;
+        let _two = Stream::open_with(&url, Some("guess")).await;
+        for token in [None, Some("guess")] {
+            let refused = request(&url, token).send().await.unwrap();
+            assert_eq!(refused.status(), 503, "{token:?}");
+        }
+        // The operator's streams still open, up to as many again.
+        let mut operator = Vec::new();
+        for _ in 0..2 {
+            operator.push(Stream::open_with(&url, Some("s3cret")).await);
+        }
+        let refused = request(&url, Some("s3cret")).send().await.unwrap();
+        assert_eq!(refused.status(), 503);
+        let body: serde_json::Value = serde_json::from_str(&refused.text().await.unwrap()).unwrap();
+        assert_eq!(body["code"], "too_many_streams");
     });
 }
