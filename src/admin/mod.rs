@@ -35,7 +35,8 @@
 //! [`SharedRegistry`](crate::store::SharedRegistry) with [`Admin::shared`]:
 //! their state is read from the store, so the page shows the fleet's
 //! circuit; the events are the transitions this process makes (the list,
-//! read again every two seconds by the page, shows the others).
+//! read again every two seconds by the page, shows the others). Those
+//! reads are bounded ([`Admin::store_reads_per_second`]).
 
 use std::sync::Arc;
 
@@ -45,13 +46,14 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, Uri, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
-use futures_util::StreamExt as _;
 use serde::Deserialize;
 
 mod auth;
 mod circuits;
 mod error;
 mod events;
+#[cfg(feature = "store")]
+mod reads;
 mod view;
 
 pub use error::ApiError;
@@ -67,8 +69,6 @@ const PAGE: &str = include_str!("dashboard.html");
 const DEFAULT_LIMIT: usize = 1000;
 /// The most circuits in a page of the list.
 const MAX_LIMIT: usize = 5000;
-/// Store reads in flight at once for a page of shared circuits.
-const READS_AT_ONCE: usize = 16;
 /// Event streams open at once, unless the application says.
 const DEFAULT_MAX_STREAMS: usize = 64;
 
@@ -136,6 +136,31 @@ impl Admin {
     #[must_use]
     pub fn shared(mut self, registry: Arc<crate::store::SharedRegistry>) -> Self {
         self.circuits.shared = Some(registry);
+        self
+    }
+
+    /// The most shared circuits the lists read from their store in a
+    /// second (default 1000; at least 1): one list reads at most that
+    /// many, and all lists together at most that many a second more, so
+    /// that a request cannot make the store answer thousands of reads.
+    /// Each reading also serves every answer for a second. A circuit a
+    /// list cannot read in its turn is listed with the state `unread`
+    /// (those read longest ago go first, so the next list reads it); one
+    /// circuit asked for alone (`GET /circuits/{key}`) is read all the
+    /// same.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
+    /// let shared = Arc::new(SharedRegistry::new(Arc::new(MemoryStore::new()), Default::default()));
+    /// let admin = fuse_breaker::admin::Admin::new().shared(shared).store_reads_per_second(200);
+    /// # let _ = admin;
+    /// ```
+    #[cfg(feature = "store")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "store")))]
+    #[must_use]
+    pub fn store_reads_per_second(mut self, reads: u32) -> Self {
+        self.circuits.reads = reads::Reads::new(reads);
         self
     }
 
@@ -278,12 +303,7 @@ async fn list(
         .more
         .then(|| page.circuits.last().map(|one| one.key().to_owned()))
         .flatten();
-    // Shared circuits are read from their store, a few at a time.
-    let circuits: Vec<CircuitView> = futures_util::stream::iter(&page.circuits)
-        .map(circuits::One::view)
-        .buffered(READS_AT_ONCE)
-        .collect()
-        .await;
+    let circuits = served.circuits.views(&page.circuits).await;
     Ok(Json(CircuitList {
         circuits,
         total: page.total,
@@ -299,7 +319,8 @@ async fn one(
 ) -> Result<Json<CircuitView>, ApiError> {
     served.access.check(&headers, Need::Read)?;
     let Path(key) = key.map_err(|err| ApiError::bad_request(err.body_text()))?;
-    Ok(Json(served.circuits.find(&key)?.view().await))
+    let one = served.circuits.find(&key)?;
+    Ok(Json(served.circuits.view(&one).await))
 }
 
 async fn act(
@@ -311,8 +332,7 @@ async fn act(
     let action = Action::parse(&action)?;
     served.access.check(&headers, Need::Write)?;
     let one = served.circuits.find(&key)?;
-    one.act(action).await?;
-    Ok(Json(one.view().await))
+    Ok(Json(served.circuits.act(&one, action).await?))
 }
 
 async fn stream(State(served): Shared, headers: HeaderMap) -> Response {

@@ -26,15 +26,15 @@ fn registry() -> Arc<Registry> {
 }
 
 /// A response: status, content type and body.
-struct Answer {
-    status: u16,
-    content_type: String,
-    headers: reqwest::header::HeaderMap,
-    body: String,
+pub(super) struct Answer {
+    pub(super) status: u16,
+    pub(super) content_type: String,
+    pub(super) headers: reqwest::header::HeaderMap,
+    pub(super) body: String,
 }
 
 impl Answer {
-    fn json(&self) -> Value {
+    pub(super) fn json(&self) -> Value {
         assert!(
             self.content_type.starts_with("application/json"),
             "{} {}: {}",
@@ -46,7 +46,7 @@ impl Answer {
     }
 
     /// The code of an error body, after checking it has a message.
-    fn code(&self) -> String {
+    pub(super) fn code(&self) -> String {
         let body = self.json();
         assert!(
             body["error"].as_str().is_some_and(|msg| !msg.is_empty()),
@@ -56,19 +56,19 @@ impl Answer {
         body["code"].as_str().unwrap().to_owned()
     }
 
-    fn view(&self) -> CircuitView {
+    pub(super) fn view(&self) -> CircuitView {
         assert_eq!(self.status, 200, "{}", self.body);
         serde_json::from_str(&self.body).unwrap_or_else(|err| panic!("{err}: {}", self.body))
     }
 
-    fn list(&self) -> CircuitList {
+    pub(super) fn list(&self) -> CircuitList {
         assert_eq!(self.status, 200, "{}", self.body);
         serde_json::from_str(&self.body).unwrap_or_else(|err| panic!("{err}: {}", self.body))
     }
 }
 
 /// Sends `method path` to `base` with the bearer `token`, if any.
-async fn send(base: &str, method: &str, path: &str, token: Option<&str>) -> Answer {
+pub(super) async fn send(base: &str, method: &str, path: &str, token: Option<&str>) -> Answer {
     let client = reqwest::Client::new();
     let mut request = client.request(method.parse().unwrap(), format!("{base}{path}"));
     if let Some(token) = token {
@@ -91,7 +91,8 @@ async fn send(base: &str, method: &str, path: &str, token: Option<&str>) -> Answ
     }
 }
 
-async fn start(admin: Admin) -> String {
+/// Serves `admin` on a loopback port: its base URL.
+pub(super) async fn start(admin: Admin) -> String {
     format!("http://{}", serve(admin.router()).await)
 }
 
