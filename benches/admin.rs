@@ -56,7 +56,10 @@ fn admin(c: &mut Criterion) {
             for i in 0..n {
                 registry.get(&name(i));
             }
-            (n, Admin::new().registry(registry).router())
+            (
+                n,
+                Admin::new().registry(registry).router().expect("a router"),
+            )
         })
         .collect();
 

@@ -134,7 +134,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             Admin::new()
                 .registry(registry.clone())
                 .token(&token)
-                .router(),
+                .router()?,
         );
     let addr = std::env::var("FUSE_DASHBOARD_ADDR").unwrap_or_else(|_| "127.0.0.1:0".to_owned());
     let listener = tokio::net::TcpListener::bind(&addr).await?;

@@ -16,8 +16,9 @@
 //! token). Every refusal is an [`ApiError`]: a 4xx or 5xx status and
 //! `{"error": "...", "code": "..."}`.
 //!
-//! **Mounting.** [`Admin::router`] is an [`axum::Router`] (a tower
-//! service); nest it under any prefix. The page is then at the prefix
+//! **Mounting.** [`Admin::router`] builds an [`axum::Router`] (a tower
+//! service), or says with a [`BuildError`] which setting no request could
+//! satisfy; nest it under any prefix. The page is then at the prefix
 //! itself (`/admin/fuse`, which is how axum nests `/`) and finds the API
 //! from its own address.
 //!
@@ -26,9 +27,10 @@
 //! use fuse_breaker::{Registry, admin::Admin};
 //!
 //! let registry = Arc::new(Registry::new(Default::default()));
-//! let admin = Admin::new().registry(registry.clone()).token("s3cret").router();
+//! let admin = Admin::new().registry(registry.clone()).token("s3cret").router()?;
 //! let app: axum::Router = axum::Router::new().nest("/admin/fuse", admin);
 //! # let _ = app;
+//! # Ok::<(), fuse_breaker::admin::BuildError>(())
 //! ```
 //!
 //! Shared circuits (feature `store`) are served from a
@@ -49,6 +51,7 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 
 mod auth;
+mod build_error;
 mod circuits;
 mod error;
 mod events;
@@ -56,6 +59,7 @@ mod events;
 mod reads;
 mod view;
 
+pub use build_error::BuildError;
 pub use error::ApiError;
 pub use view::{CircuitList, CircuitView, ConfigView, TransitionView};
 
@@ -83,8 +87,9 @@ const DEFAULT_MAX_STREAMS: usize = 64;
 ///     .registry(registry)
 ///     .token(std::env::var("FUSE_ADMIN_TOKEN").unwrap_or_else(|_| "s3cret".into()))
 ///     .private_reads(true)
-///     .router();
+///     .router()?;
 /// # let _ = router;
+/// # Ok::<(), fuse_breaker::admin::BuildError>(())
 /// ```
 #[derive(Debug, Default)]
 pub struct Admin {
@@ -98,8 +103,9 @@ impl Admin {
     /// An admin API that serves no circuit yet, read only.
     ///
     /// ```
-    /// let router: axum::Router = fuse_breaker::admin::Admin::new().router();
+    /// let router: axum::Router = fuse_breaker::admin::Admin::new().router()?;
     /// # let _ = router;
+    /// # Ok::<(), fuse_breaker::admin::BuildError>(())
     /// ```
     pub fn new() -> Self {
         Admin::default()
@@ -166,7 +172,11 @@ impl Admin {
 
     /// The admin token: open, close and reset need
     /// `Authorization: Bearer <token>`. Without one (or with an empty one)
-    /// they are off.
+    /// they are off. A token a bearer header cannot carry (RFC 6750:
+    /// ASCII letters, digits and `-._~+/`, then `=` at the end only; so no
+    /// space, line break or non-ASCII character) makes
+    /// [`router`](Self::router) fail with [`BuildError::Token`], rather
+    /// than serve an API that says it is writable while every write fails.
     ///
     /// ```
     /// let admin = fuse_breaker::admin::Admin::new().token("s3cret");
@@ -207,17 +217,20 @@ impl Admin {
         self
     }
 
-    /// The router. Its transitions listener is registered on the
-    /// registries now (one per router made).
+    /// The router, or the [`BuildError`] that names the setting no
+    /// request could satisfy. Its transitions listener is registered on
+    /// the registries once the router is built (one per router).
     ///
     /// ```
     /// # use std::sync::Arc;
     /// let registry = Arc::new(fuse_breaker::Registry::new(Default::default()));
-    /// let router = fuse_breaker::admin::Admin::new().registry(registry).router();
+    /// let router = fuse_breaker::admin::Admin::new().registry(registry).router()?;
     /// let app: axum::Router = axum::Router::new().nest("/fuse", router);
     /// # let _ = app;
+    /// # Ok::<(), fuse_breaker::admin::BuildError>(())
     /// ```
-    pub fn router(self) -> axum::Router {
+    pub fn router(self) -> Result<axum::Router, BuildError> {
+        let access = Access::new(self.token.as_deref(), self.private_reads)?;
         let events = Events::new(self.max_streams.unwrap_or(DEFAULT_MAX_STREAMS));
         if let Some(registry) = &self.circuits.local {
             registry.on_transition(events.listener());
@@ -228,10 +241,10 @@ impl Admin {
         }
         let served = Arc::new(Served {
             circuits: self.circuits,
-            access: Access::new(self.token.as_deref(), self.private_reads),
+            access,
             events,
         });
-        axum::Router::new()
+        let router = axum::Router::new()
             .route("/", get(page))
             .route("/circuits", get(list))
             .route("/circuits/{key}", get(one))
@@ -239,7 +252,8 @@ impl Admin {
             .route("/events", get(stream))
             .fallback(no_route)
             .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
-            .with_state(served)
+            .with_state(served);
+        Ok(router)
     }
 }
 

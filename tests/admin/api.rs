@@ -93,7 +93,10 @@ pub(super) async fn send(base: &str, method: &str, path: &str, token: Option<&st
 
 /// Serves `admin` on a loopback port: its base URL.
 pub(super) async fn start(admin: Admin) -> String {
-    format!("http://{}", serve(admin.router()).await)
+    format!(
+        "http://{}",
+        serve(admin.router().expect("a valid admin API")).await
+    )
 }
 
 #[test]
@@ -439,8 +442,10 @@ fn the_page_is_one_document_with_nothing_from_elsewhere() {
         assert!(policy.contains("default-src 'none'"), "{policy}");
         // Nested under a prefix, the same page at the prefix itself (a
         // trailing slash is the outer router's to route).
-        let nested =
-            axum::Router::new().nest("/admin/fuse", Admin::new().registry(registry()).router());
+        let nested = axum::Router::new().nest(
+            "/admin/fuse",
+            Admin::new().registry(registry()).router().unwrap(),
+        );
         let base = format!("http://{}", serve(nested).await);
         assert_eq!(
             send(&base, "GET", "/admin/fuse", None).await.body,
@@ -507,5 +512,47 @@ fn shared_circuits_are_read_from_and_changed_in_their_store() {
         assert!(closed.shared);
         assert_eq!(closed.state, "closed");
         assert_eq!(there.get("payments").state().await.unwrap(), State::Closed);
+    });
+}
+
+#[test]
+fn a_token_no_request_can_bring_is_refused_when_the_router_is_built() {
+    use fuse_breaker::admin::BuildError;
+    for (token, at, what) in [
+        ("s3cret\n", 7, "a line break"),
+        (" s3cret", 1, "a space"),
+        ("s\u{e9}cret", 2, "a non-ASCII character"),
+    ] {
+        let err = Admin::new()
+            .registry(registry())
+            .token(token)
+            .router()
+            .expect_err(token);
+        let said = err.to_string();
+        assert!(
+            matches!(err, BuildError::Token { at: a, what: w, .. } if (a, w) == (at, what)),
+            "{token:?}: {said}"
+        );
+        assert!(said.contains(what) && said.contains("bearer"), "{said}");
+        assert!(!said.contains("cret"), "the error prints the token: {said}");
+    }
+    // Every character a bearer token may have, and an empty token (no
+    // token: writes off), build.
+    runtime().block_on(async {
+        let token = "AZaz09-._~+/==";
+        let served = registry();
+        served.get("search");
+        let base = start(Admin::new().registry(served).token(token)).await;
+        assert!(send(&base, "GET", "/circuits", None).await.list().writable);
+        let opened = send(
+            &base,
+            "POST",
+            "/circuits/fuse:shop:search/open",
+            Some(token),
+        )
+        .await;
+        assert_eq!(opened.view().state, "open");
+        let base = start(Admin::new().registry(registry()).token("")).await;
+        assert!(!send(&base, "GET", "/circuits", None).await.list().writable);
     });
 }

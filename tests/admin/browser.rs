@@ -100,7 +100,8 @@ fn the_dashboard_lists_circuits_and_follows_them_live() {
         let admin = Admin::new()
             .registry(registry.clone())
             .token("s3cret")
-            .router();
+            .router()
+            .unwrap();
         let addr = serve(axum::Router::new().nest("/admin/fuse", admin)).await;
         let started = Instant::now();
         let mut page = Browser::launch(&binary).await.unwrap();

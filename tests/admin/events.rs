@@ -86,7 +86,7 @@ fn every_transition_is_an_event_as_it_happens_to_every_stream() {
         let billing = registry.get("billing");
         let base = format!(
             "http://{}",
-            serve(Admin::new().registry(registry.clone()).router()).await
+            serve(Admin::new().registry(registry.clone()).router().unwrap()).await
         );
         let mut first = Stream::open(&format!("{base}/events")).await;
         let mut second = Stream::open(&format!("{base}/events")).await;
@@ -129,7 +129,7 @@ fn a_stream_that_falls_behind_is_told_what_it_missed() {
         let billing = registry.get("billing");
         let base = format!(
             "http://{}",
-            serve(Admin::new().registry(registry).router()).await
+            serve(Admin::new().registry(registry).router().unwrap()).await
         );
         let mut stream = Stream::open(&format!("{base}/events")).await;
         // Far more transitions than the stream's backlog and the socket's
@@ -158,7 +158,14 @@ fn streams_past_the_limit_are_refused_and_their_slots_come_back() {
         let registry = Arc::new(Registry::new(Config::default()));
         let base = format!(
             "http://{}",
-            serve(Admin::new().registry(registry).max_streams(2).router()).await
+            serve(
+                Admin::new()
+                    .registry(registry)
+                    .max_streams(2)
+                    .router()
+                    .unwrap()
+            )
+            .await
         );
         let url = format!("{base}/events");
         let one = Stream::open(&url).await;
@@ -192,7 +199,7 @@ fn clients_without_the_token_cannot_take_the_slots_of_those_with_it() {
             .registry(registry)
             .token("s3cret")
             .max_streams(2);
-        let base = format!("http://{}", serve(admin.router()).await);
+        let base = format!("http://{}", serve(admin.router().unwrap()).await);
         let url = format!("{base}/events");
         // Anonymous clients, and one with a wrong token, take every slot
         // they may have.
