@@ -16,6 +16,15 @@
 //! token). Every refusal is an [`ApiError`]: a 4xx or 5xx status and
 //! `{"error": "...", "code": "..."}`.
 //!
+//! **Hosts.** The API answers to loopback names (`localhost`,
+//! `127.0.0.1`, `[::1]`, any port) and to the hosts given to
+//! [`Admin::allow_host`] (or to any, with [`Admin::any_host`]); a request
+//! that names another host is refused (`403 host_not_allowed`), as a page
+//! on another site that points a name of its own at this address would
+//! send (DNS rebinding). Every answer says `X-Content-Type-Options:
+//! nosniff`; the page runs its own script and style only (named by hash
+//! in its Content-Security-Policy).
+//!
 //! **Mounting.** [`Admin::router`] builds an [`axum::Router`] (a tower
 //! service), or says with a [`BuildError`] which setting no request could
 //! satisfy; nest it under any prefix. The page is then at the prefix
@@ -45,8 +54,8 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, HeaderValue, Uri, header};
-use axum::response::{Html, IntoResponse, Response};
+use axum::http::{HeaderMap, Uri};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
 
@@ -55,6 +64,8 @@ mod build_error;
 mod circuits;
 mod error;
 mod events;
+mod hosts;
+mod page;
 #[cfg(feature = "store")]
 mod reads;
 mod view;
@@ -66,9 +77,8 @@ pub use view::{CircuitList, CircuitView, ConfigView, TransitionView};
 use auth::{Access, Need};
 use circuits::{Action, Circuits};
 use events::{Asker, Events};
+use hosts::{Host, Hosts};
 
-/// The dashboard page.
-const PAGE: &str = include_str!("dashboard.html");
 /// Circuits in a page of the list, unless the request says.
 const DEFAULT_LIMIT: usize = 1000;
 /// The most circuits in a page of the list.
@@ -97,6 +107,9 @@ pub struct Admin {
     token: Option<String>,
     private_reads: bool,
     max_streams: Option<usize>,
+    hosts: Hosts,
+    /// The first allowed host that is not one.
+    bad_host: Option<BuildError>,
 }
 
 impl Admin {
@@ -217,6 +230,56 @@ impl Admin {
         self
     }
 
+    /// A host the API answers to besides loopback (`localhost`,
+    /// `127.0.0.0/8`, `[::1]`, which it always answers to): a name or an
+    /// IP address, any port (`fuse.example.com`), or with a port, that
+    /// port only (`10.0.0.5:8080`). Requests that name another host in
+    /// `Host` are refused (`403 host_not_allowed`): that is what a page
+    /// on another site sends when it points a name of its own at this
+    /// address (DNS rebinding). An application that listens on another
+    /// address than loopback allows that address
+    /// (`listener.local_addr()?.to_string()`), and one behind a proxy the
+    /// names the proxy forwards; one that is not a host makes
+    /// [`router`](Self::router) fail with [`BuildError::Host`].
+    ///
+    /// ```
+    /// let router = fuse_breaker::admin::Admin::new()
+    ///     .allow_host("fuse.example.com")
+    ///     .allow_host("10.0.0.5:8080")
+    ///     .router()?;
+    /// # let _ = router;
+    /// # Ok::<(), fuse_breaker::admin::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn allow_host(mut self, host: &str) -> Self {
+        match Host::allowed(host) {
+            Ok(host) => {
+                if let Hosts::Listed(hosts) = &mut self.hosts {
+                    hosts.push(host);
+                }
+            }
+            Err(err) => {
+                self.bad_host.get_or_insert(err);
+            }
+        }
+        self
+    }
+
+    /// Answers whatever host a request names: for an application behind
+    /// a proxy that checks `Host` itself (or one that nobody's browser can
+    /// reach). See [`allow_host`](Self::allow_host).
+    ///
+    /// ```
+    /// let router = fuse_breaker::admin::Admin::new().any_host().router()?;
+    /// # let _ = router;
+    /// # Ok::<(), fuse_breaker::admin::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn any_host(mut self) -> Self {
+        self.hosts = Hosts::Any;
+        self
+    }
+
     /// The router, or the [`BuildError`] that names the setting no
     /// request could satisfy. Its transitions listener is registered on
     /// the registries once the router is built (one per router).
@@ -230,6 +293,9 @@ impl Admin {
     /// # Ok::<(), fuse_breaker::admin::BuildError>(())
     /// ```
     pub fn router(self) -> Result<axum::Router, BuildError> {
+        if let Some(err) = self.bad_host {
+            return Err(err);
+        }
         let access = Access::new(self.token.as_deref(), self.private_reads)?;
         let events = Events::new(self.max_streams.unwrap_or(DEFAULT_MAX_STREAMS));
         if let Some(registry) = &self.circuits.local {
@@ -245,14 +311,18 @@ impl Admin {
             events,
         });
         let router = axum::Router::new()
-            .route("/", get(page))
+            .route("/", get(page::page))
             .route("/circuits", get(list))
             .route("/circuits/{key}", get(one))
             .route("/circuits/{key}/{action}", post(act))
             .route("/events", get(stream))
             .fallback(no_route)
             .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
-            .with_state(served);
+            .with_state(served)
+            .layer(axum::middleware::from_fn_with_state(
+                Arc::new(self.hosts),
+                hosts::guard,
+            ));
         Ok(router)
     }
 }
@@ -266,25 +336,6 @@ struct Served {
 }
 
 type Shared = State<Arc<Served>>;
-
-async fn page() -> Response {
-    let mut response = Html(PAGE).into_response();
-    let headers = response.headers_mut();
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
-             connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; \
-             frame-ancestors 'none'",
-        ),
-    );
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    response
-}
 
 /// The list's query string.
 #[derive(Debug, Deserialize)]

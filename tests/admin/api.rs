@@ -69,10 +69,24 @@ impl Answer {
 
 /// Sends `method path` to `base` with the bearer `token`, if any.
 pub(super) async fn send(base: &str, method: &str, path: &str, token: Option<&str>) -> Answer {
+    send_to(base, None, method, path, token).await
+}
+
+/// Sends `method path` to `base`, naming `host` in `Host` (if given).
+async fn send_to(
+    base: &str,
+    host: Option<&str>,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+) -> Answer {
     let client = reqwest::Client::new();
     let mut request = client.request(method.parse().unwrap(), format!("{base}{path}"));
     if let Some(token) = token {
         request = request.header("authorization", format!("Bearer {token}"));
+    }
+    if let Some(host) = host {
+        request = request.header("host", host);
     }
     let response = request.send().await.expect("the admin API answers");
     let status = response.status().as_u16();
@@ -440,6 +454,10 @@ fn the_page_is_one_document_with_nothing_from_elsewhere() {
             .to_str()
             .unwrap();
         assert!(policy.contains("default-src 'none'"), "{policy}");
+        // The page's own script and style run by their hash, nothing
+        // inline else.
+        assert!(!policy.contains("unsafe-inline"), "{policy}");
+        assert!(policy.contains("script-src 'sha256-"), "{policy}");
         // Nested under a prefix, the same page at the prefix itself (a
         // trailing slash is the outer router's to route).
         let nested = axum::Router::new().nest(
@@ -555,4 +573,106 @@ fn a_token_no_request_can_bring_is_refused_when_the_router_is_built() {
         let base = start(Admin::new().registry(registry()).token("")).await;
         assert!(!send(&base, "GET", "/circuits", None).await.list().writable);
     });
+}
+
+#[test]
+fn other_hosts_are_refused_and_every_answer_says_nosniff() {
+    runtime().block_on(async {
+        let served = registry();
+        served.get("search");
+        let base = start(Admin::new().registry(served.clone()).token("s3cret")).await;
+        let port = base.rsplit(':').next().unwrap().to_owned();
+        // What a page on another site sends once its name points here.
+        for host in ["evil.example", &format!("evil.example:{port}"), "10.0.0.5"] {
+            for (method, path) in [("GET", "/"), ("GET", "/circuits"), ("GET", "/events")] {
+                let refused = send_to(&base, Some(host), method, path, None).await;
+                assert_eq!(
+                    (refused.status, refused.code().as_str()),
+                    (403, "host_not_allowed"),
+                    "{host} {path}: {}",
+                    refused.body
+                );
+                let said = refused.json()["error"].as_str().unwrap().to_owned();
+                assert!(said.contains(&format!("{host:?}")), "{said}");
+                assert_eq!(refused.headers["x-content-type-options"], "nosniff");
+            }
+        }
+        let loopback = [
+            format!("localhost:{port}"),
+            format!("127.0.0.1:{port}"),
+            format!("[::1]:{port}"),
+            "localhost".to_owned(),
+        ];
+        for host in &loopback {
+            let list = send_to(&base, Some(host), "GET", "/circuits", None).await;
+            assert_eq!(list.list().total, 1, "{host}");
+        }
+        // Every answer, errors too, says nosniff.
+        for (method, path, token, status) in [
+            ("GET", "/", None, 200),
+            ("GET", "/circuits", None, 200),
+            ("GET", "/circuits/fuse:shop:search", None, 200),
+            ("GET", "/circuits/fuse:shop:nothing", None, 404),
+            ("GET", "/nothing/here", None, 404),
+            ("DELETE", "/circuits", None, 405),
+            ("GET", "/circuits?limit=0", None, 400),
+            ("POST", "/circuits/fuse:shop:search/open", None, 401),
+            (
+                "POST",
+                "/circuits/fuse:shop:search/reset",
+                Some("s3cret"),
+                200,
+            ),
+        ] {
+            let answer = send(&base, method, path, token).await;
+            assert_eq!(answer.status, status, "{method} {path}: {}", answer.body);
+            assert_eq!(
+                answer
+                    .headers
+                    .get("x-content-type-options")
+                    .map(|v| v.to_str().unwrap()),
+                Some("nosniff"),
+                "{method} {path}"
+            );
+        }
+        let events = reqwest::get(format!("{base}/events")).await.unwrap();
+        assert_eq!(events.headers()["x-content-type-options"], "nosniff");
+    });
+}
+
+#[test]
+fn the_application_allows_its_own_hosts_or_any() {
+    use fuse_breaker::admin::BuildError;
+    runtime().block_on(async {
+        let admin = Admin::new()
+            .registry(registry())
+            .allow_host("Fuse.Example.com")
+            .allow_host("10.0.0.5:8080");
+        let base = start(admin).await;
+        for (host, status) in [
+            ("fuse.example.com", 200),
+            ("fuse.example.com:443", 200),
+            ("FUSE.example.com.", 200),
+            ("10.0.0.5:8080", 200),
+            ("10.0.0.5:8081", 403),
+            ("10.0.0.5", 403),
+            ("other.example.com", 403),
+            ("fuse.example.com.evil.example", 403),
+        ] {
+            let answer = send_to(&base, Some(host), "GET", "/circuits", None).await;
+            assert_eq!(answer.status, status, "{host}: {}", answer.body);
+        }
+        let base = start(Admin::new().registry(registry()).any_host()).await;
+        let answer = send_to(&base, Some("evil.example"), "GET", "/circuits", None).await;
+        assert_eq!(answer.status, 200, "{}", answer.body);
+    });
+    let err = Admin::new()
+        .allow_host("https://fuse.example.com")
+        .router()
+        .unwrap_err();
+    assert!(matches!(&err, BuildError::Host { host, .. } if host == "https://fuse.example.com"));
+    assert!(
+        err.to_string().contains("https://fuse.example.com"),
+        "{err}"
+    );
 }
