@@ -11,8 +11,8 @@ const PAGE: &str = include_str!("dashboard.html");
 /// What the page may load and run: its own script and style (by hash),
 /// requests to its own origin, inline images; nothing else.
 const POLICY: &str = "default-src 'none'; \
-     script-src 'sha256-5XjMYjx5GfJ/thxvi7fF74ytltpku+oV+FzaLE3Sq/U='; \
-     style-src 'sha256-Kl1nG5cxNjVK/DFtmtEmZReppoWcSJYdJ+XZSW3C1Dk='; \
+     script-src 'sha256-Bx3WAClaiidaFATTMaFF8M3FW90Eqvi/qJbJ6FdU4DQ='; \
+     style-src 'sha256-5JMWqNExPWijiGJyduLCBRF51CRZpv+UISmOM+wNvhM='; \
      connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; \
      frame-ancestors 'none'";
 
