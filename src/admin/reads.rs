@@ -356,11 +356,19 @@ mod tests {
             budget: Budget::new(2, start),
             kept: HashMap::new(),
         };
-        let now = start + 10 * FRESH;
-        inner.kept.insert("a".into(), kept(now - FRESH / 2));
-        inner.kept.insert("b".into(), kept(now - 3 * FRESH));
-        inner.kept.insert("c".into(), kept(now - 2 * FRESH));
-        inner.kept.insert("gone".into(), kept(now - REMEMBER));
+        // Readings a, c and b half a second, two and three seconds before
+        // `now`; one a minute before.
+        let now = start + REMEMBER + 10 * FRESH;
+        inner
+            .kept
+            .insert("a".into(), kept(start + REMEMBER + 9 * FRESH + FRESH / 2));
+        inner
+            .kept
+            .insert("b".into(), kept(start + REMEMBER + 7 * FRESH));
+        inner
+            .kept
+            .insert("c".into(), kept(start + REMEMBER + 8 * FRESH));
+        inner.kept.insert("gone".into(), kept(start + 10 * FRESH));
         // Budget: two reads; "d" (never read) and "b" (the oldest) get them.
         let plans = inner.plan(&["a", "b", "c", "d"], now);
         assert_eq!(names(&plans), ["kept", "read", "unread", "read"]);

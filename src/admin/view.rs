@@ -129,8 +129,10 @@ pub struct TransitionView {
 }
 
 /// The state of a shared circuit whose key holds what is not a circuit.
+#[cfg(feature = "store")]
 pub(super) const UNREADABLE: &str = "unreadable";
 /// The state of a shared circuit its store was not read for.
+#[cfg(feature = "store")]
 pub(super) const UNREAD: &str = "unread";
 
 /// A circuit at one instant, with what the view needs around it.
@@ -153,7 +155,9 @@ pub(super) enum Found<'a> {
         now: Duration,
         wall: SystemTime,
     },
-    /// No snapshot: the state that says why ([`UNREADABLE`], [`UNREAD`]).
+    /// No snapshot (shared circuits only): the state that says why
+    /// (`unreadable`, `unread`).
+    #[cfg(feature = "store")]
     Nothing(&'static str),
 }
 
@@ -206,6 +210,7 @@ impl CircuitView {
                 now,
                 wall,
             } => (snapshot, now, wall),
+            #[cfg(feature = "store")]
             Found::Nothing(state) => {
                 state.clone_into(&mut view.state);
                 return view;

@@ -9,6 +9,7 @@ use fuse_breaker::store::{MemoryStore, Store};
 
 /// Every store to run on: `(name, store)`, their tables made.
 pub(super) async fn stores() -> Vec<(&'static str, Arc<dyn Store>)> {
+    #[cfg_attr(not(any(feature = "redis", feature = "sql")), allow(unused_mut))]
     let mut stores: Vec<(&'static str, Arc<dyn Store>)> =
         vec![("memory", Arc::new(MemoryStore::new()))];
     #[cfg(feature = "redis")]
