@@ -142,6 +142,9 @@ fn given(request: &Request) -> Result<&str, ApiError> {
 
 /// Whether `hosts` admit the host `request` names.
 fn check(hosts: &Hosts, request: &Request) -> Result<(), ApiError> {
+    if *hosts == Hosts::Any {
+        return Ok(());
+    }
     let given = given(request)?;
     match Host::parse(given) {
         Ok(host) if hosts.admit(&host) => Ok(()),
@@ -214,6 +217,34 @@ mod tests {
         assert!(!listed.admit(&host("10.0.0.5")));
         assert!(listed.admit(&host("localhost:1")));
         assert!(Hosts::Any.admit(&host("evil.example")));
+    }
+
+    #[test]
+    fn a_request_is_checked_by_its_authority_else_its_host_header() {
+        let request = |uri: &str, host: Option<&str>| {
+            let mut request = Request::builder().uri(uri);
+            if let Some(host) = host {
+                request = request.header(header::HOST, host);
+            }
+            request.body(axum::body::Body::empty()).unwrap()
+        };
+        let default = Hosts::default();
+        assert!(check(&default, &request("/circuits", Some("localhost:80"))).is_ok());
+        // HTTP/2 and absolute-form requests name it in the URI.
+        assert!(check(&default, &request("http://[::1]:80/circuits", None)).is_ok());
+        let refused = check(
+            &default,
+            &request("http://evil.example/", Some("localhost")),
+        );
+        assert_eq!(refused.unwrap_err().code(), "host_not_allowed");
+        let nameless = check(&default, &request("/circuits", None)).unwrap_err();
+        assert!(
+            nameless.message().starts_with("the request names no host"),
+            "{nameless}"
+        );
+        let bad = check(&default, &request("/", Some("evil example"))).unwrap_err();
+        assert!(bad.message().contains("\"evil example\""), "{bad}");
+        assert!(check(&Hosts::Any, &request("/circuits", None)).is_ok());
     }
 
     #[test]
