@@ -32,6 +32,7 @@ fn name(i: usize) -> String {
 /// The router's answer to `GET path`, its body read.
 async fn get(router: &axum::Router, path: &str) -> usize {
     let request = http::Request::get(path)
+        .header("host", "localhost")
         .body(Body::empty())
         .expect("a request");
     let response = router.clone().oneshot(request).await.expect("an answer");
@@ -56,7 +57,10 @@ fn admin(c: &mut Criterion) {
             for i in 0..n {
                 registry.get(&name(i));
             }
-            (n, Admin::new().registry(registry).router())
+            (
+                n,
+                Admin::new().registry(registry).router().expect("a router"),
+            )
         })
         .collect();
 

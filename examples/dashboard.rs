@@ -3,8 +3,10 @@
 //! Run it with `cargo run --example dashboard --features admin` and open the
 //! URL it prints. `-- --seconds N` stops it after N seconds (it runs until
 //! interrupted otherwise); `FUSE_DASHBOARD_ADDR` picks the address
-//! (default `127.0.0.1:0`, a free loopback port) and `FUSE_ADMIN_TOKEN` the
-//! admin token (default: a random one, printed).
+//! (default `127.0.0.1:0`, a free loopback port; the dashboard answers to
+//! loopback names and to that address) and `FUSE_ADMIN_TOKEN` the admin
+//! token (default: a random one, printed; one a bearer header cannot carry
+//! stops the example with the error).
 //!
 //! - `payments:authorize` calls a dependency that goes down for 8 s in
 //!   every 25 s (from 5 s after the start) twenty times a second: the
@@ -124,21 +126,22 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let token = std::env::var("FUSE_ADMIN_TOKEN")
         .unwrap_or_else(|_| format!("{:016x}", RandomState::new().hash_one(started)));
+    let addr = std::env::var("FUSE_DASHBOARD_ADDR").unwrap_or_else(|_| "127.0.0.1:0".to_owned());
+    let listener = tokio::net::TcpListener::bind(&addr).await?;
+    let local = listener.local_addr()?;
+    let mut admin = Admin::new().registry(registry.clone()).token(&token);
+    // Loopback names are always answered; another address is answered
+    // under its own name.
+    if !local.ip().is_loopback() {
+        admin = admin.allow_host(&local.to_string());
+    }
     let app = axum::Router::new()
         .route(
             "/",
             axum::routing::get(|| async { "the shop; its circuits are at /fuse\n" }),
         )
-        .nest(
-            "/fuse",
-            Admin::new()
-                .registry(registry.clone())
-                .token(&token)
-                .router(),
-        );
-    let addr = std::env::var("FUSE_DASHBOARD_ADDR").unwrap_or_else(|_| "127.0.0.1:0".to_owned());
-    let listener = tokio::net::TcpListener::bind(&addr).await?;
-    println!("dashboard: http://{}/fuse", listener.local_addr()?);
+        .nest("/fuse", admin.router()?);
+    println!("dashboard: http://{local}/fuse");
     println!("admin token: {token}");
     let server = tokio::spawn(async move { axum::serve(listener, app).await });
 

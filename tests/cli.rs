@@ -243,7 +243,8 @@ fn the_command_talks_to_a_service_s_admin_api() {
         Admin::new()
             .registry(registry.clone())
             .token("s3cret")
-            .router(),
+            .router()
+            .unwrap(),
     );
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))

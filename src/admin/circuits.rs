@@ -1,15 +1,14 @@
 //! The circuits an admin API serves: an in-process [`Registry`] and, with
 //! the `store` feature, a [`SharedRegistry`] — listed by key, found by
-//! key, read as [`CircuitView`]s and steered.
+//! key, read as [`CircuitView`]s (shared ones within the bounds of
+//! [`Reads`]) and steered.
 
 use std::sync::Arc;
-#[cfg(feature = "store")]
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::ApiError;
-use super::view::CircuitView;
 #[cfg(feature = "store")]
-use super::view::Reading;
+use super::reads::Reads;
+use super::view::CircuitView;
 use crate::fuse::Fuse;
 use crate::registry::Registry;
 #[cfg(feature = "store")]
@@ -38,11 +37,14 @@ impl Action {
 }
 
 /// Every source of circuits of one admin API.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub(super) struct Circuits {
     pub(super) local: Option<Arc<Registry>>,
     #[cfg(feature = "store")]
     pub(super) shared: Option<Arc<SharedRegistry>>,
+    /// The shared circuits' readings and the lists' budget of reads.
+    #[cfg(feature = "store")]
+    pub(super) reads: Reads,
 }
 
 /// A page of the list.
@@ -122,6 +124,39 @@ impl Circuits {
             .count()
     }
 
+    /// The views of a page's circuits, in order.
+    #[cfg_attr(not(feature = "store"), allow(clippy::unused_async))]
+    pub(super) async fn views(&self, ones: &[One]) -> Vec<CircuitView> {
+        #[cfg(feature = "store")]
+        return self.reads.views(ones).await;
+        #[cfg(not(feature = "store"))]
+        ones.iter()
+            .map(|One::Local(fuse)| CircuitView::of(fuse))
+            .collect()
+    }
+
+    /// The view of one circuit (a shared one from a fresh reading or its
+    /// store).
+    #[cfg_attr(not(feature = "store"), allow(clippy::unused_async))]
+    pub(super) async fn view(&self, one: &One) -> CircuitView {
+        match one {
+            One::Local(fuse) => CircuitView::of(fuse),
+            #[cfg(feature = "store")]
+            One::Shared(fuse) => self.reads.one(fuse).await,
+        }
+    }
+
+    /// Carries out `action` on `one`, then its view (a shared one read
+    /// again).
+    pub(super) async fn act(&self, one: &One, action: Action) -> Result<CircuitView, ApiError> {
+        one.act(action).await?;
+        match one {
+            One::Local(fuse) => Ok(CircuitView::of(fuse)),
+            #[cfg(feature = "store")]
+            One::Shared(fuse) => Ok(self.reads.again(fuse).await),
+        }
+    }
+
     /// The circuit whose key is `key`.
     pub(super) fn find(&self, key: &str) -> Result<One, ApiError> {
         #[cfg(feature = "store")]
@@ -150,20 +185,18 @@ impl One {
         }
     }
 
-    /// The circuit now (a shared one read from its store: when that fails,
-    /// this process's fallback circuit, with the error).
-    #[cfg_attr(not(feature = "store"), allow(clippy::unused_async))]
-    pub(super) async fn view(&self) -> CircuitView {
+    /// The shared circuit, if that is what this is.
+    #[cfg(feature = "store")]
+    pub(super) fn as_shared(&self) -> Option<&SharedFuse> {
         match self {
-            One::Local(fuse) => CircuitView::of(fuse),
-            #[cfg(feature = "store")]
-            One::Shared(fuse) => shared_view(fuse).await,
+            One::Local(_) => None,
+            One::Shared(fuse) => Some(fuse),
         }
     }
 
     /// Carries out `action`.
     #[cfg_attr(not(feature = "store"), allow(clippy::unused_async))]
-    pub(super) async fn act(&self, action: Action) -> Result<(), ApiError> {
+    async fn act(&self, action: Action) -> Result<(), ApiError> {
         match self {
             One::Local(fuse) => {
                 match action {
@@ -183,31 +216,4 @@ impl One {
             .map_err(|err| ApiError::store(err.to_string())),
         }
     }
-}
-
-#[cfg(feature = "store")]
-async fn shared_view(fuse: &SharedFuse) -> CircuitView {
-    let (snapshot, now, wall, store_error) = match fuse.snapshot_now().await {
-        Ok((snapshot, now)) => (snapshot, now, UNIX_EPOCH + now, None),
-        Err(err) => {
-            let local = fuse.local();
-            (
-                local.snapshot(),
-                Duration::from_nanos(local.now()),
-                SystemTime::now(),
-                Some(err.to_string()),
-            )
-        }
-    };
-    CircuitView::read(&Reading {
-        key: fuse.key(),
-        name: fuse.name(),
-        operation: fuse.operation(),
-        shared: true,
-        snapshot: &snapshot,
-        now,
-        wall,
-        config: fuse.config(),
-        store_error,
-    })
 }

@@ -100,6 +100,33 @@ impl ApiError {
         )
     }
 
+    /// 403: the request names a host the API does not answer to (as a
+    /// page on another site whose name points at this address would), or
+    /// none; `host` is the host it named, `why` what is wrong with it.
+    ///
+    /// ```
+    /// let err = fuse_breaker::admin::ApiError::host_not_allowed("evil.example", "is not one this admin API answers to");
+    /// assert_eq!((err.status().as_u16(), err.code()), (403, "host_not_allowed"));
+    /// assert!(err.message().contains("\"evil.example\""));
+    /// ```
+    pub fn host_not_allowed(host: &str, why: &str) -> Self {
+        // A long Host is named by its start.
+        let host: String = host.chars().take(200).collect();
+        let what = if host.is_empty() {
+            why.to_owned()
+        } else {
+            format!("the host {host:?} {why}")
+        };
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "host_not_allowed",
+            format!(
+                "{what}: this admin API answers to loopback (localhost, 127.0.0.1, [::1]) \
+                 and to the hosts the application allows"
+            ),
+        )
+    }
+
     /// 503: as many event streams are open as the API allows.
     ///
     /// ```

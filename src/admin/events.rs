@@ -2,7 +2,9 @@
 //! each open stream as a server-sent event. A bounded channel: a stream
 //! that falls more than [`BACKLOG`] events behind gets a `lagged` event
 //! with the count it missed (the dashboard then reads the list again), and
-//! at most `max_streams` streams are open at once.
+//! at most `max_streams` streams are open at once without the admin token,
+//! and as many again with it (so that clients without it cannot take the
+//! operator's streams).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -26,8 +28,20 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 #[derive(Debug)]
 pub(super) struct Events {
     sender: broadcast::Sender<Arc<str>>,
+    /// Streams open without the admin token.
     open: Arc<AtomicUsize>,
+    /// Streams open with it.
+    open_with_token: Arc<AtomicUsize>,
     max_streams: usize,
+}
+
+/// Who asks for a stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Asker {
+    /// A client that brought the admin token.
+    Operator,
+    /// Anybody else (reads are public).
+    Anonymous,
 }
 
 impl Events {
@@ -35,6 +49,7 @@ impl Events {
         Events {
             sender: broadcast::Sender::new(BACKLOG),
             open: Arc::default(),
+            open_with_token: Arc::default(),
             max_streams,
         }
     }
@@ -57,11 +72,18 @@ impl Events {
         }
     }
 
-    /// A new stream, or the refusal when `max_streams` are open.
+    /// A new stream, or the refusal when `max_streams` are open for
+    /// `asker`: an operator takes one of the slots kept for the token,
+    /// else one of the others.
     pub(super) fn stream(
         &self,
+        asker: Asker,
     ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>> + use<>>, ApiError> {
-        let slot = Slot::take(&self.open, self.max_streams)?;
+        let slot = match asker {
+            Asker::Operator => Slot::take(&self.open_with_token, self.max_streams)
+                .or_else(|_| Slot::take(&self.open, self.max_streams)),
+            Asker::Anonymous => Slot::take(&self.open, self.max_streams),
+        }?;
         let receiver = self.sender.subscribe();
         let events =
             futures_util::stream::unfold((receiver, slot), |(mut receiver, slot)| async move {

@@ -16,8 +16,18 @@
 //! token). Every refusal is an [`ApiError`]: a 4xx or 5xx status and
 //! `{"error": "...", "code": "..."}`.
 //!
-//! **Mounting.** [`Admin::router`] is an [`axum::Router`] (a tower
-//! service); nest it under any prefix. The page is then at the prefix
+//! **Hosts.** The API answers to loopback names (`localhost`,
+//! `127.0.0.1`, `[::1]`, any port) and to the hosts given to
+//! [`Admin::allow_host`] (or to any, with [`Admin::any_host`]); a request
+//! that names another host is refused (`403 host_not_allowed`), as a page
+//! on another site that points a name of its own at this address would
+//! send (DNS rebinding). Every answer says `X-Content-Type-Options:
+//! nosniff`; the page runs its own script and style only (named by hash
+//! in its Content-Security-Policy).
+//!
+//! **Mounting.** [`Admin::router`] builds an [`axum::Router`] (a tower
+//! service), or says with a [`BuildError`] which setting no request could
+//! satisfy; nest it under any prefix. The page is then at the prefix
 //! itself (`/admin/fuse`, which is how axum nests `/`) and finds the API
 //! from its own address.
 //!
@@ -26,49 +36,43 @@
 //! use fuse_breaker::{Registry, admin::Admin};
 //!
 //! let registry = Arc::new(Registry::new(Default::default()));
-//! let admin = Admin::new().registry(registry.clone()).token("s3cret").router();
+//! let admin = Admin::new().registry(registry.clone()).token("s3cret").router()?;
 //! let app: axum::Router = axum::Router::new().nest("/admin/fuse", admin);
 //! # let _ = app;
+//! # Ok::<(), fuse_breaker::admin::BuildError>(())
 //! ```
 //!
 //! Shared circuits (feature `store`) are served from a
 //! [`SharedRegistry`](crate::store::SharedRegistry) with [`Admin::shared`]:
 //! their state is read from the store, so the page shows the fleet's
 //! circuit; the events are the transitions this process makes (the list,
-//! read again every two seconds by the page, shows the others).
+//! read again every two seconds by the page, shows the others). Those
+//! reads are bounded ([`Admin::store_reads_per_second`]).
 
 use std::sync::Arc;
 
-use axum::Json;
-use axum::extract::rejection::{PathRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, HeaderValue, Uri, header};
-use axum::response::{Html, IntoResponse, Response};
-use axum::routing::{get, post};
-use futures_util::StreamExt as _;
-use serde::Deserialize;
-
 mod auth;
+mod build_error;
 mod circuits;
 mod error;
 mod events;
+mod hosts;
+mod page;
+#[cfg(feature = "store")]
+mod reads;
+mod routes;
 mod view;
 
+pub use build_error::BuildError;
 pub use error::ApiError;
 pub use view::{CircuitList, CircuitView, ConfigView, TransitionView};
 
-use auth::{Access, Need};
-use circuits::{Action, Circuits};
+use auth::Access;
+use circuits::Circuits;
 use events::Events;
+use hosts::{Host, Hosts};
+use routes::Served;
 
-/// The dashboard page.
-const PAGE: &str = include_str!("dashboard.html");
-/// Circuits in a page of the list, unless the request says.
-const DEFAULT_LIMIT: usize = 1000;
-/// The most circuits in a page of the list.
-const MAX_LIMIT: usize = 5000;
-/// Store reads in flight at once for a page of shared circuits.
-const READS_AT_ONCE: usize = 16;
 /// Event streams open at once, unless the application says.
 const DEFAULT_MAX_STREAMS: usize = 64;
 
@@ -83,8 +87,9 @@ const DEFAULT_MAX_STREAMS: usize = 64;
 ///     .registry(registry)
 ///     .token(std::env::var("FUSE_ADMIN_TOKEN").unwrap_or_else(|_| "s3cret".into()))
 ///     .private_reads(true)
-///     .router();
+///     .router()?;
 /// # let _ = router;
+/// # Ok::<(), fuse_breaker::admin::BuildError>(())
 /// ```
 #[derive(Debug, Default)]
 pub struct Admin {
@@ -92,14 +97,18 @@ pub struct Admin {
     token: Option<String>,
     private_reads: bool,
     max_streams: Option<usize>,
+    hosts: Hosts,
+    /// The first allowed host that is not one.
+    bad_host: Option<BuildError>,
 }
 
 impl Admin {
     /// An admin API that serves no circuit yet, read only.
     ///
     /// ```
-    /// let router: axum::Router = fuse_breaker::admin::Admin::new().router();
+    /// let router: axum::Router = fuse_breaker::admin::Admin::new().router()?;
     /// # let _ = router;
+    /// # Ok::<(), fuse_breaker::admin::BuildError>(())
     /// ```
     pub fn new() -> Self {
         Admin::default()
@@ -139,9 +148,38 @@ impl Admin {
         self
     }
 
+    /// The most shared circuits the lists read from their store in a
+    /// second (default 1000; at least 1): one list reads at most that
+    /// many, and all lists together at most that many a second more, so
+    /// that a request cannot make the store answer thousands of reads.
+    /// Each reading also serves every answer for a second. A circuit a
+    /// list cannot read in its turn is listed with the state `unread`
+    /// (those read longest ago go first, so the next list reads it); one
+    /// circuit asked for alone (`GET /circuits/{key}`) is read all the
+    /// same.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
+    /// let shared = Arc::new(SharedRegistry::new(Arc::new(MemoryStore::new()), Default::default()));
+    /// let admin = fuse_breaker::admin::Admin::new().shared(shared).store_reads_per_second(200);
+    /// # let _ = admin;
+    /// ```
+    #[cfg(feature = "store")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "store")))]
+    #[must_use]
+    pub fn store_reads_per_second(mut self, reads: u32) -> Self {
+        self.circuits.reads = reads::Reads::new(reads);
+        self
+    }
+
     /// The admin token: open, close and reset need
     /// `Authorization: Bearer <token>`. Without one (or with an empty one)
-    /// they are off.
+    /// they are off. A token a bearer header cannot carry (RFC 6750:
+    /// ASCII letters, digits and `-._~+/`, then `=` at the end only; so no
+    /// space, line break or non-ASCII character) makes
+    /// [`router`](Self::router) fail with [`BuildError::Token`], rather
+    /// than serve an API that says it is writable while every write fails.
     ///
     /// ```
     /// let admin = fuse_breaker::admin::Admin::new().token("s3cret");
@@ -166,8 +204,11 @@ impl Admin {
         self
     }
 
-    /// The most event streams open at once (default 64); one more is
-    /// refused with `503 too_many_streams`.
+    /// The most event streams open at once for clients without the admin
+    /// token (default 64); one more is refused with
+    /// `503 too_many_streams`. Clients that bring the token have as many
+    /// slots of their own (and take the others once theirs are full), so
+    /// that anonymous streams cannot lock the operator out.
     ///
     /// ```
     /// let admin = fuse_breaker::admin::Admin::new().max_streams(8);
@@ -179,17 +220,73 @@ impl Admin {
         self
     }
 
-    /// The router. Its transitions listener is registered on the
-    /// registries now (one per router made).
+    /// A host the API answers to besides loopback (`localhost`,
+    /// `127.0.0.0/8`, `[::1]`, which it always answers to): a name or an
+    /// IP address, any port (`fuse.example.com`), or with a port, that
+    /// port only (`10.0.0.5:8080`). Requests that name another host in
+    /// `Host` are refused (`403 host_not_allowed`): that is what a page
+    /// on another site sends when it points a name of its own at this
+    /// address (DNS rebinding). An application that listens on another
+    /// address than loopback allows that address
+    /// (`listener.local_addr()?.to_string()`), and one behind a proxy the
+    /// names the proxy forwards; one that is not a host makes
+    /// [`router`](Self::router) fail with [`BuildError::Host`].
+    ///
+    /// ```
+    /// let router = fuse_breaker::admin::Admin::new()
+    ///     .allow_host("fuse.example.com")
+    ///     .allow_host("10.0.0.5:8080")
+    ///     .router()?;
+    /// # let _ = router;
+    /// # Ok::<(), fuse_breaker::admin::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn allow_host(mut self, host: &str) -> Self {
+        match Host::allowed(host) {
+            Ok(host) => {
+                if let Hosts::Listed(hosts) = &mut self.hosts {
+                    hosts.push(host);
+                }
+            }
+            Err(err) => {
+                self.bad_host.get_or_insert(err);
+            }
+        }
+        self
+    }
+
+    /// Answers whatever host a request names: for an application behind
+    /// a proxy that checks `Host` itself (or one that nobody's browser can
+    /// reach). See [`allow_host`](Self::allow_host).
+    ///
+    /// ```
+    /// let router = fuse_breaker::admin::Admin::new().any_host().router()?;
+    /// # let _ = router;
+    /// # Ok::<(), fuse_breaker::admin::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn any_host(mut self) -> Self {
+        self.hosts = Hosts::Any;
+        self
+    }
+
+    /// The router, or the [`BuildError`] that names the setting no
+    /// request could satisfy. Its transitions listener is registered on
+    /// the registries once the router is built (one per router).
     ///
     /// ```
     /// # use std::sync::Arc;
     /// let registry = Arc::new(fuse_breaker::Registry::new(Default::default()));
-    /// let router = fuse_breaker::admin::Admin::new().registry(registry).router();
+    /// let router = fuse_breaker::admin::Admin::new().registry(registry).router()?;
     /// let app: axum::Router = axum::Router::new().nest("/fuse", router);
     /// # let _ = app;
+    /// # Ok::<(), fuse_breaker::admin::BuildError>(())
     /// ```
-    pub fn router(self) -> axum::Router {
+    pub fn router(self) -> Result<axum::Router, BuildError> {
+        if let Some(err) = self.bad_host {
+            return Err(err);
+        }
+        let access = Access::new(self.token.as_deref(), self.private_reads)?;
         let events = Events::new(self.max_streams.unwrap_or(DEFAULT_MAX_STREAMS));
         if let Some(registry) = &self.circuits.local {
             registry.on_transition(events.listener());
@@ -198,131 +295,15 @@ impl Admin {
         if let Some(registry) = &self.circuits.shared {
             registry.on_transition(events.listener());
         }
-        let served = Arc::new(Served {
+        let served = Served {
             circuits: self.circuits,
-            access: Access::new(self.token.as_deref(), self.private_reads),
+            access,
             events,
-        });
-        axum::Router::new()
-            .route("/", get(page))
-            .route("/circuits", get(list))
-            .route("/circuits/{key}", get(one))
-            .route("/circuits/{key}/{action}", post(act))
-            .route("/events", get(stream))
-            .fallback(no_route)
-            .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
-            .with_state(served)
+        };
+        let router = routes::routes(served).layer(axum::middleware::from_fn_with_state(
+            Arc::new(self.hosts),
+            hosts::guard,
+        ));
+        Ok(router)
     }
-}
-
-/// What the handlers share.
-#[derive(Debug)]
-struct Served {
-    circuits: Circuits,
-    access: Access,
-    events: Events,
-}
-
-type Shared = State<Arc<Served>>;
-
-async fn page() -> Response {
-    let mut response = Html(PAGE).into_response();
-    let headers = response.headers_mut();
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
-             connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; \
-             frame-ancestors 'none'",
-        ),
-    );
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    response
-}
-
-/// The list's query string.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ListQuery {
-    limit: Option<usize>,
-    after: Option<String>,
-}
-
-async fn list(
-    State(served): Shared,
-    headers: HeaderMap,
-    query: Result<Query<ListQuery>, QueryRejection>,
-) -> Result<Json<CircuitList>, ApiError> {
-    served.access.check(&headers, Need::Read)?;
-    let Query(query) = query.map_err(|err| {
-        ApiError::bad_request(format!(
-            "{}: the query takes limit (1 to {MAX_LIMIT}) and after (a key)",
-            err.body_text()
-        ))
-    })?;
-    let limit = query.limit.unwrap_or(DEFAULT_LIMIT);
-    if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(ApiError::bad_request(format!(
-            "limit must be 1 to {MAX_LIMIT}, not {limit}"
-        )));
-    }
-    let page = served.circuits.page(query.after.as_deref(), limit);
-    let next = page
-        .more
-        .then(|| page.circuits.last().map(|one| one.key().to_owned()))
-        .flatten();
-    // Shared circuits are read from their store, a few at a time.
-    let circuits: Vec<CircuitView> = futures_util::stream::iter(&page.circuits)
-        .map(circuits::One::view)
-        .buffered(READS_AT_ONCE)
-        .collect()
-        .await;
-    Ok(Json(CircuitList {
-        circuits,
-        total: page.total,
-        next,
-        writable: served.access.writable(),
-    }))
-}
-
-async fn one(
-    State(served): Shared,
-    headers: HeaderMap,
-    key: Result<Path<String>, PathRejection>,
-) -> Result<Json<CircuitView>, ApiError> {
-    served.access.check(&headers, Need::Read)?;
-    let Path(key) = key.map_err(|err| ApiError::bad_request(err.body_text()))?;
-    Ok(Json(served.circuits.find(&key)?.view().await))
-}
-
-async fn act(
-    State(served): Shared,
-    headers: HeaderMap,
-    path: Result<Path<(String, String)>, PathRejection>,
-) -> Result<Json<CircuitView>, ApiError> {
-    let Path((key, action)) = path.map_err(|err| ApiError::bad_request(err.body_text()))?;
-    let action = Action::parse(&action)?;
-    served.access.check(&headers, Need::Write)?;
-    let one = served.circuits.find(&key)?;
-    one.act(action).await?;
-    Ok(Json(one.view().await))
-}
-
-async fn stream(State(served): Shared, headers: HeaderMap) -> Response {
-    match served
-        .access
-        .check(&headers, Need::Read)
-        .and_then(|()| served.events.stream())
-    {
-        Ok(sse) => sse.into_response(),
-        Err(err) => err.into_response(),
-    }
-}
-
-async fn no_route(uri: Uri) -> ApiError {
-    ApiError::no_route(uri.path())
 }

@@ -34,7 +34,11 @@ pub struct CircuitView {
     pub operation: Option<String>,
     /// Whether its state lives in a shared store (for the whole fleet).
     pub shared: bool,
-    /// `closed`, `open` or `half_open`.
+    /// `closed`, `open` or `half_open`; for a shared circuit, also
+    /// `unreadable` (the store holds under its key what is not a circuit)
+    /// or `unread` (its store was not read for this answer, as the API
+    /// bounds the reads a list makes): [`store_error`](Self::store_error)
+    /// then says what, and the other fields are empty.
     pub state: String,
     /// Counted failures inside the window.
     pub failures: usize,
@@ -52,8 +56,9 @@ pub struct CircuitView {
     pub half_open_in_ms: Option<u64>,
     /// The circuit's configuration.
     pub config: ConfigView,
-    /// Why the store could not be read (shared circuits only): the other
-    /// fields are then this process's fallback circuit.
+    /// Why the store could not be read (shared circuits only). When it did
+    /// not answer, the other fields are this process's fallback circuit;
+    /// when the state is `unreadable` or `unread`, they are empty.
     pub store_error: Option<String>,
 }
 
@@ -123,19 +128,37 @@ pub struct TransitionView {
     pub at: String,
 }
 
+/// The state of a shared circuit whose key holds what is not a circuit.
+#[cfg(feature = "store")]
+pub(super) const UNREADABLE: &str = "unreadable";
+/// The state of a shared circuit its store was not read for.
+#[cfg(feature = "store")]
+pub(super) const UNREAD: &str = "unread";
+
 /// A circuit at one instant, with what the view needs around it.
 pub(super) struct Reading<'a> {
     pub(super) key: &'a str,
     pub(super) name: &'a str,
     pub(super) operation: Option<&'a str>,
     pub(super) shared: bool,
-    pub(super) snapshot: &'a Snapshot,
-    /// `now` on the snapshot's time base.
-    pub(super) now: Duration,
-    /// The same instant on the wall clock.
-    pub(super) wall: SystemTime,
+    pub(super) found: Found<'a>,
     pub(super) config: &'a Config,
     pub(super) store_error: Option<String>,
+}
+
+/// What was read of a circuit.
+pub(super) enum Found<'a> {
+    /// Its snapshot, `now` on the snapshot's time base and the same
+    /// instant on the wall clock.
+    Snapshot {
+        snapshot: &'a Snapshot,
+        now: Duration,
+        wall: SystemTime,
+    },
+    /// No snapshot (shared circuits only): the state that says why
+    /// (`unreadable`, `unread`).
+    #[cfg(feature = "store")]
+    Nothing(&'static str),
 }
 
 impl CircuitView {
@@ -153,52 +176,64 @@ impl CircuitView {
             name: fuse.name(),
             operation: fuse.operation(),
             shared: false,
-            snapshot: &snapshot,
-            now: Duration::from_nanos(fuse.now()),
-            wall: SystemTime::now(),
+            found: Found::Snapshot {
+                snapshot: &snapshot,
+                now: Duration::from_nanos(fuse.now()),
+                wall: SystemTime::now(),
+            },
             config: fuse.config(),
             store_error: None,
         })
     }
 
     pub(super) fn read(reading: &Reading<'_>) -> Self {
-        let Reading {
-            snapshot,
-            now,
-            config,
-            ..
-        } = reading;
-        let opened_at = snapshot.opened_at.map(|at| {
-            let wall = reading
-                .wall
-                .checked_sub(now.saturating_sub(at))
-                .unwrap_or(reading.wall);
-            humantime::format_rfc3339_millis(wall).to_string()
-        });
-        let half_open_in_ms = snapshot
-            .opened_at
-            .filter(|_| snapshot.state == State::Open)
-            .map(|at| millis((at + config.open_duration()).saturating_sub(*now)));
-        CircuitView {
+        let config = reading.config;
+        let mut view = CircuitView {
             key: reading.key.to_owned(),
             name: reading.name.to_owned(),
             operation: reading.operation.map(str::to_owned),
             shared: reading.shared,
-            state: snapshot.state.as_str().to_owned(),
-            failures: snapshot.failures.len(),
-            failure_ages_ms: snapshot
-                .failures
-                .iter()
-                .map(|at| millis(now.saturating_sub(*at)))
-                .collect(),
-            probes_in_flight: snapshot.half_open_inflight,
+            state: String::new(),
+            failures: 0,
+            failure_ages_ms: Vec::new(),
+            probes_in_flight: 0,
             probes_allowed: config.half_open_probes(),
-            probe_successes: snapshot.half_open_successes,
-            opened_at,
-            half_open_in_ms,
+            probe_successes: 0,
+            opened_at: None,
+            half_open_in_ms: None,
             config: ConfigView::of(config),
             store_error: reading.store_error.clone(),
-        }
+        };
+        let (snapshot, now, wall) = match reading.found {
+            Found::Snapshot {
+                snapshot,
+                now,
+                wall,
+            } => (snapshot, now, wall),
+            #[cfg(feature = "store")]
+            Found::Nothing(state) => {
+                state.clone_into(&mut view.state);
+                return view;
+            }
+        };
+        snapshot.state.as_str().clone_into(&mut view.state);
+        view.failures = snapshot.failures.len();
+        view.failure_ages_ms = snapshot
+            .failures
+            .iter()
+            .map(|at| millis(now.saturating_sub(*at)))
+            .collect();
+        view.probes_in_flight = snapshot.half_open_inflight;
+        view.probe_successes = snapshot.half_open_successes;
+        view.opened_at = snapshot.opened_at.map(|at| {
+            let wall = wall.checked_sub(now.saturating_sub(at)).unwrap_or(wall);
+            humantime::format_rfc3339_millis(wall).to_string()
+        });
+        view.half_open_in_ms = snapshot
+            .opened_at
+            .filter(|_| snapshot.state == State::Open)
+            .map(|at| millis((at + config.open_duration()).saturating_sub(now)));
+        view
     }
 }
 

@@ -26,15 +26,15 @@ fn registry() -> Arc<Registry> {
 }
 
 /// A response: status, content type and body.
-struct Answer {
-    status: u16,
-    content_type: String,
-    headers: reqwest::header::HeaderMap,
-    body: String,
+pub(super) struct Answer {
+    pub(super) status: u16,
+    pub(super) content_type: String,
+    pub(super) headers: reqwest::header::HeaderMap,
+    pub(super) body: String,
 }
 
 impl Answer {
-    fn json(&self) -> Value {
+    pub(super) fn json(&self) -> Value {
         assert!(
             self.content_type.starts_with("application/json"),
             "{} {}: {}",
@@ -46,7 +46,7 @@ impl Answer {
     }
 
     /// The code of an error body, after checking it has a message.
-    fn code(&self) -> String {
+    pub(super) fn code(&self) -> String {
         let body = self.json();
         assert!(
             body["error"].as_str().is_some_and(|msg| !msg.is_empty()),
@@ -56,23 +56,37 @@ impl Answer {
         body["code"].as_str().unwrap().to_owned()
     }
 
-    fn view(&self) -> CircuitView {
+    pub(super) fn view(&self) -> CircuitView {
         assert_eq!(self.status, 200, "{}", self.body);
         serde_json::from_str(&self.body).unwrap_or_else(|err| panic!("{err}: {}", self.body))
     }
 
-    fn list(&self) -> CircuitList {
+    pub(super) fn list(&self) -> CircuitList {
         assert_eq!(self.status, 200, "{}", self.body);
         serde_json::from_str(&self.body).unwrap_or_else(|err| panic!("{err}: {}", self.body))
     }
 }
 
 /// Sends `method path` to `base` with the bearer `token`, if any.
-async fn send(base: &str, method: &str, path: &str, token: Option<&str>) -> Answer {
+pub(super) async fn send(base: &str, method: &str, path: &str, token: Option<&str>) -> Answer {
+    send_to(base, None, method, path, token).await
+}
+
+/// Sends `method path` to `base`, naming `host` in `Host` (if given).
+async fn send_to(
+    base: &str,
+    host: Option<&str>,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+) -> Answer {
     let client = reqwest::Client::new();
     let mut request = client.request(method.parse().unwrap(), format!("{base}{path}"));
     if let Some(token) = token {
         request = request.header("authorization", format!("Bearer {token}"));
+    }
+    if let Some(host) = host {
+        request = request.header("host", host);
     }
     let response = request.send().await.expect("the admin API answers");
     let status = response.status().as_u16();
@@ -91,8 +105,12 @@ async fn send(base: &str, method: &str, path: &str, token: Option<&str>) -> Answ
     }
 }
 
-async fn start(admin: Admin) -> String {
-    format!("http://{}", serve(admin.router()).await)
+/// Serves `admin` on a loopback port: its base URL.
+pub(super) async fn start(admin: Admin) -> String {
+    format!(
+        "http://{}",
+        serve(admin.router().expect("a valid admin API")).await
+    )
 }
 
 #[test]
@@ -436,10 +454,16 @@ fn the_page_is_one_document_with_nothing_from_elsewhere() {
             .to_str()
             .unwrap();
         assert!(policy.contains("default-src 'none'"), "{policy}");
+        // The page's own script and style run by their hash, nothing
+        // inline else.
+        assert!(!policy.contains("unsafe-inline"), "{policy}");
+        assert!(policy.contains("script-src 'sha256-"), "{policy}");
         // Nested under a prefix, the same page at the prefix itself (a
         // trailing slash is the outer router's to route).
-        let nested =
-            axum::Router::new().nest("/admin/fuse", Admin::new().registry(registry()).router());
+        let nested = axum::Router::new().nest(
+            "/admin/fuse",
+            Admin::new().registry(registry()).router().unwrap(),
+        );
         let base = format!("http://{}", serve(nested).await);
         assert_eq!(
             send(&base, "GET", "/admin/fuse", None).await.body,
@@ -507,4 +531,148 @@ fn shared_circuits_are_read_from_and_changed_in_their_store() {
         assert_eq!(closed.state, "closed");
         assert_eq!(there.get("payments").state().await.unwrap(), State::Closed);
     });
+}
+
+#[test]
+fn a_token_no_request_can_bring_is_refused_when_the_router_is_built() {
+    use fuse_breaker::admin::BuildError;
+    for (token, at, what) in [
+        ("s3cret\n", 7, "a line break"),
+        (" s3cret", 1, "a space"),
+        ("s\u{e9}cret", 2, "a non-ASCII character"),
+    ] {
+        let err = Admin::new()
+            .registry(registry())
+            .token(token)
+            .router()
+            .expect_err(token);
+        let said = err.to_string();
+        assert!(
+            matches!(err, BuildError::Token { at: a, what: w, .. } if (a, w) == (at, what)),
+            "{token:?}: {said}"
+        );
+        assert!(said.contains(what) && said.contains("bearer"), "{said}");
+        assert!(!said.contains("cret"), "the error prints the token: {said}");
+    }
+    // Every character a bearer token may have, and an empty token (no
+    // token: writes off), build.
+    runtime().block_on(async {
+        let token = "AZaz09-._~+/==";
+        let served = registry();
+        served.get("search");
+        let base = start(Admin::new().registry(served).token(token)).await;
+        assert!(send(&base, "GET", "/circuits", None).await.list().writable);
+        let opened = send(
+            &base,
+            "POST",
+            "/circuits/fuse:shop:search/open",
+            Some(token),
+        )
+        .await;
+        assert_eq!(opened.view().state, "open");
+        let base = start(Admin::new().registry(registry()).token("")).await;
+        assert!(!send(&base, "GET", "/circuits", None).await.list().writable);
+    });
+}
+
+#[test]
+fn other_hosts_are_refused_and_every_answer_says_nosniff() {
+    runtime().block_on(async {
+        let served = registry();
+        served.get("search");
+        let base = start(Admin::new().registry(served.clone()).token("s3cret")).await;
+        let port = base.rsplit(':').next().unwrap().to_owned();
+        // What a page on another site sends once its name points here.
+        for host in ["evil.example", &format!("evil.example:{port}"), "10.0.0.5"] {
+            for (method, path) in [("GET", "/"), ("GET", "/circuits"), ("GET", "/events")] {
+                let refused = send_to(&base, Some(host), method, path, None).await;
+                assert_eq!(
+                    (refused.status, refused.code().as_str()),
+                    (403, "host_not_allowed"),
+                    "{host} {path}: {}",
+                    refused.body
+                );
+                let said = refused.json()["error"].as_str().unwrap().to_owned();
+                assert!(said.contains(&format!("{host:?}")), "{said}");
+                assert_eq!(refused.headers["x-content-type-options"], "nosniff");
+            }
+        }
+        let loopback = [
+            format!("localhost:{port}"),
+            format!("127.0.0.1:{port}"),
+            format!("[::1]:{port}"),
+            "localhost".to_owned(),
+        ];
+        for host in &loopback {
+            let list = send_to(&base, Some(host), "GET", "/circuits", None).await;
+            assert_eq!(list.list().total, 1, "{host}");
+        }
+        // Every answer, errors too, says nosniff.
+        for (method, path, token, status) in [
+            ("GET", "/", None, 200),
+            ("GET", "/circuits", None, 200),
+            ("GET", "/circuits/fuse:shop:search", None, 200),
+            ("GET", "/circuits/fuse:shop:nothing", None, 404),
+            ("GET", "/nothing/here", None, 404),
+            ("DELETE", "/circuits", None, 405),
+            ("GET", "/circuits?limit=0", None, 400),
+            ("POST", "/circuits/fuse:shop:search/open", None, 401),
+            (
+                "POST",
+                "/circuits/fuse:shop:search/reset",
+                Some("s3cret"),
+                200,
+            ),
+        ] {
+            let answer = send(&base, method, path, token).await;
+            assert_eq!(answer.status, status, "{method} {path}: {}", answer.body);
+            assert_eq!(
+                answer
+                    .headers
+                    .get("x-content-type-options")
+                    .map(|v| v.to_str().unwrap()),
+                Some("nosniff"),
+                "{method} {path}"
+            );
+        }
+        let events = reqwest::get(format!("{base}/events")).await.unwrap();
+        assert_eq!(events.headers()["x-content-type-options"], "nosniff");
+    });
+}
+
+#[test]
+fn the_application_allows_its_own_hosts_or_any() {
+    use fuse_breaker::admin::BuildError;
+    runtime().block_on(async {
+        let admin = Admin::new()
+            .registry(registry())
+            .allow_host("Fuse.Example.com")
+            .allow_host("10.0.0.5:8080");
+        let base = start(admin).await;
+        for (host, status) in [
+            ("fuse.example.com", 200),
+            ("fuse.example.com:443", 200),
+            ("FUSE.example.com.", 200),
+            ("10.0.0.5:8080", 200),
+            ("10.0.0.5:8081", 403),
+            ("10.0.0.5", 403),
+            ("other.example.com", 403),
+            ("fuse.example.com.evil.example", 403),
+        ] {
+            let answer = send_to(&base, Some(host), "GET", "/circuits", None).await;
+            assert_eq!(answer.status, status, "{host}: {}", answer.body);
+        }
+        let base = start(Admin::new().registry(registry()).any_host()).await;
+        let answer = send_to(&base, Some("evil.example"), "GET", "/circuits", None).await;
+        assert_eq!(answer.status, 200, "{}", answer.body);
+    });
+    let err = Admin::new()
+        .allow_host("https://fuse.example.com")
+        .router()
+        .unwrap_err();
+    assert!(matches!(&err, BuildError::Host { host, .. } if host == "https://fuse.example.com"));
+    assert!(
+        err.to_string().contains("https://fuse.example.com"),
+        "{err}"
+    );
 }

@@ -1,7 +1,8 @@
 //! The dashboard page in a headless Chromium: it lists the circuits of a
 //! registry served under a nested path, follows their transitions live
 //! (no reload), refuses a button press without the token with a visible
-//! message, steers a circuit with it, and leaves a screenshot behind.
+//! message, steers a circuit with it, and leaves a screenshot behind; a
+//! 10 KB name wraps, and an unreadable shared circuit says so.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -100,7 +101,8 @@ fn the_dashboard_lists_circuits_and_follows_them_live() {
         let admin = Admin::new()
             .registry(registry.clone())
             .token("s3cret")
-            .router();
+            .router()
+            .unwrap();
         let addr = serve(axum::Router::new().nest("/admin/fuse", admin)).await;
         let started = Instant::now();
         let mut page = Browser::launch(&binary).await.unwrap();
@@ -202,4 +204,84 @@ async fn screenshot(page: &mut Browser) -> PathBuf {
         std::fs::copy(&shot, dir.join("dashboard.png")).unwrap();
     }
     std::path::absolute(&shot).unwrap()
+}
+
+#[test]
+fn a_long_name_wraps_and_an_unreadable_circuit_says_so() {
+    let Some(binary) = chromium() else { return };
+    let registry = Arc::new(Registry::builder().app("shop").build().unwrap());
+    let long = registry.get(&"n".repeat(10 * 1024));
+    let short = registry.get("search");
+    runtime().block_on(async {
+        let admin = Admin::new().registry(registry.clone());
+        // A shared circuit whose key holds what is not a circuit.
+        #[cfg(feature = "store")]
+        let (admin, broken) = {
+            use fuse_breaker::store::{MemoryStore, SharedRegistry};
+            let store = Arc::new(MemoryStore::new());
+            let shared = Arc::new(SharedRegistry::new(store.clone(), Config::default()));
+            let broken = shared.get("broken");
+            store.put(broken.key(), b"{\"state\":\"melted\"}", Duration::from_mins(1));
+            (admin.shared(shared), broken)
+        };
+        let addr = serve(admin.router().unwrap()).await;
+        let mut page = Browser::launch(&binary).await.unwrap();
+        page.navigate(&format!("http://{addr}/")).await.unwrap();
+        page.wait_for(
+            &format!(
+                "({}) === 'closed' && ({}) === 'closed'",
+                row_state(long.key()),
+                row_state(short.key())
+            ),
+            Duration::from_secs(10),
+        )
+        .await
+        .unwrap();
+        #[cfg(feature = "store")]
+        {
+            let row = format!("tr[data-key={}]", js(broken.key()));
+            let shown = page
+                .wait_for(
+                    &format!(
+                        "({}) === 'unreadable' && document.querySelector({}).innerText",
+                        row_state(broken.key()),
+                        js(&row)
+                    ),
+                    FOLLOW,
+                )
+                .await
+                .unwrap();
+            let shown = shown.as_str().unwrap();
+            assert!(
+                shown.contains("unreadable") && shown.contains("not a circuit"),
+                "{shown}"
+            );
+        }
+        // The page's style applies (its policy names it by hash).
+        assert_eq!(
+            page.evaluate("getComputedStyle(document.querySelector('table')).borderCollapse")
+                .await
+                .unwrap(),
+            "collapse"
+        );
+        let measured = page
+            .evaluate(&format!(
+                "(() => {{ const width = document.documentElement.clientWidth; \
+                 const row = document.querySelector('tr[data-key=' + JSON.stringify({}) + ']'); \
+                 const right = (selector) => row.querySelector(selector).getBoundingClientRect().right; \
+                 return {{ width, scrolled: document.documentElement.scrollWidth, \
+                 state: right('.badge'), actions: right('.actions button:last-child') }}; }})()",
+                js(long.key())
+            ))
+            .await
+            .unwrap();
+        let width = measured["width"].as_f64().unwrap();
+        for column in ["scrolled", "state", "actions"] {
+            let right = measured[column].as_f64().unwrap();
+            assert!(
+                right <= width,
+                "with a 10 KB name, {column} reaches {right} px of a {width} px window: {measured}"
+            );
+        }
+    });
 }

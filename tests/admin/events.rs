@@ -17,7 +17,12 @@ struct Stream {
 
 impl Stream {
     async fn open(url: &str) -> Stream {
-        let response = reqwest::get(url).await.expect("the stream opens");
+        Stream::open_with(url, None).await
+    }
+
+    /// A stream opened with the bearer `token`, if any.
+    async fn open_with(url: &str, token: Option<&str>) -> Stream {
+        let response = request(url, token).send().await.expect("the stream opens");
         assert_eq!(response.status(), 200);
         let kind = response.headers()["content-type"]
             .to_str()
@@ -64,6 +69,15 @@ impl Stream {
     }
 }
 
+/// `GET url` with the bearer `token`, if any.
+fn request(url: &str, token: Option<&str>) -> reqwest::RequestBuilder {
+    let request = reqwest::Client::new().get(url);
+    match token {
+        Some(token) => request.header("authorization", format!("Bearer {token}")),
+        None => request,
+    }
+}
+
 #[test]
 fn every_transition_is_an_event_as_it_happens_to_every_stream() {
     runtime().block_on(async {
@@ -72,7 +86,7 @@ fn every_transition_is_an_event_as_it_happens_to_every_stream() {
         let billing = registry.get("billing");
         let base = format!(
             "http://{}",
-            serve(Admin::new().registry(registry.clone()).router()).await
+            serve(Admin::new().registry(registry.clone()).router().unwrap()).await
         );
         let mut first = Stream::open(&format!("{base}/events")).await;
         let mut second = Stream::open(&format!("{base}/events")).await;
@@ -115,7 +129,7 @@ fn a_stream_that_falls_behind_is_told_what_it_missed() {
         let billing = registry.get("billing");
         let base = format!(
             "http://{}",
-            serve(Admin::new().registry(registry).router()).await
+            serve(Admin::new().registry(registry).router().unwrap()).await
         );
         let mut stream = Stream::open(&format!("{base}/events")).await;
         // Far more transitions than the stream's backlog and the socket's
@@ -144,7 +158,14 @@ fn streams_past_the_limit_are_refused_and_their_slots_come_back() {
         let registry = Arc::new(Registry::new(Config::default()));
         let base = format!(
             "http://{}",
-            serve(Admin::new().registry(registry).max_streams(2).router()).await
+            serve(
+                Admin::new()
+                    .registry(registry)
+                    .max_streams(2)
+                    .router()
+                    .unwrap()
+            )
+            .await
         );
         let url = format!("{base}/events");
         let one = Stream::open(&url).await;
@@ -167,5 +188,35 @@ fn streams_past_the_limit_are_refused_and_their_slots_come_back() {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+    });
+}
+
+#[test]
+fn clients_without_the_token_cannot_take_the_slots_of_those_with_it() {
+    runtime().block_on(async {
+        let registry = Arc::new(Registry::new(Config::default()));
+        let admin = Admin::new()
+            .registry(registry)
+            .token("s3cret")
+            .max_streams(2);
+        let base = format!("http://{}", serve(admin.router().unwrap()).await);
+        let url = format!("{base}/events");
+        // Anonymous clients, and one with a wrong token, take every slot
+        // they may have.
+        let _one = Stream::open(&url).await;
+        let _two = Stream::open_with(&url, Some("guess")).await;
+        for token in [None, Some("guess")] {
+            let refused = request(&url, token).send().await.unwrap();
+            assert_eq!(refused.status(), 503, "{token:?}");
+        }
+        // The operator's streams still open, up to as many again.
+        let mut operator = Vec::new();
+        for _ in 0..2 {
+            operator.push(Stream::open_with(&url, Some("s3cret")).await);
+        }
+        let refused = request(&url, Some("s3cret")).send().await.unwrap();
+        assert_eq!(refused.status(), 503);
+        let body: serde_json::Value = serde_json::from_str(&refused.text().await.unwrap()).unwrap();
+        assert_eq!(body["code"], "too_many_streams");
     });
 }

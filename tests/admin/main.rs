@@ -1,6 +1,7 @@
 //! The admin API on a loopback port: every endpoint, the token rules and
 //! bad input through an HTTP client (`api`), the event stream (`events`),
-//! and the dashboard page in a headless Chromium (`browser`, over the
+//! shared circuits on every store (`shared`, on those of `stores`), and
+//! the dashboard page in a headless Chromium (`browser`, over the
 //! browser's debugging protocol in `cdp`).
 #![cfg(feature = "admin")]
 
@@ -10,6 +11,10 @@ mod cdp;
 #[path = "../common/mod.rs"]
 mod common;
 mod events;
+#[cfg(feature = "store")]
+mod shared;
+#[cfg(feature = "store")]
+mod stores;
 
 use std::net::SocketAddr;
 
