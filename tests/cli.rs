@@ -941,3 +941,81 @@ fn no_password_of_a_url_is_printed() {
         }
     }
 }
+
+/// A key that holds no circuit is repaired by `open`, `close` and `reset`,
+/// which say what they replaced, on every store.
+#[test]
+fn open_close_and_reset_repair_a_key_that_holds_no_circuit() {
+    for target in targets() {
+        let at = &target.url;
+        let app = app();
+        for (command, state) in [("open", "open"), ("close", "closed"), ("reset", "closed")] {
+            let name = format!("billing-{command}");
+            let key = format!("fuse:{app}:{name}");
+            put(&target, &key, "[1, 2]");
+            let out = fuse(&target, &app, &[command, &name]);
+            assert!(out.status.success(), "{at}: {command}: {out:?}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.contains(&key)
+                    && err.contains("held no circuit")
+                    && err.contains("not a circuit"),
+                "{at}: {command}: {err}"
+            );
+            let table = stdout(&fuse(&target, &app, &["status", &name]));
+            assert!(
+                line_of(&table, &key).contains(&format!(" {state} ")),
+                "{at}: {command}: {table}"
+            );
+            // Once repaired, nothing is said.
+            let again = fuse(&target, &app, &[command, &name]);
+            assert!(again.status.success(), "{at}: {command}");
+            assert!(again.stderr.is_empty(), "{at}: {command}: {again:?}");
+        }
+    }
+}
+
+/// Through an admin API over shared circuits, the answer says what a
+/// change replaced, and the command says it too.
+#[test]
+fn an_admin_api_says_what_a_change_replaced() {
+    use fuse_breaker::admin::Admin;
+    use fuse_breaker::store::{MemoryStore, SharedRegistry};
+    use std::sync::Arc;
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let store = Arc::new(MemoryStore::new());
+    let shared =
+        Arc::new(SharedRegistry::new(store.clone(), fuse_breaker::Config::default()).app("shop"));
+    shared.get("billing");
+    store.put(
+        "fuse:shop:billing",
+        b"null",
+        std::time::Duration::from_secs(60),
+    );
+    let router = axum::Router::new().nest(
+        "/ops/fuse",
+        Admin::new()
+            .shared(shared)
+            .token("s3cret")
+            .router()
+            .unwrap(),
+    );
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    runtime.spawn(async move { axum::serve(listener, router).await });
+    let target = Target {
+        flag: "--url",
+        url: format!("http://{addr}/ops/fuse"),
+    };
+    let out = fuse(&target, "shop", &["--token", "s3cret", "reset", "billing"]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("fuse:shop:billing held no circuit") && err.contains("not a circuit"),
+        "{err}"
+    );
+    assert_eq!(store.len(), 0, "deleted");
+}

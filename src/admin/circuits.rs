@@ -149,12 +149,14 @@ impl Circuits {
     /// Carries out `action` on `one`, then its view (a shared one read
     /// again).
     pub(super) async fn act(&self, one: &One, action: Action) -> Result<CircuitView, ApiError> {
-        one.act(action).await?;
-        match one {
-            One::Local(fuse) => Ok(CircuitView::of(fuse)),
+        let overwritten = one.act(action).await?;
+        let mut view = match one {
+            One::Local(fuse) => CircuitView::of(fuse),
             #[cfg(feature = "store")]
-            One::Shared(fuse) => Ok(self.reads.again(fuse).await),
-        }
+            One::Shared(fuse) => self.reads.again(fuse).await,
+        };
+        view.overwritten = overwritten;
+        Ok(view)
     }
 
     /// The circuit whose key is `key`.
@@ -196,7 +198,8 @@ impl One {
 
     /// Carries out `action`.
     #[cfg_attr(not(feature = "store"), allow(clippy::unused_async))]
-    async fn act(&self, action: Action) -> Result<(), ApiError> {
+    /// Carries out `action`; what it overwrote that was not a circuit.
+    async fn act(&self, action: Action) -> Result<Option<String>, ApiError> {
         match self {
             One::Local(fuse) => {
                 match action {
@@ -204,7 +207,7 @@ impl One {
                     Action::Close => fuse.force_closed(),
                     Action::Reset => fuse.reset(),
                 }
-                Ok(())
+                Ok(None)
             }
             #[cfg(feature = "store")]
             One::Shared(fuse) => match action {
@@ -212,7 +215,7 @@ impl One {
                 Action::Close => fuse.force_closed().await,
                 Action::Reset => fuse.reset().await,
             }
-            .map(drop)
+            .map(|change| change.overwritten().map(ToString::to_string))
             .map_err(|err| ApiError::store(err.to_string())),
         }
     }

@@ -60,6 +60,11 @@ pub struct CircuitView {
     /// not answer, the other fields are this process's fallback circuit;
     /// when the state is `unreadable` or `unread`, they are empty.
     pub store_error: Option<String>,
+    /// In the answer to an open, a close or a reset of a shared circuit
+    /// whose key held what is not a circuit: what was wrong with what the
+    /// change replaced (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overwritten: Option<String>,
 }
 
 /// A circuit's configuration as the admin API gives it.
@@ -203,6 +208,7 @@ impl CircuitView {
             half_open_in_ms: None,
             config: ConfigView::of(config),
             store_error: reading.store_error.clone(),
+            overwritten: None,
         };
         let (snapshot, now, wall) = match reading.found {
             Found::Snapshot {

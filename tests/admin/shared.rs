@@ -135,3 +135,69 @@ fn a_list_reads_at_most_its_budget_of_shared_circuits_and_says_which_it_did_not(
         }
     });
 }
+
+#[test]
+fn a_change_repairs_an_unreadable_key_and_its_answer_says_what_it_replaced() {
+    runtime().block_on(async {
+        for (name, store) in stores().await {
+            let registry = Arc::new(SharedRegistry::new(store.clone(), Config::default()));
+            let base = start(Admin::new().shared(registry.clone()).token("s3cret")).await;
+            for action in ["open", "close", "reset"] {
+                let broken = registry.get(&unique(&format!("broken-{action}")));
+                let ttl = Duration::from_mins(1);
+                store
+                    .swap(broken.key(), None, NOT_A_CIRCUIT, ttl, false)
+                    .await
+                    .unwrap();
+                let path = format!("/circuits/{}/{action}", broken.key());
+                let view = send(&base, "POST", &path, Some("s3cret")).await.view();
+                let replaced = view.overwritten.unwrap_or_default();
+                assert!(
+                    replaced.contains(broken.key()) && replaced.contains("melted"),
+                    "{name}: {action}: {replaced}"
+                );
+                let expected = if action == "open" { "open" } else { "closed" };
+                assert_eq!(view.state, expected, "{name}: {action}");
+                // Once repaired, an answer replaces nothing.
+                let again = send(&base, "POST", &path, Some("s3cret")).await.view();
+                assert_eq!(again.overwritten, None, "{name}: {action}");
+                let body = send(&base, "GET", &format!("/circuits/{}", broken.key()), None).await;
+                assert!(!body.body.contains("overwritten"), "{name}: {}", body.body);
+            }
+        }
+    });
+}
+
+/// What the admin API serves anyone about a store that does not answer
+/// names it without its password.
+#[cfg(feature = "redis")]
+#[test]
+fn a_store_error_served_to_anyone_holds_no_password() {
+    runtime().block_on(async {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        for url in [
+            format!("redis://admin:hunter2@127.0.0.1:{port}/0"),
+            format!("redis://127.0.0.1:{port}/0?password=hunter2"),
+        ] {
+            let store = Arc::new(fuse_breaker::store::RedisStore::open(&url).unwrap());
+            let registry = Arc::new(SharedRegistry::new(store, Config::default()));
+            let fuse = registry.get("billing");
+            let base = start(Admin::new().shared(registry.clone())).await;
+            let one = send(&base, "GET", &format!("/circuits/{}", fuse.key()), None).await;
+            let list = send(&base, "GET", "/circuits", None).await;
+            for answer in [&one, &list] {
+                assert_eq!(answer.status, 200, "{}", answer.body);
+                assert!(
+                    answer.body.contains("unreachable"),
+                    "{url}: {}",
+                    answer.body
+                );
+                assert!(!answer.body.contains("hunter2"), "{url}: {}", answer.body);
+            }
+        }
+    });
+}

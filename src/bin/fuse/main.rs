@@ -203,8 +203,22 @@ async fn through_api(cli: &Cli, url: &str, config: &Config) -> Result<usize, Str
         Command::Close { circuit } => (key_of(cli, config, circuit), "close"),
         Command::Reset { circuit } => (key_of(cli, config, circuit), "reset"),
     };
-    api.act(&key, action).await?;
+    let view = api.act(&key, action).await?;
+    overwrote(&key, view.overwritten.as_deref());
     Ok(0)
+}
+
+/// Says on stderr that a change replaced what was not a circuit under
+/// `key` (`what` was wrong with it).
+fn overwrote(key: &str, what: Option<&str>) {
+    if let Some(what) = what {
+        let _ = writeln!(
+            std::io::stderr(),
+            "fuse: {} held no circuit ({}); replaced",
+            text::printable(key),
+            text::printable(what)
+        );
+    }
 }
 
 /// Runs the command; how many keys it listed as unreadable.
@@ -226,19 +240,24 @@ async fn run(cli: &Cli) -> Result<usize, String> {
             }
             return out.finish().map_err(|err| written(&err));
         }
-        Command::Open { circuit: spec } => circuit(cli, &store, &config, spec)
-            .force_open()
-            .await
-            .map(drop),
-        Command::Close { circuit: spec } => circuit(cli, &store, &config, spec)
-            .force_closed()
-            .await
-            .map(drop),
+        Command::Open { circuit: spec } => {
+            let fuse = circuit(cli, &store, &config, spec);
+            (fuse.force_open().await, fuse)
+        }
+        Command::Close { circuit: spec } => {
+            let fuse = circuit(cli, &store, &config, spec);
+            (fuse.force_closed().await, fuse)
+        }
         Command::Reset { circuit: spec } => {
-            circuit(cli, &store, &config, spec).reset().await.map(drop)
+            let fuse = circuit(cli, &store, &config, spec);
+            (fuse.reset().await, fuse)
         }
     };
-    done.map(|()| 0).map_err(|err| err.to_string())
+    let (change, fuse) = done;
+    let change = change.map_err(|err| err.to_string())?;
+    let what = change.overwritten().map(ToString::to_string);
+    overwrote(fuse.key(), what.as_deref());
+    Ok(0)
 }
 
 fn main() -> ExitCode {
