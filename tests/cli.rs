@@ -991,7 +991,7 @@ fn an_admin_api_says_what_a_change_replaced() {
     store.put(
         "fuse:shop:billing",
         b"null",
-        std::time::Duration::from_secs(60),
+        std::time::Duration::from_mins(1),
     );
     let router = axum::Router::new().nest(
         "/ops/fuse",
