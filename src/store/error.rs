@@ -44,6 +44,8 @@ enum Kind {
         key: String,
         reason: String,
     },
+    /// The store does not do what was asked of it.
+    Unsupported(&'static str),
 }
 
 impl StoreError {
@@ -167,6 +169,32 @@ impl StoreError {
         matches!(self.kind, Kind::Key { .. })
     }
 
+    /// The store `store` cannot do `what` (listing its keys, for a
+    /// [`Store`](super::Store) with no [`keys`](super::Store::keys)): no
+    /// outage, the store was not asked.
+    ///
+    /// ```
+    /// let err = fuse_breaker::store::StoreError::unsupported("vault", "list its keys");
+    /// assert!(err.is_unsupported() && !err.is_unreachable());
+    /// assert_eq!(err.to_string(), "store vault cannot list its keys");
+    /// ```
+    pub fn unsupported(store: &str, what: &'static str) -> Self {
+        StoreError {
+            store: crate::redact::url(store).into(),
+            kind: Kind::Unsupported(what),
+        }
+    }
+
+    /// Whether the store cannot do what was asked (see
+    /// [`unsupported`](Self::unsupported)).
+    ///
+    /// ```
+    /// assert!(!fuse_breaker::store::StoreError::unreachable("memory", "down").is_unsupported());
+    /// ```
+    pub fn is_unsupported(&self) -> bool {
+        matches!(self.kind, Kind::Unsupported(_))
+    }
+
     /// The unreadable payload, if that is what this is.
     ///
     /// ```
@@ -175,7 +203,11 @@ impl StoreError {
     pub fn payload_error(&self) -> Option<&PayloadError> {
         match &self.kind {
             Kind::Payload(err) => Some(err),
-            Kind::Unreachable(_) | Kind::Contended { .. } | Kind::Url(_) | Kind::Key { .. } => None,
+            Kind::Unreachable(_)
+            | Kind::Contended { .. }
+            | Kind::Url(_)
+            | Kind::Key { .. }
+            | Kind::Unsupported(_) => None,
         }
     }
 }
@@ -196,6 +228,7 @@ impl fmt::Display for StoreError {
                 "store {} cannot keep a circuit under {key}: {reason}",
                 self.store
             ),
+            Kind::Unsupported(what) => write!(f, "store {} cannot {what}", self.store),
         }
     }
 }
@@ -204,7 +237,11 @@ impl std::error::Error for StoreError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
             Kind::Payload(err) => Some(err),
-            Kind::Unreachable(_) | Kind::Contended { .. } | Kind::Url(_) | Kind::Key { .. } => None,
+            Kind::Unreachable(_)
+            | Kind::Contended { .. }
+            | Kind::Url(_)
+            | Kind::Key { .. }
+            | Kind::Unsupported(_) => None,
         }
     }
 }

@@ -238,8 +238,7 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
     /// page). A page holds about `limit` keys (at least one is asked for);
     /// every key present from the first page to the last is in one of the
     /// pages. Default: an error saying that the store cannot list its keys
-    /// (reported as [unreachable](StoreError::is_unreachable), as a store
-    /// that cannot answer).
+    /// ([`StoreError::is_unsupported`]).
     ///
     /// ```
     /// use std::time::Duration;
@@ -267,10 +266,7 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
         limit: usize,
     ) -> Result<KeyPage, StoreError> {
         let _ = (prefix, after, limit);
-        Err(StoreError::unreachable(
-            self.name(),
-            "this store cannot list its keys (its Store implementation has no `keys`)",
-        ))
+        Err(StoreError::unsupported(self.name(), "list its keys"))
     }
 }
 

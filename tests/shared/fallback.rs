@@ -233,3 +233,17 @@ fn a_reply_that_left_before_the_outage_does_not_end_it() {
         assert_eq!(seen, [false, true]);
     });
 }
+
+#[test]
+fn a_store_that_cannot_list_says_so_and_is_no_outage() {
+    use fuse_breaker::store::Store as _;
+    block_on(async {
+        let store = LateReply {
+            inner: Arc::new(MemoryStore::new()),
+            hold: Mutex::new(None),
+        };
+        let err = store.keys("fuse:", None, 10).await.unwrap_err();
+        assert!(err.is_unsupported() && !err.is_unreachable(), "{err}");
+        assert_eq!(err.to_string(), "store memory cannot list its keys");
+    });
+}
