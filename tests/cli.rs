@@ -225,6 +225,21 @@ fn a_corrupt_payload_and_an_unreachable_server_are_clear_errors() {
     );
 }
 
+/// `admin` with the token `s3cret`, nested under `/ops/fuse` and served on
+/// loopback by `runtime`: the command's target.
+fn serve_admin(runtime: &tokio::runtime::Runtime, admin: fuse_breaker::admin::Admin) -> Target {
+    let router = axum::Router::new().nest("/ops/fuse", admin.token("s3cret").router().unwrap());
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    runtime.spawn(async move { axum::serve(listener, router).await });
+    Target {
+        flag: "--url",
+        url: format!("http://{addr}/ops/fuse"),
+    }
+}
+
 /// `fuse --url`: the same commands through a service's admin API, nested
 /// under a prefix, with the token for the writes.
 #[test]
@@ -238,23 +253,7 @@ fn the_command_talks_to_a_service_s_admin_api() {
     let charge = registry.get_operation("billing", "charge");
     registry.get("search");
     registry.get("elsewhere");
-    let router = axum::Router::new().nest(
-        "/ops/fuse",
-        Admin::new()
-            .registry(registry.clone())
-            .token("s3cret")
-            .router()
-            .unwrap(),
-    );
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let addr = listener.local_addr().unwrap();
-    runtime.spawn(async move { axum::serve(listener, router).await });
-    let target = Target {
-        flag: "--url",
-        url: format!("http://{addr}/ops/fuse"),
-    };
+    let target = serve_admin(&runtime, Admin::new().registry(registry.clone()));
 
     let table = stdout(&fuse(&target, "shop", &["status"]));
     let keys: Vec<&str> = table
@@ -993,23 +992,7 @@ fn an_admin_api_says_what_a_change_replaced() {
         b"null",
         std::time::Duration::from_mins(1),
     );
-    let router = axum::Router::new().nest(
-        "/ops/fuse",
-        Admin::new()
-            .shared(shared)
-            .token("s3cret")
-            .router()
-            .unwrap(),
-    );
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let addr = listener.local_addr().unwrap();
-    runtime.spawn(async move { axum::serve(listener, router).await });
-    let target = Target {
-        flag: "--url",
-        url: format!("http://{addr}/ops/fuse"),
-    };
+    let target = serve_admin(&runtime, Admin::new().shared(shared));
     let out = fuse(&target, "shop", &["--token", "s3cret", "reset", "billing"]);
     assert!(out.status.success(), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
