@@ -5,20 +5,10 @@
 
 use std::process::{Command, Output};
 
-/// `var`, or `None` (said) where the tests may skip it.
-fn server(var: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "CI=true and no {var}: the fuse command's tests cannot be skipped"
-            );
-            eprintln!("{var} is not set: the fuse command's tests on it are skipped");
-            None
-        }
-    }
-}
+#[path = "common/mod.rs"]
+mod common;
+
+use common::server;
 
 /// A store to run the command on: its flag and URL.
 struct Target {
@@ -29,7 +19,7 @@ struct Target {
 /// Every store the machine has, SQL tables made.
 fn targets() -> Vec<Target> {
     let mut targets = Vec::new();
-    if let Some(url) = server("FUSE_TEST_REDIS_URL") {
+    if let Some(url) = server("FUSE_TEST_REDIS_URL", "fuse command's Redis") {
         targets.push(Target {
             flag: "--redis",
             url,
@@ -40,7 +30,10 @@ fn targets() -> Vec<Target> {
         env!("CARGO_TARGET_TMPDIR"),
         std::process::id()
     );
-    for url in std::iter::once(sqlite).chain(server("FUSE_TEST_DATABASE_URL")) {
+    for url in std::iter::once(sqlite).chain(server(
+        "FUSE_TEST_DATABASE_URL",
+        "fuse command's PostgreSQL",
+    )) {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

@@ -88,3 +88,37 @@ pub(crate) fn runtime() -> tokio::runtime::Runtime {
         .build()
         .expect("a runtime")
 }
+
+/// The server the variable `var` names (`FUSE_TEST_REDIS_URL`,
+/// `FUSE_TEST_DATABASE_URL`), for the tests of `what`. Under `CI=true` a
+/// missing server fails the run; elsewhere its tests are skipped, said
+/// once per variable.
+pub(crate) fn server(var: &str, what: &str) -> Option<String> {
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    match std::env::var(var) {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI=true and no {var}: the {what} tests cannot be skipped"
+            );
+            let mut said = SAID
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if !said.iter().any(|done| done == var) {
+                eprintln!("{var} is not set: the {what} tests are skipped");
+                said.push(var.to_owned());
+            }
+            None
+        }
+    }
+}
+
+/// A name no other test or run uses (the servers outlive the run).
+pub(crate) fn unique(what: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    format!("{what}-{}-{nanos}", std::process::id())
+}

@@ -67,28 +67,8 @@ impl Stepped for MemoryStore {
     }
 }
 
-/// The server named by `var`, for the tests of `what`. Under `CI=true` a
-/// missing server fails the run; elsewhere its tests are skipped, said
-/// once.
 #[cfg(any(feature = "redis", feature = "sql"))]
-fn server(var: &str, what: &str) -> Option<String> {
-    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-    match std::env::var(var) {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "CI=true and no {var}: the {what} tests cannot be skipped"
-            );
-            let mut said = SAID.lock().unwrap();
-            if !said.iter().any(|done| done == var) {
-                eprintln!("{var} is not set: {what} scenarios skipped");
-                said.push(var.to_owned());
-            }
-            None
-        }
-    }
-}
+use common::{server, unique};
 
 /// The Redis server the tests use: `FUSE_TEST_REDIS_URL`.
 #[cfg(feature = "redis")]
@@ -190,16 +170,6 @@ fn circuit(store: &Arc<dyn SteppedStore>, name: &str, config: &Config) -> Shared
     SharedFuse::builder(name, store.clone().as_store())
         .config(config.clone())
         .build()
-}
-
-/// A name no other test or run uses.
-#[cfg(any(feature = "redis", feature = "sql"))]
-fn unique(what: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos();
-    format!("{what}-{}-{nanos}", std::process::id())
 }
 
 fn secs(n: u64) -> Duration {

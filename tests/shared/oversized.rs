@@ -3,8 +3,6 @@
 //! an outage and not seconds of parsing per call, and the crate writes no
 //! more failures than its threshold needs.
 
-use std::sync::Arc;
-
 use fuse_breaker::store::{PayloadError, Refusal, Store};
 
 use super::{block_on, circuit, config, secs, stores};
@@ -98,7 +96,7 @@ fn a_32_mb_value_on_redis_is_answered_by_its_length() {
             .query_async(&mut raw)
             .await
             .unwrap();
-        let store: Arc<dyn Store> = Arc::new(RedisStore::open(&url).unwrap());
+        let store: std::sync::Arc<dyn Store> = std::sync::Arc::new(RedisStore::open(&url).unwrap());
         let fuse = SharedFuse::builder(&name, store)
             .config(config(3, 1))
             .build();
