@@ -265,6 +265,13 @@ impl Tally {
     pub(crate) fn get(&self) -> u64 {
         self.0.load(Ordering::Relaxed)
     }
+
+    /// Sets the count to `n` (for a hint whose last value wins; Relaxed,
+    /// as every use of a tally: it orders nothing else).
+    #[cfg(any(feature = "redis", feature = "sql"))]
+    pub(crate) fn set(&self, n: u64) {
+        self.0.store(n, Ordering::Relaxed);
+    }
 }
 
 #[cfg(fuse_loom)]

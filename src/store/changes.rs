@@ -47,10 +47,12 @@ use super::cache::Cache;
 #[derive(Default)]
 pub struct Changes {
     watchers: Mutex<Watchers>,
-    /// The store's clock as its last reply told it, and when that reply
-    /// was read here (`None`: no reply yet).
+    /// The store's clock as its last reply told it, less this process's
+    /// monotonic time then ([`since_start`]), in nanoseconds (0: no reply
+    /// yet): the store's clock now is this plus `since_start()`. One word,
+    /// so that a reply costs no lock.
     #[cfg(any(feature = "redis", feature = "sql"))]
-    clock: Mutex<Option<(Duration, std::time::Instant)>>,
+    clock: crate::sync::Tally,
     /// Announcements dropped (see [`Changes::dropped`]).
     dropped: AtomicU64,
 }
@@ -167,26 +169,19 @@ impl Changes {
     /// epoch): what announcements are checked against from then on.
     #[cfg(any(feature = "redis", feature = "sql"))]
     pub(crate) fn saw_clock(&self, now: Duration) {
-        *self
-            .clock
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) =
-            Some((now, std::time::Instant::now()));
+        let now = u64::try_from(now.as_nanos()).unwrap_or(u64::MAX);
+        self.clock.set(now.saturating_sub(since_start()).max(1));
     }
 
     /// The latest time an announcement may be dated (`None`: no reply of
     /// the store's seen yet).
     #[cfg(any(feature = "redis", feature = "sql"))]
     fn latest(&self) -> Option<Duration> {
-        let clock = *self
-            .clock
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let (now, seen) = clock?;
-        Some(
-            now.saturating_add(seen.elapsed())
-                .saturating_add(Self::MAX_LEAD),
-        )
+        let offset = self.clock.get();
+        (offset != 0).then(|| {
+            Duration::from_nanos(offset.saturating_add(since_start()))
+                .saturating_add(Self::MAX_LEAD)
+        })
     }
 
     /// An announcement in the crate's format (the store's time in seconds
@@ -271,6 +266,15 @@ impl Changes {
             watchers.swept = watchers.by_key.len();
         }
     }
+}
+
+/// Nanoseconds of this process's monotonic clock since its first reading
+/// here.
+#[cfg(any(feature = "redis", feature = "sql"))]
+fn since_start() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let elapsed = START.get_or_init(std::time::Instant::now).elapsed();
+    u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX)
 }
 
 #[cfg(any(feature = "redis", feature = "sql"))]
