@@ -1,9 +1,11 @@
-//! Circuit keys (SPEC §1), the names a circuit owns, and the copy of them
-//! a rejection carries, so that it can name its circuit without
-//! allocating or touching a shared counter, and outlive it.
+//! Circuit keys (SPEC §1), the names a circuit owns, and the label a
+//! rejection carries, so that it can name its circuit without allocating
+//! or touching a shared counter, and outlive it.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::fmt::Write as _;
+use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
 
 /// `prefix:app:name:operation`, empty or absent pieces left out, pieces
 /// used verbatim but for control characters, which are written escaped
@@ -38,14 +40,13 @@ pub(crate) fn printable(piece: &str) -> Cow<'_, str> {
 }
 
 /// A circuit's names, owned by the circuit (and freed with it): its key,
-/// where its name and operation are in the key, and the copy a rejection
-/// carries.
+/// where its name and operation are in the key, and the label a rejection
+/// carries (made the first time the circuit rejects a call).
 #[derive(Debug)]
 pub(crate) struct Names {
-    key: Box<str>,
-    name: (usize, usize),
+    text: Arc<Text>,
     operation: Option<(usize, usize)>,
-    label: Label,
+    label: OnceLock<Label>,
 }
 
 impl Names {
@@ -66,101 +67,149 @@ impl Names {
         let end = key.len() - operation.map_or(0, |operation| operation.len() + 1);
         let name_range = (end - name.len(), end);
         let operation_range = operation.map(|operation| (key.len() - operation.len(), key.len()));
-        let label = Label::new(&key, name_range);
         Names {
-            key: key.into_boxed_str(),
-            name: name_range,
+            text: Arc::new(Text {
+                key: key.into_boxed_str(),
+                name: name_range,
+            }),
             operation: operation_range,
-            label,
+            label: OnceLock::new(),
         }
     }
 
     pub(crate) fn key(&self) -> &str {
-        &self.key
+        &self.text.key
     }
 
     pub(crate) fn name(&self) -> &str {
-        &self.key[self.name.0..self.name.1]
+        self.text.name()
     }
 
     pub(crate) fn operation(&self) -> Option<&str> {
-        self.operation.map(|(start, end)| &self.key[start..end])
+        self.operation.map(|(start, end)| &self.text.key[start..end])
     }
 
-    /// The copy of the key and name a rejection carries.
+    /// The label a rejection carries: interned the first time it is asked
+    /// for (see [`Label`]), then one atomic load.
     #[inline]
     pub(crate) fn label(&self) -> &Label {
-        &self.label
+        self.label.get_or_init(|| Label::intern(&self.text))
     }
 }
 
-/// Bytes of a key held in a [`Label`] itself.
-const INLINE: usize = 48;
-
-/// A circuit's key and name as an error carries them after the circuit is
-/// gone: in the label itself up to 48 bytes (no allocation, no shared
-/// counter), behind a shared pointer beyond. Every field is a whole aligned
-/// word or block, so that copying a label moves the same blocks it was
-/// written with (a copy of narrower, misaligned pieces stalled each
-/// rejection on store forwarding, 4 ns).
-#[derive(Clone, PartialEq, Eq)]
-pub(crate) struct Label {
-    /// The key, then zeros, when it fits.
-    bytes: Bytes,
-    /// The key's length when it fits.
-    len: u32,
-    /// Where the name is in the key.
-    name: (u32, u32),
-    /// The key when it does not fit.
-    shared: Option<std::sync::Arc<str>>,
+/// A key and where the name is in it.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Text {
+    key: Box<str>,
+    name: (usize, usize),
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-#[repr(C, align(16))]
-struct Bytes([u8; INLINE]);
+impl Text {
+    fn name(&self) -> &str {
+        self.key.get(self.name.0..self.name.1).unwrap_or_default()
+    }
+
+    /// Bytes this text holds on the heap, with its interning entry.
+    fn footprint(&self) -> usize {
+        self.key.len() + std::mem::size_of::<Self>() + 2 * std::mem::size_of::<usize>()
+    }
+}
+
+/// How many bytes of keys (with their bookkeeping) the process interns for
+/// rejections: 4 MiB, some 50,000 keys of 40 bytes. Beyond it a circuit's
+/// rejections share its names by reference count instead.
+pub(crate) const INTERNED_BYTES: usize = 4 << 20;
+
+/// A circuit's key and name as a rejection carries them, in two words.
+///
+/// The first time a circuit rejects a call, its key is interned: copied
+/// once into memory the process keeps, shared by every circuit with the
+/// same key (a circuit dropped and made again under its name interns
+/// nothing new). From then on a rejection copies a pointer, allocating
+/// nothing and touching no shared counter, and the error names its circuit
+/// for as long as it lives, after the circuit is gone too. Interned keys
+/// are bounded ([`INTERNED_BYTES`]): once the budget is spent, the
+/// circuits that reject for the first time after that share their names
+/// through a reference count (an atomic increment per rejection) and free
+/// them with the last error that holds them.
+#[derive(Clone, Debug)]
+pub(crate) enum Label {
+    Interned(&'static Text),
+    Shared(Arc<Text>),
+}
 
 impl Label {
-    fn new(key: &str, name: (usize, usize)) -> Self {
-        let mut bytes = Bytes([0; INLINE]);
-        let (len, shared) = if key.len() <= INLINE {
-            bytes.0[..key.len()].copy_from_slice(key.as_bytes());
-            (key.len(), None)
-        } else {
-            (0, Some(key.into()))
-        };
-        let offset = |at: usize| u32::try_from(at).unwrap_or(u32::MAX);
-        Label {
-            bytes,
-            len: offset(len),
-            name: (offset(name.0), offset(name.1)),
-            shared,
+    /// `text` interned in the process's interner, or shared if its
+    /// budget is spent.
+    #[cold]
+    fn intern(text: &Arc<Text>) -> Self {
+        static INTERNER: LazyLock<Mutex<Interner>> =
+            LazyLock::new(|| Mutex::new(Interner::new(INTERNED_BYTES)));
+        INTERNER
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .label(text)
+    }
+
+    fn text(&self) -> &Text {
+        match self {
+            Label::Interned(text) => text,
+            Label::Shared(text) => text,
         }
     }
 
     pub(crate) fn key(&self) -> &str {
-        if let Some(key) = &self.shared {
-            return key;
-        }
-        let len = usize::try_from(self.len).unwrap_or(0);
-        // Copied from a `str` whole: always UTF-8.
-        std::str::from_utf8(self.bytes.0.get(..len).unwrap_or_default()).unwrap_or_default()
+        &self.text().key
     }
 
     pub(crate) fn name(&self) -> &str {
-        let (start, end) = self.name;
-        let range = usize::try_from(start).unwrap_or(0)..usize::try_from(end).unwrap_or(0);
-        self.key().get(range).unwrap_or_default()
+        self.text().name()
     }
 }
 
-impl std::fmt::Debug for Label {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Label")
-            .field("key", &self.key())
-            .field("name", &self.name())
-            .finish()
+/// The keys interned for rejections, each once, within a budget of bytes.
+struct Interner {
+    keys: HashSet<&'static Text>,
+    bytes: usize,
+    budget: usize,
+}
+
+impl Interner {
+    fn new(budget: usize) -> Self {
+        Interner {
+            keys: HashSet::new(),
+            bytes: 0,
+            budget,
+        }
+    }
+
+    /// The interned copy of `text` (made now if there is none and the
+    /// budget allows), else `text` shared.
+    fn label(&mut self, text: &Arc<Text>) -> Label {
+        if let Some(found) = self.keys.get(&**text) {
+            return Label::Interned(found);
+        }
+        let footprint = text.footprint();
+        if self.bytes + footprint > self.budget {
+            return Label::Shared(text.clone());
+        }
+        self.bytes += footprint;
+        let leaked: &'static Text = Box::leak(Box::new(Text {
+            key: text.key.clone(),
+            name: text.name,
+        }));
+        self.keys.insert(leaked);
+        Label::Interned(leaked)
     }
 }
+
+impl PartialEq for Label {
+    fn eq(&self, other: &Self) -> bool {
+        self.text() == other.text()
+    }
+}
+
+impl Eq for Label {}
 
 #[cfg(test)]
 mod tests {
@@ -210,7 +259,7 @@ mod tests {
     }
 
     #[test]
-    fn a_label_holds_short_keys_inline_and_long_ones_shared() {
+    fn a_label_names_its_circuit_after_the_circuit_is_gone() {
         for name in ["billing", "é".repeat(21).as_str(), "x".repeat(500).as_str()] {
             let names = Names::new("fuse", None, name, None);
             let label = names.label().clone();
@@ -218,6 +267,37 @@ mod tests {
             assert_eq!(label.key(), format!("fuse:{name}"));
             assert_eq!(label.name(), name);
         }
-        assert_eq!(std::mem::size_of::<Label>(), 80);
+        assert_eq!(std::mem::size_of::<Label>(), 16);
+    }
+
+    #[test]
+    fn a_key_is_interned_once_and_the_budget_bounds_interning() {
+        let text = |key: &str, name: (usize, usize)| {
+            Arc::new(Text {
+                key: key.into(),
+                name,
+            })
+        };
+        let billing = text("fuse:billing", (5, 12));
+        let mut interner = Interner::new(2 * billing.footprint());
+        let (Label::Interned(first), Label::Interned(again)) = (
+            interner.label(&billing),
+            interner.label(&text("fuse:billing", (5, 12))),
+        ) else {
+            panic!("a key within the budget is interned");
+        };
+        assert!(std::ptr::eq(first, again), "one copy per key");
+        assert_eq!(interner.bytes, billing.footprint());
+        // The same key with another name range is another label.
+        let other = interner.label(&text("fuse:billing", (0, 4)));
+        assert!(matches!(other, Label::Interned(_)));
+        assert_eq!(other.name(), "fuse");
+        // The budget is spent: a new key is shared, not interned.
+        let late = text("fuse:ledger", (5, 11));
+        let shared = interner.label(&late);
+        assert!(matches!(&shared, Label::Shared(text) if Arc::ptr_eq(text, &late)));
+        assert_eq!((shared.key(), shared.name()), ("fuse:ledger", "ledger"));
+        assert_eq!(interner.keys.len(), 2);
+        assert_eq!(interner.bytes, 2 * billing.footprint());
     }
 }
