@@ -30,25 +30,17 @@
 //! `ring`, whose record writes are the crate's only other loop).
 
 use std::cell::Cell;
-use std::collections::HashMap;
-
-use std::sync::Arc;
-
-use arc_swap::ArcSwapOption;
-use crossbeam_utils::CachePadded;
-
-use crate::clock::Time;
 use std::time::Duration;
 
+use crate::clock::Time;
 use crate::config::Config;
 use crate::epoch::Epoch;
-use crate::events::Events;
 use crate::model::{self, Admission, Effect, Grant, Head};
-use crate::names::Names;
 use crate::packed::{CLAIMS_MODULUS, Cursor, Word};
-use crate::ring::{Keep, Record, Ring, Stamp};
+use crate::ring::{Keep, Stamp};
+use crate::slot::{Circuit, Occupant, Slot};
 use crate::snapshot::{Snapshot, State};
-use crate::sync::{self, AtomicU64, CAS_FAILURE, CAS_SUCCESS, HEAD_LOAD};
+use crate::sync::{self, CAS_FAILURE, CAS_SUCCESS};
 use crate::transition::{Reason, Transition};
 use crate::verdict::Verdict;
 
@@ -56,224 +48,9 @@ use crate::verdict::Verdict;
 /// before it settles for the last reading.
 const SNAPSHOT_TRIES: u32 = 64;
 
-/// The words every call reads, on one cache line, and the configuration
-/// every decision reads (fixed for the life of the slot: a slot is only
-/// reused by a circuit of the same configuration).
-#[derive(Debug)]
-struct Words {
-    head: AtomicU64,
-    opened: Record,
-    config: &'static Config,
-}
-
-/// One circuit's atomics, in memory that is never freed: when its circuit
-/// is dropped, a slot moves to a new epoch (so every permit still out is
-/// stale) and is reused by a later circuit. A permit that outlives its
-/// circuit therefore holds a slot, never a dangling pointer, and needs no
-/// reference count. Its configuration is fixed: freed slots wait for a
-/// circuit of the same (interned) configuration, so that a permit reads
-/// the configuration from the slot alone.
-#[derive(Debug)]
-pub(crate) struct Slot {
-    words: CachePadded<Words>,
-    /// The circuit in the slot, for the permits that concluded without it
-    /// (owned permits, on their paths that write); `None` while free.
-    occupant: ArcSwapOption<Occupant>,
-    /// How many circuits have taken this slot: the tag of the next one.
-    occupancies: crate::sync::Tally,
-}
-
-/// What a circuit holds besides its atomics: the ring of failure times,
-/// the time, the names and the listeners.
-#[derive(Debug)]
-pub(crate) struct Occupant {
-    ring: Ring,
-    /// Which of its slot's circuits this is (see [`Slot::take`]).
-    tag: u32,
-    time: Time,
-    names: Names,
-    events: Events,
-    /// The `metrics` feature's counts (also one of the circuit's listeners).
-    #[cfg(feature = "metrics")]
-    telemetry: Arc<crate::telemetry::Telemetry>,
-}
-
-impl Occupant {
-    /// The circuit `tag` of its slot ([`Slot::take`]), with the ring
-    /// `config` needs.
-    pub(crate) fn new(config: &Config, tag: u32, time: Time, names: Names, events: Events) -> Self {
-        // The sinks of the features are listeners like a user's, ahead of
-        // any the user adds.
-        #[cfg(feature = "tracing")]
-        events
-            .own
-            .add(&(Arc::new(crate::trace::TraceSink) as Arc<dyn crate::events::Listener>));
-        #[cfg(feature = "metrics")]
-        let telemetry = Arc::new(crate::telemetry::Telemetry::new(names.key()));
-        #[cfg(feature = "metrics")]
-        events
-            .own
-            .add(&(telemetry.clone() as Arc<dyn crate::events::Listener>));
-        Occupant {
-            ring: Ring::new(config.failure_threshold()),
-            tag,
-            time,
-            names,
-            events,
-            #[cfg(feature = "metrics")]
-            telemetry,
-        }
-    }
-
-    /// Which of its slot's circuits this is.
-    #[inline]
-    pub(crate) fn tag(&self) -> u32 {
-        self.tag
-    }
-
-    pub(crate) fn time(&self) -> &Time {
-        &self.time
-    }
-
-    pub(crate) fn names(&self) -> &Names {
-        &self.names
-    }
-
-    pub(crate) fn events(&self) -> &Events {
-        &self.events
-    }
-
-    /// The `metrics` feature's counts of this circuit.
-    #[cfg(feature = "metrics")]
-    #[inline]
-    pub(crate) fn telemetry(&self) -> &crate::telemetry::Telemetry {
-        &self.telemetry
-    }
-}
-
-impl Slot {
-    /// A slot for a new circuit of `config` (interned): a free one of the
-    /// same configuration, or a new one. Its word is closed with no
-    /// failures, in an epoch no permit holds. Also the new circuit's tag,
-    /// which tells its permits from those of the slot's earlier circuits
-    /// (modulo 2^32; the epoch tells them apart too). The circuit moves in
-    /// with [`occupy`](Self::occupy).
-    pub(crate) fn take(config: &'static Config) -> (&'static Slot, u32) {
-        let free = free_slots().get_mut(&config_id(config)).and_then(Vec::pop);
-        let slot = free.unwrap_or_else(|| {
-            Box::leak(Box::new(Slot {
-                words: CachePadded::new(Words {
-                    head: AtomicU64::new(Word::INITIAL.bits()),
-                    opened: Record::new(),
-                    config,
-                }),
-                occupant: ArcSwapOption::empty(),
-                occupancies: crate::sync::Tally::default(),
-            }))
-        });
-        #[allow(clippy::cast_possible_truncation)] // a tag is modulo 2^32
-        let tag = slot.occupancies.add(1) as u32;
-        (slot, tag)
-    }
-
-    /// The circuit `occupant` moves into this slot (taken by
-    /// [`take`](Self::take)).
-    pub(crate) fn occupy(&self, occupant: &Arc<Occupant>) {
-        self.occupant.store(Some(occupant.clone()));
-    }
-
-    /// The configuration of the slot's circuits.
-    #[inline]
-    pub(crate) fn config(&self) -> &'static Config {
-        self.words.config
-    }
-
-    /// Frees this slot for a later circuit: the word moves to a new closed
-    /// epoch without failures (every permit still out is now stale and
-    /// concludes without effect) and the occupant leaves. Nobody is told:
-    /// the circuit is gone.
-    pub(crate) fn release(&'static self, occupant: &Occupant) {
-        Engine {
-            slot: self,
-            occupant,
-        }
-        .retire();
-        self.occupant.store(None);
-        // Under loom every model makes its own atomics: slots are not reused.
-        #[cfg(not(fuse_loom))]
-        free_slots()
-            .entry(config_id(self.config()))
-            .or_default()
-            .push(self);
-    }
-
-    /// The words alone, for the paths that decide without the occupant.
-    #[inline]
-    fn load(&self) -> Word {
-        // HEAD_LOAD (Acquire): see `sync`.
-        Word::from_bits(self.words.head.load(HEAD_LOAD))
-    }
-
-    /// The verdict of an owned permit of the circuit tagged `own`:
-    /// decided from the word alone when it changes nothing (stale, or a
-    /// closed circuit without failures to clear); otherwise through the
-    /// slot's occupant, if it is still the permit's circuit.
-    #[inline]
-    pub(crate) fn verdict(&self, grant: Grant, verdict: Verdict, own: u32) {
-        let word = self.load();
-        let (head, cursor) = word.unpack();
-        // With the `metrics` feature, failures and ignores are counted by
-        // the occupant: only a success decides here.
-        let counted = cfg!(feature = "metrics") && verdict != Verdict::Success;
-        if head.state == State::Closed && !counted {
-            match model::verdict(self.config(), head, grant, verdict) {
-                Effect::Stale | Effect::Nothing => return,
-                Effect::ClearFailures if cursor.live == 0 => return,
-                _ => {}
-            }
-        }
-        self.verdict_through_occupant(word, grant, verdict, own);
-    }
-
-    #[inline(never)]
-    fn verdict_through_occupant(&self, word: Word, grant: Grant, verdict: Verdict, own: u32) {
-        let occupant = self.occupant.load();
-        let Some(occupant) = occupant.as_deref() else {
-            return;
-        };
-        if occupant.tag != own {
-            // Another circuit took the slot: the permit is stale.
-            return;
-        }
-        #[cfg(feature = "metrics")]
-        match verdict {
-            Verdict::Failure => occupant.telemetry().failure(),
-            Verdict::Ignore => occupant.telemetry().ignored(),
-            Verdict::Success => {}
-        }
-        Engine {
-            slot: self,
-            occupant,
-        }
-        .verdict_from(word, grant, verdict);
-    }
-}
-
-/// The slots of dropped circuits, waiting for new ones of the same
-/// configuration (by the interned configuration's address).
-fn free_slots() -> std::sync::MutexGuard<'static, HashMap<usize, Vec<&'static Slot>>> {
-    static FREE: std::sync::LazyLock<std::sync::Mutex<HashMap<usize, Vec<&'static Slot>>>> =
-        std::sync::LazyLock::new(Default::default);
-    FREE.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// An interned configuration's identity: its address.
-fn config_id(config: &'static Config) -> usize {
-    std::ptr::from_ref(config) as usize
-}
-
-/// One circuit's engine: its slot and its occupant, seen together.
+/// One circuit's engine: its slot and its occupant, seen together. Two
+/// pointers, passed by value to the paths out of line, so that building
+/// one on the fast paths writes nothing to memory.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Engine<'a> {
     slot: &'a Slot,
@@ -325,26 +102,22 @@ impl<'a> Engine<'a> {
 
     #[inline]
     fn load(&self) -> Word {
-        // HEAD_LOAD (Acquire): see `sync`.
-        Word::from_bits(self.slot.words.head.load(HEAD_LOAD))
+        self.slot.load()
     }
 
-    /// Admission (SPEC §3). Closed: one load. Open: one load of the word and
-    /// one of the `opened` record, one clock read.
+    /// Admission (SPEC §3). Closed: one load and one mask (see
+    /// [`Word::closed_grant`]). Open: one load of the word and one of the
+    /// `opened` record, one clock read.
     #[inline]
-    pub(crate) fn acquire(&self) -> Admission {
+    pub(crate) fn acquire(self) -> Admission {
         let word = self.load();
-        let (head, _) = word.unpack();
         // A closed circuit is decided here, inline, from the word alone;
         // the other states (which need the opening time, the clock or a
         // write) go through the loop out of line.
-        if head.state == State::Closed {
-            // Neither the opening time nor the clock is asked while closed.
-            let opened = || Err(());
-            if let Ok((admission, None)) = model::acquire(self.config(), head, opened, || 0) {
-                return admission;
-            }
-        } else if let Some(rejected) = self.still_cooling_down(word) {
+        if let Some(grant) = word.closed_grant() {
+            return Admission::Granted(grant);
+        }
+        if let Some(rejected) = self.still_cooling_down(word) {
             return rejected;
         }
         self.acquire_from(word)
@@ -352,7 +125,7 @@ impl<'a> Engine<'a> {
 
     /// Admission that reads the `opened` record or changes the word.
     #[inline(never)]
-    fn acquire_from(&self, word: Word) -> Admission {
+    fn acquire_from(self, word: Word) -> Admission {
         let now = self.now();
         let (admission, written) = self.update(word, |word| {
             let (head, cursor) = word.unpack();
@@ -412,28 +185,21 @@ impl<'a> Engine<'a> {
         std::mem::forget(release);
     }
 
-    /// The verdict of a permit (SPEC §3). A success on a closed circuit
-    /// without failures is one load.
+    /// The verdict of a permit of this circuit (SPEC §3), through the one
+    /// path both kinds of permit take ([`Slot::conclude`]).
     #[inline]
-    pub(crate) fn verdict(&self, grant: Grant, verdict: Verdict) {
-        let word = self.load();
-        let (head, cursor) = word.unpack();
-        // A verdict on a closed circuit that changes nothing (a success with
-        // no failures to clear, an ignore, a stale verdict) is decided
-        // here, inline; everything else goes through the loop out of line.
-        if head.state == State::Closed {
-            match model::verdict(self.config(), head, grant, verdict) {
-                Effect::Stale | Effect::Nothing => return,
-                Effect::ClearFailures if cursor.live == 0 => return,
-                _ => {}
-            }
-        }
-        self.verdict_from(word, grant, verdict);
+    pub(crate) fn verdict(self, grant: Grant, verdict: Verdict) {
+        let circuit = Circuit {
+            borrowed: Some(self.occupant),
+            // Asked only of an owned permit.
+            tag: 0,
+        };
+        self.slot.conclude(grant, verdict, circuit);
     }
 
-    /// A verdict that writes.
-    #[inline(never)]
-    fn verdict_from(&self, word: Word, grant: Grant, verdict: Verdict) {
+    /// A verdict that may write, from `word` (read by
+    /// [`Slot::conclude`]).
+    pub(crate) fn verdict_from(self, word: Word, grant: Grant, verdict: Verdict) {
         let now = self.now();
         let word = if verdict == Verdict::Failure {
             // Read the time before the word a failure is decided on: it can
@@ -651,7 +417,7 @@ impl<'a> Engine<'a> {
 
     /// Moves the circuit to a new closed epoch without failures, as
     /// `reset` does, telling no one: its slot is being freed.
-    fn retire(&self) {
+    pub(crate) fn retire(&self) {
         let now = self.now();
         let ((), written) = self.update(self.load(), |word| {
             let (head, cursor) = word.unpack();

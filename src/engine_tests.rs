@@ -9,6 +9,8 @@ use quanta::{Clock, Mock};
 use super::*;
 use crate::epoch::Epoch;
 use crate::model::{Admission, Grant};
+use crate::slot::Slot;
+use crate::sync::HEAD_LOAD;
 use crate::verdict::Verdict;
 
 /// An engine of its own (its occupant leaked: tests move engines into

@@ -6,10 +6,11 @@ use quanta::Clock;
 
 use crate::clock::Time;
 use crate::config::{Config, DEFAULT_KEY_PREFIX};
-use crate::engine::{Engine, Occupant, Slot};
+use crate::engine::Engine;
 use crate::events::{Events, Listener, Listeners};
 use crate::model;
 use crate::names;
+use crate::slot::{Occupant, Slot};
 use crate::snapshot::{Snapshot, State};
 use crate::transition::Reason;
 use std::sync::Arc;

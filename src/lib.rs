@@ -110,6 +110,7 @@ mod ring;
 mod run;
 #[cfg(feature = "config-file")]
 mod settings;
+mod slot;
 mod snapshot;
 #[cfg(feature = "store")]
 pub mod store;

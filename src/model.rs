@@ -74,19 +74,42 @@ pub(crate) enum PermitKind {
 }
 
 /// A granted permit: its kind and the epoch that granted it, in one word
-/// (the epoch shifted left by one, the low bit set for a probe), so that an
-/// [`Admission`] is a pair of scalars and travels in registers. The upper
-/// 32 bits are free: an owned permit keeps its circuit's tag there
-/// ([`with_tag`](Self::with_tag)), and is two words.
+/// laid out as the low half of the engine's state word is (see
+/// [`packed`](crate::packed)): the epoch in bits 2 to 31, and in bits 0
+/// and 1 the closed state's code (0) for a closed permit, or 3 for a probe
+/// (a code no state word holds). So an [`Admission`] is a pair of scalars
+/// and travels in registers, a closed word's grant is the word masked, and
+/// whether a success changes nothing is one masked compare with the word.
+/// The upper 32 bits are free: an owned permit keeps its circuit's tag
+/// there ([`with_tag`](Self::with_tag)), and is two words.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Grant(u64);
 
-const _: () = assert!(Epoch::BITS < u32::BITS);
+const _: () = assert!(Epoch::BITS == 30);
+
+/// The low two bits of a probe's grant.
+const PROBE: u64 = 3;
 
 impl Grant {
     pub(crate) const fn new(kind: PermitKind, epoch: Epoch) -> Self {
-        let probe = matches!(kind, PermitKind::Probe) as u64;
-        Grant(((epoch.get() as u64) << 1) | probe)
+        let code = match kind {
+            PermitKind::Probe => PROBE,
+            PermitKind::Closed => 0,
+        };
+        Grant(((epoch.get() as u64) << 2) | code)
+    }
+
+    /// The grant whose bits (as [`bits`](Self::bits) gives them) are
+    /// `bits`: what the engine reads off a closed state word.
+    #[inline]
+    pub(crate) const fn from_bits(bits: u32) -> Self {
+        Grant(bits as u64)
+    }
+
+    /// The grant's 32 bits, without a tag.
+    #[inline]
+    pub(crate) const fn bits(self) -> u64 {
+        self.0 & u32::MAX as u64
     }
 
     /// This grant and `tag` in one word.
@@ -101,7 +124,7 @@ impl Grant {
     }
 
     pub(crate) const fn kind(self) -> PermitKind {
-        if self.0 & 1 == 1 {
+        if self.0 & PROBE == PROBE {
             PermitKind::Probe
         } else {
             PermitKind::Closed
@@ -110,7 +133,7 @@ impl Grant {
 
     #[allow(clippy::cast_possible_truncation)] // built from a u32 epoch
     pub(crate) const fn epoch(self) -> Epoch {
-        Epoch::new((self.0 >> 1) as u32)
+        Epoch::new((self.bits() >> 2) as u32)
     }
 }
 

@@ -86,7 +86,8 @@ impl Names {
     }
 
     pub(crate) fn operation(&self) -> Option<&str> {
-        self.operation.map(|(start, end)| &self.text.key[start..end])
+        self.operation
+            .map(|(start, end)| &self.text.key[start..end])
     }
 
     /// The label a rejection carries: interned the first time it is asked

@@ -17,7 +17,7 @@
 
 use crate::config::{MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES};
 use crate::epoch::Epoch;
-use crate::model::Head;
+use crate::model::{Grant, Head};
 use crate::snapshot::State;
 
 /// One field of the word: where it starts and how wide it is.
@@ -80,6 +80,9 @@ const INFLIGHT: Field = Field {
     width: 13,
 };
 
+/// The epoch where it is in the word (and in a [`Grant`]).
+const IN_PLACE_EPOCH: u64 = EPOCH.mask() << EPOCH.shift;
+
 /// The claim counter wraps at this value; see [`CLAIMS`].
 pub(crate) const CLAIMS_MODULUS: u32 = 1 << CLAIMS.width;
 
@@ -89,6 +92,10 @@ const _: () = {
     assert!(INFLIGHT.max() >= MAX_HALF_OPEN_PROBES);
     assert!(CLAIMS_MODULUS >= 2 * MAX_FAILURE_THRESHOLD.next_power_of_two());
     assert!(LIVE.shift + LIVE.width == 64);
+    // A grant is laid out as the word's low half: the state code in bits
+    // 0 and 1, the epoch in bits 2 to 31.
+    assert!(STATE.shift == 0 && STATE.width == 2);
+    assert!(EPOCH.shift == 2 && EPOCH.shift + EPOCH.width == 32);
     assert!(INFLIGHT.shift + INFLIGHT.width <= 64);
 };
 
@@ -117,6 +124,33 @@ impl Word {
     #[inline]
     pub(crate) const fn bits(self) -> u64 {
         self.0
+    }
+
+    /// The grant of an admission to this word if it is closed: a closed
+    /// permit of its epoch, which is what the model answers every closed
+    /// head (SPEC §3: a closed circuit admits every call, and nothing
+    /// changes). One mask: the grant is laid out as the word's low half
+    /// (see [`Grant`]). The engine's closed admission, for both kinds of
+    /// permit.
+    #[inline]
+    pub(crate) const fn closed_grant(self) -> Option<Grant> {
+        if STATE.get(self.0) == 0 {
+            #[allow(clippy::cast_possible_truncation)] // the low half
+            Some(Grant::from_bits((self.0 & IN_PLACE_EPOCH) as u32))
+        } else {
+            None
+        }
+    }
+
+    /// Whether a success under `grant` changes nothing in this word: a
+    /// closed permit of this closed epoch with no failures to clear (the
+    /// model answers `ClearFailures` and there is nothing to clear). One
+    /// mask and one compare: a probe's grant holds a state code no word
+    /// holds, and any failure, another epoch or another state differs. The
+    /// engine's closed success, for both kinds of permit.
+    #[inline]
+    pub(crate) const fn quiet_success(self, grant: Grant) -> bool {
+        self.0 & (STATE.mask() | IN_PLACE_EPOCH | LIVE.mask() << LIVE.shift) == grant.bits()
     }
 
     /// The state alone.
@@ -222,6 +256,59 @@ mod tests {
             prop_assert_eq!(word.state(), head.state);
             prop_assert_eq!(word.epoch(), head.epoch);
             prop_assert_eq!(Word::from_bits(word.bits()), word);
+        }
+    }
+
+    fn grants() -> impl Strategy<Value = Grant> {
+        (
+            any::<bool>(),
+            (0u32..(1 << Epoch::BITS)).prop_map(Epoch::new),
+        )
+            .prop_map(|(probe, epoch)| {
+                let kind = if probe {
+                    crate::model::PermitKind::Probe
+                } else {
+                    crate::model::PermitKind::Closed
+                };
+                Grant::new(kind, epoch)
+            })
+    }
+
+    proptest! {
+        /// The closed admission read off the word is the model's.
+        #[test]
+        fn closed_grant_is_the_models((head, cursor) in heads()) {
+            let word = Word::pack(&head, cursor);
+            let config = crate::Config::default();
+            let model = crate::model::acquire(&config, head, || Ok::<u64, ()>(0), || 0);
+            if let Some(grant) = word.closed_grant() {
+                prop_assert_eq!(head.state, State::Closed);
+                prop_assert_eq!(model, Ok((crate::model::Admission::Granted(grant), None)));
+            } else {
+                prop_assert_ne!(head.state, State::Closed);
+            }
+        }
+
+        /// A quiet success is exactly a success the model says changes
+        /// nothing in the word.
+        #[test]
+        fn quiet_success_is_the_models((head, cursor) in heads(), grant in grants(), same in any::<bool>()) {
+            // Half the grants are of the word's own epoch.
+            let grant = if same { Grant::new(grant.kind(), head.epoch) } else { grant };
+            let word = Word::pack(&head, cursor);
+            let config = crate::Config::default();
+            let effect = crate::model::verdict(&config, head, grant, crate::Verdict::Success);
+            let nothing = match effect {
+                crate::model::Effect::ClearFailures => cursor.live == 0,
+                crate::model::Effect::Stale | crate::model::Effect::Nothing => true,
+                _ => false,
+            };
+            if word.quiet_success(grant) {
+                prop_assert!(nothing, "{:?} {:?} {:?}", head, cursor, grant);
+            }
+            if effect == crate::model::Effect::ClearFailures && cursor.live == 0 {
+                prop_assert!(word.quiet_success(grant));
+            }
         }
     }
 

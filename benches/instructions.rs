@@ -1,0 +1,124 @@
+//! The hot paths as plain loops, for counting instructions under valgrind's
+//! callgrind (`scripts/instructions` runs each case at two lengths and
+//! divides the difference, so everything outside the loop cancels out).
+//! Not a criterion bench: `instructions CASE CALLS` runs `CALLS` calls of
+//! one case and exits.
+//!
+//! Each call is what a user's loop does: the whole result through
+//! `black_box`, on the real clock unless the case needs a mock one.
+
+use std::hint::black_box;
+use std::io;
+use std::time::Duration;
+
+use fuse_breaker::{Config, Fuse};
+
+/// The call the closed cases protect.
+#[allow(clippy::unnecessary_wraps)] // a protected call's shape
+fn succeed() -> Result<u64, io::Error> {
+    Ok(black_box(1))
+}
+
+/// A circuit that never opens however many calls fail: the largest
+/// threshold and a window of 1 ns, so every earlier failure is out of the
+/// window when the next one is recorded.
+fn never_trips() -> Config {
+    Config::builder()
+        .failure_threshold(fuse_breaker::MAX_FAILURE_THRESHOLD)
+        .failure_window(Duration::from_nanos(1))
+        .build()
+        .expect("a valid configuration")
+}
+
+/// One case: its name, and the loop that makes that many calls.
+type Case = (&'static str, fn(u64));
+
+/// The cases.
+const CASES: &[Case] = &[
+    ("bare_closure", |calls| {
+        for _ in 0..calls {
+            let _ = black_box(succeed());
+        }
+    }),
+    ("closed_permit", |calls| {
+        let fuse = Fuse::new("bench", Config::default());
+        for _ in 0..calls {
+            if let Ok(permit) = black_box(fuse.try_acquire()) {
+                permit.success();
+            }
+        }
+    }),
+    ("closed_run_with", |calls| {
+        let fuse = Fuse::new("bench", Config::default());
+        for _ in 0..calls {
+            let _ = black_box(fuse.run_with(succeed, |_| true, |_| true));
+        }
+    }),
+    ("open_rejected", |calls| {
+        let config = Config::builder()
+            .open_duration(Duration::from_hours(1))
+            .build();
+        let fuse = Fuse::new("bench", config.expect("a valid configuration"));
+        fuse.force_open();
+        for _ in 0..calls {
+            let _ = black_box(fuse.run_with(succeed, |_| true, |_| true));
+        }
+    }),
+    ("counted_failure", |calls| {
+        let fuse = Fuse::new("bench", never_trips());
+        for _ in 0..calls {
+            let _ = black_box(fuse.run_with(
+                || Err::<u64, io::Error>(io::ErrorKind::TimedOut.into()),
+                |_| true,
+                |_| true,
+            ));
+        }
+    }),
+    ("half_open_cycle", |calls| {
+        // One probe closes the circuit and one failure opens it again: a
+        // whole recovery per call, on a mock clock moved past the cooldown.
+        let (clock, mock) = fuse_breaker::quanta::Clock::mock();
+        let config = Config::builder()
+            .failure_threshold(1)
+            .half_open_probes(1)
+            .build()
+            .expect("a valid configuration");
+        let fuse = Fuse::builder("bench").config(config).clock(clock).build();
+        let cooldown = fuse.config().open_duration();
+        fuse.force_open();
+        for _ in 0..calls {
+            mock.increment(cooldown);
+            let _ = black_box(fuse.run_with(succeed, |_| true, |_| true));
+            let _ = black_box(fuse.run_with(
+                || Err::<u64, io::Error>(io::ErrorKind::TimedOut.into()),
+                |_| true,
+                |_| true,
+            ));
+        }
+    }),
+];
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let (Some(case), Some(calls)) = (args.next(), args.next()) else {
+        eprintln!("usage: instructions CASE CALLS (cases: {})", names());
+        std::process::exit(2);
+    };
+    let Ok(calls) = calls.parse::<u64>() else {
+        eprintln!("instructions: CALLS must be a whole number, not {calls:?}");
+        std::process::exit(2);
+    };
+    let Some((_, run)) = CASES.iter().find(|(name, _)| *name == case) else {
+        eprintln!("instructions: no case {case:?} (cases: {})", names());
+        std::process::exit(2);
+    };
+    run(calls);
+}
+
+fn names() -> String {
+    CASES
+        .iter()
+        .map(|(name, _)| *name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,249 @@
+//! A circuit's memory: its [`Slot`] (the atomics, never freed, reused by
+//! later circuits of the same configuration) and its [`Occupant`]
+//! (everything else, freed with the circuit), the pool of free slots, and
+//! the two paths every permit takes on a closed circuit: admission and a
+//! success that change nothing, decided from one load of the state word.
+
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError};
+
+use arc_swap::ArcSwapOption;
+use crossbeam_utils::CachePadded;
+
+use crate::clock::Time;
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::events::Events;
+use crate::model::{self, Effect, Grant};
+use crate::names::Names;
+use crate::packed::Word;
+use crate::ring::{Record, Ring};
+use crate::snapshot::State;
+use crate::sync::{AtomicU64, HEAD_LOAD, Tally};
+use crate::verdict::Verdict;
+
+/// The words every call reads, on one cache line, and the configuration
+/// every decision reads (fixed for the life of the slot: a slot is only
+/// reused by a circuit of the same configuration).
+#[derive(Debug)]
+pub(crate) struct Words {
+    pub(crate) head: AtomicU64,
+    pub(crate) opened: Record,
+    config: &'static Config,
+}
+
+/// One circuit's atomics, in memory that is never freed: when its circuit
+/// is dropped, a slot moves to a new epoch (so every permit still out is
+/// stale) and is reused by a later circuit. A permit that outlives its
+/// circuit therefore holds a slot, never a dangling pointer, and needs no
+/// reference count. Its configuration is fixed: freed slots wait for a
+/// circuit of the same (interned) configuration, so that a permit reads
+/// the configuration from the slot alone.
+#[derive(Debug)]
+pub(crate) struct Slot {
+    pub(crate) words: CachePadded<Words>,
+    /// The circuit in the slot, for the permits that concluded without it
+    /// (owned permits, on their paths that write); `None` while free.
+    occupant: ArcSwapOption<Occupant>,
+    /// How many circuits have taken this slot: the tag of the next one.
+    occupancies: Tally,
+}
+
+/// What a circuit holds besides its atomics: the ring of failure times,
+/// the time, the names and the listeners.
+#[derive(Debug)]
+pub(crate) struct Occupant {
+    pub(crate) ring: Ring,
+    /// Which of its slot's circuits this is (see [`Slot::take`]).
+    tag: u32,
+    pub(crate) time: Time,
+    pub(crate) names: Names,
+    pub(crate) events: Events,
+    /// The `metrics` feature's counts (also one of the circuit's listeners).
+    #[cfg(feature = "metrics")]
+    telemetry: Arc<crate::telemetry::Telemetry>,
+}
+
+/// Whose verdict a permit gives: the circuit it borrows, or (an owned
+/// permit, `None`) the circuit of its slot with the permit's tag, if it is
+/// still there. Two scalars, so that it travels in registers.
+#[derive(Clone, Copy)]
+pub(crate) struct Circuit<'a> {
+    pub(crate) borrowed: Option<&'a Occupant>,
+    pub(crate) tag: u32,
+}
+
+impl Occupant {
+    /// The circuit `tag` of its slot ([`Slot::take`]), with the ring
+    /// `config` needs.
+    pub(crate) fn new(config: &Config, tag: u32, time: Time, names: Names, events: Events) -> Self {
+        // The sinks of the features are listeners like a user's, ahead of
+        // any the user adds.
+        #[cfg(feature = "tracing")]
+        events
+            .own
+            .add(&(Arc::new(crate::trace::TraceSink) as Arc<dyn crate::events::Listener>));
+        #[cfg(feature = "metrics")]
+        let telemetry = Arc::new(crate::telemetry::Telemetry::new(names.key()));
+        #[cfg(feature = "metrics")]
+        events
+            .own
+            .add(&(telemetry.clone() as Arc<dyn crate::events::Listener>));
+        Occupant {
+            ring: Ring::new(config.failure_threshold()),
+            tag,
+            time,
+            names,
+            events,
+            #[cfg(feature = "metrics")]
+            telemetry,
+        }
+    }
+
+    /// Which of its slot's circuits this is.
+    #[inline]
+    pub(crate) fn tag(&self) -> u32 {
+        self.tag
+    }
+
+    pub(crate) fn time(&self) -> &Time {
+        &self.time
+    }
+
+    pub(crate) fn names(&self) -> &Names {
+        &self.names
+    }
+
+    pub(crate) fn events(&self) -> &Events {
+        &self.events
+    }
+
+    /// The `metrics` feature's counts of this circuit.
+    #[cfg(feature = "metrics")]
+    #[inline]
+    pub(crate) fn telemetry(&self) -> &crate::telemetry::Telemetry {
+        &self.telemetry
+    }
+}
+
+impl Slot {
+    /// A slot for a new circuit of `config` (interned): a free one of the
+    /// same configuration, or a new one. Its word is closed with no
+    /// failures, in an epoch no permit holds. Also the new circuit's tag,
+    /// which tells its permits from those of the slot's earlier circuits
+    /// (modulo 2^32; the epoch tells them apart too). The circuit moves in
+    /// with [`occupy`](Self::occupy).
+    pub(crate) fn take(config: &'static Config) -> (&'static Slot, u32) {
+        let free = free_slots().get_mut(&config_id(config)).and_then(Vec::pop);
+        let slot = free.unwrap_or_else(|| {
+            Box::leak(Box::new(Slot {
+                words: CachePadded::new(Words {
+                    head: AtomicU64::new(Word::INITIAL.bits()),
+                    opened: Record::new(),
+                    config,
+                }),
+                occupant: ArcSwapOption::empty(),
+                occupancies: Tally::default(),
+            }))
+        });
+        #[allow(clippy::cast_possible_truncation)] // a tag is modulo 2^32
+        let tag = slot.occupancies.add(1) as u32;
+        (slot, tag)
+    }
+
+    /// The circuit `occupant` moves into this slot (taken by
+    /// [`take`](Self::take)).
+    pub(crate) fn occupy(&self, occupant: &Arc<Occupant>) {
+        self.occupant.store(Some(occupant.clone()));
+    }
+
+    /// The configuration of the slot's circuits.
+    #[inline]
+    pub(crate) fn config(&self) -> &'static Config {
+        self.words.config
+    }
+
+    /// Frees this slot for a later circuit: the word moves to a new closed
+    /// epoch without failures (every permit still out is now stale and
+    /// concludes without effect) and the occupant leaves. Nobody is told:
+    /// the circuit is gone.
+    pub(crate) fn release(&'static self, occupant: &Occupant) {
+        Engine::new(self, occupant).retire();
+        self.occupant.store(None);
+        // Under loom every model makes its own atomics: slots are not reused.
+        #[cfg(not(fuse_loom))]
+        free_slots()
+            .entry(config_id(self.config()))
+            .or_default()
+            .push(self);
+    }
+
+    /// The state word.
+    #[inline]
+    pub(crate) fn load(&self) -> Word {
+        // HEAD_LOAD (Acquire): see `sync`.
+        Word::from_bits(self.words.head.load(HEAD_LOAD))
+    }
+
+    /// The verdict of a permit of `circuit` (SPEC §3), for both kinds of
+    /// permit. A success on a closed circuit without failures is one load
+    /// and one compare, here, inline; everything else goes out of line.
+    #[inline]
+    pub(crate) fn conclude(&self, grant: Grant, verdict: Verdict, circuit: Circuit<'_>) {
+        if verdict == Verdict::Success && self.load().quiet_success(grant) {
+            return;
+        }
+        self.conclude_from_word(grant, verdict, circuit);
+    }
+
+    /// A verdict that may write: decided from the word alone when it
+    /// changes nothing (stale, an ignore on a closed circuit, a success
+    /// with no failures to clear), otherwise by the engine of the permit's
+    /// circuit, if it is still in the slot. With the `metrics` feature,
+    /// failures and ignores are counted here, once for both kinds.
+    #[inline(never)]
+    fn conclude_from_word(&self, grant: Grant, verdict: Verdict, circuit: Circuit<'_>) {
+        let word = self.load();
+        let (head, cursor) = word.unpack();
+        let counted = cfg!(feature = "metrics") && verdict != Verdict::Success;
+        if head.state == State::Closed && !counted {
+            match model::verdict(self.config(), head, grant, verdict) {
+                Effect::Stale | Effect::Nothing => return,
+                Effect::ClearFailures if cursor.live == 0 => return,
+                _ => {}
+            }
+        }
+        let guard;
+        let occupant = if let Some(occupant) = circuit.borrowed {
+            occupant
+        } else {
+            guard = self.occupant.load();
+            match guard.as_deref() {
+                Some(occupant) if occupant.tag == circuit.tag => occupant,
+                // Gone, or another circuit took the slot: the permit is
+                // stale.
+                _ => return,
+            }
+        };
+        #[cfg(feature = "metrics")]
+        match verdict {
+            Verdict::Failure => occupant.telemetry().failure(),
+            Verdict::Ignore => occupant.telemetry().ignored(),
+            Verdict::Success => {}
+        }
+        Engine::new(self, occupant).verdict_from(word, grant, verdict);
+    }
+}
+
+/// The slots of dropped circuits, waiting for new ones of the same
+/// configuration (by the interned configuration's address).
+fn free_slots() -> MutexGuard<'static, HashMap<usize, Vec<&'static Slot>>> {
+    static FREE: LazyLock<Mutex<HashMap<usize, Vec<&'static Slot>>>> =
+        LazyLock::new(Default::default);
+    FREE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// An interned configuration's identity: its address.
+fn config_id(config: &'static Config) -> usize {
+    std::ptr::from_ref(config) as usize
+}
