@@ -64,6 +64,20 @@ const CASES: &[Case] = &[
             let _ = black_box(fuse.run_with(succeed, |_| true, |_| true));
         }
     }),
+    ("open_rejected_coarse", |calls| {
+        // The clock read coarsely: one load of a time an upkeep thread
+        // keeps (whose own instructions, a few per millisecond, are
+        // counted too).
+        let config = Config::builder().open_duration(Duration::from_hours(1)).build();
+        let fuse = Fuse::builder("bench")
+            .config(config.expect("a valid configuration"))
+            .coarse_clock(true)
+            .build();
+        fuse.force_open();
+        for _ in 0..calls {
+            let _ = black_box(fuse.run_with(succeed, |_| true, |_| true));
+        }
+    }),
     ("counted_failure", |calls| {
         let fuse = Fuse::new("bench", never_trips());
         for _ in 0..calls {
