@@ -44,13 +44,13 @@ pub struct SharedRegistry {
     fallback: Fallback,
     staleness: Option<Duration>,
     max_circuits: usize,
-    held: Mutex<Held>,
+    handles: Mutex<Handles>,
     /// Listeners of every circuit's transitions, given to each one made.
     listeners: Mutex<Vec<Arc<dyn Listener>>>,
 }
 
 #[derive(Default)]
-struct Held {
+struct Handles {
     by_name: HashMap<(String, String), Arc<SharedFuse>>,
     /// Names in the order their handles were made.
     order: VecDeque<(String, String)>,
@@ -78,7 +78,7 @@ impl SharedRegistry {
             fallback: Fallback::default(),
             staleness: None,
             max_circuits: DEFAULT_MAX_CIRCUITS,
-            held: Mutex::default(),
+            handles: Mutex::default(),
             listeners: Mutex::default(),
         }
     }
@@ -203,7 +203,7 @@ impl SharedRegistry {
     /// assert_eq!(registry.get_operation("billing", "charge").key(), "fuse:billing:charge");
     /// ```
     pub fn get_operation(&self, name: &str, operation: &str) -> Arc<SharedFuse> {
-        let mut held = self.lock_held();
+        let mut held = self.lock_handles();
         let key = (name.to_owned(), operation.to_owned());
         if let Some(fuse) = held.by_name.get(&key) {
             return fuse.clone();
@@ -229,7 +229,7 @@ impl SharedRegistry {
     /// assert_eq!(keys, ["fuse:billing:charge", "fuse:search"]);
     /// ```
     pub fn circuits(&self) -> Vec<Arc<SharedFuse>> {
-        let mut circuits: Vec<_> = self.lock_held().by_name.values().cloned().collect();
+        let mut circuits: Vec<_> = self.lock_handles().by_name.values().cloned().collect();
         circuits.sort_unstable_by(|a, b| a.key().cmp(b.key()));
         circuits
     }
@@ -256,7 +256,7 @@ impl SharedRegistry {
     /// ```
     pub fn on_transition(&self, listener: impl Listener) {
         let listener: Arc<dyn Listener> = Arc::new(listener);
-        let held = self.lock_held();
+        let held = self.lock_handles();
         for fuse in held.by_name.values() {
             fuse.on_transition(listener.clone());
         }
@@ -276,7 +276,7 @@ impl SharedRegistry {
     /// assert_eq!(registry.len(), 1);
     /// ```
     pub fn len(&self) -> usize {
-        self.lock_held().by_name.len()
+        self.lock_handles().by_name.len()
     }
 
     /// Whether the registry keeps no handle.
@@ -291,13 +291,13 @@ impl SharedRegistry {
         self.len() == 0
     }
 
-    fn lock_held(&self) -> std::sync::MutexGuard<'_, Held> {
-        self.held
+    fn lock_handles(&self) -> std::sync::MutexGuard<'_, Handles> {
+        self.handles
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Builds a circuit (under the `held` lock, which `on_transition` takes
+    /// Builds a circuit (under the `handles` lock, which `on_transition` takes
     /// before the listeners').
     fn build(&self, name: &str, operation: &str) -> SharedFuse {
         let config = self.breakers.get(name).unwrap_or(&self.config);
@@ -329,7 +329,7 @@ impl SharedRegistry {
     }
 }
 
-impl Held {
+impl Handles {
     /// Drops the oldest handle nobody else holds; when every one is held,
     /// the oldest all the same (its holders keep a working circuit).
     fn make_room(&mut self) {
