@@ -142,7 +142,10 @@ pub use overrides::Overrides;
 pub use permit::{OwnedPermit, Permit};
 pub use registry::{CircuitInfo, DEFAULT_MAX_CIRCUITS, OVERFLOW_NAME, Registry, RegistryBuilder};
 #[cfg(feature = "config-file")]
-pub use settings::{Settings, SettingsError, Store};
+#[allow(deprecated)]
+pub use settings::Store;
+#[cfg(feature = "config-file")]
+pub use settings::{Settings, SettingsError, StoreKind};
 pub use snapshot::{Snapshot, State};
 pub use transition::{Reason, Transition};
 pub use verdict::Verdict;

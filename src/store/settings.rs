@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::SharedRegistry;
-use crate::settings::{Settings, SettingsError, Store};
+use crate::settings::{Settings, SettingsError, StoreKind};
 
 /// The error of a store this build has not.
 #[cfg(not(all(feature = "redis", feature = "sql")))]
@@ -59,7 +59,7 @@ impl Settings {
         };
         let store: Arc<dyn super::Store> = match self.store {
             #[cfg(feature = "redis")]
-            Store::Redis => {
+            StoreKind::Redis => {
                 let url = self
                     .redis_url
                     .as_deref()
@@ -69,7 +69,7 @@ impl Settings {
                 Arc::new(super::RedisStore::open(url).map_err(store)?)
             }
             #[cfg(feature = "sql")]
-            Store::Database => {
+            StoreKind::Database => {
                 let url = self
                     .database_url
                     .as_deref()
@@ -84,10 +84,10 @@ impl Settings {
                 Arc::new(sql)
             }
             #[cfg(not(feature = "redis"))]
-            Store::Redis => return Err(missing("redis", "redis")),
+            StoreKind::Redis => return Err(missing("redis", "redis")),
             #[cfg(not(feature = "sql"))]
-            Store::Database => return Err(missing("database", "sql")),
-            Store::Memory => {
+            StoreKind::Database => return Err(missing("database", "sql")),
+            StoreKind::Memory => {
                 return Err(SettingsError::Store {
                     reason: "store = \"memory\" keeps circuits in this process: make them \
                              with Settings::registry"
