@@ -140,7 +140,7 @@ pub use fallback::Fallback;
 pub use fuse::{Fuse, FuseBuilder};
 pub use overrides::Overrides;
 pub use permit::{OwnedPermit, Permit};
-pub use registry::{CircuitInfo, DEFAULT_MAX_CIRCUITS, OVERFLOW_NAME, Registry, RegistryBuilder};
+pub use registry::{DEFAULT_MAX_CIRCUITS, OVERFLOW_NAME, Registry, RegistryBuilder};
 #[cfg(feature = "config-file")]
 #[allow(deprecated)]
 pub use settings::Store;

@@ -173,9 +173,8 @@ impl Circuits {
         #[cfg(feature = "store")]
         if let Some(fuse) = self
             .shared
-            .iter()
-            .flat_map(|registry| registry.circuits())
-            .find(|fuse| fuse.key() == key)
+            .as_ref()
+            .and_then(|registry| registry.by_key(key))
         {
             return Ok(One::Shared(fuse));
         }

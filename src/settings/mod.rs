@@ -201,7 +201,8 @@ impl Settings {
         Ok(())
     }
 
-    fn invalid(&self, table: &str, source: ConfigError) -> SettingsError {
+    /// `source`, refused in `table`, with where the file wrote it.
+    pub(crate) fn invalid(&self, table: &str, source: ConfigError) -> SettingsError {
         let place = self
             .places
             .get(&format!("{table}.{}", source.setting()))

@@ -95,23 +95,21 @@ impl Settings {
                 });
             }
         };
-        let mut registry = SharedRegistry::new(store, defaults.clone()).fallback(self.fallback);
+        let mut builder = SharedRegistry::builder(store)
+            .defaults(defaults)
+            .fallback(self.fallback);
         if let Some(app) = &self.app {
-            registry = registry.app(app.clone());
+            builder = builder.app(app.clone());
         }
         if let Some(max) = self.max_circuits {
-            registry = registry.max_circuits(max);
+            builder = builder.max_circuits(max);
         }
         for (name, overrides) in &self.breakers {
-            let config = overrides
-                .apply(&defaults)
-                .map_err(|source| SettingsError::Invalid {
-                    table: format!("breakers.{name}"),
-                    place: None,
-                    source,
-                })?;
-            registry = registry.breaker(name.clone(), config);
+            builder = builder.overrides(name.clone(), overrides.clone());
         }
-        Ok(registry)
+        // Checked above, as `Settings::registry` says.
+        builder
+            .build()
+            .map_err(|source| self.invalid("registry", source))
     }
 }
