@@ -192,14 +192,24 @@ impl Registry {
     /// (see [`RegistryBuilder::idle_after`]): drop the list once read.
     ///
     /// ```
-    /// let registry = fuse_breaker::Registry::new(Default::default());
+    /// use fuse_breaker::{Registry, State};
+    ///
+    /// let registry = Registry::new(Default::default());
     /// registry.get("billing").force_open();
     /// registry.get_operation("search", "query");
     /// let listed = registry.circuits();
     /// assert_eq!(listed.len(), 2);
     /// assert_eq!(listed[0].key(), "fuse:billing");
-    /// assert_eq!(listed[0].snapshot().state, fuse_breaker::State::Open);
+    /// assert_eq!(listed[0].snapshot().state, State::Open);
     /// assert_eq!(listed[1].operation(), Some("query"));
+    ///
+    /// // A circuit names itself.
+    /// let registry = Registry::new(Default::default());
+    /// registry.get_operation("billing", "charge").force_open();
+    /// let fuse = &registry.circuits()[0];
+    /// assert_eq!(fuse.key(), "fuse:billing:charge");
+    /// assert_eq!((fuse.name(), fuse.operation()), ("billing", Some("charge")));
+    /// assert_eq!(fuse.snapshot().state, State::Open);
     /// ```
     pub fn circuits(&self) -> Vec<Arc<Fuse>> {
         let circuits = self.circuits.pin();
