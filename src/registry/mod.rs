@@ -213,13 +213,11 @@ impl Registry {
     /// ```
     pub fn circuits(&self) -> Vec<Arc<Fuse>> {
         let circuits = self.circuits.pin();
-        let mut listed: Vec<Arc<Fuse>> = each_circuit(&circuits)
-            .map(|fuse| {
-                #[cfg(feature = "metrics")]
-                fuse.publish_metrics();
-                fuse.clone()
-            })
-            .collect();
+        let mut listed: Vec<Arc<Fuse>> = each_circuit(&circuits).cloned().collect();
+        #[cfg(feature = "metrics")]
+        for fuse in &listed {
+            fuse.publish_metrics();
+        }
         listed.sort_unstable_by(|a, b| a.key().cmp(b.key()));
         listed
     }
