@@ -150,12 +150,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => std::future::pending().await,
     }
     server.abort();
-    for info in registry.circuits() {
+    for fuse in registry.circuits() {
+        let snapshot = fuse.snapshot();
         println!(
             "{:<28} {:<10} {} failures in the window",
-            info.key,
-            info.snapshot.state,
-            info.snapshot.failures.len()
+            fuse.key(),
+            snapshot.state,
+            snapshot.failures.len()
         );
     }
     Ok(())

@@ -142,7 +142,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     send(start, "reserve", reserve()).await;
 
     for circuit in registry.circuits() {
-        println!("{:<34} {}", circuit.key, circuit.snapshot.state);
+        println!("{:<34} {}", circuit.key(), circuit.state());
     }
     assert_eq!(sent, 1);
     let host = base.trim_start_matches("http://");

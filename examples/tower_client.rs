@@ -139,7 +139,7 @@ async fn main() -> Result<(), BoxError> {
     call("charge").await;
 
     for circuit in registry.circuits() {
-        println!("{:<28} {}", circuit.key, circuit.snapshot.state);
+        println!("{:<28} {}", circuit.key(), circuit.state());
     }
     assert_eq!(rejected_sent, 1);
     assert_eq!(

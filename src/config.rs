@@ -1,11 +1,11 @@
 //! [`Config`]: the settings of one circuit, their defaults and their rules
-//! (SPEC §2). Its builder is in `overrides.rs`.
+//! (SPEC §2); [`ConfigBuilder`], whose setters the list of settings in
+//! `overrides.rs` writes; [`ConfigError`].
 
 use std::fmt;
 use std::time::Duration;
 
 use crate::classify::FailureKind;
-use crate::overrides::ConfigBuilder;
 
 /// The largest accepted [`failure_threshold`](Config::failure_threshold).
 ///
@@ -114,7 +114,9 @@ impl Config {
     /// # Ok::<(), fuse_breaker::ConfigError>(())
     /// ```
     pub fn builder() -> ConfigBuilder {
-        ConfigBuilder::new(Config::default())
+        ConfigBuilder {
+            config: Config::default(),
+        }
     }
 
     /// A builder that starts from this configuration, to derive a variant.
@@ -127,7 +129,9 @@ impl Config {
     /// # Ok::<(), fuse_breaker::ConfigError>(())
     /// ```
     pub fn to_builder(&self) -> ConfigBuilder {
-        ConfigBuilder::new(self.clone())
+        ConfigBuilder {
+            config: self.clone(),
+        }
     }
 
     /// How many counted failures inside the window open the circuit.
@@ -308,6 +312,48 @@ impl Config {
     #[inline]
     pub(crate) fn open_nanos(&self) -> u64 {
         nanos(self.open_duration)
+    }
+}
+
+/// Builds a [`Config`]: a base the setters change (one setter per setting,
+/// written by the list of settings); [`build`](Self::build) checks every
+/// setting.
+///
+/// ```
+/// use std::time::Duration;
+/// let config = fuse_breaker::Config::builder()
+///     .failure_threshold(3)
+///     .failure_window(Duration::from_secs(10))
+///     .open_duration(Duration::from_secs(5))
+///     .half_open_probes(1)
+///     .counted_http_statuses([500, 502, 503])
+///     .count_timeouts(true)
+///     .count_connection_errors(true)
+///     .count_http_500(false)
+///     .key_prefix("svc")
+///     .build()?;
+/// assert_eq!(config.key_prefix(), "svc");
+/// # Ok::<(), fuse_breaker::ConfigError>(())
+/// ```
+#[derive(Clone, Debug)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct ConfigBuilder {
+    /// The configuration so far, checked by `build`.
+    pub(crate) config: Config,
+}
+
+impl ConfigBuilder {
+    /// Checks every setting and returns the configuration, or the first
+    /// invalid setting with its value.
+    ///
+    /// ```
+    /// let err = fuse_breaker::Config::builder().failure_threshold(0).build().unwrap_err();
+    /// assert_eq!(err.setting(), "failure_threshold");
+    /// assert_eq!(err.value(), "0");
+    /// ```
+    pub fn build(self) -> Result<Config, ConfigError> {
+        self.config.check()?;
+        Ok(self.config)
     }
 }
 

@@ -132,16 +132,21 @@ mod value;
 mod verdict;
 
 pub use classify::{Classify, FailureKind, classify_error};
-pub use config::{Config, ConfigError, MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES};
+pub use config::{
+    Config, ConfigBuilder, ConfigError, MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES,
+};
 pub use error::{Error, OpenError};
 pub use events::Listener;
 pub use fallback::Fallback;
 pub use fuse::{Fuse, FuseBuilder};
-pub use overrides::{ConfigBuilder, Overrides};
+pub use overrides::Overrides;
 pub use permit::{OwnedPermit, Permit};
-pub use registry::{CircuitInfo, DEFAULT_MAX_CIRCUITS, OVERFLOW_NAME, Registry, RegistryBuilder};
+pub use registry::{DEFAULT_MAX_CIRCUITS, OVERFLOW_NAME, Registry, RegistryBuilder};
 #[cfg(feature = "config-file")]
-pub use settings::{Settings, SettingsError, Store};
+#[allow(deprecated)]
+pub use settings::Store;
+#[cfg(feature = "config-file")]
+pub use settings::{Settings, SettingsError, StoreKind};
 pub use snapshot::{Snapshot, State};
 pub use transition::{Reason, Transition};
 pub use verdict::Verdict;

@@ -7,7 +7,7 @@
 //! key of the configuration file and the `FUSE_*` environment variable
 //! (its name in capitals): all of them read and write the same partial.
 
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigBuilder, ConfigError};
 
 /// Writes [`Overrides`], its merge onto a [`Config`], the reading of one
 /// setting from text, and one [`ConfigBuilder`] setter per entry.
@@ -89,63 +89,36 @@ macro_rules! settings {
             }
         }
 
+        /// Every setting of a [`Config`]: applied to any base, it gives
+        /// that configuration (a per-name configuration given whole).
+        ///
+        /// ```
+        /// use fuse_breaker::{Config, Overrides};
+        /// let strict = Config::builder().failure_threshold(2).build()?;
+        /// let overrides = Overrides::from(strict.clone());
+        /// assert_eq!(overrides.failure_threshold, Some(2));
+        /// let base = Config::builder().half_open_probes(7).build()?;
+        /// assert_eq!(overrides.apply(&base)?, strict);
+        /// # Ok::<(), fuse_breaker::ConfigError>(())
+        /// ```
+        impl From<Config> for Overrides {
+            fn from(config: Config) -> Self {
+                Overrides {
+                    $($name: Some(config.$name),)*
+                }
+            }
+        }
+
         impl ConfigBuilder {
             $(
                 $(#[$setter_doc])*
                 pub fn $name(mut self, $value: $input) -> Self {
-                    self.changes.$name = Some($convert);
+                    self.config.$name = $convert;
                     self
                 }
             )*
         }
     };
-}
-
-/// Builds a [`Config`]: a base plus the [`Overrides`] the setters write;
-/// [`build`](Self::build) merges them and checks every setting.
-///
-/// ```
-/// use std::time::Duration;
-/// let config = fuse_breaker::Config::builder()
-///     .failure_threshold(3)
-///     .failure_window(Duration::from_secs(10))
-///     .open_duration(Duration::from_secs(5))
-///     .half_open_probes(1)
-///     .counted_http_statuses([500, 502, 503])
-///     .count_timeouts(true)
-///     .count_connection_errors(true)
-///     .count_http_500(false)
-///     .key_prefix("svc")
-///     .build()?;
-/// assert_eq!(config.key_prefix(), "svc");
-/// # Ok::<(), fuse_breaker::ConfigError>(())
-/// ```
-#[derive(Clone, Debug)]
-#[must_use = "a builder does nothing until `build` is called"]
-pub struct ConfigBuilder {
-    base: Config,
-    changes: Overrides,
-}
-
-impl ConfigBuilder {
-    pub(crate) fn new(base: Config) -> Self {
-        ConfigBuilder {
-            base,
-            changes: Overrides::default(),
-        }
-    }
-
-    /// Checks every setting and returns the configuration, or the first
-    /// invalid setting with its value.
-    ///
-    /// ```
-    /// let err = fuse_breaker::Config::builder().failure_threshold(0).build().unwrap_err();
-    /// assert_eq!(err.setting(), "failure_threshold");
-    /// assert_eq!(err.value(), "0");
-    /// ```
-    pub fn build(self) -> Result<Config, ConfigError> {
-        self.changes.apply(&self.base)
-    }
 }
 
 settings! {

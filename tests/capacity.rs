@@ -49,7 +49,11 @@ fn idle_circuits_are_retired_and_new_names_take_their_place() {
     assert_eq!(registry.len(), 100, "never more than the capacity");
     assert_eq!(registry.overflows(), 0, "idle circuits made room");
     assert!(registry.retired() >= 100, "{}", registry.retired());
-    let listed: Vec<String> = registry.circuits().into_iter().map(|c| c.name).collect();
+    let listed: Vec<String> = registry
+        .circuits()
+        .iter()
+        .map(|c| c.name().to_owned())
+        .collect();
     assert!(
         listed.iter().all(|name| name.starts_with("new-")),
         "{listed:?}"
@@ -160,7 +164,7 @@ fn a_circuit_looked_up_now_and_then_stays() {
         call(&registry, &format!("passing-{n}"));
     }
     assert!(
-        registry.circuits().iter().any(|c| c.name == "steady"),
+        registry.circuits().iter().any(|c| c.name() == "steady"),
         "a circuit in use is kept"
     );
     assert_eq!(registry.overflows(), 0);

@@ -977,8 +977,12 @@ fn an_admin_api_says_what_a_change_replaced() {
 
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let store = Arc::new(MemoryStore::new());
-    let shared =
-        Arc::new(SharedRegistry::new(store.clone(), fuse_breaker::Config::default()).app("shop"));
+    let shared = Arc::new(
+        SharedRegistry::builder(store.clone())
+            .app("shop")
+            .build()
+            .unwrap(),
+    );
     shared.get("billing");
     store.put(
         "fuse:shop:billing",

@@ -93,12 +93,12 @@ fn listing_shows_every_circuit_with_its_snapshot() {
     registry.get("search");
     registry.get_operation("billing", "charge").force_open();
     let listed = registry.circuits();
-    let keys: Vec<&str> = listed.iter().map(|c| c.key.as_str()).collect();
+    let keys: Vec<&str> = listed.iter().map(|c| c.key()).collect();
     assert_eq!(keys, ["fuse:shop:billing:charge", "fuse:shop:search"]);
-    assert_eq!(listed[0].snapshot.state, State::Open);
-    assert_eq!(listed[0].name, "billing");
-    assert_eq!(listed[0].operation.as_deref(), Some("charge"));
-    assert_eq!(listed[1].operation, None);
+    assert_eq!(listed[0].snapshot().state, State::Open);
+    assert_eq!(listed[0].name(), "billing");
+    assert_eq!(listed[0].operation(), Some("charge"));
+    assert_eq!(listed[1].operation(), None);
 }
 
 #[test]
@@ -154,7 +154,7 @@ fn a_registry_hammered_from_several_threads_hands_out_one_circuit_per_key() {
         };
         assert!(Arc::ptr_eq(fuse, &again), "{key}");
     }
-    let keys: HashSet<&str> = listed.iter().map(|c| c.key.as_str()).collect();
+    let keys: HashSet<&str> = listed.iter().map(|c| c.key()).collect();
     assert_eq!(keys.len(), listed.len(), "no key twice");
     // A transition of a circuit created under contention reaches the
     // registry's listener.
@@ -189,18 +189,16 @@ fn pairs_that_join_to_one_key_share_one_circuit() {
         &registry.get_operation("", "x")
     ));
     let listed = registry.circuits();
-    let keys: Vec<&str> = listed.iter().map(|c| c.key.as_str()).collect();
+    let keys: Vec<&str> = listed.iter().map(|c| c.key()).collect();
     assert_eq!(keys, ["fuse:a:b:c", "fuse:p:q", "fuse:x"], "each key once");
-    let named: Vec<(&str, Option<&str>)> = listed
-        .iter()
-        .map(|c| (c.name.as_str(), c.operation.as_deref()))
-        .collect();
+    let named: Vec<(&str, Option<&str>)> =
+        listed.iter().map(|c| (c.name(), c.operation())).collect();
     assert_eq!(
         named,
         [("a:b", Some("c")), ("p:q", None), ("x", None)],
         "listed under the pair that created each"
     );
-    assert!(listed.iter().all(|c| c.snapshot.state == State::Open));
+    assert!(listed.iter().all(|c| c.snapshot().state == State::Open));
 }
 
 /// The circuit a key gets is the first creator's, configuration included,

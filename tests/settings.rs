@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use fuse_breaker::{Settings, SettingsError, Store};
+use fuse_breaker::{Settings, SettingsError, StoreKind};
 
 fn error(text: &str) -> String {
     Settings::from_toml(text)
@@ -26,7 +26,7 @@ fn assert_mentions(message: &str, parts: &[&str]) {
 fn the_complete_example_file_builds_the_registry_it_describes() {
     let settings = Settings::from_file("examples/fuse.toml").expect("the example is valid");
     assert_eq!(settings.app.as_deref(), Some("shop"));
-    assert_eq!(settings.store, Store::Memory);
+    assert_eq!(settings.store, StoreKind::Memory);
     let registry = settings.registry().unwrap();
     let billing = registry.get_operation("billing", "charge");
     assert_eq!(billing.key(), "fuse:shop:billing:charge");
@@ -297,7 +297,7 @@ fn the_registry_capacity_comes_from_the_file_and_the_environment() {
 
 #[test]
 fn the_store_its_url_and_fallback_come_from_the_file_or_the_environment() {
-    use fuse_breaker::{Fallback, Store};
+    use fuse_breaker::{Fallback, StoreKind};
     let file = Settings::from_toml(
         r#"
         store = "redis"
@@ -306,7 +306,7 @@ fn the_store_its_url_and_fallback_come_from_the_file_or_the_environment() {
         "#,
     )
     .unwrap();
-    assert_eq!(file.store, Store::Redis);
+    assert_eq!(file.store, StoreKind::Redis);
     assert_eq!(file.redis_url.as_deref(), Some("redis://cache:6379"));
     assert_eq!(file.fallback, Fallback::Allow);
 
@@ -317,7 +317,7 @@ fn the_store_its_url_and_fallback_come_from_the_file_or_the_environment() {
             ("FUSE_FALLBACK", "reject"),
         ])
         .unwrap();
-    assert_eq!(env.store, Store::Redis);
+    assert_eq!(env.store, StoreKind::Redis);
     assert_eq!(env.redis_url.as_deref(), Some("redis://other:6380"));
     assert_eq!(env.fallback, Fallback::Reject);
     assert_eq!(Settings::default().fallback, Fallback::Local);
@@ -342,7 +342,7 @@ fn the_store_its_url_and_fallback_come_from_the_file_or_the_environment() {
 
 #[test]
 fn a_database_store_its_url_and_table_come_from_the_file_or_the_environment() {
-    use fuse_breaker::Store;
+    use fuse_breaker::StoreKind;
     let file = Settings::from_toml(
         r#"
         store = "database"
@@ -351,7 +351,7 @@ fn a_database_store_its_url_and_table_come_from_the_file_or_the_environment() {
         "#,
     )
     .unwrap();
-    assert_eq!(file.store, Store::Database);
+    assert_eq!(file.store, StoreKind::Database);
     assert_eq!(file.database_url.as_deref(), Some("postgres://db/shop"));
     assert_eq!(file.database_table.as_deref(), Some("shop_circuits"));
 
@@ -362,7 +362,7 @@ fn a_database_store_its_url_and_table_come_from_the_file_or_the_environment() {
             ("FUSE_DATABASE_TABLE", "circuits"),
         ])
         .unwrap();
-    assert_eq!(env.store, Store::Database);
+    assert_eq!(env.store, StoreKind::Database);
     assert_eq!(
         env.database_url.as_deref(),
         Some("sqlite:/var/lib/shop/fuse.db")

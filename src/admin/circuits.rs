@@ -128,7 +128,16 @@ impl Circuits {
     #[cfg_attr(not(feature = "store"), allow(clippy::unused_async))]
     pub(super) async fn views(&self, ones: &[One]) -> Vec<CircuitView> {
         #[cfg(feature = "store")]
-        return self.reads.views(ones).await;
+        {
+            let shared: Vec<&SharedFuse> = ones.iter().filter_map(One::as_shared).collect();
+            let mut shared = self.reads.views(&shared).await.into_iter();
+            ones.iter()
+                .filter_map(|one| match one {
+                    One::Local(fuse) => Some(CircuitView::of(fuse)),
+                    One::Shared(_) => shared.next(),
+                })
+                .collect()
+        }
         #[cfg(not(feature = "store"))]
         ones.iter()
             .map(|One::Local(fuse)| CircuitView::of(fuse))
@@ -164,9 +173,8 @@ impl Circuits {
         #[cfg(feature = "store")]
         if let Some(fuse) = self
             .shared
-            .iter()
-            .flat_map(|registry| registry.circuits())
-            .find(|fuse| fuse.key() == key)
+            .as_ref()
+            .and_then(|registry| registry.by_key(key))
         {
             return Ok(One::Shared(fuse));
         }
@@ -189,16 +197,15 @@ impl One {
 
     /// The shared circuit, if that is what this is.
     #[cfg(feature = "store")]
-    pub(super) fn as_shared(&self) -> Option<&SharedFuse> {
+    fn as_shared(&self) -> Option<&SharedFuse> {
         match self {
             One::Local(_) => None,
             One::Shared(fuse) => Some(fuse),
         }
     }
 
-    /// Carries out `action`.
-    #[cfg_attr(not(feature = "store"), allow(clippy::unused_async))]
     /// Carries out `action`; what it overwrote that was not a circuit.
+    #[cfg_attr(not(feature = "store"), allow(clippy::unused_async))]
     async fn act(&self, action: Action) -> Result<Option<String>, ApiError> {
         match self {
             One::Local(fuse) => {

@@ -26,7 +26,7 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// The transitions of every served circuit, to every open stream.
 #[derive(Debug)]
-pub(super) struct Events {
+pub(super) struct EventStreams {
     sender: broadcast::Sender<Arc<str>>,
     /// Streams open without the admin token.
     open: Arc<AtomicUsize>,
@@ -44,9 +44,9 @@ pub(super) enum Asker {
     Anonymous,
 }
 
-impl Events {
+impl EventStreams {
     pub(super) fn new(max_streams: usize) -> Self {
-        Events {
+        EventStreams {
             sender: broadcast::Sender::new(BACKLOG),
             open: Arc::default(),
             open_with_token: Arc::default(),

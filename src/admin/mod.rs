@@ -69,7 +69,7 @@ pub use view::{CircuitList, CircuitView, ConfigView, TransitionView};
 
 use auth::Access;
 use circuits::Circuits;
-use events::Events;
+use events::EventStreams;
 use hosts::{Host, Hosts};
 use routes::Served;
 
@@ -287,7 +287,7 @@ impl Admin {
             return Err(err);
         }
         let access = Access::new(self.token.as_deref(), self.private_reads)?;
-        let events = Events::new(self.max_streams.unwrap_or(DEFAULT_MAX_STREAMS));
+        let events = EventStreams::new(self.max_streams.unwrap_or(DEFAULT_MAX_STREAMS));
         if let Some(registry) = &self.circuits.local {
             registry.on_transition(events.listener());
         }

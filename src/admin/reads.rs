@@ -14,7 +14,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures_util::StreamExt as _;
 
-use super::circuits::One;
 use super::view::{CircuitView, Found, Reading, UNREAD, UNREADABLE};
 use crate::snapshot::Snapshot;
 use crate::store::SharedFuse;
@@ -110,11 +109,9 @@ impl Reads {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The views of a list's circuits, in order: in-process ones as they
-    /// are, shared ones from a fresh reading, from the store within the
-    /// budget, or unread.
-    pub(super) async fn views(&self, ones: &[One]) -> Vec<CircuitView> {
-        let shared: Vec<&SharedFuse> = ones.iter().filter_map(One::as_shared).collect();
+    /// The views of a list's shared circuits, in order: from a fresh
+    /// reading, from the store within the budget, or unread.
+    pub(super) async fn views(&self, shared: &[&SharedFuse]) -> Vec<CircuitView> {
         let keys: Vec<&str> = shared.iter().map(|fuse| fuse.key()).collect();
         let plans = self.lock().plan(&keys, Instant::now());
         let wanted: Vec<usize> = (0..plans.len())
@@ -144,14 +141,12 @@ impl Reads {
         for (i, kept) in read {
             got[i] = Some(kept);
         }
-        let mut views = shared.iter().zip(got).map(|(fuse, kept)| match kept {
-            Some(kept) => view(fuse, &kept),
-            None => self.unread(fuse),
-        });
-        ones.iter()
-            .filter_map(|one| match one {
-                One::Local(fuse) => Some(CircuitView::of(fuse)),
-                One::Shared(_) => views.next(),
+        shared
+            .iter()
+            .zip(got)
+            .map(|(fuse, kept)| match kept {
+                Some(kept) => view(fuse, &kept),
+                None => self.unread(fuse),
             })
             .collect()
     }

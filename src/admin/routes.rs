@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 use super::auth::{Access, Need};
 use super::circuits::{Action, Circuits};
-use super::events::{Asker, Events};
+use super::events::{Asker, EventStreams};
 use super::{ApiError, CircuitList, CircuitView, page};
 
 /// Circuits in a page of the list, unless the request says.
@@ -38,7 +38,7 @@ pub(super) fn routes(served: Served) -> axum::Router {
 pub(super) struct Served {
     pub(super) circuits: Circuits,
     pub(super) access: Access,
-    pub(super) events: Events,
+    pub(super) events: EventStreams,
 }
 
 type Shared = State<Arc<Served>>;

@@ -1,11 +1,11 @@
 //! [`RegistryBuilder`].
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use quanta::Clock;
 
+use super::checked::{Configs, check_max_circuits};
 use super::map::Circuits;
 use super::{DEFAULT_MAX_CIRCUITS, Registry};
 use crate::config::{Config, ConfigError};
@@ -50,16 +50,20 @@ impl RegistryBuilder {
         self
     }
 
-    /// Overrides for the circuits named `name` (all their operations).
-    /// Given twice for one name, the later wins.
+    /// Overrides of the defaults for the circuits named `name` (all their
+    /// operations); [`Overrides::from`] a [`Config`] gives a whole
+    /// configuration. Given twice for one name, the later wins.
     ///
     /// ```
-    /// use fuse_breaker::{Overrides, Registry};
+    /// use fuse_breaker::{Config, Overrides, Registry};
+    /// let strict = Config::builder().failure_threshold(2).build()?;
     /// let registry = Registry::builder()
     ///     .overrides("billing", Overrides { half_open_probes: Some(5), ..Overrides::default() })
+    ///     .overrides("search", Overrides::from(strict))
     ///     .build()?;
     /// assert_eq!(registry.get_operation("billing", "charge").config().half_open_probes(), 5);
-    /// assert_eq!(registry.get("search").config().half_open_probes(), 2);
+    /// assert_eq!(registry.get("search").config().failure_threshold(), 2);
+    /// assert_eq!(registry.get("other").config().half_open_probes(), 2);
     /// # Ok::<(), fuse_breaker::ConfigError>(())
     /// ```
     pub fn overrides(mut self, name: impl Into<String>, overrides: Overrides) -> Self {
@@ -155,22 +159,18 @@ impl RegistryBuilder {
             check_max_circuits(max)?;
         }
         let defaults = self.defaults.clone().unwrap_or_default();
-        let mut configs = HashMap::new();
-        for (name, overrides) in &self.overrides {
-            configs.insert(name.clone(), overrides.apply(&defaults)?);
-        }
-        Ok(self.finish(defaults, configs))
+        let configs = Configs::new(defaults, &self.overrides)?;
+        Ok(self.finish(configs))
     }
 
     /// `build` for a builder without overrides, which cannot fail.
     pub(super) fn build_valid(self) -> Registry {
         let defaults = self.defaults.clone().unwrap_or_default();
-        self.finish(defaults, HashMap::new())
+        self.finish(Configs::defaults_only(defaults))
     }
 
-    fn finish(self, defaults: Config, configs: HashMap<String, Config>) -> Registry {
+    fn finish(self, configs: Configs) -> Registry {
         Registry {
-            defaults,
             configs,
             app: self.app,
             clock: self.clock,
@@ -185,16 +185,4 @@ impl RegistryBuilder {
             retired: Tally::default(),
         }
     }
-}
-
-/// The rule of `max_circuits`: at least one.
-pub(crate) fn check_max_circuits(max: usize) -> Result<(), ConfigError> {
-    if max == 0 {
-        return Err(ConfigError::new(
-            "max_circuits",
-            max.to_string(),
-            "must be at least 1".to_owned(),
-        ));
-    }
-    Ok(())
 }

@@ -1,6 +1,5 @@
 //! [`Registry`]: named circuits, created on first use and shared.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
@@ -12,16 +11,17 @@ use crate::error::OpenError;
 use crate::events::{Listener, Listeners};
 use crate::fuse::{Fuse, FuseBuilder};
 use crate::permit::OwnedPermit;
-use crate::snapshot::Snapshot;
 use crate::sync::Tally;
 
 mod builder;
+mod checked;
 mod held;
 mod map;
 
 pub use builder::RegistryBuilder;
-#[cfg(feature = "config-file")]
-pub(crate) use builder::check_max_circuits;
+pub(crate) use checked::Configs;
+#[cfg(any(feature = "config-file", feature = "store"))]
+pub(crate) use checked::check_max_circuits;
 use held::{Created, Held};
 use map::{Circuits, Lookup, Pair, each_circuit};
 
@@ -69,8 +69,7 @@ pub const OVERFLOW_NAME: &str = "(overflow)";
 /// # Ok::<(), fuse_breaker::ConfigError>(())
 /// ```
 pub struct Registry {
-    defaults: Config,
-    configs: HashMap<String, Config>,
+    configs: Configs,
     app: Option<String>,
     clock: Option<Clock>,
     coarse_clock: bool,
@@ -85,31 +84,6 @@ pub struct Registry {
     overflow: OnceLock<Arc<Fuse>>,
     overflows: Tally,
     retired: Tally,
-}
-
-/// One circuit of a [`Registry`], as [`Registry::circuits`] lists it.
-///
-/// ```
-/// use fuse_breaker::{Registry, State};
-///
-/// let registry = Registry::new(Default::default());
-/// registry.get_operation("billing", "charge").force_open();
-/// let info = &registry.circuits()[0];
-/// assert_eq!(info.key, "fuse:billing:charge");
-/// assert_eq!((info.name.as_str(), info.operation.as_deref()), ("billing", Some("charge")));
-/// assert_eq!(info.snapshot.state, State::Open);
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct CircuitInfo {
-    /// The circuit's key.
-    pub key: String,
-    /// Its name.
-    pub name: String,
-    /// Its operation, if any.
-    pub operation: Option<String>,
-    /// Its snapshot when listed.
-    pub snapshot: Snapshot,
 }
 
 impl Registry {
@@ -208,38 +182,43 @@ impl Registry {
     /// assert_eq!(registry.config_for("anything").failure_threshold(), 8);
     /// ```
     pub fn config_for(&self, name: &str) -> &Config {
-        self.configs.get(name).unwrap_or(&self.defaults)
+        self.configs.of(name)
     }
 
-    /// Every circuit created so far, sorted by key, with its snapshot (with
-    /// the `metrics` feature, listing also publishes each circuit's
-    /// admission count).
+    /// Every circuit the registry holds, sorted by key: each once, under
+    /// the name and operation it was created with (the overflow circuit
+    /// aside). With the `metrics` feature, listing also publishes each
+    /// circuit's admission count. A circuit the list holds is not idle
+    /// (see [`RegistryBuilder::idle_after`]): drop the list once read.
     ///
     /// ```
-    /// let registry = fuse_breaker::Registry::new(Default::default());
+    /// use fuse_breaker::{Registry, State};
+    ///
+    /// let registry = Registry::new(Default::default());
     /// registry.get("billing").force_open();
     /// registry.get_operation("search", "query");
     /// let listed = registry.circuits();
     /// assert_eq!(listed.len(), 2);
-    /// assert_eq!(listed[0].key, "fuse:billing");
-    /// assert_eq!(listed[0].snapshot.state, fuse_breaker::State::Open);
-    /// assert_eq!(listed[1].operation.as_deref(), Some("query"));
+    /// assert_eq!(listed[0].key(), "fuse:billing");
+    /// assert_eq!(listed[0].snapshot().state, State::Open);
+    /// assert_eq!(listed[1].operation(), Some("query"));
+    ///
+    /// // A circuit names itself.
+    /// let registry = Registry::new(Default::default());
+    /// registry.get_operation("billing", "charge").force_open();
+    /// let fuse = &registry.circuits()[0];
+    /// assert_eq!(fuse.key(), "fuse:billing:charge");
+    /// assert_eq!((fuse.name(), fuse.operation()), ("billing", Some("charge")));
+    /// assert_eq!(fuse.snapshot().state, State::Open);
     /// ```
-    pub fn circuits(&self) -> Vec<CircuitInfo> {
+    pub fn circuits(&self) -> Vec<Arc<Fuse>> {
         let circuits = self.circuits.pin();
-        let mut listed: Vec<CircuitInfo> = each_circuit(&circuits)
-            .map(|fuse| {
-                #[cfg(feature = "metrics")]
-                fuse.publish_metrics();
-                CircuitInfo {
-                    key: fuse.key().to_owned(),
-                    name: fuse.name().to_owned(),
-                    operation: fuse.operation().map(str::to_owned),
-                    snapshot: fuse.snapshot(),
-                }
-            })
-            .collect();
-        listed.sort_by(|a, b| a.key.cmp(&b.key));
+        let mut listed: Vec<Arc<Fuse>> = each_circuit(&circuits).cloned().collect();
+        #[cfg(feature = "metrics")]
+        for fuse in &listed {
+            fuse.publish_metrics();
+        }
+        listed.sort_unstable_by(|a, b| a.key().cmp(b.key()));
         listed
     }
 
@@ -460,8 +439,8 @@ impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registry")
             .field("app", &self.app)
-            .field("defaults", &self.defaults)
-            .field("overridden", &self.configs.keys().collect::<Vec<_>>())
+            .field("defaults", self.configs.defaults())
+            .field("overridden", &self.configs.named())
             .field("circuits", &each_circuit(&self.circuits.pin()).count())
             .field("capacity", &self.capacity)
             .finish_non_exhaustive()

@@ -71,7 +71,7 @@ pub use payload::PayloadError;
 pub use permit::SharedPermit;
 #[cfg(feature = "redis")]
 pub use redis::RedisStore;
-pub use registry::SharedRegistry;
+pub use registry::{SharedRegistry, SharedRegistryBuilder};
 pub use shared::{SharedFuse, SharedFuseBuilder};
 #[cfg(feature = "sql")]
 pub use sql::SqlStore;

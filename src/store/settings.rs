@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::SharedRegistry;
-use crate::settings::{Settings, SettingsError, Store};
+use crate::settings::{Settings, SettingsError, StoreKind};
 
 /// The error of a store this build has not.
 #[cfg(not(all(feature = "redis", feature = "sql")))]
@@ -59,7 +59,7 @@ impl Settings {
         };
         let store: Arc<dyn super::Store> = match self.store {
             #[cfg(feature = "redis")]
-            Store::Redis => {
+            StoreKind::Redis => {
                 let url = self
                     .redis_url
                     .as_deref()
@@ -69,7 +69,7 @@ impl Settings {
                 Arc::new(super::RedisStore::open(url).map_err(store)?)
             }
             #[cfg(feature = "sql")]
-            Store::Database => {
+            StoreKind::Database => {
                 let url = self
                     .database_url
                     .as_deref()
@@ -84,10 +84,10 @@ impl Settings {
                 Arc::new(sql)
             }
             #[cfg(not(feature = "redis"))]
-            Store::Redis => return Err(missing("redis", "redis")),
+            StoreKind::Redis => return Err(missing("redis", "redis")),
             #[cfg(not(feature = "sql"))]
-            Store::Database => return Err(missing("database", "sql")),
-            Store::Memory => {
+            StoreKind::Database => return Err(missing("database", "sql")),
+            StoreKind::Memory => {
                 return Err(SettingsError::Store {
                     reason: "store = \"memory\" keeps circuits in this process: make them \
                              with Settings::registry"
@@ -95,23 +95,21 @@ impl Settings {
                 });
             }
         };
-        let mut registry = SharedRegistry::new(store, defaults.clone()).fallback(self.fallback);
+        let mut builder = SharedRegistry::builder(store)
+            .defaults(defaults)
+            .fallback(self.fallback);
         if let Some(app) = &self.app {
-            registry = registry.app(app.clone());
+            builder = builder.app(app.clone());
         }
         if let Some(max) = self.max_circuits {
-            registry = registry.max_circuits(max);
+            builder = builder.max_circuits(max);
         }
         for (name, overrides) in &self.breakers {
-            let config = overrides
-                .apply(&defaults)
-                .map_err(|source| SettingsError::Invalid {
-                    table: format!("breakers.{name}"),
-                    place: None,
-                    source,
-                })?;
-            registry = registry.breaker(name.clone(), config);
+            builder = builder.overrides(name.clone(), overrides.clone());
         }
-        Ok(registry)
+        // Checked above, as `Settings::registry` says.
+        builder
+            .build()
+            .map_err(|source| self.invalid("registry", source))
     }
 }

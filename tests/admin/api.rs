@@ -487,8 +487,13 @@ fn shared_circuits_are_read_from_and_changed_in_their_store() {
     runtime().block_on(async {
         let store = Arc::new(MemoryStore::new());
         // Two processes of a fleet: this one serves the API.
-        let here = Arc::new(SharedRegistry::new(store.clone(), Config::default()).app("shop"));
-        let there = SharedRegistry::new(store, Config::default()).app("shop");
+        let here = Arc::new(
+            SharedRegistry::builder(store.clone())
+                .app("shop")
+                .build()
+                .unwrap(),
+        );
+        let there = SharedRegistry::builder(store).app("shop").build().unwrap();
         here.get("payments");
         let local = registry();
         local.get("search");

@@ -1,4 +1,5 @@
-//! [`SharedRegistry`]: shared circuits by name and operation, in one store.
+//! [`SharedRegistry`]: shared circuits by name and operation, in one
+//! store; built by [`SharedRegistryBuilder`].
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -10,55 +11,68 @@ use super::shared::SharedFuse;
 use crate::config::Config;
 use crate::events::Listener;
 use crate::fallback::Fallback;
-use crate::registry::DEFAULT_MAX_CIRCUITS;
+use crate::registry::{Configs, DEFAULT_MAX_CIRCUITS};
+use crate::sync::Tally;
 
-/// Shared circuits by name (and operation), all in one [`Store`] with one
-/// configuration: what the reqwest middleware's per-host circuits use when
-/// a fleet shares them.
+mod builder;
+
+pub use builder::SharedRegistryBuilder;
+
+/// Shared circuits by name (and operation), all in one [`Store`]: what the
+/// reqwest middleware's per-host circuits use when a fleet shares them.
+/// Built as a [`Registry`](crate::Registry) is, with the same settings
+/// where both have them: defaults, per-name [`Overrides`](crate::Overrides), app and
+/// capacity ([`SharedRegistry::builder`]).
 ///
 /// A circuit's state is in the store, so the registry only keeps the
 /// handles this process uses: at most `max_circuits` of them (default
-/// [`DEFAULT_MAX_CIRCUITS`]); past that, making a new one drops the oldest
-/// handle nobody else holds. Dropping one loses nothing shared (the next
-/// lookup makes a new handle on the same key); only its local fallback
-/// circuit starts over. Lookups take a lock: each call of a shared circuit
-/// makes a round trip to the store anyway.
+/// [`DEFAULT_MAX_CIRCUITS`]); past that, making a new one retires the
+/// oldest handle nobody else holds. Retiring one loses nothing shared (the
+/// next lookup makes a new handle on the same key); only its local
+/// fallback circuit starts over. Lookups take a lock: each call of a
+/// shared circuit makes a round trip to the store anyway.
 ///
 /// ```
 /// use std::sync::Arc;
+/// use fuse_breaker::Overrides;
 /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
 ///
-/// let registry = SharedRegistry::new(Arc::new(MemoryStore::new()), Default::default());
+/// let registry = SharedRegistry::builder(Arc::new(MemoryStore::new()))
+///     .app("shop")
+///     .overrides("billing", Overrides { failure_threshold: Some(3), ..Overrides::default() })
+///     .build()?;
 /// let billing = registry.get("billing");
 /// assert!(Arc::ptr_eq(&billing, &registry.get("billing")));
-/// assert_eq!(registry.get_operation("billing", "refund").key(), "fuse:billing:refund");
+/// assert_eq!(billing.config().failure_threshold(), 3);
+/// assert_eq!(registry.get_operation("billing", "refund").key(), "fuse:shop:billing:refund");
 /// assert_eq!(registry.len(), 2);
+/// # Ok::<(), fuse_breaker::ConfigError>(())
 /// ```
 pub struct SharedRegistry {
     store: Arc<dyn Store>,
-    config: Config,
-    /// The configurations of names that do not use `config`.
-    breakers: HashMap<String, Config>,
+    configs: Configs,
     app: Option<String>,
     lease: Option<Duration>,
     fallback: Fallback,
     staleness: Option<Duration>,
-    max_circuits: usize,
-    held: Mutex<Held>,
+    capacity: usize,
+    handles: Mutex<Handles>,
     /// Listeners of every circuit's transitions, given to each one made.
     listeners: Mutex<Vec<Arc<dyn Listener>>>,
+    retired: Tally,
 }
 
+/// The handles the registry keeps.
 #[derive(Default)]
-struct Held {
+struct Handles {
     by_name: HashMap<(String, String), Arc<SharedFuse>>,
     /// Names in the order their handles were made.
     order: VecDeque<(String, String)>,
 }
 
 impl SharedRegistry {
-    /// A registry of circuits in `store` with `config`, the local fallback
-    /// and the default capacity.
+    /// A registry of circuits in `store` whose circuits all use `defaults`,
+    /// with the local fallback and the default capacity.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -68,118 +82,33 @@ impl SharedRegistry {
     /// );
     /// assert!(registry.is_empty());
     /// ```
-    pub fn new(store: Arc<dyn Store>, config: Config) -> Self {
+    pub fn new(store: Arc<dyn Store>, defaults: Config) -> Self {
         SharedRegistry {
             store,
-            config,
-            breakers: HashMap::new(),
+            configs: Configs::defaults_only(defaults),
             app: None,
             lease: None,
             fallback: Fallback::default(),
             staleness: None,
-            max_circuits: DEFAULT_MAX_CIRCUITS,
-            held: Mutex::default(),
+            capacity: DEFAULT_MAX_CIRCUITS,
+            handles: Mutex::default(),
             listeners: Mutex::default(),
+            retired: Tally::default(),
         }
     }
 
-    /// The configuration of the circuits named `name` (every operation of
-    /// it), in place of the registry's.
+    /// A builder of a registry of circuits in `store`: defaults, per-name
+    /// overrides, app, capacity, lease, fallback, cached mode.
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use fuse_breaker::Config;
     /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
-    /// let registry = SharedRegistry::new(Arc::new(MemoryStore::new()), Config::default())
-    ///     .breaker("billing", Config::builder().failure_threshold(2).build()?);
-    /// assert_eq!(registry.get("billing").config().failure_threshold(), 2);
-    /// assert_eq!(registry.get("search").config().failure_threshold(), 8);
+    /// let registry = SharedRegistry::builder(Arc::new(MemoryStore::new())).app("shop").build()?;
+    /// assert_eq!(registry.get("billing").key(), "fuse:shop:billing");
     /// # Ok::<(), fuse_breaker::ConfigError>(())
     /// ```
-    #[must_use]
-    pub fn breaker(mut self, name: impl Into<String>, config: Config) -> Self {
-        self.breakers.insert(name.into(), config);
-        self
-    }
-
-    /// The app segment of every key.
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// let registry = fuse_breaker::store::SharedRegistry::new(
-    ///     Arc::new(fuse_breaker::store::MemoryStore::new()), Default::default()).app("shop");
-    /// assert_eq!(registry.get("billing").key(), "fuse:shop:billing");
-    /// ```
-    #[must_use]
-    pub fn app(mut self, app: impl Into<String>) -> Self {
-        self.app = Some(app.into());
-        self
-    }
-
-    /// Every circuit's probe lease (default: the open duration).
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use std::time::Duration;
-    /// let registry = fuse_breaker::store::SharedRegistry::new(
-    ///     Arc::new(fuse_breaker::store::MemoryStore::new()), Default::default())
-    ///     .lease(Duration::from_secs(5));
-    /// assert_eq!(registry.get("billing").lease(), Duration::from_secs(5));
-    /// ```
-    #[must_use]
-    pub fn lease(mut self, lease: Duration) -> Self {
-        self.lease = Some(lease);
-        self
-    }
-
-    /// Every circuit's fallback while the store does not answer.
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use fuse_breaker::store::{Fallback, MemoryStore, SharedRegistry};
-    /// let registry = SharedRegistry::new(Arc::new(MemoryStore::new()), Default::default())
-    ///     .fallback(Fallback::Reject);
-    /// assert_eq!(registry.get("billing").fallback(), Fallback::Reject);
-    /// ```
-    #[must_use]
-    pub fn fallback(mut self, fallback: Fallback) -> Self {
-        self.fallback = fallback;
-        self
-    }
-
-    /// Every circuit in cached mode, deciding from its mirror while it is
-    /// younger than `staleness` (see [`SharedFuseBuilder::cached`](super::SharedFuseBuilder::cached)).
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use std::time::Duration;
-    /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
-    /// let registry = SharedRegistry::new(Arc::new(MemoryStore::new()), Default::default())
-    ///     .cached(Duration::from_millis(50));
-    /// assert_eq!(registry.get("billing").staleness(), Some(Duration::from_millis(50)));
-    /// ```
-    #[must_use]
-    pub fn cached(mut self, staleness: Duration) -> Self {
-        self.staleness = Some(staleness);
-        self
-    }
-
-    /// How many handles the registry keeps at most (at least 1).
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
-    /// let registry = SharedRegistry::new(Arc::new(MemoryStore::new()), Default::default())
-    ///     .max_circuits(2);
-    /// for host in ["a", "b", "c"] {
-    ///     registry.get(host);
-    /// }
-    /// assert_eq!(registry.len(), 2);
-    /// ```
-    #[must_use]
-    pub fn max_circuits(mut self, max_circuits: usize) -> Self {
-        self.max_circuits = max_circuits.max(1);
-        self
+    pub fn builder(store: Arc<dyn Store>) -> SharedRegistryBuilder {
+        SharedRegistryBuilder::new(store)
     }
 
     /// The circuit `name`.
@@ -203,21 +132,40 @@ impl SharedRegistry {
     /// assert_eq!(registry.get_operation("billing", "charge").key(), "fuse:billing:charge");
     /// ```
     pub fn get_operation(&self, name: &str, operation: &str) -> Arc<SharedFuse> {
-        let mut held = self.lock_held();
+        let mut handles = self.lock_handles();
         let key = (name.to_owned(), operation.to_owned());
-        if let Some(fuse) = held.by_name.get(&key) {
+        if let Some(fuse) = handles.by_name.get(&key) {
             return fuse.clone();
         }
-        if held.by_name.len() >= self.max_circuits {
-            held.make_room();
+        if handles.by_name.len() >= self.capacity && handles.make_room() {
+            self.retired.add(1);
         }
         let fuse = Arc::new(self.build(name, operation));
-        held.by_name.insert(key.clone(), fuse.clone());
-        held.order.push_back(key);
+        handles.by_name.insert(key.clone(), fuse.clone());
+        handles.order.push_back(key);
         fuse
     }
 
-    /// The circuits whose handles the registry keeps, sorted by key.
+    /// The configuration a new circuit named `name` gets: the defaults with
+    /// that name's overrides.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::Overrides;
+    /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
+    /// let registry = SharedRegistry::builder(Arc::new(MemoryStore::new()))
+    ///     .overrides("billing", Overrides { failure_threshold: Some(2), ..Overrides::default() })
+    ///     .build()?;
+    /// assert_eq!(registry.config_for("billing").failure_threshold(), 2);
+    /// assert_eq!(registry.config_for("anything").failure_threshold(), 8);
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn config_for(&self, name: &str) -> &Config {
+        self.configs.of(name)
+    }
+
+    /// The circuits whose handles the registry keeps, sorted by key (as
+    /// [`Registry::circuits`](crate::Registry::circuits) lists its own).
     ///
     /// ```
     /// use std::sync::Arc;
@@ -229,9 +177,19 @@ impl SharedRegistry {
     /// assert_eq!(keys, ["fuse:billing:charge", "fuse:search"]);
     /// ```
     pub fn circuits(&self) -> Vec<Arc<SharedFuse>> {
-        let mut circuits: Vec<_> = self.lock_held().by_name.values().cloned().collect();
+        let mut circuits: Vec<_> = self.lock_handles().by_name.values().cloned().collect();
         circuits.sort_unstable_by(|a, b| a.key().cmp(b.key()));
         circuits
+    }
+
+    /// The circuit whose key is `key`, if the registry keeps its handle.
+    #[cfg(feature = "admin")]
+    pub(crate) fn by_key(&self, key: &str) -> Option<Arc<SharedFuse>> {
+        self.lock_handles()
+            .by_name
+            .values()
+            .find(|fuse| fuse.key() == key)
+            .cloned()
     }
 
     /// Registers a listener for the transitions this process makes in every
@@ -256,8 +214,8 @@ impl SharedRegistry {
     /// ```
     pub fn on_transition(&self, listener: impl Listener) {
         let listener: Arc<dyn Listener> = Arc::new(listener);
-        let held = self.lock_held();
-        for fuse in held.by_name.values() {
+        let handles = self.lock_handles();
+        for fuse in handles.by_name.values() {
             fuse.on_transition(listener.clone());
         }
         self.listeners
@@ -276,7 +234,7 @@ impl SharedRegistry {
     /// assert_eq!(registry.len(), 1);
     /// ```
     pub fn len(&self) -> usize {
-        self.lock_held().by_name.len()
+        self.lock_handles().by_name.len()
     }
 
     /// Whether the registry keeps no handle.
@@ -291,18 +249,52 @@ impl SharedRegistry {
         self.len() == 0
     }
 
-    fn lock_held(&self) -> std::sync::MutexGuard<'_, Held> {
-        self.held
+    /// The most handles the registry keeps
+    /// ([`SharedRegistryBuilder::max_circuits`]).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
+    /// let registry = SharedRegistry::builder(Arc::new(MemoryStore::new())).max_circuits(2).build()?;
+    /// assert_eq!(registry.capacity(), 2);
+    /// assert_eq!(
+    ///     SharedRegistry::new(Arc::new(MemoryStore::new()), Default::default()).capacity(),
+    ///     fuse_breaker::DEFAULT_MAX_CIRCUITS,
+    /// );
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// How many handles the registry has retired to make room for new ones.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
+    /// let registry = SharedRegistry::builder(Arc::new(MemoryStore::new())).max_circuits(1).build()?;
+    /// registry.get("billing");
+    /// assert_eq!(registry.retired(), 0);
+    /// registry.get("search");
+    /// assert_eq!(registry.retired(), 1);
+    /// assert_eq!(registry.len(), 1);
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn retired(&self) -> u64 {
+        self.retired.get()
+    }
+
+    fn lock_handles(&self) -> std::sync::MutexGuard<'_, Handles> {
+        self.handles
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Builds a circuit (under the `held` lock, which `on_transition` takes
+    /// Builds a circuit (under the `handles` lock, which `on_transition` takes
     /// before the listeners').
     fn build(&self, name: &str, operation: &str) -> SharedFuse {
-        let config = self.breakers.get(name).unwrap_or(&self.config);
         let mut builder = SharedFuse::builder(name, self.store.clone())
-            .config(config.clone())
+            .config(self.config_for(name).clone())
             .fallback(self.fallback);
         if let Some(app) = &self.app {
             builder = builder.app(app);
@@ -329,19 +321,21 @@ impl SharedRegistry {
     }
 }
 
-impl Held {
+impl Handles {
     /// Drops the oldest handle nobody else holds; when every one is held,
     /// the oldest all the same (its holders keep a working circuit).
-    fn make_room(&mut self) {
+    /// Whether it dropped one.
+    fn make_room(&mut self) -> bool {
         let free = self.order.iter().position(|key| {
             self.by_name
                 .get(key)
                 .is_some_and(|fuse| Arc::strong_count(fuse) == 1)
         });
         let at = free.unwrap_or(0);
-        if let Some(key) = self.order.remove(at) {
-            self.by_name.remove(&key);
-        }
+        let Some(key) = self.order.remove(at) else {
+            return false;
+        };
+        self.by_name.remove(&key).is_some()
     }
 }
 
@@ -349,8 +343,11 @@ impl fmt::Debug for SharedRegistry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SharedRegistry")
             .field("store", &self.store.name())
+            .field("app", &self.app)
+            .field("defaults", self.configs.defaults())
+            .field("overridden", &self.configs.named())
             .field("circuits", &self.len())
-            .field("max_circuits", &self.max_circuits)
+            .field("capacity", &self.capacity)
             .finish_non_exhaustive()
     }
 }
@@ -362,8 +359,10 @@ mod tests {
 
     #[test]
     fn a_full_registry_drops_the_oldest_handle_nobody_holds() {
-        let registry =
-            SharedRegistry::new(Arc::new(MemoryStore::new()), Config::default()).max_circuits(2);
+        let registry = SharedRegistry::builder(Arc::new(MemoryStore::new()))
+            .max_circuits(2)
+            .build()
+            .unwrap();
         let held = registry.get("a");
         let b = registry.get("b");
         drop(b);
@@ -379,5 +378,6 @@ mod tests {
             "a new handle on a's key"
         );
         drop(c);
+        assert_eq!(registry.retired(), 3, "b, a's first handle, then d");
     }
 }

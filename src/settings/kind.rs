@@ -1,0 +1,59 @@
+//! [`StoreKind`]: where a registry keeps its circuits, as a file names it.
+
+/// Where a registry keeps its circuits (`store = "..."` in a file,
+/// `FUSE_STORE`): in this process ([`Settings::registry`](crate::Settings::registry)), or in Redis or
+/// a database for every process of a fleet (`Settings::shared_registry`,
+/// with `redis_url` and feature `redis`, or `database_url` and feature
+/// `sql`).
+///
+/// ```
+/// use fuse_breaker::{Settings, StoreKind};
+///
+/// assert_eq!(Settings::from_toml(r#"store = "memory""#)?.store, StoreKind::Memory);
+/// assert_eq!(Settings::from_toml(r#"store = "redis""#)?.store, StoreKind::Redis);
+/// assert_eq!(Settings::from_toml(r#"store = "database""#)?.store, StoreKind::Database);
+/// assert!(Settings::from_toml(r#"store = "carrier pigeon""#).is_err());
+/// # Ok::<(), fuse_breaker::SettingsError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StoreKind {
+    /// In this process, lock-free.
+    #[default]
+    Memory,
+    /// In Redis (or Valkey), shared by every process that uses the keys.
+    Redis,
+    /// In a table of PostgreSQL or SQLite (milon/fuse's `fuse_circuits`),
+    /// shared by every process that uses the rows.
+    Database,
+}
+
+impl StoreKind {
+    pub(super) fn parse(name: &str) -> Option<StoreKind> {
+        match name {
+            "memory" => Some(StoreKind::Memory),
+            "redis" => Some(StoreKind::Redis),
+            "database" => Some(StoreKind::Database),
+            _ => None,
+        }
+    }
+
+    /// The store as a file names it.
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::StoreKind::Redis.as_str(), "redis");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StoreKind::Memory => "memory",
+            StoreKind::Redis => "redis",
+            StoreKind::Database => "database",
+        }
+    }
+}
+
+/// The former name of [`StoreKind`], which said the same as the
+/// `store::Store` trait.
+#[deprecated(note = "renamed `StoreKind`")]
+#[doc(hidden)]
+pub type Store = StoreKind;

@@ -1,0 +1,216 @@
+//! [`Settings`]: a registry's configuration from a TOML file and the
+//! environment (feature `config-file`).
+//!
+//! ```toml
+//! app = "shop"                 # optional piece of every key
+//! store = "memory"             # where circuits live: `memory`, `redis` or `database`
+//! # redis_url = "redis://127.0.0.1:6379"   # with store = "redis"
+//! # database_url = "postgres://127.0.0.1/shop"   # with store = "database"
+//! # database_table = "fuse_circuits"
+//! # fallback = "local"                     # while the store does not answer
+//! max_circuits = 10000         # the most circuits the registry holds
+//! key_prefix = "fuse"
+//! failure_threshold = 8
+//! failure_window = "60s"       # durations with a unit: "500ms", "1m30s", "2h"
+//! open_duration = "30s"
+//! half_open_probes = 2
+//! counted_http_statuses = [502, 503, 504]
+//! count_timeouts = true
+//! count_connection_errors = true
+//! count_http_500 = false
+//!
+//! [breakers.billing]           # overrides for the circuits named `billing`
+//! failure_threshold = 3
+//! open_duration = "15s"
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::config::{Config, ConfigError};
+use crate::overrides::Overrides;
+use crate::registry::Registry;
+
+mod env;
+mod error;
+mod file;
+mod kind;
+
+pub use error::SettingsError;
+use file::Place;
+#[allow(deprecated)]
+pub use kind::Store;
+pub use kind::StoreKind;
+
+/// The configuration of a [`Registry`]: defaults, app, store and per-name
+/// overrides, read from a TOML file and overridden by `FUSE_*` environment
+/// variables.
+///
+/// ```
+/// use fuse_breaker::Settings;
+///
+/// let settings = Settings::from_toml(r#"
+///     app = "shop"
+///     failure_threshold = 5
+///     open_duration = "1m30s"
+///
+///     [breakers.billing]
+///     failure_threshold = 2
+/// "#)?
+/// .with_env_vars([("FUSE_HALF_OPEN_PROBES", "3")])?;
+///
+/// let registry = settings.registry()?;
+/// let billing = registry.get("billing");
+/// assert_eq!(billing.key(), "fuse:shop:billing");
+/// assert_eq!(billing.config().failure_threshold(), 2);
+/// assert_eq!(billing.config().open_duration().as_secs(), 90);
+/// assert_eq!(billing.config().half_open_probes(), 3);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// Its `Debug` output names the store URLs without their secrets
+/// ([`redact`](crate::redact)).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Settings {
+    /// The application piece of every key.
+    pub app: Option<String>,
+    /// Where the circuits live.
+    pub store: StoreKind,
+    /// The Redis server of `store = "redis"` (`redis_url`,
+    /// `FUSE_REDIS_URL`).
+    pub redis_url: Option<String>,
+    /// The database of `store = "database"` (`database_url`,
+    /// `FUSE_DATABASE_URL`): `postgres://...` or `sqlite:...`.
+    pub database_url: Option<String>,
+    /// The table of `store = "database"` (`database_table`,
+    /// `FUSE_DATABASE_TABLE`; default milon/fuse's `fuse_circuits`).
+    pub database_table: Option<String>,
+    /// What decides for a shared circuit while its store does not answer
+    /// (`fallback`, `FUSE_FALLBACK`: `local`, `allow` or `reject`).
+    pub fallback: crate::fallback::Fallback,
+    /// The most circuits the registry holds (`max_circuits`,
+    /// `FUSE_MAX_CIRCUITS`; see
+    /// [`RegistryBuilder::max_circuits`](crate::RegistryBuilder::max_circuits)).
+    pub max_circuits: Option<usize>,
+    /// Changes to [`Config::default`] for every circuit.
+    pub defaults: Overrides,
+    /// Changes to the defaults for the circuits of one name.
+    pub breakers: BTreeMap<String, Overrides>,
+    /// Where each setting was written, to point at it in errors.
+    places: BTreeMap<String, Place>,
+}
+
+impl fmt::Debug for Settings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn url(url: Option<&String>) -> Option<std::borrow::Cow<'_, str>> {
+            url.map(|url| crate::redact::url(url))
+        }
+        f.debug_struct("Settings")
+            .field("app", &self.app)
+            .field("store", &self.store)
+            .field("redis_url", &url(self.redis_url.as_ref()))
+            .field("database_url", &url(self.database_url.as_ref()))
+            .field("database_table", &self.database_table)
+            .field("fallback", &self.fallback)
+            .field("max_circuits", &self.max_circuits)
+            .field("defaults", &self.defaults)
+            .field("breakers", &self.breakers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Settings {
+    /// The defaults every circuit starts from.
+    ///
+    /// ```
+    /// let settings = fuse_breaker::Settings::from_toml("failure_threshold = 3")?;
+    /// assert_eq!(settings.config()?.failure_threshold(), 3);
+    /// # Ok::<(), fuse_breaker::SettingsError>(())
+    /// ```
+    pub fn config(&self) -> Result<Config, SettingsError> {
+        self.defaults
+            .apply(&Config::default())
+            .map_err(|source| self.invalid("defaults", source))
+    }
+
+    /// A registry with these settings.
+    ///
+    /// ```
+    /// let registry = fuse_breaker::Settings::from_toml("app = \"shop\"")?.registry()?;
+    /// assert_eq!(registry.get("billing").key(), "fuse:shop:billing");
+    /// # Ok::<(), fuse_breaker::SettingsError>(())
+    /// ```
+    pub fn registry(&self) -> Result<Registry, SettingsError> {
+        self.check()?;
+        if self.store != StoreKind::Memory {
+            return Err(SettingsError::Store {
+                reason: format!(
+                    "store = {:?} keeps circuits in a shared store: make them with \
+                     Settings::shared_registry (features config-file and redis or sql)",
+                    self.store.as_str()
+                ),
+            });
+        }
+        let mut builder = Registry::builder().defaults(self.config()?);
+        if let Some(app) = &self.app {
+            builder = builder.app(app.clone());
+        }
+        if let Some(max) = self.max_circuits {
+            builder = builder.max_circuits(max);
+        }
+        for (name, overrides) in &self.breakers {
+            builder = builder.overrides(name.clone(), overrides.clone());
+        }
+        // Checked above: an override that fails here fails in `check` first;
+        // what is left is the registry's own setting.
+        builder
+            .build()
+            .map_err(|source| self.invalid("registry", source))
+    }
+
+    /// Validates the defaults and every override once, with the crate's
+    /// own validation, so that a bad file is refused when it is read.
+    pub(crate) fn check(&self) -> Result<(), SettingsError> {
+        // Pieces of keys: no control character (see `Config::key_prefix`).
+        let pieces = self.app.iter().map(|app| ("app", "defaults", app.as_str()));
+        let names = self
+            .breakers
+            .keys()
+            .map(|name| ("name", "breakers", name.as_str()));
+        if let Some((setting, table, piece)) = pieces
+            .chain(names)
+            .find(|(_, _, piece)| piece.chars().any(char::is_control))
+        {
+            let source = ConfigError::new(
+                setting,
+                format!("{piece:?}"),
+                "must not contain control characters (a piece of the circuits' keys)".to_owned(),
+            );
+            return Err(self.invalid(table, source));
+        }
+        if let Some(max) = self.max_circuits {
+            crate::registry::check_max_circuits(max)
+                .map_err(|source| self.invalid("registry", source))?;
+        }
+        let defaults = self.config()?;
+        for (name, overrides) in &self.breakers {
+            overrides
+                .apply(&defaults)
+                .map_err(|source| self.invalid(&format!("breakers.{name}"), source))?;
+        }
+        Ok(())
+    }
+
+    /// `source`, refused in `table`, with where the file wrote it.
+    pub(crate) fn invalid(&self, table: &str, source: ConfigError) -> SettingsError {
+        let place = self
+            .places
+            .get(&format!("{table}.{}", source.setting()))
+            .map(ToString::to_string);
+        SettingsError::Invalid {
+            table: table.to_owned(),
+            place,
+            source,
+        }
+    }
+}
