@@ -68,7 +68,9 @@ const CASES: &[Case] = &[
         // The clock read coarsely: one load of a time an upkeep thread
         // keeps (whose own instructions, a few per millisecond, are
         // counted too).
-        let config = Config::builder().open_duration(Duration::from_hours(1)).build();
+        let config = Config::builder()
+            .open_duration(Duration::from_hours(1))
+            .build();
         let fuse = Fuse::builder("bench")
             .config(config.expect("a valid configuration"))
             .coarse_clock(true)

@@ -357,10 +357,37 @@ impl ConfigBuilder {
     }
 }
 
-/// Nanoseconds of a validated duration; saturates for any other.
+/// Nanoseconds of a validated duration; saturates for any other. (In
+/// 64-bit arithmetic: one multiplication, on the rejection path.)
 #[inline]
 pub(crate) fn nanos(duration: Duration) -> u64 {
-    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
+    duration
+        .as_secs()
+        .saturating_mul(1_000_000_000)
+        .saturating_add(u64::from(duration.subsec_nanos()))
+}
+
+#[cfg(test)]
+#[test]
+fn nanos_are_exact_and_saturate() {
+    for duration in [
+        Duration::ZERO,
+        Duration::from_nanos(1),
+        Duration::new(1, 999_999_999),
+        MAX_DURATION,
+        Duration::from_nanos(u64::MAX),
+    ] {
+        assert_eq!(u128::from(nanos(duration)), duration.as_nanos());
+    }
+    assert_eq!(
+        nanos(Duration::from_nanos(u64::MAX) + Duration::from_nanos(1)),
+        u64::MAX
+    );
+    assert_eq!(nanos(Duration::MAX), u64::MAX);
+    assert_eq!(
+        nanos(Duration::new(u64::MAX / 1_000_000_000, 999_999_999)),
+        u64::MAX
+    );
 }
 
 fn check_count(setting: &'static str, value: u32, max: u32) -> Result<(), ConfigError> {

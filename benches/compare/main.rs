@@ -72,6 +72,11 @@
 //!   breaker-machines' `call` takes `&mut self`: its threads share it
 //!   behind a `std::sync::Mutex`. tower-resilience's threads each own a
 //!   clone of the service (sharing one circuit), as tower intends.
+//! - `user_loop_closed`, `user_loop_open`, `user_loop_threads=2`: the
+//!   closed and open paths as a user's own loop meets them, the whole
+//!   `Result` of `run_with` (or the peer's `call`) through `black_box`,
+//!   beside the closure alone and the closure with two atomic loads (see
+//!   `user_loop.rs`).
 
 use std::fmt;
 use std::future::Future;
@@ -166,6 +171,7 @@ mod adapters;
 mod baselines;
 mod cases;
 mod coarse;
+mod user_loop;
 
 use adapters::{Bm, BmMockClock, CbRs, Tower, poll_now};
 use baselines::{AtomicLoad, Bare, FetchAdd, InstantNow, MutexCounter, QuantaNow, QuantaRecent};
@@ -189,5 +195,8 @@ fn main() {
     closed_failure(&mut criterion);
     half_open_cycle(&mut criterion);
     shared_closed(&mut criterion);
+    user_loop::user_loop_closed(&mut criterion);
+    user_loop::user_loop_open(&mut criterion);
+    user_loop::user_loop_threads(&mut criterion);
     criterion.final_summary();
 }
