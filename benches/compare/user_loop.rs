@@ -63,6 +63,12 @@ fn baselines(group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::W
     });
 }
 
+/// `run_with` as a user's loop writes it, in the loop itself (always
+/// inlined: a function of the bench's own that the compiler kept out of
+/// line would return the `Result` through memory, which a user's loop
+/// does not).
+#[allow(clippy::inline_always)] // see above
+#[inline(always)]
 fn fuse_run_with(fuse: &Fuse) -> Result<u64, fuse_breaker::Error<io::Error>> {
     fuse.run_with(call, |_| true, |_| true)
 }
