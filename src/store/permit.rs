@@ -2,14 +2,14 @@
 
 use std::fmt;
 
-use super::future::Conclusion;
+use super::conclusion::Conclusion;
 use super::shared::SharedFuse;
 use super::stored::Ticket;
 use crate::permit::OwnedPermit;
 use crate::verdict::Verdict;
 
-/// Who granted a permit.
-pub(super) enum Held {
+/// Who granted a permit, and what ends it.
+pub(super) enum Grant {
     /// The store.
     Store(Ticket),
     /// The local circuit, while the store did not answer.
@@ -40,13 +40,13 @@ pub(super) enum Held {
 #[must_use = "a permit dropped without a verdict records nothing"]
 pub struct SharedPermit<'a> {
     fuse: &'a SharedFuse,
-    held: Held,
+    grant: Grant,
 }
 
 impl<'a> SharedPermit<'a> {
     #[inline]
-    pub(super) fn new(fuse: &'a SharedFuse, held: Held) -> Self {
-        SharedPermit { fuse, held }
+    pub(super) fn new(fuse: &'a SharedFuse, grant: Grant) -> Self {
+        SharedPermit { fuse, grant }
     }
 
     /// Whether this permit is a half-open probe (of the store's circuit,
@@ -61,10 +61,10 @@ impl<'a> SharedPermit<'a> {
     /// # });
     /// ```
     pub fn is_probe(&self) -> bool {
-        match &self.held {
-            Held::Store(ticket) => ticket.is_probe(),
-            Held::Local(permit) => permit.is_probe(),
-            Held::Allowed => false,
+        match &self.grant {
+            Grant::Store(ticket) => ticket.is_probe(),
+            Grant::Local(permit) => permit.is_probe(),
+            Grant::Allowed => false,
         }
     }
 
@@ -79,7 +79,7 @@ impl<'a> SharedPermit<'a> {
     /// # });
     /// ```
     pub fn from_store(&self) -> bool {
-        matches!(self.held, Held::Store(_))
+        matches!(self.grant, Grant::Store(_))
     }
 
     /// Ends the permit with `verdict`. `Ok` when the verdict was recorded
@@ -98,13 +98,13 @@ impl<'a> SharedPermit<'a> {
     /// ```
     #[inline]
     pub fn conclude(self, verdict: Verdict) -> Conclusion<'a> {
-        match self.held {
-            Held::Store(ticket) => self.fuse.conclude_in_store(ticket, verdict),
-            Held::Local(permit) => {
+        match self.grant {
+            Grant::Store(ticket) => self.fuse.conclude_in_store(ticket, verdict),
+            Grant::Local(permit) => {
                 permit.conclude(verdict);
                 Conclusion::settled()
             }
-            Held::Allowed => Conclusion::settled(),
+            Grant::Allowed => Conclusion::settled(),
         }
     }
 
@@ -160,10 +160,10 @@ impl<'a> SharedPermit<'a> {
 
 impl fmt::Debug for SharedPermit<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let from = match &self.held {
-            Held::Store(_) => "store",
-            Held::Local(_) => "local",
-            Held::Allowed => "allowed",
+        let from = match &self.grant {
+            Grant::Store(_) => "store",
+            Grant::Local(_) => "local",
+            Grant::Allowed => "allowed",
         };
         f.debug_struct("SharedPermit")
             .field("key", &self.fuse.key())
