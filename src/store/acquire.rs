@@ -4,10 +4,11 @@
 
 use super::error::{Refusal, StoreError};
 use super::future::Admission;
-use super::permit::{Grant, SharedPermit};
+use super::permit::{Grantor, SharedPermit};
 use super::random;
 use super::shared::SharedFuse;
 use super::stored::{At, Entry};
+use crate::config::nanos;
 use crate::error::OpenError;
 use crate::fallback::Fallback;
 
@@ -66,7 +67,7 @@ impl SharedFuse {
     }
 
     async fn acquire_from_store(&self) -> Result<Entry, StoreError> {
-        let lease = crate::config::nanos(self.lease);
+        let lease = nanos(self.lease);
         let mut entry = None;
         self.step(None, |stored, now| {
             let at = At {
@@ -88,7 +89,7 @@ impl SharedFuse {
     /// decided.
     fn entry(&self, entry: Entry) -> Result<SharedPermit<'_>, Refusal> {
         match entry {
-            Entry::Granted(ticket) => Ok(SharedPermit::new(self, Grant::Store(ticket))),
+            Entry::Granted(ticket) => Ok(SharedPermit::new(self, Grantor::Store(ticket))),
             Entry::Rejected { retry_after } => Err(Refusal::Open(self.rejection(retry_after))),
         }
     }
@@ -103,10 +104,10 @@ impl SharedFuse {
     fn fall_back(&self, error: StoreError) -> Result<SharedPermit<'_>, Refusal> {
         match self.fallback {
             Fallback::Local => match self.local.try_acquire_owned() {
-                Ok(permit) => Ok(SharedPermit::new(self, Grant::Local(permit))),
+                Ok(permit) => Ok(SharedPermit::new(self, Grantor::Local(permit))),
                 Err(open) => Err(Refusal::Open(open)),
             },
-            Fallback::Allow => Ok(SharedPermit::new(self, Grant::Allowed)),
+            Fallback::Allow => Ok(SharedPermit::new(self, Grantor::Allowed)),
             Fallback::Reject => Err(Refusal::Store(error)),
         }
     }

@@ -15,7 +15,7 @@ use std::task::{Context, Poll};
 
 use super::conclusion::{Asking, POLLED_AFTER_COMPLETION};
 use super::error::Refusal;
-use super::permit::{Grant, SharedPermit};
+use super::permit::{Grantor, SharedPermit};
 use super::shared::SharedFuse;
 use super::stored::Ticket;
 
@@ -79,7 +79,7 @@ impl<'a> Future for Admission<'a> {
         let state = &mut self.get_mut().state;
         if let AdmissionState::Granted(fuse, ticket) = *state {
             *state = AdmissionState::Done;
-            return Poll::Ready(Ok(SharedPermit::new(fuse, Grant::Store(ticket))));
+            return Poll::Ready(Ok(SharedPermit::new(fuse, Grantor::Store(ticket))));
         }
         if let AdmissionState::Asking(future) = state {
             return future.as_mut().poll(cx);

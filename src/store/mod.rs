@@ -48,6 +48,7 @@ mod keys;
 mod manual;
 mod memory;
 mod mirror;
+mod open;
 mod payload;
 mod permit;
 mod random;
@@ -78,6 +79,7 @@ pub use future::Admission;
 pub use keys::KeyPage;
 pub use manual::ManualChange;
 pub use memory::MemoryStore;
+pub use open::{open, open_with_table};
 pub use payload::PayloadError;
 pub use permit::SharedPermit;
 #[cfg(feature = "redis")]

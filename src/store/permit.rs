@@ -9,7 +9,7 @@ use crate::permit::OwnedPermit;
 use crate::verdict::Verdict;
 
 /// Who granted a permit, and what ends it.
-pub(super) enum Grant {
+pub(super) enum Grantor {
     /// The store.
     Store(Ticket),
     /// The local circuit, while the store did not answer.
@@ -40,13 +40,13 @@ pub(super) enum Grant {
 #[must_use = "a permit dropped without a verdict records nothing"]
 pub struct SharedPermit<'a> {
     fuse: &'a SharedFuse,
-    grant: Grant,
+    grantor: Grantor,
 }
 
 impl<'a> SharedPermit<'a> {
     #[inline]
-    pub(super) fn new(fuse: &'a SharedFuse, grant: Grant) -> Self {
-        SharedPermit { fuse, grant }
+    pub(super) fn new(fuse: &'a SharedFuse, grantor: Grantor) -> Self {
+        SharedPermit { fuse, grantor }
     }
 
     /// Whether this permit is a half-open probe (of the store's circuit,
@@ -61,10 +61,10 @@ impl<'a> SharedPermit<'a> {
     /// # });
     /// ```
     pub fn is_probe(&self) -> bool {
-        match &self.grant {
-            Grant::Store(ticket) => ticket.is_probe(),
-            Grant::Local(permit) => permit.is_probe(),
-            Grant::Allowed => false,
+        match &self.grantor {
+            Grantor::Store(ticket) => ticket.is_probe(),
+            Grantor::Local(permit) => permit.is_probe(),
+            Grantor::Allowed => false,
         }
     }
 
@@ -79,7 +79,7 @@ impl<'a> SharedPermit<'a> {
     /// # });
     /// ```
     pub fn from_store(&self) -> bool {
-        matches!(self.grant, Grant::Store(_))
+        matches!(self.grantor, Grantor::Store(_))
     }
 
     /// Ends the permit with `verdict`. `Ok` when the verdict was recorded
@@ -98,13 +98,13 @@ impl<'a> SharedPermit<'a> {
     /// ```
     #[inline]
     pub fn conclude(self, verdict: Verdict) -> Conclusion<'a> {
-        match self.grant {
-            Grant::Store(ticket) => self.fuse.conclude_in_store(ticket, verdict),
-            Grant::Local(permit) => {
+        match self.grantor {
+            Grantor::Store(ticket) => self.fuse.conclude_in_store(ticket, verdict),
+            Grantor::Local(permit) => {
                 permit.conclude(verdict);
                 Conclusion::settled()
             }
-            Grant::Allowed => Conclusion::settled(),
+            Grantor::Allowed => Conclusion::settled(),
         }
     }
 
@@ -160,10 +160,10 @@ impl<'a> SharedPermit<'a> {
 
 impl fmt::Debug for SharedPermit<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let from = match &self.grant {
-            Grant::Store(_) => "store",
-            Grant::Local(_) => "local",
-            Grant::Allowed => "allowed",
+        let from = match &self.grantor {
+            Grantor::Store(_) => "store",
+            Grantor::Local(_) => "local",
+            Grantor::Allowed => "allowed",
         };
         f.debug_struct("SharedPermit")
             .field("key", &self.fuse.key())

@@ -16,7 +16,7 @@ use super::payload;
 use super::step::{Key, Turns};
 use super::stored::{Stored, Ticket};
 use super::{Loaded, Store};
-use crate::config::Config;
+use crate::config::{Config, nanos};
 use crate::events::{Listener, Listeners};
 use crate::fallback::Fallback;
 use crate::fuse::Fuse;
@@ -253,7 +253,7 @@ impl SharedFuse {
         Key {
             store: &*self.store,
             key: self.key(),
-            lease: crate::config::nanos(self.lease),
+            lease: nanos(self.lease),
             ttl: self.ttl,
             turns: &self.turns,
         }
