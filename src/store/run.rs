@@ -10,8 +10,9 @@ use crate::verdict::{Verdict, judge, judge_with};
 
 impl SharedFuse {
     /// Runs `fut` if the circuit admits it and records its outcome (as
-    /// [`Fuse::run_async`](crate::Fuse::run_async)). A verdict the store could not take is
-    /// reported to the listeners and does not change the call's result.
+    /// [`Fuse::run_async`](crate::Fuse::run_async)). A verdict the store
+    /// could not take is reported to the listeners and does not change the
+    /// call's result.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -35,7 +36,8 @@ impl SharedFuse {
     }
 
     /// Like [`run_async`](Self::run_async), with the classification of
-    /// this call given (as [`Fuse::run_async_with`](crate::Fuse::run_async_with)).
+    /// this call given (as
+    /// [`Fuse::run_async_with`](crate::Fuse::run_async_with)).
     ///
     /// ```
     /// use std::sync::Arc;

@@ -13,7 +13,7 @@ use super::error::StoreError;
 use super::health::Health;
 use super::mirror::Mirror;
 use super::payload;
-use super::step::{Key, Turns};
+use super::step::{InStore, Turns};
 use super::stored::{Stored, Ticket};
 use super::{Loaded, Store};
 use crate::config::{Config, nanos};
@@ -249,8 +249,8 @@ impl SharedFuse {
     }
 
     /// The circuit's key in its store, for a step.
-    pub(super) fn in_store(&self) -> Key<'_> {
-        Key {
+    pub(super) fn in_store(&self) -> InStore<'_> {
+        InStore {
             store: &*self.store,
             key: self.key(),
             lease: nanos(self.lease),

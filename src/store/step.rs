@@ -79,7 +79,7 @@ impl Turns {
 
 /// A circuit's key in its store, as its steps read and write it.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Key<'a> {
+pub(super) struct InStore<'a> {
     pub(super) store: &'a dyn Store,
     pub(super) key: &'a str,
     /// The probes' lease, in nanoseconds.
@@ -106,7 +106,7 @@ pub(super) struct Stepped<'a> {
     _turn: Option<MutexGuard<'a, Option<Loaded>>>,
 }
 
-impl<'a> Key<'a> {
+impl<'a> InStore<'a> {
     /// The circuit in `loaded`, read from this key.
     pub(super) fn read(&self, loaded: &Loaded) -> Result<Stored, StoreError> {
         read(self.store, self.key, loaded, self.lease)
