@@ -11,6 +11,10 @@ use crate::events::Listener;
 use crate::events::Listeners;
 
 /// The sinks [`install`] registered that a circuit also calls directly.
+#[cfg_attr(
+    not(feature = "store"),
+    allow(dead_code, reason = "until the engine installs its sinks here")
+)]
 #[derive(Debug)]
 #[non_exhaustive]
 pub(crate) struct Sinks {
@@ -30,6 +34,10 @@ pub(crate) struct Sinks {
 /// Adds to `listeners` the sinks of the features that are on (the
 /// `tracing` sink, then the metrics of the circuit `key`), and returns
 /// those a circuit calls itself.
+#[cfg_attr(
+    not(feature = "store"),
+    allow(dead_code, reason = "until the engine installs its sinks here")
+)]
 pub(crate) fn install(listeners: &Listeners, key: &str) -> Sinks {
     #[cfg(feature = "tracing")]
     listeners.add(&(Arc::new(crate::trace::TraceSink) as Arc<dyn Listener>));

@@ -14,8 +14,8 @@ pub(super) type Asking<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub(super) const POLLED_AFTER_COMPLETION: &str =
     "fuse_breaker::store future polled after completion";
 
-/// The future of a [`SharedPermit`]'s verdict: `Ok` at once when nothing
-/// needs the store, the store's answer otherwise.
+/// The future of a [`SharedPermit`](super::SharedPermit)'s verdict: `Ok`
+/// at once when nothing needs the store, the store's answer otherwise.
 ///
 /// ```
 /// use std::sync::Arc;
