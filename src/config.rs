@@ -313,6 +313,14 @@ impl Config {
     pub(crate) fn open_nanos(&self) -> u64 {
         nanos(self.open_duration)
     }
+
+    /// milon/fuse's store TTL, in nanoseconds: twice the longer of the
+    /// window and the open duration (how long a shared circuit's payload
+    /// lives, and how long an unused circuit is kept by default).
+    #[inline]
+    pub(crate) fn ttl_nanos(&self) -> u64 {
+        2 * self.window_nanos().max(self.open_nanos())
+    }
 }
 
 /// Builds a [`Config`]: a base the setters change (one setter per setting,

@@ -5,7 +5,10 @@
 //! it, after the new state is in place. Nothing here runs on a call that
 //! does not change the state, and listeners are read without a lock. The
 //! `tracing` and `metrics` features are listeners too (sinks a circuit
-//! registers when it is built), so every transition goes one way.
+//! registers when it is built, see `sinks`), so every transition goes one
+//! way. A shared circuit's store outages reach the same listeners as
+//! [`StoreEvent`]s (feature `store`): the event is the core's, so the core
+//! knows nothing of stores.
 
 use std::fmt;
 use std::sync::Arc;
@@ -13,6 +16,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use arc_swap::ArcSwap;
 
+#[cfg(feature = "store")]
+use crate::fallback::Fallback;
 use crate::transition::Transition;
 
 /// Receives the transitions of the circuits it is registered with, on the
@@ -70,7 +75,7 @@ pub trait Listener: Send + Sync + 'static {
     /// }
     /// ```
     #[cfg(feature = "store")]
-    fn on_store(&self, event: &crate::store::StoreEvent<'_>) {
+    fn on_store(&self, event: &StoreEvent<'_>) {
         let _ = event;
     }
 }
@@ -90,9 +95,44 @@ impl<L: Listener + ?Sized> Listener for Arc<L> {
     }
 
     #[cfg(feature = "store")]
-    fn on_store(&self, event: &crate::store::StoreEvent<'_>) {
+    fn on_store(&self, event: &StoreEvent<'_>) {
         (**self).on_store(event);
     }
+}
+
+/// A shared circuit's store stopped answering (its [`Fallback`] decides
+/// from then on) or answers again, or an operator's change replaced what
+/// was not a circuit under its key: what [`Listener::on_store`] receives
+/// (and, with their features, the `tracing` sink and the metrics). Reached
+/// as `fuse_breaker::store::StoreEvent`; its errors are the store's
+/// ([`store_error`](Self::store_error) and
+/// [`unreadable`](Self::unreadable) give them as their own types).
+///
+/// ```
+/// use fuse_breaker::store::{Fallback, StoreEvent};
+/// fn page(event: &StoreEvent) -> bool {
+///     !event.reachable && event.fallback == Fallback::Reject
+/// }
+/// ```
+#[cfg(feature = "store")]
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct StoreEvent<'a> {
+    /// The circuit's key.
+    pub key: &'a str,
+    /// The store's name.
+    pub store: &'a str,
+    /// `false`: the store stopped answering; `true`: it answers again.
+    pub reachable: bool,
+    /// What decides while it does not answer.
+    pub fallback: Fallback,
+    /// The error that began the outage (a `StoreError`).
+    pub error: Option<&'a (dyn std::error::Error + Send + Sync + 'static)>,
+    /// An operator's change (`force_open`, `force_closed`, `reset` of a
+    /// shared circuit) replaced a payload that was not a circuit: what was
+    /// wrong with it (a `PayloadError`; `reachable` is `true`: the store
+    /// answered).
+    pub overwritten: Option<&'a (dyn std::error::Error + Send + Sync + 'static)>,
 }
 
 /// A set of listeners, read without a lock (copy on write on registration).
@@ -121,6 +161,12 @@ impl Listeners {
         !self.any.load(Ordering::Acquire)
     }
 
+    /// How many listeners there are.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.list.load().len()
+    }
+
     pub(crate) fn emit(&self, transition: &Transition) {
         if self.is_empty() {
             return;
@@ -132,7 +178,7 @@ impl Listeners {
 
     /// Tells every listener of a store's outage or return.
     #[cfg(feature = "store")]
-    pub(crate) fn emit_store(&self, event: &crate::store::StoreEvent<'_>) {
+    pub(crate) fn emit_store(&self, event: &StoreEvent<'_>) {
         for listener in self.list.load().iter() {
             listener.on_store(event);
         }

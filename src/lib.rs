@@ -110,6 +110,7 @@ mod ring;
 mod run;
 #[cfg(feature = "config-file")]
 mod settings;
+mod sinks;
 mod slot;
 mod snapshot;
 #[cfg(feature = "store")]
@@ -139,6 +140,7 @@ pub use error::{Error, OpenError};
 pub use events::Listener;
 pub use fallback::Fallback;
 pub use fuse::{Fuse, FuseBuilder};
+pub use names::key;
 pub use overrides::Overrides;
 pub use permit::{OwnedPermit, Permit};
 pub use registry::{DEFAULT_MAX_CIRCUITS, OVERFLOW_NAME, Registry, RegistryBuilder};

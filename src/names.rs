@@ -7,10 +7,20 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
 
-/// `prefix:app:name:operation`, empty or absent pieces left out, pieces
-/// used verbatim but for control characters, which are written escaped
-/// (see [`printable`]).
-pub(crate) fn key(prefix: &str, app: Option<&str>, name: &str, operation: Option<&str>) -> String {
+/// The key of a circuit (SPEC §1): `prefix:app:name:operation`, empty or
+/// absent pieces left out, pieces used verbatim but for control
+/// characters, which are written escaped (`\u{1b}`). The key every
+/// circuit, in-process or shared, of these pieces has: what an operator's
+/// tool looks a circuit up by without making one.
+///
+/// ```
+/// assert_eq!(fuse_breaker::key("fuse", Some("shop"), "billing", Some("charge")), "fuse:shop:billing:charge");
+/// assert_eq!(fuse_breaker::key("fuse", None, "billing", Some("")), "fuse:billing");
+///
+/// let fuse = fuse_breaker::Fuse::builder("billing").app("shop").build();
+/// assert_eq!(fuse.key(), fuse_breaker::key("fuse", Some("shop"), "billing", None));
+/// ```
+pub fn key(prefix: &str, app: Option<&str>, name: &str, operation: Option<&str>) -> String {
     [Some(prefix), app, Some(name), operation]
         .into_iter()
         .flatten()

@@ -6,7 +6,7 @@ use crate::classify::Classify;
 use crate::error::Error;
 use crate::fuse::Fuse;
 use crate::permit::Permit;
-use crate::verdict::Verdict;
+use crate::verdict::{Verdict, judge_with};
 
 impl Fuse {
     /// Runs `f` if the circuit admits it and records its outcome: `Ok` is a
@@ -127,28 +127,8 @@ impl Fuse {
     /// judged by its kind under this circuit's configuration.
     #[inline]
     fn judge<T, E: Classify>(&self, outcome: &Result<T, E>) -> Verdict {
-        let config = self.config();
-        Verdict::for_outcome(
-            outcome,
-            |_| Verdict::Success,
-            |err| Verdict::for_kind(err.failure_kind(), config),
-        )
+        crate::verdict::judge(outcome, self.config())
     }
-}
-
-/// The verdict of [`run_with`](Fuse::run_with): `is_failure` says whether
-/// an error counts, `is_success` whether a value is a success.
-#[inline]
-fn judge_with<T, E>(
-    outcome: &Result<T, E>,
-    is_failure: impl FnOnce(&E) -> bool,
-    is_success: impl FnOnce(&T) -> bool,
-) -> Verdict {
-    Verdict::for_outcome(
-        outcome,
-        |value| Verdict::success_if(is_success(value)),
-        |err| Verdict::failure_if(is_failure(err)),
-    )
 }
 
 /// Ends `permit` with the verdict `judge` gives the outcome and hands the

@@ -77,18 +77,8 @@ impl Occupant {
     /// The circuit `tag` of its slot ([`Slot::take`]), with the ring
     /// `config` needs.
     pub(crate) fn new(config: &Config, tag: u32, time: Time, names: Names, events: Events) -> Self {
-        // The sinks of the features are listeners like a user's, ahead of
-        // any the user adds.
-        #[cfg(feature = "tracing")]
-        events
-            .own
-            .add(&(Arc::new(crate::trace::TraceSink) as Arc<dyn crate::events::Listener>));
-        #[cfg(feature = "metrics")]
-        let telemetry = Arc::new(crate::telemetry::Telemetry::new(names.key()));
-        #[cfg(feature = "metrics")]
-        events
-            .own
-            .add(&(telemetry.clone() as Arc<dyn crate::events::Listener>));
+        #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
+        let sinks = crate::sinks::install(&events.own, names.key());
         Occupant {
             ring: Ring::new(config.failure_threshold()),
             tag,
@@ -96,7 +86,7 @@ impl Occupant {
             names,
             events,
             #[cfg(feature = "metrics")]
-            telemetry,
+            telemetry: sinks.telemetry,
         }
     }
 

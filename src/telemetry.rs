@@ -114,7 +114,7 @@ impl Listener for Telemetry {
     }
 
     #[cfg(feature = "store")]
-    fn on_store(&self, event: &crate::store::StoreEvent<'_>) {
+    fn on_store(&self, event: &crate::events::StoreEvent<'_>) {
         if event.overwritten.is_some() {
             counter!(
                 "fuse_store_overwritten_total",

@@ -30,7 +30,7 @@ impl Listener for TraceSink {
     }
 
     #[cfg(feature = "store")]
-    fn on_store(&self, event: &crate::store::StoreEvent<'_>) {
+    fn on_store(&self, event: &crate::events::StoreEvent<'_>) {
         if let Some(unreadable) = event.overwritten {
             let error = unreadable.to_string();
             tracing::warn!(

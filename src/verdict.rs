@@ -4,7 +4,7 @@
 
 use std::error::Error as StdError;
 
-use crate::classify::{FailureKind, classify_error};
+use crate::classify::{Classify, FailureKind, classify_error};
 use crate::config::Config;
 
 /// How one call ended, as far as its circuit is concerned: what a permit is
@@ -154,4 +154,30 @@ impl Verdict {
     pub fn for_error(error: &(dyn StdError + 'static), config: &Config) -> Verdict {
         Verdict::for_kind(classify_error(error), config)
     }
+}
+
+/// The verdict of a `run` (in-process or shared): `Ok` is a success, an
+/// error is judged by its kind under `config`.
+#[inline]
+pub(crate) fn judge<T, E: Classify>(outcome: &Result<T, E>, config: &Config) -> Verdict {
+    Verdict::for_outcome(
+        outcome,
+        |_| Verdict::Success,
+        |err| Verdict::for_kind(err.failure_kind(), config),
+    )
+}
+
+/// The verdict of a `run_with` (in-process or shared): `is_failure` says
+/// whether an error counts, `is_success` whether a value is a success.
+#[inline]
+pub(crate) fn judge_with<T, E>(
+    outcome: &Result<T, E>,
+    is_failure: impl FnOnce(&E) -> bool,
+    is_success: impl FnOnce(&T) -> bool,
+) -> Verdict {
+    Verdict::for_outcome(
+        outcome,
+        |value| Verdict::success_if(is_success(value)),
+        |err| Verdict::failure_if(is_failure(err)),
+    )
 }

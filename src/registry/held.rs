@@ -179,7 +179,7 @@ impl Held {
 /// default milon/fuse's store TTL, twice the longer of its window and its
 /// open duration.
 pub(super) fn idle_time(config: &Config, idle_after: Option<Duration>) -> u64 {
-    idle_after.map_or_else(|| 2 * config.window_nanos().max(config.open_nanos()), nanos)
+    idle_after.map_or_else(|| config.ttl_nanos(), nanos)
 }
 
 /// Whether retiring `fuse` loses nothing: closed, with no failure left in

@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::mirror::Mirror;
 use super::payload::{self, Fresh};
 use super::stored::{Stored, Ticket};
-use crate::config::Config;
+use crate::config::{Config, nanos};
 use crate::model::Grant;
 use crate::sync::Words4;
 
@@ -28,10 +28,6 @@ pub(crate) struct Cache {
     quiet: Words4,
     /// The coarse clock the quiet deadline is kept on (one load).
     clock: crate::clock::Time,
-}
-
-fn nanos(time: Duration) -> u64 {
-    u64::try_from(time.as_nanos()).unwrap_or(u64::MAX)
 }
 
 impl Cache {

@@ -35,8 +35,8 @@ enum Kind {
         key: String,
         tries: u32,
     },
-    /// The URL a store was opened with is not one of its kind.
-    #[cfg_attr(not(any(feature = "redis", feature = "sql")), allow(dead_code))]
+    /// The URL a store was opened with is not one of its kind (or of
+    /// any store's), and why.
     Url(String),
     /// The store cannot keep a circuit under this key.
     #[cfg_attr(not(feature = "sql"), allow(dead_code))]
@@ -87,9 +87,15 @@ impl StoreError {
     /// (`kind`: "Redis", "database"), and why.
     #[cfg(any(feature = "redis", feature = "sql"))]
     pub(crate) fn invalid_url(store: &str, kind: &str, reason: impl fmt::Display) -> Self {
+        Self::url(store, format_args!("not a {kind} URL: {reason}"))
+    }
+
+    /// The URL `store` was opened with cannot open it: `reason`, which
+    /// says what it is or is not (see [`open`](super::open)).
+    pub(crate) fn url(store: &str, reason: impl fmt::Display) -> Self {
         StoreError {
             store: store.into(),
-            kind: Kind::Url(format!("not a {kind} URL: {reason}")),
+            kind: Kind::Url(reason.to_string()),
         }
     }
 
@@ -341,7 +347,6 @@ impl<E: std::error::Error + 'static> std::error::Error for Error<E> {
     }
 }
 
-#[cfg(any(feature = "redis", feature = "sql"))]
 /// `url` as errors and events name a store: without its secrets.
 pub(crate) fn public_name(url: &str) -> String {
     crate::redact::url(url).into_owned()

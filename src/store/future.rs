@@ -1,6 +1,6 @@
-//! [`Admission`] and [`Conclusion`]: the futures of a shared circuit's
-//! decisions, ready at once when this process decides without the store
-//! (cached mode, a fallback), boxed only when a round trip is needed.
+//! [`Admission`]: the future of a shared circuit's admission, ready at once
+//! when this process decides without the store (cached mode, a fallback),
+//! boxed only when a round trip is needed.
 //!
 //! The common case (a quiet cached circuit) holds only the words its result
 //! is made of, and makes the result when polled: a whole result moved
@@ -13,15 +13,11 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use super::error::{Refusal, StoreError};
-use super::permit::{Held, SharedPermit};
+use super::conclusion::{Asking, POLLED_AFTER_COMPLETION};
+use super::error::Refusal;
+use super::permit::{Grantor, SharedPermit};
 use super::shared::SharedFuse;
 use super::stored::Ticket;
-
-/// A round trip under way.
-type Asking<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-const POLLED_AFTER_COMPLETION: &str = "fuse_breaker::store future polled after completion";
 
 /// The future of [`SharedFuse::try_acquire`]: a permit or the reason there
 /// is none, at once when this process decides, the store's answer
@@ -83,7 +79,7 @@ impl<'a> Future for Admission<'a> {
         let state = &mut self.get_mut().state;
         if let AdmissionState::Granted(fuse, ticket) = *state {
             *state = AdmissionState::Done;
-            return Poll::Ready(Ok(SharedPermit::new(fuse, Held::Store(ticket))));
+            return Poll::Ready(Ok(SharedPermit::new(fuse, Grantor::Store(ticket))));
         }
         if let AdmissionState::Asking(future) = state {
             return future.as_mut().poll(cx);
@@ -103,74 +99,5 @@ impl fmt::Debug for Admission<'_> {
             AdmissionState::Done => "done",
         };
         f.debug_struct("Admission").field("state", &state).finish()
-    }
-}
-
-/// The future of a [`SharedPermit`]'s verdict: `Ok` at once when nothing
-/// needs the store, the store's answer otherwise.
-///
-/// ```
-/// use std::sync::Arc;
-/// use fuse_breaker::store::{Conclusion, MemoryStore, SharedFuse};
-/// # futures::executor::block_on(async {
-/// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
-/// let conclusion: Conclusion<'_> = fuse.try_acquire().await.unwrap().success();
-/// assert!(conclusion.await.is_ok());
-/// # });
-/// ```
-#[must_use = "a verdict may do nothing unless awaited"]
-pub struct Conclusion<'a> {
-    state: ConclusionState<'a>,
-}
-
-enum ConclusionState<'a> {
-    /// Decided here with nothing to send.
-    Settled,
-    Asking(Asking<'a, Result<(), StoreError>>),
-    Done,
-}
-
-impl<'a> Conclusion<'a> {
-    #[inline]
-    pub(super) fn settled() -> Self {
-        Conclusion {
-            state: ConclusionState::Settled,
-        }
-    }
-
-    pub(super) fn asking(future: impl Future<Output = Result<(), StoreError>> + Send + 'a) -> Self {
-        Conclusion {
-            state: ConclusionState::Asking(Box::pin(future)),
-        }
-    }
-}
-
-impl Unpin for Conclusion<'_> {}
-
-impl Future for Conclusion<'_> {
-    type Output = Result<(), StoreError>;
-
-    #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let state = &mut self.get_mut().state;
-        match state {
-            ConclusionState::Settled => {
-                *state = ConclusionState::Done;
-                Poll::Ready(Ok(()))
-            }
-            ConclusionState::Asking(future) => future.as_mut().poll(cx),
-            ConclusionState::Done => panic!("{POLLED_AFTER_COMPLETION}"),
-        }
-    }
-}
-
-impl fmt::Debug for Conclusion<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = match self.state {
-            ConclusionState::Settled => "ready",
-            ConclusionState::Asking(_) => "asking the store",
-            ConclusionState::Done => "done",
-        };
-        f.debug_struct("Conclusion").field("state", &state).finish()
     }
 }

@@ -53,7 +53,7 @@ impl SharedFuse {
     /// Opens the circuit now, for every process (a new epoch: permits
     /// granted before are stale). A payload under the key that is not a
     /// circuit is overwritten by an open one in a new generation, and the
-    /// listeners hear of it ([`StoreEvent::overwritten`](super::StoreEvent::overwritten)).
+    /// listeners hear of it ([`StoreEvent::unreadable`](super::StoreEvent::unreadable)).
     ///
     /// ```
     /// use std::sync::Arc;
@@ -132,15 +132,10 @@ impl SharedFuse {
                 None => return Err(err),
             },
         };
-        {
-            // The process's writers take turns: one that waited decides
-            // on the key as the store has it now, not on what was written
-            // before the reset.
-            let mut last = self.writing.lock().await;
-            self.store().delete(self.key(), true).await?;
-            *last = None;
-            self.writes.add(1);
-        }
+        // The process's writers take turns: one that waited decides on the
+        // key as the store has it now, not on what was written before the
+        // reset.
+        self.turns.delete(&**self.store(), self.key()).await?;
         if let Some(cache) = &self.cache {
             cache.forget();
         }

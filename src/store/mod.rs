@@ -34,79 +34,60 @@
 //! # }).unwrap();
 //! ```
 
+mod acquire;
+mod builder;
 mod cache;
 mod changes;
+mod conclude;
+mod conclusion;
 mod counting;
 mod error;
 mod future;
+mod health;
 mod keys;
 mod manual;
 mod memory;
 mod mirror;
+mod open;
 mod payload;
 mod permit;
 mod random;
 #[cfg(feature = "redis")]
 mod redis;
 mod registry;
+mod report;
+mod run;
 #[cfg(all(feature = "config-file", any(feature = "redis", feature = "sql")))]
 mod settings;
 mod shared;
 #[cfg(feature = "sql")]
 mod sql;
+mod step;
 mod stored;
 
 use std::fmt;
 use std::time::Duration;
 
+pub use crate::events::StoreEvent;
 pub use crate::fallback::Fallback;
+pub use builder::SharedFuseBuilder;
 pub use changes::Changes;
+pub use conclusion::Conclusion;
 pub use counting::Counting;
 pub use error::{Error, Refusal, StoreError};
-pub use future::{Admission, Conclusion};
+pub use future::Admission;
 pub use keys::KeyPage;
 pub use manual::ManualChange;
 pub use memory::MemoryStore;
+pub use open::{open, open_with_table};
 pub use payload::PayloadError;
 pub use permit::SharedPermit;
 #[cfg(feature = "redis")]
 pub use redis::RedisStore;
 pub use registry::{SharedRegistry, SharedRegistryBuilder};
-pub use shared::{SharedFuse, SharedFuseBuilder};
+pub use shared::SharedFuse;
 #[cfg(feature = "sql")]
 pub use sql::SqlStore;
-
-/// A shared circuit's store stopped answering (its [`Fallback`] decides
-/// from then on) or answers again: what [`Listener::on_store`] receives
-/// (and, with their features, the `tracing` sink and the metrics).
-///
-/// [`Listener::on_store`]: crate::Listener::on_store
-///
-/// ```
-/// use fuse_breaker::store::{Fallback, StoreEvent};
-/// fn page(event: &StoreEvent) -> bool {
-///     !event.reachable && event.fallback == Fallback::Reject
-/// }
-/// ```
-#[derive(Clone, Copy, Debug)]
-#[non_exhaustive]
-pub struct StoreEvent<'a> {
-    /// The circuit's key.
-    pub key: &'a str,
-    /// The store's name.
-    pub store: &'a str,
-    /// `false`: the store stopped answering; `true`: it answers again.
-    pub reachable: bool,
-    /// What decides while it does not answer.
-    pub fallback: Fallback,
-    /// The error that began the outage.
-    pub error: Option<&'a StoreError>,
-    /// An operator's change ([`SharedFuse::force_open`],
-    /// [`SharedFuse::force_closed`], [`SharedFuse::reset`]) replaced a
-    /// payload that was not a circuit: what was wrong with it (`reachable`
-    /// is `true`: the store answered).
-    pub overwritten: Option<&'a PayloadError>,
-}
 
 /// The snapshot of the circuit under `key` in `store` under `config`
 /// (times since the Unix epoch, on the store's clock), or `None` when the
@@ -131,14 +112,13 @@ pub async fn snapshot_of(
     config: &crate::Config,
 ) -> Result<Option<crate::Snapshot>, StoreError> {
     let loaded = store.load(key).await?;
-    let Some(bytes) = &loaded.payload else {
+    if loaded.payload.is_none() {
         return Ok(None);
-    };
-    let now = payload::store_time(loaded.now);
-    let fresh = payload::Fresh::at(now, 0);
-    let stored =
-        payload::read(key, bytes, fresh).map_err(|err| StoreError::payload(store.name(), err))?;
-    Ok(Some(stored.snapshot(config, now)))
+    }
+    let stored = step::read(store, key, &loaded, 0)?;
+    Ok(Some(
+        stored.snapshot(config, payload::store_time(loaded.now)),
+    ))
 }
 
 /// What a store answered to a read: the payload under the key (`None` when

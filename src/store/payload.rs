@@ -202,20 +202,12 @@ fn checked(key: &str, field: &str, unit: u64, time: u64, limit: u64) -> Result<u
         })
 }
 
-fn state_name(state: State) -> &'static str {
-    match state {
-        State::Closed => "closed",
-        State::Open => "open",
-        State::HalfOpen => "half_open",
-    }
-}
-
 /// The payload of `stored`.
 pub(crate) fn write(stored: &Stored) -> Vec<u8> {
     let half_open = stored.head.state == State::HalfOpen;
     let closed = stored.head.state == State::Closed;
     let payload = Payload {
-        state: state_name(stored.head.state).to_owned(),
+        state: stored.head.state.as_str().to_owned(),
         opened_at: (!closed).then_some(stored.opened_at / NANOS_PER_SEC),
         failures: stored
             .failures
@@ -258,16 +250,15 @@ pub(crate) fn read(key: &str, bytes: &[u8], fresh: Fresh) -> Result<Stored, Payl
     }
     let payload: Payload =
         serde_json::from_slice(bytes).map_err(|err| PayloadError::new(key, err))?;
-    let state = match payload.state.as_str() {
-        "closed" => State::Closed,
-        "open" => State::Open,
-        "half_open" => State::HalfOpen,
-        other => {
-            return Err(PayloadError::new(
-                key,
-                format_args!("unknown state {other:?}"),
-            ));
-        }
+    // The states as milon/fuse spells them, which is how the crate does.
+    let Some(state) = [State::Closed, State::Open, State::HalfOpen]
+        .into_iter()
+        .find(|state| state.as_str() == payload.state)
+    else {
+        return Err(PayloadError::new(
+            key,
+            format_args!("unknown state {:?}", payload.state),
+        ));
     };
     for (field, value) in [
         ("half_open_successes", payload.half_open_successes),

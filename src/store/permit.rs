@@ -2,14 +2,14 @@
 
 use std::fmt;
 
-use super::future::Conclusion;
+use super::conclusion::Conclusion;
 use super::shared::SharedFuse;
 use super::stored::Ticket;
 use crate::permit::OwnedPermit;
 use crate::verdict::Verdict;
 
-/// Who granted a permit.
-pub(super) enum Held {
+/// Who granted a permit, and what ends it.
+pub(super) enum Grantor {
     /// The store.
     Store(Ticket),
     /// The local circuit, while the store did not answer.
@@ -40,13 +40,13 @@ pub(super) enum Held {
 #[must_use = "a permit dropped without a verdict records nothing"]
 pub struct SharedPermit<'a> {
     fuse: &'a SharedFuse,
-    held: Held,
+    grantor: Grantor,
 }
 
 impl<'a> SharedPermit<'a> {
     #[inline]
-    pub(super) fn new(fuse: &'a SharedFuse, held: Held) -> Self {
-        SharedPermit { fuse, held }
+    pub(super) fn new(fuse: &'a SharedFuse, grantor: Grantor) -> Self {
+        SharedPermit { fuse, grantor }
     }
 
     /// Whether this permit is a half-open probe (of the store's circuit,
@@ -61,10 +61,10 @@ impl<'a> SharedPermit<'a> {
     /// # });
     /// ```
     pub fn is_probe(&self) -> bool {
-        match &self.held {
-            Held::Store(ticket) => ticket.is_probe(),
-            Held::Local(permit) => permit.is_probe(),
-            Held::Allowed => false,
+        match &self.grantor {
+            Grantor::Store(ticket) => ticket.is_probe(),
+            Grantor::Local(permit) => permit.is_probe(),
+            Grantor::Allowed => false,
         }
     }
 
@@ -79,7 +79,7 @@ impl<'a> SharedPermit<'a> {
     /// # });
     /// ```
     pub fn from_store(&self) -> bool {
-        matches!(self.held, Held::Store(_))
+        matches!(self.grantor, Grantor::Store(_))
     }
 
     /// Ends the permit with `verdict`. `Ok` when the verdict was recorded
@@ -98,13 +98,13 @@ impl<'a> SharedPermit<'a> {
     /// ```
     #[inline]
     pub fn conclude(self, verdict: Verdict) -> Conclusion<'a> {
-        match self.held {
-            Held::Store(ticket) => self.fuse.conclude_in_store(ticket, verdict),
-            Held::Local(permit) => {
+        match self.grantor {
+            Grantor::Store(ticket) => self.fuse.conclude_in_store(ticket, verdict),
+            Grantor::Local(permit) => {
                 permit.conclude(verdict);
                 Conclusion::settled()
             }
-            Held::Allowed => Conclusion::settled(),
+            Grantor::Allowed => Conclusion::settled(),
         }
     }
 
@@ -160,10 +160,10 @@ impl<'a> SharedPermit<'a> {
 
 impl fmt::Debug for SharedPermit<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let from = match &self.held {
-            Held::Store(_) => "store",
-            Held::Local(_) => "local",
-            Held::Allowed => "allowed",
+        let from = match &self.grantor {
+            Grantor::Store(_) => "store",
+            Grantor::Local(_) => "local",
+            Grantor::Allowed => "allowed",
         };
         f.debug_struct("SharedPermit")
             .field("key", &self.fuse.key())

@@ -2,18 +2,8 @@
 //! `redis` or `sql`): `store = "redis"` and `redis_url`, or
 //! `store = "database"`, `database_url` and `database_table`; `fallback`.
 
-use std::sync::Arc;
-
 use super::SharedRegistry;
 use crate::settings::{Settings, SettingsError, StoreKind};
-
-/// The error of a store this build has not.
-#[cfg(not(all(feature = "redis", feature = "sql")))]
-fn missing(store: &str, feature: &str) -> SettingsError {
-    SettingsError::Store {
-        reason: format!("store = {store:?} needs the crate's feature `{feature}`"),
-    }
-}
 
 impl Settings {
     /// A registry of circuits shared through the settings' store
@@ -54,39 +44,17 @@ impl Settings {
     pub fn shared_registry(&self) -> Result<SharedRegistry, SettingsError> {
         self.check()?;
         let defaults = self.config()?;
-        let store = |err: super::StoreError| SettingsError::Store {
-            reason: err.to_string(),
-        };
-        let store: Arc<dyn super::Store> = match self.store {
-            #[cfg(feature = "redis")]
-            StoreKind::Redis => {
-                let url = self
-                    .redis_url
-                    .as_deref()
-                    .ok_or_else(|| SettingsError::Store {
-                        reason: "store = \"redis\" needs redis_url (or FUSE_REDIS_URL)".to_owned(),
-                    })?;
-                Arc::new(super::RedisStore::open(url).map_err(store)?)
-            }
-            #[cfg(feature = "sql")]
-            StoreKind::Database => {
-                let url = self
-                    .database_url
-                    .as_deref()
-                    .ok_or_else(|| SettingsError::Store {
-                        reason: "store = \"database\" needs database_url (or FUSE_DATABASE_URL)"
-                            .to_owned(),
-                    })?;
-                let mut sql = super::SqlStore::open(url).map_err(store)?;
-                if let Some(table) = &self.database_table {
-                    sql = sql.with_table(table).map_err(store)?;
-                }
-                Arc::new(sql)
-            }
-            #[cfg(not(feature = "redis"))]
-            StoreKind::Redis => return Err(missing("redis", "redis")),
-            #[cfg(not(feature = "sql"))]
-            StoreKind::Database => return Err(missing("database", "sql")),
+        let (url, table, needed) = match self.store {
+            StoreKind::Redis => (
+                self.redis_url.as_deref(),
+                None,
+                "store = \"redis\" needs redis_url (or FUSE_REDIS_URL)",
+            ),
+            StoreKind::Database => (
+                self.database_url.as_deref(),
+                self.database_table.as_deref(),
+                "store = \"database\" needs database_url (or FUSE_DATABASE_URL)",
+            ),
             StoreKind::Memory => {
                 return Err(SettingsError::Store {
                     reason: "store = \"memory\" keeps circuits in this process: make them \
@@ -95,6 +63,12 @@ impl Settings {
                 });
             }
         };
+        let url = url.ok_or_else(|| SettingsError::Store {
+            reason: needed.to_owned(),
+        })?;
+        let store = super::open_with_table(url, table).map_err(|err| SettingsError::Store {
+            reason: err.to_string(),
+        })?;
         let mut builder = SharedRegistry::builder(store)
             .defaults(defaults)
             .fallback(self.fallback);

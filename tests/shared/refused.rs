@@ -43,6 +43,70 @@ fn a_url_that_is_not_a_database_s_is_said_to_be_one() {
     });
 }
 
+/// `store::open` makes the store its URL's scheme names, and says what a
+/// URL of that kind is not as the store itself does.
+#[cfg(feature = "redis")]
+#[test]
+fn open_makes_a_redis_store_of_a_redis_or_valkey_url() {
+    super::block_on(async {
+        for url in [
+            "redis://127.0.0.1:1/2",
+            "valkey://127.0.0.1:1",
+            "redis+unix:///run/redis.sock",
+            "unix:///run/redis.sock",
+        ] {
+            let store = fuse_breaker::store::open(url).unwrap();
+            assert!(
+                format!("{store:?}").starts_with("RedisStore"),
+                "{url}: {store:?}"
+            );
+        }
+        let err = fuse_breaker::store::open("redis://[::1").unwrap_err();
+        assert!(err.is_invalid_url(), "{err}");
+        assert!(err.to_string().contains("not a Redis URL"), "{err}");
+        let err = fuse_breaker::store::open_with_table("redis://127.0.0.1:1", Some("circuits"))
+            .map(drop)
+            .unwrap_err();
+        assert!(err.is_invalid_url(), "{err}");
+        assert!(err.to_string().contains("keeps no table"), "{err}");
+    });
+}
+
+#[cfg(feature = "sql")]
+#[test]
+fn open_makes_an_sql_store_of_a_database_url() {
+    super::block_on(async {
+        for url in [
+            "postgres://127.0.0.1:1/shop",
+            "postgresql://127.0.0.1:1/shop",
+            "sqlite::memory:",
+        ] {
+            let store = fuse_breaker::store::open(url).unwrap();
+            assert!(
+                format!("{store:?}").starts_with("SqlStore"),
+                "{url}: {store:?}"
+            );
+        }
+        let store =
+            fuse_breaker::store::open_with_table("sqlite::memory:", Some("shop_circuits")).unwrap();
+        assert!(format!("{store:?}").contains("shop_circuits"), "{store:?}");
+        let err = fuse_breaker::store::open("postgres://127.0.0.1:notaport/shop").unwrap_err();
+        assert!(err.is_invalid_url(), "{err}");
+        assert!(err.to_string().contains("not a database URL"), "{err}");
+    });
+}
+
+#[test]
+fn open_names_a_scheme_no_store_has() {
+    super::block_on(async {
+        let err = fuse_breaker::store::open("mysql://admin:hunter2@127.0.0.1/shop").unwrap_err();
+        assert!(err.is_invalid_url(), "{err}");
+        assert!(!err.is_unreachable(), "{err}");
+        assert!(err.to_string().contains("\"mysql\""), "{err}");
+        assert!(!err.to_string().contains("hunter2"), "{err}");
+    });
+}
+
 /// Every SQL database to run on: `(name, url)`.
 #[cfg(feature = "sql")]
 fn databases() -> Vec<(&'static str, String)> {

@@ -38,7 +38,7 @@ impl Listener for Heard {
     fn on_transition(&self, _: &Transition) {}
 
     fn on_store(&self, event: &StoreEvent<'_>) {
-        if let Some(unreadable) = event.overwritten {
+        if let Some(unreadable) = event.unreadable() {
             assert!(event.reachable);
             self.0.lock().unwrap().push(unreadable.key().to_owned());
         }

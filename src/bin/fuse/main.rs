@@ -38,7 +38,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
-use fuse_breaker::store::{RedisStore, SharedFuse, SqlStore, Store, StoreError};
+use fuse_breaker::store::{self, SharedFuse, Store, StoreError};
 use fuse_breaker::{Config, Settings};
 
 use output::{Output, Row, written};
@@ -130,14 +130,8 @@ fn config(prefix: Option<&str>) -> Result<Config, String> {
 /// The store the circuits are in.
 fn open_store(cli: &Cli) -> Result<Arc<dyn Store>, StoreError> {
     match (&cli.redis, &cli.database_url) {
-        (Some(url), _) => Ok(Arc::new(RedisStore::open(url)?)),
-        (None, Some(url)) => {
-            let mut store = SqlStore::open(url)?;
-            if let Some(table) = &cli.table {
-                store = store.with_table(table)?;
-            }
-            Ok(Arc::new(store))
-        }
+        (Some(url), _) => store::open(url),
+        (None, Some(url)) => store::open_with_table(url, cli.table.as_deref()),
         (None, None) => Err(StoreError::unreachable(
             "fuse",
             "give --redis, --database-url or --url",
@@ -146,37 +140,35 @@ fn open_store(cli: &Cli) -> Result<Arc<dyn Store>, StoreError> {
 }
 
 fn circuit(cli: &Cli, store: &Arc<dyn Store>, config: &Config, spec: &str) -> SharedFuse {
-    let (name, operation) = spec.split_once(':').unwrap_or((spec, ""));
+    let (name, operation) = parts(spec);
     let mut builder = SharedFuse::builder(name, store.clone()).config(config.clone());
     if let Some(app) = &cli.app {
         builder = builder.app(app);
     }
-    if !operation.is_empty() {
+    if let Some(operation) = operation {
         builder = builder.operation(operation);
     }
     builder.build()
 }
 
+/// `NAME[:OPERATION]` as a name and an operation.
+fn parts(spec: &str) -> (&str, Option<&str>) {
+    let (name, operation) = spec.split_once(':').unwrap_or((spec, ""));
+    (
+        name,
+        Some(operation).filter(|operation| !operation.is_empty()),
+    )
+}
+
 /// The key of `NAME[:OPERATION]` under the app and prefix.
 fn key_of(cli: &Cli, config: &Config, spec: &str) -> String {
-    let (name, operation) = spec.split_once(':').unwrap_or((spec, ""));
-    let mut builder = fuse_breaker::Fuse::builder(name).config(config.clone());
-    if let Some(app) = &cli.app {
-        builder = builder.app(app);
-    }
-    if !operation.is_empty() {
-        builder = builder.operation(operation);
-    }
-    builder.build().key().to_owned()
+    let (name, operation) = parts(spec);
+    fuse_breaker::key(config.key_prefix(), cli.app.as_deref(), name, operation)
 }
 
 /// What every key of the app starts with: `prefix:app:` (or `prefix:`).
 fn prefix_of(cli: &Cli, config: &Config) -> String {
-    let mut prefix = config.key_prefix().to_owned();
-    if let Some(app) = &cli.app {
-        prefix.push(':');
-        prefix.push_str(app);
-    }
+    let mut prefix = fuse_breaker::key(config.key_prefix(), cli.app.as_deref(), "", None);
     prefix.push(':');
     prefix
 }

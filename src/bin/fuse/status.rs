@@ -7,8 +7,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use fuse_breaker::store::{SharedFuse, Store, snapshot_of};
-use fuse_breaker::{Config, Snapshot, State};
+use fuse_breaker::store::{Store, snapshot_of};
+use fuse_breaker::{Config, Fuse, Snapshot, State};
 
 use crate::output::{Output, Row, written};
 use crate::text::{hex, printable, printable_bytes};
@@ -75,10 +75,8 @@ pub(crate) async fn one(
         .map_err(|err| err.to_string())?
     {
         Some(snapshot) => snapshot,
-        None => SharedFuse::builder("", store.clone())
-            .build()
-            .local()
-            .snapshot(),
+        // What an absent key reads as: a fresh closed circuit.
+        None => Fuse::new("absent", config.clone()).snapshot(),
     };
     Line { key, snapshot, now }.show(config, out)
 }

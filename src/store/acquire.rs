@@ -1,0 +1,114 @@
+//! Admission to a shared circuit: from the quiet mirror inline, from the
+//! mirror, from the store, or, while the store does not answer, from the
+//! fallback.
+
+use super::error::{Refusal, StoreError};
+use super::future::Admission;
+use super::permit::{Grantor, SharedPermit};
+use super::random;
+use super::shared::SharedFuse;
+use super::stored::{At, Entry};
+use crate::config::nanos;
+use crate::error::OpenError;
+use crate::fallback::Fallback;
+
+impl SharedFuse {
+    /// A permit for one call, or the reason there is none. One round trip
+    /// to the store for a closed circuit; two when the admission changes
+    /// the circuit (the move to half-open, a probe slot). While the store
+    /// does not answer, the [`Fallback`] decides.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let permit = fuse.try_acquire().await?;
+    /// permit.success().await?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    #[inline]
+    pub fn try_acquire(&self) -> Admission<'_> {
+        // The common case inline: a quiet mirror's closed permit.
+        if !self.health.maybe_down()
+            && let Some(ticket) = self.quiet_ticket()
+        {
+            return Admission::granted(self, ticket);
+        }
+        self.try_acquire_slow()
+    }
+
+    /// Admission when the quiet mirror does not decide it.
+    #[inline(never)]
+    fn try_acquire_slow(&self) -> Admission<'_> {
+        if let Some(error) = self.health.still_down() {
+            return Admission::ready(self.fall_back(error));
+        }
+        if let Some(ticket) = self.quiet_ticket() {
+            return Admission::granted(self, ticket);
+        }
+        if let Some(entry) =
+            self.by_mirror(|mirror, staleness| mirror.admit(&self.config, staleness))
+        {
+            return Admission::ready(self.entry(entry));
+        }
+        Admission::asking(self.acquire_asking())
+    }
+
+    /// Admission that asks the store.
+    async fn acquire_asking(&self) -> Result<SharedPermit<'_>, Refusal> {
+        match self.round_trip(self.acquire_from_store()).await {
+            Ok(entry) => self.entry(entry),
+            Err(error) if error.is_unreachable() => self.fall_back(error),
+            Err(error) => Err(Refusal::Store(error)),
+        }
+    }
+
+    async fn acquire_from_store(&self) -> Result<Entry, StoreError> {
+        let lease = nanos(self.lease);
+        let mut entry = None;
+        self.step(None, |stored, now| {
+            let at = At {
+                now,
+                lease,
+                lease_id: random::next(),
+                generation: random::next(),
+            };
+            let (granted, changed) = stored.acquire(&self.config, at);
+            entry = Some(granted);
+            changed
+        })
+        .await?;
+        // `step` runs the closure at least once before it returns `Ok`.
+        Ok(entry.unwrap_or(Entry::Rejected { retry_after: 0 }))
+    }
+
+    /// The permit or the rejection the store's circuit (or its mirror)
+    /// decided.
+    fn entry(&self, entry: Entry) -> Result<SharedPermit<'_>, Refusal> {
+        match entry {
+            Entry::Granted(ticket) => Ok(SharedPermit::new(self, Grantor::Store(ticket))),
+            Entry::Rejected { retry_after } => Err(Refusal::Open(self.rejection(retry_after))),
+        }
+    }
+
+    /// The error of a call the store's circuit rejected, to be tried again
+    /// after `retry_after` nanoseconds: the one place the store makes one.
+    fn rejection(&self, retry_after: u64) -> OpenError {
+        OpenError::new(self.names.label(), retry_after)
+    }
+
+    /// Admission while the store does not answer.
+    fn fall_back(&self, error: StoreError) -> Result<SharedPermit<'_>, Refusal> {
+        match self.fallback {
+            Fallback::Local => match self.local.try_acquire_owned() {
+                Ok(permit) => Ok(SharedPermit::new(self, Grantor::Local(permit))),
+                Err(open) => Err(Refusal::Open(open)),
+            },
+            Fallback::Allow => Ok(SharedPermit::new(self, Grantor::Allowed)),
+            Fallback::Reject => Err(Refusal::Store(error)),
+        }
+    }
+}

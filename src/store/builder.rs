@@ -1,0 +1,236 @@
+//! [`SharedFuseBuilder`]: a shared circuit's key, configuration, lease,
+//! fallback and mode, and the circuit built from them.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::Store;
+use super::cache::Cache;
+use super::health::Health;
+use super::shared::SharedFuse;
+use super::step::Turns;
+use crate::config::Config;
+use crate::events::Listeners;
+use crate::fallback::Fallback;
+use crate::fuse::Fuse;
+use crate::names::Names;
+
+/// Builds a [`SharedFuse`]: its key's parts, configuration, lease and
+/// fallback.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use fuse_breaker::store::{Fallback, MemoryStore, SharedFuse};
+///
+/// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new()))
+///     .app("shop")
+///     .operation("charge")
+///     .lease(Duration::from_secs(10))
+///     .fallback(Fallback::Reject)
+///     .build();
+/// assert_eq!(fuse.key(), "fuse:shop:billing:charge");
+/// ```
+#[must_use]
+pub struct SharedFuseBuilder {
+    name: String,
+    app: Option<String>,
+    operation: Option<String>,
+    config: Config,
+    store: Arc<dyn Store>,
+    lease: Option<Duration>,
+    fallback: Fallback,
+    staleness: Option<Duration>,
+}
+
+impl fmt::Debug for SharedFuseBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedFuseBuilder")
+            .field("name", &self.name)
+            .field("store", &self.store.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SharedFuseBuilder {
+    /// The app segment of the key.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).app("shop").build();
+    /// assert_eq!(fuse.key(), "fuse:shop:billing");
+    /// ```
+    pub fn app(mut self, app: impl Into<String>) -> Self {
+        self.app = Some(app.into());
+        self
+    }
+
+    /// The operation segment of the key.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).operation("refund").build();
+    /// assert_eq!(fuse.key(), "fuse:billing:refund");
+    /// ```
+    pub fn operation(mut self, operation: impl Into<String>) -> Self {
+        self.operation = Some(operation.into());
+        self
+    }
+
+    /// The configuration (every process sharing the key should use the
+    /// same one).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let config = fuse_breaker::Config::builder().failure_threshold(3).build()?;
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).config(config).build();
+    /// assert_eq!(fuse.config().failure_threshold(), 3);
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// How long a probe holds its slot without a verdict before it counts
+    /// as an ignore verdict (default: the open duration).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use std::time::Duration;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new()))
+    ///     .lease(Duration::from_secs(5))
+    ///     .build();
+    /// assert_eq!(fuse.lease(), Duration::from_secs(5));
+    /// ```
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = Some(lease);
+        self
+    }
+
+    /// What decides while the store does not answer (default
+    /// [`Fallback::Local`]).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{Fallback, MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new()))
+    ///     .fallback(Fallback::Allow)
+    ///     .build();
+    /// assert_eq!(fuse.fallback(), Fallback::Allow);
+    /// ```
+    pub fn fallback(mut self, fallback: Fallback) -> Self {
+        self.fallback = fallback;
+        self
+    }
+
+    /// Cached mode: decide from this process's mirror of the circuit (the
+    /// newest reading of the key, kept from every round trip) while it is
+    /// younger than `staleness`. Then a closed circuit with no failures
+    /// admits and takes successes with no round trip, and an open one
+    /// rejects locally until its retry time; half-open admissions, probe
+    /// verdicts and failures still go to the store. The difference from
+    /// strict mode: a success the mirror showed nothing to clear for is
+    /// not sent, so failures another process recorded less than
+    /// `staleness` ago may survive it. Transitions are announced through
+    /// stores that can ([`Store::changes`]: Redis pub/sub, the memory
+    /// store), so another process's opening or closing replaces the
+    /// mirror as soon as it arrives; through one that cannot, it is seen
+    /// up to `staleness` late. The mirror is dropped when the store does
+    /// not answer and when its channel of announcements drops. The common case (a quiet closed
+    /// circuit) measures its age on the process's coarse clock, which
+    /// ticks every millisecond: the bound holds to that tick (and to how
+    /// late an overloaded machine runs the clock's thread).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use std::time::Duration;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new()))
+    ///     .cached(Duration::from_millis(100))
+    ///     .build();
+    /// assert_eq!(fuse.staleness(), Some(Duration::from_millis(100)));
+    /// ```
+    pub fn cached(mut self, staleness: Duration) -> Self {
+        self.staleness = Some(staleness);
+        self
+    }
+
+    /// The shared circuit.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert_eq!(fuse.name(), "billing");
+    /// ```
+    pub fn build(self) -> SharedFuse {
+        let prefix = self.config.key_prefix().to_owned();
+        let names = Names::new(
+            &prefix,
+            self.app.as_deref(),
+            &self.name,
+            self.operation.as_deref(),
+        );
+        let mut local = Fuse::builder(&self.name).config(self.config.clone());
+        if let Some(app) = &self.app {
+            local = local.app(app);
+        }
+        if let Some(operation) = &self.operation {
+            local = local.operation(operation);
+        }
+        let ttl = Duration::from_nanos(self.config.ttl_nanos());
+        let listeners = Listeners::default();
+        // The sinks of the features, ahead of any listener the user adds.
+        crate::sinks::install(&listeners, names.key());
+        let lease = self.lease.unwrap_or(self.config.open_duration());
+        let cache = self.staleness.map(|staleness| {
+            let cache = Arc::new(Cache::new(names.key(), &self.config, lease, staleness));
+            if let Some(changes) = self.store.changes() {
+                changes.watch(names.key(), &cache);
+            }
+            cache
+        });
+        SharedFuse {
+            names,
+            lease,
+            ttl,
+            config: self.config,
+            store: self.store,
+            fallback: self.fallback,
+            local: local.build(),
+            listeners,
+            health: Health::default(),
+            turns: Turns::new(),
+            cache,
+        }
+    }
+}
+
+impl SharedFuse {
+    /// A builder for the circuit `name` in `store`.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert_eq!(fuse.key(), "fuse:billing");
+    /// ```
+    pub fn builder(name: impl Into<String>, store: Arc<dyn Store>) -> SharedFuseBuilder {
+        SharedFuseBuilder {
+            name: name.into(),
+            app: None,
+            operation: None,
+            config: Config::default(),
+            store,
+            lease: None,
+            fallback: Fallback::default(),
+            staleness: None,
+        }
+    }
+}

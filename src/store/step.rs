@@ -1,0 +1,220 @@
+//! One step on a circuit in a [`Store`]: read the key with the store's
+//! time, decide, and compare-and-set the result against what was read,
+//! again on every lost race. It knows the store, the key and this
+//! process's write turn on it, nothing of the circuit around them (the
+//! caller keeps the mirror and tells the listeners).
+
+use std::time::Duration;
+
+use tokio::sync::{Mutex, MutexGuard};
+
+use super::error::StoreError;
+use super::payload::{self, Fresh, PayloadError};
+use super::random;
+use super::stored::Stored;
+use super::{Loaded, Store, Swap};
+
+/// How many compare-and-sets one step may lose to other writers before it
+/// gives up (each loss returns the key's new payload, so a retry costs one
+/// round trip). The writers of one process take turns (see [`Turns`]), so
+/// only other processes make a step lose.
+const MAX_CONFLICTS: u32 = 256;
+
+/// The circuit under `key` in `loaded` (a fresh closed one when absent);
+/// `lease`: the probes' lease in nanoseconds, for a payload milon/fuse
+/// wrote.
+pub(super) fn read(
+    store: &dyn Store,
+    key: &str,
+    loaded: &Loaded,
+    lease: u64,
+) -> Result<Stored, StoreError> {
+    let Some(bytes) = &loaded.payload else {
+        return Ok(Stored::absent());
+    };
+    let fresh = Fresh::at(payload::store_time(loaded.now), lease);
+    payload::read(key, bytes, fresh).map_err(|err| StoreError::payload(store.name(), err))
+}
+
+/// Whether `after` is another circuit than `before`: a transition (a new
+/// epoch) or a reset (a new generation).
+pub(super) fn moved(before: &Stored, after: &Stored) -> bool {
+    before.epoch != after.epoch || before.generation != after.generation
+}
+
+/// This process's writes of one key. A step that writes first takes the
+/// turn, so that the writers of one process never race each other (64
+/// tasks failing at once lost 27 round trips per call to each other
+/// without it); a read and a decision need no turn, and nothing is held
+/// across a call.
+#[derive(Debug)]
+pub(super) struct Turns {
+    /// Held by the step that is writing: the payload the last of them
+    /// wrote, and the store's time it was decided at.
+    last: Mutex<Option<Loaded>>,
+    /// How many writes this process's steps made (a hint, read before a
+    /// step reads the key; the compare-and-set decides).
+    writes: crate::sync::Tally,
+}
+
+impl Turns {
+    pub(super) fn new() -> Self {
+        Turns {
+            last: Mutex::new(None),
+            writes: crate::sync::Tally::new(),
+        }
+    }
+
+    /// Deletes `key` in its turn (a reset): a writer that waited decides
+    /// on the key as the store has it then, not on what was written
+    /// before.
+    pub(super) async fn delete(&self, store: &dyn Store, key: &str) -> Result<(), StoreError> {
+        let mut last = self.last.lock().await;
+        store.delete(key, true).await?;
+        *last = None;
+        self.writes.add(1);
+        Ok(())
+    }
+}
+
+/// A circuit's key in its store, as its steps read and write it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct InStore<'a> {
+    pub(super) store: &'a dyn Store,
+    pub(super) key: &'a str,
+    /// The probes' lease, in nanoseconds.
+    pub(super) lease: u64,
+    /// How long a written payload lives.
+    pub(super) ttl: Duration,
+    pub(super) turns: &'a Turns,
+}
+
+/// What a step did.
+#[derive(Debug)]
+pub(super) struct Stepped<'a> {
+    /// The circuit as the step left it.
+    pub(super) stored: Stored,
+    /// The store's time it was read at, in nanoseconds since the epoch.
+    pub(super) now: u64,
+    /// When the step wrote: the circuit it replaced and the store's time
+    /// its decision was made at.
+    pub(super) replaced: Option<(Stored, Duration)>,
+    /// A manual step's: what was wrong with a payload it overwrote.
+    pub(super) overwritten: Option<PayloadError>,
+    /// The write turn, while the caller tells what the step did (so this
+    /// process's writes are told in the order they were made).
+    _turn: Option<MutexGuard<'a, Option<Loaded>>>,
+}
+
+impl<'a> InStore<'a> {
+    /// The circuit in `loaded`, read from this key.
+    pub(super) fn read(&self, loaded: &Loaded) -> Result<Stored, StoreError> {
+        read(self.store, self.key, loaded, self.lease)
+    }
+
+    /// One step: read the circuit with the store's time, apply `step`
+    /// (which says whether it changed anything), and write the result
+    /// against what was read, again on every lost race.
+    ///
+    /// A step that writes takes the key's turn ([`Turns`]); one that finds
+    /// a write of this process made since it began reading decides again
+    /// on the payload that write left, with no round trip (a write of
+    /// another process since is what the compare-and-set finds).
+    ///
+    /// A `manual` step (an operator's change) overwrites a payload that is
+    /// not a circuit (as a fresh circuit in a new generation) and returns
+    /// what was wrong with it; any other step fails on one.
+    pub(super) async fn step(
+        &self,
+        manual: bool,
+        mut step: impl FnMut(&mut Stored, u64) -> bool,
+    ) -> Result<Stepped<'a>, StoreError> {
+        let (store, key, turns) = (self.store, self.key, self.turns);
+        let writes = turns.writes.get();
+        let (mut loaded, deleted) = match store.load(key).await {
+            Ok(loaded) => (loaded, None),
+            // What the store cannot even hand over (a value of another
+            // type, a row that is not text) is deleted first by a manual
+            // change, which then writes on the absent key.
+            Err(err) => match err.payload_error() {
+                Some(unreadable) if manual => {
+                    let unreadable = unreadable.clone();
+                    store.delete(key, false).await?;
+                    (store.load(key).await?, Some(unreadable))
+                }
+                _ => return Err(err),
+            },
+        };
+        let mut turn: Option<MutexGuard<'a, Option<Loaded>>> = None;
+        for _ in 0..MAX_CONFLICTS {
+            let mut overwritten = deleted.clone();
+            let mut stored = match self.read(&loaded) {
+                Ok(stored) => stored,
+                Err(err) => match err.payload_error() {
+                    Some(unreadable) if manual => {
+                        overwritten = Some(unreadable.clone());
+                        Stored::reset(random::next())
+                    }
+                    _ => return Err(err),
+                },
+            };
+            let before = stored.clone();
+            let now = payload::store_time(loaded.now);
+            if !step(&mut stored, now) {
+                return Ok(Stepped {
+                    stored,
+                    now,
+                    replaced: None,
+                    overwritten,
+                    _turn: turn,
+                });
+            }
+            if stored.generation == 0 {
+                // The key's first write names its generation.
+                stored.generation = random::next();
+            }
+            if turn.is_none() {
+                let last = turns.last.lock().await;
+                let newer = last
+                    .as_ref()
+                    .filter(|last| turns.writes.get() != writes && last.payload != loaded.payload)
+                    .map(|last| Loaded {
+                        payload: last.payload.clone(),
+                        now: last.now.max(loaded.now),
+                    });
+                turn = Some(last);
+                if let Some(newer) = newer {
+                    loaded = newer;
+                    continue;
+                }
+            }
+            let written = payload::write(&stored);
+            // A transition is announced to every process's mirrors (no
+            // process knows whether others cache).
+            let announce = moved(&before, &stored);
+            match store
+                .swap(key, loaded.payload.as_deref(), &written, self.ttl, announce)
+                .await?
+            {
+                Swap::Written => {
+                    if let Some(last) = turn.as_mut() {
+                        turns.writes.add(1);
+                        **last = Some(Loaded {
+                            payload: Some(written),
+                            now: loaded.now,
+                        });
+                    }
+                    return Ok(Stepped {
+                        stored,
+                        now,
+                        replaced: Some((before, loaded.now)),
+                        overwritten,
+                        _turn: turn,
+                    });
+                }
+                Swap::Changed(now) => loaded = now,
+            }
+        }
+        Err(StoreError::contended(store.name(), key, MAX_CONFLICTS))
+    }
+}
