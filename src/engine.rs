@@ -38,7 +38,7 @@ use crate::epoch::Epoch;
 use crate::model::{self, Admission, Effect, Grant, Head};
 use crate::packed::{CLAIMS_MODULUS, Cursor, Word};
 use crate::ring::{Keep, Stamp};
-use crate::slot::{Circuit, Occupant, Slot};
+use crate::slot::{Occupant, Slot};
 use crate::snapshot::{Snapshot, State};
 use crate::sync::{self, CAS_FAILURE, CAS_SUCCESS};
 use crate::transition::{Reason, Transition};
@@ -53,8 +53,8 @@ const SNAPSHOT_TRIES: u32 = 64;
 /// one on the fast paths writes nothing to memory.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Engine<'a> {
-    slot: &'a Slot,
-    occupant: &'a Occupant,
+    pub(crate) slot: &'a Slot,
+    pub(crate) occupant: &'a Occupant,
 }
 
 /// The time of one call, read from the clock at most once (a cell, so that
@@ -185,18 +185,6 @@ impl<'a> Engine<'a> {
         std::mem::forget(release);
     }
 
-    /// The verdict of a permit of this circuit (SPEC §3), through the one
-    /// path both kinds of permit take ([`Slot::conclude`]).
-    #[inline]
-    pub(crate) fn verdict(self, grant: Grant, verdict: Verdict) {
-        let circuit = Circuit {
-            borrowed: Some(self.occupant),
-            // Asked only of an owned permit.
-            tag: 0,
-        };
-        self.slot.conclude(grant, verdict, circuit);
-    }
-
     /// A verdict that may write, from `word` (read by
     /// [`Slot::conclude`]).
     pub(crate) fn verdict_from(self, word: Word, grant: Grant, verdict: Verdict) {
@@ -278,61 +266,6 @@ impl<'a> Engine<'a> {
                 },
             }
         }
-    }
-
-    /// Sets the state word to `head` and `cursor`, leaving every record as
-    /// it is: tests start a circuit just before a wrap-around of its
-    /// counters, or make its records as old as they like.
-    #[cfg(any(test, fuzzing, fuse_loom))]
-    pub(crate) fn set_word(&self, head: Head, cursor: Cursor) {
-        // Tests only; the next load sees it (SeqCst is simply the strongest).
-        self.slot
-            .words
-            .head
-            .store(Word::pack(&head, cursor).bits(), sync::Ordering::SeqCst);
-    }
-
-    /// Moves this circuit (not shared yet) to the closed epoch `epoch` with
-    /// the claim counter at `claims` and no failures, for tests that start
-    /// just before a wrap-around. With `ages = Some((opened, slots))`, the
-    /// records are also left behind (times zero): the `opened` record
-    /// `opened` epochs back, each failure slot `slots` epochs back (zero:
-    /// the start epoch's own latest claims, already cleared), stamped with
-    /// the latest claim at or before `claims` that uses it.
-    #[cfg(any(test, fuzzing, fuse_loom))]
-    pub(crate) fn start_at(&self, epoch: Epoch, claims: u32, ages: Option<(u32, u32)>) {
-        self.set_word(Head::closed(epoch), Cursor { claims, live: 0 });
-        let Some((opened, slots)) = ages else {
-            // A reused slot keeps the last circuit's opening: forget it, as
-            // the jump to `epoch` forgets the epochs in between.
-            self.slot.words.opened.clear();
-            return;
-        };
-        let behind = |age: u32| epoch.back(age);
-        self.slot.words.opened.set(
-            Stamp {
-                epoch: behind(opened),
-                claim: 0,
-            },
-            0,
-        );
-        let len = self.occupant.ring.len();
-        for index in 0..len {
-            let back = claims.wrapping_sub(index) % len;
-            let claim = claims.wrapping_sub(back) % CLAIMS_MODULUS;
-            let stamp = Stamp {
-                epoch: behind(slots),
-                claim,
-            };
-            self.occupant.ring.set(index, stamp, 0);
-        }
-    }
-
-    /// How many writes the state word and the `opened` record have taken
-    /// (loom builds only: the models check paths that must write nothing).
-    #[cfg(fuse_loom)]
-    pub(crate) fn writes(&self) -> usize {
-        self.slot.words.head.writes() + self.slot.words.opened.writes()
     }
 
     /// The current state: one load.
@@ -620,7 +553,8 @@ struct Release<'a> {
 
 impl Drop for Release<'_> {
     fn drop(&mut self) {
-        self.engine.verdict(self.grant, Verdict::Ignore);
+        self.engine
+            .verdict_from(self.engine.slot.load(), self.grant, Verdict::Ignore);
     }
 }
 

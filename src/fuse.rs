@@ -45,7 +45,8 @@ impl Drop for Fuse {
     /// Frees the circuit's slot for a later circuit; permits still out
     /// become stale.
     fn drop(&mut self) {
-        self.slot.release(&self.occupant);
+        self.engine().retire();
+        self.slot.vacate();
     }
 }
 

@@ -80,6 +80,7 @@ pub use quanta;
 pub mod admin;
 mod classify;
 mod clock;
+mod conclude;
 mod config;
 mod engine;
 mod epoch;
@@ -106,6 +107,8 @@ mod reference;
 mod registry;
 #[cfg(feature = "reqwest")]
 pub mod reqwest;
+#[cfg(any(test, fuzzing, fuse_loom))]
+mod rewind;
 mod ring;
 mod run;
 #[cfg(feature = "config-file")]

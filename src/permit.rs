@@ -3,11 +3,12 @@
 use std::fmt;
 use std::mem::ManuallyDrop;
 
+use crate::conclude::Circuit;
 use crate::config::Config;
 use crate::error::OpenError;
 use crate::fuse::Fuse;
 use crate::model::{Admission, Grant, PermitKind};
-use crate::slot::{Circuit, Slot};
+use crate::slot::Slot;
 use crate::verdict::Verdict;
 
 impl Fuse {

@@ -1,8 +1,6 @@
 //! A circuit's memory: its [`Slot`] (the atomics, never freed, reused by
 //! later circuits of the same configuration) and its [`Occupant`]
-//! (everything else, freed with the circuit), the pool of free slots, and
-//! the two paths every permit takes on a closed circuit: admission and a
-//! success that change nothing, decided from one load of the state word.
+//! (everything else, freed with the circuit), and the pool of free slots.
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError};
@@ -12,15 +10,11 @@ use crossbeam_utils::CachePadded;
 
 use crate::clock::Time;
 use crate::config::Config;
-use crate::engine::Engine;
 use crate::events::Events;
-use crate::model::{self, Effect, Grant};
 use crate::names::Names;
 use crate::packed::Word;
 use crate::ring::{Record, Ring};
-use crate::snapshot::State;
 use crate::sync::{AtomicU64, HEAD_LOAD, Tally};
-use crate::verdict::Verdict;
 
 /// The words every call reads, on one cache line, and the configuration
 /// every decision reads (fixed for the life of the slot: a slot is only
@@ -62,15 +56,6 @@ pub(crate) struct Occupant {
     /// The `metrics` feature's counts (also one of the circuit's listeners).
     #[cfg(feature = "metrics")]
     telemetry: Arc<crate::telemetry::Telemetry>,
-}
-
-/// Whose verdict a permit gives: the circuit it borrows, or (an owned
-/// permit, `None`) the circuit of its slot with the permit's tag, if it is
-/// still there. Two scalars, so that it travels in registers.
-#[derive(Clone, Copy)]
-pub(crate) struct Circuit<'a> {
-    pub(crate) borrowed: Option<&'a Occupant>,
-    pub(crate) tag: u32,
 }
 
 impl Occupant {
@@ -153,12 +138,11 @@ impl Slot {
         self.words.config
     }
 
-    /// Frees this slot for a later circuit: the word moves to a new closed
-    /// epoch without failures (every permit still out is now stale and
-    /// concludes without effect) and the occupant leaves. Nobody is told:
-    /// the circuit is gone.
-    pub(crate) fn release(&'static self, occupant: &Occupant) {
-        Engine::new(self, occupant).retire();
+    /// Frees this slot for a later circuit, once its engine has retired
+    /// the circuit's epoch ([`Engine::retire`](crate::engine::Engine::retire)):
+    /// the occupant leaves and the slot waits for a circuit of the same
+    /// configuration.
+    pub(crate) fn vacate(&'static self) {
         self.occupant.store(None);
         // Under loom every model makes its own atomics: slots are not reused.
         #[cfg(not(fuse_loom))]
@@ -168,60 +152,16 @@ impl Slot {
             .push(self);
     }
 
+    /// The circuit in the slot now, if any.
+    pub(crate) fn occupant(&self) -> arc_swap::Guard<Option<Arc<Occupant>>> {
+        self.occupant.load()
+    }
+
     /// The state word.
     #[inline]
     pub(crate) fn load(&self) -> Word {
         // HEAD_LOAD (Acquire): see `sync`.
         Word::from_bits(self.words.head.load(HEAD_LOAD))
-    }
-
-    /// The verdict of a permit of `circuit` (SPEC §3), for both kinds of
-    /// permit. A success on a closed circuit without failures is one load
-    /// and one compare, here, inline; everything else goes out of line.
-    #[inline]
-    pub(crate) fn conclude(&self, grant: Grant, verdict: Verdict, circuit: Circuit<'_>) {
-        if verdict == Verdict::Success && self.load().quiet_success(grant) {
-            return;
-        }
-        self.conclude_from_word(grant, verdict, circuit);
-    }
-
-    /// A verdict that may write: decided from the word alone when it
-    /// changes nothing (stale, an ignore on a closed circuit, a success
-    /// with no failures to clear), otherwise by the engine of the permit's
-    /// circuit, if it is still in the slot. With the `metrics` feature,
-    /// failures and ignores are counted here, once for both kinds.
-    #[inline(never)]
-    fn conclude_from_word(&self, grant: Grant, verdict: Verdict, circuit: Circuit<'_>) {
-        let word = self.load();
-        let (head, cursor) = word.unpack();
-        let counted = cfg!(feature = "metrics") && verdict != Verdict::Success;
-        if head.state == State::Closed && !counted {
-            match model::verdict(self.config(), head, grant, verdict) {
-                Effect::Stale | Effect::Nothing => return,
-                Effect::ClearFailures if cursor.live == 0 => return,
-                _ => {}
-            }
-        }
-        let guard;
-        let occupant = if let Some(occupant) = circuit.borrowed {
-            occupant
-        } else {
-            guard = self.occupant.load();
-            match guard.as_deref() {
-                Some(occupant) if occupant.tag == circuit.tag => occupant,
-                // Gone, or another circuit took the slot: the permit is
-                // stale.
-                _ => return,
-            }
-        };
-        #[cfg(feature = "metrics")]
-        match verdict {
-            Verdict::Failure => occupant.telemetry().failure(),
-            Verdict::Ignore => occupant.telemetry().ignored(),
-            Verdict::Success => {}
-        }
-        Engine::new(self, occupant).verdict_from(word, grant, verdict);
     }
 }
 

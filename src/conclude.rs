@@ -1,0 +1,83 @@
+//! The one path by which both kinds of permit conclude (SPEC §3): a
+//! success on a closed circuit without failures is one load and one
+//! compare, inline; any other verdict goes out of line, to the word, then
+//! (if it may write) to the engine of the permit's circuit.
+
+use crate::engine::Engine;
+use crate::model::{self, Effect, Grant};
+use crate::slot::{Occupant, Slot};
+use crate::snapshot::State;
+use crate::verdict::Verdict;
+
+/// Whose verdict a permit gives: the circuit it borrows, or (an owned
+/// permit, `None`) the circuit of its slot with the permit's tag, if it is
+/// still there. Two scalars, so that it travels in registers.
+#[derive(Clone, Copy)]
+pub(crate) struct Circuit<'a> {
+    pub(crate) borrowed: Option<&'a Occupant>,
+    pub(crate) tag: u32,
+}
+
+impl Engine<'_> {
+    /// The verdict of a permit of this circuit.
+    #[inline]
+    pub(crate) fn verdict(self, grant: Grant, verdict: Verdict) {
+        let circuit = Circuit {
+            borrowed: Some(self.occupant),
+            // Asked only of an owned permit.
+            tag: 0,
+        };
+        self.slot.conclude(grant, verdict, circuit);
+    }
+}
+
+impl Slot {
+    /// The verdict of a permit of `circuit` (SPEC §3), for both kinds of
+    /// permit. A success on a closed circuit without failures is one load
+    /// and one compare, here, inline; everything else goes out of line.
+    #[inline]
+    pub(crate) fn conclude(&self, grant: Grant, verdict: Verdict, circuit: Circuit<'_>) {
+        if verdict == Verdict::Success && self.load().quiet_success(grant) {
+            return;
+        }
+        self.conclude_from_word(grant, verdict, circuit);
+    }
+
+    /// A verdict that may write: decided from the word alone when it
+    /// changes nothing (stale, an ignore on a closed circuit, a success
+    /// with no failures to clear), otherwise by the engine of the permit's
+    /// circuit, if it is still in the slot. With the `metrics` feature,
+    /// failures and ignores are counted here, once for both kinds.
+    #[inline(never)]
+    fn conclude_from_word(&self, grant: Grant, verdict: Verdict, circuit: Circuit<'_>) {
+        let word = self.load();
+        let (head, cursor) = word.unpack();
+        let counted = cfg!(feature = "metrics") && verdict != Verdict::Success;
+        if head.state == State::Closed && !counted {
+            match model::verdict(self.config(), head, grant, verdict) {
+                Effect::Stale | Effect::Nothing => return,
+                Effect::ClearFailures if cursor.live == 0 => return,
+                _ => {}
+            }
+        }
+        let guard;
+        let occupant = if let Some(occupant) = circuit.borrowed {
+            occupant
+        } else {
+            guard = self.occupant();
+            match guard.as_deref() {
+                Some(occupant) if occupant.tag() == circuit.tag => occupant,
+                // Gone, or another circuit took the slot: the permit is
+                // stale.
+                _ => return,
+            }
+        };
+        #[cfg(feature = "metrics")]
+        match verdict {
+            Verdict::Failure => occupant.telemetry().failure(),
+            Verdict::Ignore => occupant.telemetry().ignored(),
+            Verdict::Success => {}
+        }
+        Engine::new(self, occupant).verdict_from(word, grant, verdict);
+    }
+}
