@@ -8,7 +8,8 @@ use std::task::{Context, Poll, ready};
 use pin_project_lite::pin_project;
 
 use super::BoxError;
-use super::classify::ClassifyResponse;
+use super::carry::{CarryPermit, PendingPermit};
+use super::classify::{Classified, ClassifyResponse};
 use crate::permit::OwnedPermit;
 
 pin_project! {
@@ -17,6 +18,12 @@ pin_project! {
     /// once. It owns its permit, so it is `'static` when the inner future
     /// is; dropped before it finishes, it ends the permit with an ignore
     /// verdict.
+    ///
+    /// When the inner call returns, the classifier judges the response
+    /// (or the error) by reference and this future ends the permit with
+    /// the verdict, or hands the permit to the response's body when the
+    /// classifier waits for the trailers
+    /// ([`Classified::RequiresEos`](super::Classified::RequiresEos)).
     ///
     /// ```
     /// use std::sync::Arc;
@@ -77,8 +84,9 @@ where
     F: Future<Output = Result<Res, E>>,
     E: Into<BoxError>,
     C: ClassifyResponse<Res>,
+    Res: CarryPermit<C::ClassifyEos>,
 {
-    type Output = Result<C::Response, BoxError>;
+    type Output = Result<Res::Response, BoxError>;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -93,11 +101,21 @@ where
                     .take()
                     .expect("fuse_breaker ResponseFuture polled after completion");
                 Poll::Ready(match outcome {
-                    Ok(response) => Ok(classifier.classify_response(response, permit)),
+                    Ok(response) => {
+                        match classifier.classify_response(&response, permit.config()) {
+                            Classified::Ready(classification) => {
+                                permit.conclude(classification.verdict());
+                                Ok(response.ready())
+                            }
+                            Classified::RequiresEos(eos) => {
+                                Ok(response.carry(eos, PendingPermit::local(permit)))
+                            }
+                        }
+                    }
                     Err(error) => {
                         let error = error.into();
-                        let verdict = classifier.classify_error(&error, permit.config());
-                        permit.conclude(verdict);
+                        let classification = classifier.classify_error(&error, permit.config());
+                        permit.conclude(classification.verdict());
                         Err(error)
                     }
                 })
