@@ -196,7 +196,7 @@ impl Concluding {
             self.tail = None;
         }
         #[cfg(not(feature = "store"))]
-        let _ = cx;
+        let _ = (self, cx);
         std::task::Poll::Ready(())
     }
 }
