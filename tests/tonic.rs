@@ -580,7 +580,7 @@ mod over_a_shared_circuit {
 
     #[async_trait::async_trait]
     impl fuse_breaker::store::Store for Slow {
-        fn name(&self) -> &str {
+        fn name(&self) -> &'static str {
             "slow"
         }
 

@@ -317,17 +317,20 @@ impl<B> ClassifyResponse<http::Response<B>> for DefaultClassifier {
 /// 9110 §10.2.3: one or more digits); `None` for an HTTP date or anything
 /// else.
 fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
-    let value = headers.get(http::header::RETRY_AFTER)?.as_bytes();
-    if value.is_empty() {
+    let value = headers.get(http::header::RETRY_AFTER)?;
+    decimal(value.as_bytes()).map(Duration::from_secs)
+}
+
+/// The number `bytes` spell in decimal digits, and nothing else (no sign,
+/// no space); `None` when empty or past `u64::MAX`.
+pub(super) fn decimal(bytes: &[u8]) -> Option<u64> {
+    if bytes.is_empty() {
         return None;
     }
-    value
-        .iter()
-        .try_fold(0u64, |seconds, &byte| {
-            let digit = char::from(byte).to_digit(10)?;
-            seconds.checked_mul(10)?.checked_add(u64::from(digit))
-        })
-        .map(Duration::from_secs)
+    bytes.iter().try_fold(0u64, |n, &byte| {
+        let digit = char::from(byte).to_digit(10)?;
+        n.checked_mul(10)?.checked_add(u64::from(digit))
+    })
 }
 
 /// A classifier for services whose responses are not HTTP: every response

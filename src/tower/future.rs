@@ -100,24 +100,20 @@ where
                 let permit = permit
                     .take()
                     .expect("fuse_breaker ResponseFuture polled after completion");
-                Poll::Ready(match outcome {
-                    Ok(response) => {
-                        match classifier.classify_response(&response, permit.config()) {
-                            Classified::Ready(classification) => {
-                                permit.conclude(classification.verdict());
-                                Ok(response.ready())
-                            }
-                            Classified::RequiresEos(eos) => {
-                                Ok(response.carry(eos, PendingPermit::local(permit)))
-                            }
-                        }
-                    }
-                    Err(error) => {
-                        let error = error.into();
-                        let classification = classifier.classify_error(&error, permit.config());
+                // The response is judged where it lies and moved once, into
+                // what the caller gets.
+                let classified = match &outcome {
+                    Ok(response) => classifier.classify_response(response, permit.config()),
+                    Err(_) => return Poll::Ready(Err(conclude_error(outcome, permit, classifier))),
+                };
+                Poll::Ready(match classified {
+                    Classified::Ready(classification) => {
                         permit.conclude(classification.verdict());
-                        Err(error)
+                        outcome.map(CarryPermit::ready).map_err(Into::into)
                     }
+                    Classified::RequiresEos(eos) => outcome
+                        .map(|response| response.carry(eos, PendingPermit::local(permit)))
+                        .map_err(Into::into),
                 })
             }
             StateProj::Rejected { error } => Poll::Ready(Err(error
@@ -125,6 +121,27 @@ where
                 .expect("fuse_breaker ResponseFuture polled after completion"))),
         }
     }
+}
+
+/// Ends `permit` with the classification of the error in `outcome` and
+/// returns the error, boxed.
+#[cold]
+fn conclude_error<Res, E, C>(
+    outcome: Result<Res, E>,
+    permit: OwnedPermit,
+    classifier: &C,
+) -> BoxError
+where
+    E: Into<BoxError>,
+    C: ClassifyResponse<Res>,
+{
+    let error = match outcome {
+        Ok(_) => unreachable!("an error outcome"),
+        Err(error) => error.into(),
+    };
+    let classification = classifier.classify_error(&error, permit.config());
+    permit.conclude(classification.verdict());
+    error
 }
 
 impl<F, C> fmt::Debug for ResponseFuture<F, C> {

@@ -63,7 +63,7 @@ use http::{HeaderMap, StatusCode};
 use tonic::{Code, Status};
 
 use super::BoxError;
-use super::classify::{Classification, Classified, ClassifyResponse};
+use super::classify::{Classification, Classified, ClassifyResponse, decimal};
 use super::eos::{ClassifiedBody, ClassifyEos};
 use crate::config::Config;
 use crate::error::OpenError;
@@ -256,17 +256,8 @@ fn status_code(headers: &HeaderMap) -> Option<Code> {
 /// gRPC reads anything else, a negative value among them, as "do not
 /// retry", which is no hint of when to).
 fn retry_pushback(metadata: &HeaderMap) -> Option<Duration> {
-    let value = metadata.get(RETRY_PUSHBACK_MS)?.as_bytes();
-    if value.is_empty() {
-        return None;
-    }
-    value
-        .iter()
-        .try_fold(0u64, |millis, &byte| {
-            let digit = char::from(byte).to_digit(10)?;
-            millis.checked_mul(10)?.checked_add(u64::from(digit))
-        })
-        .map(Duration::from_millis)
+    let value = metadata.get(RETRY_PUSHBACK_MS)?;
+    decimal(value.as_bytes()).map(Duration::from_millis)
 }
 
 /// The code gRPC maps an HTTP status to when a response has no
