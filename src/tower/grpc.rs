@@ -13,7 +13,7 @@
 //! - the trailers at the end of the response body: how every response
 //!   that sends messages (all successful unary calls, every stream) ends.
 //!   The classifier cannot see those when the response arrives, so it
-//!   answers [`Classified::RequiresEos`](super::Classified::RequiresEos)
+//!   answers [`Classified::RequiresEos`]
 //!   and the layer moves the permit into the response body ([`GrpcBody`]),
 //!   which gives the verdict when the trailers pass through. The permit,
 //!   and a half-open probe slot, is held until then: for a stream, until
