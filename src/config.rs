@@ -232,6 +232,7 @@ impl Config {
     /// assert!(!config.counts_http_status(404));
     /// # Ok::<(), fuse_breaker::ConfigError>(())
     /// ```
+    #[inline]
     pub fn counts_http_status(&self, status: u16) -> bool {
         self.counted_http_statuses.contains(&status) || (status == 500 && self.count_http_500)
     }

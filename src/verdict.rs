@@ -112,6 +112,7 @@ impl Verdict {
     /// assert_eq!(Verdict::for_status(304, &config), Verdict::Success);
     /// # Ok::<(), fuse_breaker::ConfigError>(())
     /// ```
+    #[inline]
     pub fn for_status(status: u16, config: &Config) -> Verdict {
         if config.counts_http_status(status) {
             Verdict::Failure

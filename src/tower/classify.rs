@@ -1,71 +1,273 @@
-//! [`ClassifyResponse`]: the verdict on what the inner service returned.
+//! [`ClassifyResponse`]: the rule that judges what the inner service
+//! returned, by reference, into a [`Classification`]. The layers' futures,
+//! not the classifier, end the permit with it.
 
 use std::fmt;
+use std::time::Duration;
 
 use super::BoxError;
 use crate::config::Config;
 use crate::error::OpenError;
-use crate::permit::OwnedPermit;
 use crate::verdict::Verdict;
 
-/// Decides the verdict of each call of a [`FuseService`](super::FuseService)
-/// (in the manner of tower-http's classifiers): a response ends the permit
-/// through [`classify_response`](Self::classify_response), an error
-/// through [`classify_error`](Self::classify_error).
-///
-/// A classifier that decides on the response itself gives the verdict and
-/// returns the response unchanged (`Response = Res`). One whose verdict is
-/// known only at the end of the body (gRPC statuses in trailers) moves the
-/// permit into the response body instead, which gives the verdict when the
-/// trailers arrive; that is why the permit, not a verdict, is handed over.
-/// A permit dropped without a verdict is an ignore verdict, so a classifier
-/// can never leak a probe slot.
+/// What a classifier makes of one call: its [`Verdict`], and how long the
+/// dependency asked its callers to wait, when it said so (an HTTP
+/// `Retry-After`, gRPC's retry pushback). The circuit acts on the verdict
+/// only; the hint is there for whoever decides how long to stay away.
 ///
 /// ```
-/// use fuse_breaker::tower::{ClassifyResponse, Verdict};
-/// use fuse_breaker::OwnedPermit;
+/// use std::time::Duration;
+/// use fuse_breaker::tower::Classification;
+/// use fuse_breaker::Verdict;
+///
+/// let plain = Classification::from(Verdict::Failure);
+/// assert_eq!(plain.verdict(), Verdict::Failure);
+/// assert_eq!(plain.retry_after(), None);
+///
+/// let told = plain.with_retry_after(Some(Duration::from_secs(120)));
+/// assert_eq!(told.retry_after(), Some(Duration::from_secs(120)));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Classification {
+    verdict: Verdict,
+    retry_after: Option<Duration>,
+}
+
+impl Classification {
+    /// `verdict`, without a hint.
+    ///
+    /// ```
+    /// use fuse_breaker::{tower::Classification, Verdict};
+    /// assert_eq!(Classification::new(Verdict::Ignore).verdict(), Verdict::Ignore);
+    /// ```
+    #[inline]
+    pub const fn new(verdict: Verdict) -> Self {
+        Classification {
+            verdict,
+            retry_after: None,
+        }
+    }
+
+    /// The same verdict with `retry_after` as its hint.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fuse_breaker::{tower::Classification, Verdict};
+    /// let c = Classification::new(Verdict::Failure).with_retry_after(Some(Duration::from_secs(3)));
+    /// assert_eq!(c.retry_after(), Some(Duration::from_secs(3)));
+    /// ```
+    #[inline]
+    #[must_use]
+    pub const fn with_retry_after(self, retry_after: Option<Duration>) -> Self {
+        Classification {
+            verdict: self.verdict,
+            retry_after,
+        }
+    }
+
+    /// The verdict the permit is ended with.
+    ///
+    /// ```
+    /// use fuse_breaker::{tower::Classification, Verdict};
+    /// assert_eq!(Classification::from(Verdict::Success).verdict(), Verdict::Success);
+    /// ```
+    #[inline]
+    pub const fn verdict(&self) -> Verdict {
+        self.verdict
+    }
+
+    /// How long the dependency asked its callers to wait, if it said.
+    ///
+    /// ```
+    /// use fuse_breaker::{tower::Classification, Verdict};
+    /// assert_eq!(Classification::from(Verdict::Success).retry_after(), None);
+    /// ```
+    #[inline]
+    pub const fn retry_after(&self) -> Option<Duration> {
+        self.retry_after
+    }
+}
+
+impl From<Verdict> for Classification {
+    /// The verdict without a hint.
+    ///
+    /// ```
+    /// use fuse_breaker::{tower::Classification, Verdict};
+    /// assert_eq!(Classification::from(Verdict::Failure), Classification::new(Verdict::Failure));
+    /// ```
+    #[inline]
+    fn from(verdict: Verdict) -> Self {
+        Classification::new(verdict)
+    }
+}
+
+/// The answer of [`ClassifyResponse::classify_response`], in the manner
+/// of tower-http's `ClassifiedResponse`: the response decides the call, or
+/// only the end of its body will (a gRPC status in the trailers), judged
+/// then by `E`, a [`ClassifyEos`](super::ClassifyEos).
+///
+/// A [`Verdict`] or a [`Classification`] converts into `Ready`.
+///
+/// ```
+/// use fuse_breaker::tower::{Classified, NeverClassifyEos};
+/// use fuse_breaker::Verdict;
+///
+/// let ready: Classified<NeverClassifyEos> = Verdict::Success.into();
+/// assert!(matches!(ready, Classified::Ready(c) if c.verdict() == Verdict::Success));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Classified<E> {
+    /// The response decides: the call's classification.
+    Ready(Classification),
+    /// The end of the response's body decides: `E` judges its trailers
+    /// (or the body's error), and the body holds the call's permit until
+    /// then.
+    RequiresEos(E),
+}
+
+impl<E> From<Classification> for Classified<E> {
+    /// Ready with `classification`.
+    ///
+    /// ```
+    /// use fuse_breaker::tower::{Classification, Classified, NeverClassifyEos};
+    /// use fuse_breaker::Verdict;
+    /// let c = Classification::new(Verdict::Ignore);
+    /// assert_eq!(Classified::<NeverClassifyEos>::from(c), Classified::Ready(c));
+    /// ```
+    #[inline]
+    fn from(classification: Classification) -> Self {
+        Classified::Ready(classification)
+    }
+}
+
+impl<E> From<Verdict> for Classified<E> {
+    /// Ready with `verdict`, without a hint.
+    ///
+    /// ```
+    /// use fuse_breaker::tower::{Classification, Classified, NeverClassifyEos};
+    /// use fuse_breaker::Verdict;
+    /// let ready = Classified::<NeverClassifyEos>::from(Verdict::Failure);
+    /// assert_eq!(ready, Classified::Ready(Classification::new(Verdict::Failure)));
+    /// ```
+    #[inline]
+    fn from(verdict: Verdict) -> Self {
+        Classified::Ready(Classification::new(verdict))
+    }
+}
+
+/// The end-of-stream classifier of a classifier that always decides on the
+/// response: it cannot exist (like tower-http's `NeverClassifyEos`), so
+/// the response reaches the caller unchanged.
+///
+/// ```
+/// use fuse_breaker::tower::NeverClassifyEos;
+/// fn never(eos: NeverClassifyEos) -> u8 {
+///     match eos {}
+/// }
+/// # let _ = never;
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NeverClassifyEos {}
+
+/// Judges each call of a [`FuseService`](super::FuseService) or a
+/// [`SharedFuseService`](super::SharedFuseService), in the manner of
+/// tower-http's classifiers: a pure rule from a reference to what the
+/// inner service returned (and the circuit's [`Config`]) to a
+/// [`Classification`]. It never sees the permit: the layer's future ends
+/// the permit with the verdict, and the response goes to the caller
+/// untouched.
+///
+/// A classifier that decides on the response itself returns
+/// [`Classified::Ready`] and names [`NeverClassifyEos`] as its
+/// `ClassifyEos`. One whose verdict is known only at the end of the body
+/// (gRPC statuses in trailers) returns [`Classified::RequiresEos`]; the
+/// response then reaches the caller with a body that holds the permit and
+/// ends it when the trailers pass (see `grpc::GrpcClassifier`, feature
+/// `tonic`). A permit dropped without a verdict is an ignore verdict, so
+/// a cancelled call never leaks a probe slot.
+///
+/// ```
+/// use fuse_breaker::tower::{Classified, ClassifyResponse, NeverClassifyEos, Verdict};
+/// use fuse_breaker::Config;
 ///
 /// /// A 429 from this dependency means it is overloaded: count it.
 /// #[derive(Clone)]
 /// struct TooManyRequestsCount;
 ///
 /// impl<B> ClassifyResponse<http::Response<B>> for TooManyRequestsCount {
-///     type Response = http::Response<B>;
+///     type ClassifyEos = NeverClassifyEos;
 ///
-///     fn classify_response(&self, res: http::Response<B>, permit: OwnedPermit) -> Self::Response {
-///         let status = res.status().as_u16();
-///         let verdict = match status {
+///     fn classify_response(&self, res: &http::Response<B>, config: &Config) -> Classified<NeverClassifyEos> {
+///         match res.status().as_u16() {
 ///             429 => Verdict::Failure,
-///             _ => Verdict::for_status(status, permit.config()),
-///         };
-///         permit.conclude(verdict);
-///         res
+///             status => Verdict::for_status(status, config),
+///         }
+///         .into()
 ///     }
 /// }
+///
+/// let res = http::Response::builder().status(429).body(()).unwrap();
+/// let classified = TooManyRequestsCount.classify_response(&res, &Config::default());
+/// assert!(matches!(classified, Classified::Ready(c) if c.verdict() == Verdict::Failure));
 /// ```
 pub trait ClassifyResponse<Res> {
-    /// What the caller receives: `Res` itself, or `Res` with a body that
-    /// carries the permit to its end.
-    type Response;
+    /// What judges the end of the response's body when the response alone
+    /// does not decide: [`NeverClassifyEos`] for a classifier that always
+    /// decides on the response, a [`ClassifyEos`](super::ClassifyEos)
+    /// otherwise (feature `tonic`).
+    type ClassifyEos;
 
-    /// Ends `permit` with the verdict on `response` (now, or at the end of
-    /// its body) and hands the response on. The circuit's configuration is
-    /// `permit.config()`.
-    fn classify_response(&self, response: Res, permit: OwnedPermit) -> Self::Response;
+    /// The classification of `response` under the circuit's `config`, or
+    /// the end-of-stream classifier that will give it.
+    fn classify_response(&self, response: &Res, config: &Config) -> Classified<Self::ClassifyEos>;
 
-    /// The verdict on an error of the inner service, boxed as the caller
-    /// will get it. The default classifies it with
+    /// The classification of an error of the inner service, boxed as the
+    /// caller will get it. The default classifies it with
     /// [`classify_error`](crate::classify_error) and judges the kind by
     /// the circuit's configuration ([`Verdict::for_error`]): timeouts and
     /// connection errors count, anything else is ignored.
-    fn classify_error(&self, error: &BoxError, config: &Config) -> Verdict {
-        Verdict::for_error(&**error, config)
+    ///
+    /// ```
+    /// use std::io;
+    /// use fuse_breaker::tower::{BoxError, ClassifyResponse, DefaultClassifier};
+    /// use fuse_breaker::{Config, Verdict};
+    ///
+    /// let refused: BoxError = Box::new(io::Error::from(io::ErrorKind::ConnectionRefused));
+    /// let c = ClassifyResponse::<http::Response<()>>::classify_error(&DefaultClassifier, &refused, &Config::default());
+    /// assert_eq!(c.verdict(), Verdict::Failure);
+    /// ```
+    #[inline]
+    fn classify_error(&self, error: &BoxError, config: &Config) -> Classification {
+        Verdict::for_error(&**error, config).into()
     }
 
     /// The error of a call the circuit rejected. The default is the
     /// [`OpenError`] itself, boxed.
+    ///
+    /// ```
+    /// use fuse_breaker::tower::{ClassifyResponse, OkIsSuccess};
+    /// let fuse = fuse_breaker::Fuse::new("billing", Default::default());
+    /// fuse.force_open();
+    /// let err = ClassifyResponse::<u32>::reject(&OkIsSuccess, fuse.try_acquire().unwrap_err());
+    /// assert!(err.downcast_ref::<fuse_breaker::OpenError>().is_some());
+    /// ```
     fn reject(&self, open: OpenError) -> BoxError {
         Box::new(open)
+    }
+
+    /// The error of a call a shared circuit refused (feature `store`). The
+    /// default is the [`Refusal`](crate::store::Refusal) itself, boxed.
+    ///
+    /// ```
+    /// use fuse_breaker::store::{Refusal, StoreError};
+    /// use fuse_breaker::tower::{ClassifyResponse, OkIsSuccess};
+    /// let refusal = Refusal::Store(StoreError::unreachable("memory", "down"));
+    /// let err = ClassifyResponse::<u32>::refuse(&OkIsSuccess, refusal);
+    /// assert!(err.downcast_ref::<Refusal>().is_some());
+    /// ```
+    #[cfg(feature = "store")]
+    fn refuse(&self, refusal: crate::store::Refusal) -> BoxError {
+        Box::new(refusal)
     }
 }
 
@@ -74,34 +276,61 @@ pub trait ClassifyResponse<Res> {
 /// anything else is a success ([`Verdict::for_status`]); errors go through
 /// [`classify_error`](crate::classify_error).
 ///
-/// ```
-/// use std::sync::Arc;
-/// use fuse_breaker::tower::{ClassifyResponse, DefaultClassifier};
-/// use fuse_breaker::Fuse;
+/// A response of 400 and above with a `Retry-After` in seconds carries
+/// them as its [hint](Classification::retry_after) (a `Retry-After` that
+/// is an HTTP date gives none).
 ///
-/// let fuse = Arc::new(Fuse::new("billing", Default::default()));
-/// let res = http::Response::builder().status(502).body(()).unwrap();
-/// let res = DefaultClassifier.classify_response(res, fuse.try_acquire_owned()?);
-/// assert_eq!(res.status(), 502);
-/// assert_eq!(fuse.snapshot().failures.len(), 1);
-/// # Ok::<(), fuse_breaker::OpenError>(())
+/// ```
+/// use std::time::Duration;
+/// use fuse_breaker::tower::{Classified, ClassifyResponse, DefaultClassifier};
+/// use fuse_breaker::{Config, Verdict};
+///
+/// let config = Config::default();
+/// let res = http::Response::builder().status(503).header("retry-after", "120").body(()).unwrap();
+/// let Classified::Ready(c) = DefaultClassifier.classify_response(&res, &config);
+/// assert_eq!(c.verdict(), Verdict::Failure);
+/// assert_eq!(c.retry_after(), Some(Duration::from_secs(120)));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DefaultClassifier;
 
 impl<B> ClassifyResponse<http::Response<B>> for DefaultClassifier {
-    type Response = http::Response<B>;
+    type ClassifyEos = NeverClassifyEos;
 
     #[inline]
     fn classify_response(
         &self,
-        response: http::Response<B>,
-        permit: OwnedPermit,
-    ) -> Self::Response {
-        let verdict = Verdict::for_status(response.status().as_u16(), permit.config());
-        permit.conclude(verdict);
-        response
+        response: &http::Response<B>,
+        config: &Config,
+    ) -> Classified<NeverClassifyEos> {
+        let verdict = Verdict::for_status(response.status().as_u16(), config);
+        let classification = Classification::new(verdict);
+        Classified::Ready(if verdict == Verdict::Success {
+            classification
+        } else {
+            classification.with_retry_after(retry_after(response.headers()))
+        })
     }
+}
+
+/// The seconds of a `Retry-After` header in its delay-seconds form (RFC
+/// 9110 §10.2.3: one or more digits); `None` for an HTTP date or anything
+/// else.
+fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
+    let value = headers.get(http::header::RETRY_AFTER)?;
+    decimal(value.as_bytes()).map(Duration::from_secs)
+}
+
+/// The number `bytes` spell in decimal digits, and nothing else (no sign,
+/// no space); `None` when empty or past `u64::MAX`.
+pub(super) fn decimal(bytes: &[u8]) -> Option<u64> {
+    if bytes.is_empty() {
+        return None;
+    }
+    bytes.iter().try_fold(0u64, |n, &byte| {
+        let digit = char::from(byte).to_digit(10)?;
+        n.checked_mul(10)?.checked_add(u64::from(digit))
+    })
 }
 
 /// A classifier for services whose responses are not HTTP: every response
@@ -122,18 +351,17 @@ impl<B> ClassifyResponse<http::Response<B>> for DefaultClassifier {
 pub struct OkIsSuccess;
 
 impl<Res> ClassifyResponse<Res> for OkIsSuccess {
-    type Response = Res;
+    type ClassifyEos = NeverClassifyEos;
 
     #[inline]
-    fn classify_response(&self, response: Res, permit: OwnedPermit) -> Res {
-        permit.success();
-        response
+    fn classify_response(&self, _response: &Res, _config: &Config) -> Classified<NeverClassifyEos> {
+        Verdict::Success.into()
     }
 }
 
-/// A classifier from a closure that gives the verdict on a response; errors
-/// go through [`classify_error`](crate::classify_error). Made by
-/// [`classify_fn`].
+/// A classifier from a closure that judges a response: it returns a
+/// [`Verdict`] or a [`Classification`]; errors go through
+/// [`classify_error`](crate::classify_error). Made by [`classify_fn`].
 ///
 /// ```
 /// use fuse_breaker::tower::{ClassifyFn, Verdict, classify_fn};
@@ -150,7 +378,8 @@ pub struct ClassifyFn<F> {
 }
 
 /// A classifier that asks `f(&response, &config)` for the verdict on each
-/// response; errors go through [`classify_error`](crate::classify_error).
+/// response (a [`Verdict`], or a [`Classification`] with a hint); errors
+/// go through [`classify_error`](crate::classify_error).
 ///
 /// ```
 /// use std::sync::Arc;
@@ -173,27 +402,16 @@ pub fn classify_fn<F>(f: F) -> ClassifyFn<F> {
     ClassifyFn { f }
 }
 
-impl<Res, F> ClassifyResponse<Res> for ClassifyFn<F>
+impl<Res, F, V> ClassifyResponse<Res> for ClassifyFn<F>
 where
-    F: Fn(&Res, &Config) -> Verdict,
+    F: Fn(&Res, &Config) -> V,
+    V: Into<Classification>,
 {
-    type Response = Res;
+    type ClassifyEos = NeverClassifyEos;
 
     #[inline]
-    fn classify_response(&self, response: Res, permit: OwnedPermit) -> Res {
-        let verdict = self.verdict(&response, permit.config());
-        permit.conclude(verdict);
-        response
-    }
-}
-
-impl<F> ClassifyFn<F> {
-    /// The closure's verdict on `response`.
-    pub(super) fn verdict<Res>(&self, response: &Res, config: &Config) -> Verdict
-    where
-        F: Fn(&Res, &Config) -> Verdict,
-    {
-        (self.f)(response, config)
+    fn classify_response(&self, response: &Res, config: &Config) -> Classified<NeverClassifyEos> {
+        Classified::Ready((self.f)(response, config).into())
     }
 }
 
@@ -202,5 +420,74 @@ impl<F> fmt::Debug for ClassifyFn<F> {
         f.debug_struct("ClassifyFn")
             .field("f", &std::any::type_name::<F>())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn response(status: u16, retry_after: Option<&str>) -> http::Response<()> {
+        let mut builder = http::Response::builder().status(status);
+        if let Some(value) = retry_after {
+            builder = builder.header(http::header::RETRY_AFTER, value);
+        }
+        builder.body(()).unwrap()
+    }
+
+    fn classify(res: &http::Response<()>) -> Classification {
+        match DefaultClassifier.classify_response(res, &Config::default()) {
+            Classified::Ready(c) => c,
+        }
+    }
+
+    #[test]
+    fn the_default_rules_are_the_status_rules() {
+        let config = Config::default();
+        for status in [200, 204, 301, 304, 400, 404, 429, 500, 501, 502, 503, 504] {
+            let c = classify(&response(status, None));
+            assert_eq!(
+                c.verdict(),
+                Verdict::for_status(status, &config),
+                "{status}"
+            );
+            assert_eq!(c.retry_after(), None, "{status}");
+        }
+    }
+
+    #[test]
+    fn retry_after_seconds_are_the_hint_of_an_error_response() {
+        let secs = Duration::from_secs;
+        for (status, value, hint) in [
+            (503, "120", Some(secs(120))),
+            (429, "0", Some(secs(0))),
+            (502, "7", Some(secs(7))),
+            // An HTTP date, a sign, a fraction, nothing: no hint.
+            (503, "Fri, 31 Dec 1999 23:59:59 GMT", None),
+            (503, "+5", None),
+            (503, "1.5", None),
+            (503, "", None),
+            (503, "99999999999999999999999", None),
+            // A success carries no hint.
+            (200, "30", None),
+        ] {
+            let c = classify(&response(status, Some(value)));
+            assert_eq!(c.retry_after(), hint, "{status} {value:?}");
+        }
+    }
+
+    #[test]
+    fn closures_may_give_a_verdict_or_a_classification() {
+        let config = Config::default();
+        let plain = classify_fn(|n: &u32, _: &Config| Verdict::success_if(*n > 0));
+        assert_eq!(
+            plain.classify_response(&0, &config),
+            Classified::Ready(Classification::new(Verdict::Failure))
+        );
+        let hinted = classify_fn(|_: &u32, _: &Config| {
+            Classification::new(Verdict::Failure).with_retry_after(Some(Duration::from_secs(9)))
+        });
+        let Classified::Ready(c) = hinted.classify_response(&1, &config);
+        assert_eq!(c.retry_after(), Some(Duration::from_secs(9)));
     }
 }

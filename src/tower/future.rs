@@ -8,7 +8,8 @@ use std::task::{Context, Poll, ready};
 use pin_project_lite::pin_project;
 
 use super::BoxError;
-use super::classify::ClassifyResponse;
+use super::carry::{CarryPermit, PendingPermit};
+use super::classify::{Classified, ClassifyResponse};
 use crate::permit::OwnedPermit;
 
 pin_project! {
@@ -17,6 +18,12 @@ pin_project! {
     /// once. It owns its permit, so it is `'static` when the inner future
     /// is; dropped before it finishes, it ends the permit with an ignore
     /// verdict.
+    ///
+    /// When the inner call returns, the classifier judges the response
+    /// (or the error) by reference and this future ends the permit with
+    /// the verdict, or hands the permit to the response's body when the
+    /// classifier waits for the trailers
+    /// ([`Classified::RequiresEos`](super::Classified::RequiresEos)).
     ///
     /// ```
     /// use std::sync::Arc;
@@ -77,8 +84,9 @@ where
     F: Future<Output = Result<Res, E>>,
     E: Into<BoxError>,
     C: ClassifyResponse<Res>,
+    Res: CarryPermit<C::ClassifyEos>,
 {
-    type Output = Result<C::Response, BoxError>;
+    type Output = Result<Res::Response, BoxError>;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -92,14 +100,20 @@ where
                 let permit = permit
                     .take()
                     .expect("fuse_breaker ResponseFuture polled after completion");
-                Poll::Ready(match outcome {
-                    Ok(response) => Ok(classifier.classify_response(response, permit)),
-                    Err(error) => {
-                        let error = error.into();
-                        let verdict = classifier.classify_error(&error, permit.config());
-                        permit.conclude(verdict);
-                        Err(error)
+                // The response is judged where it lies and moved once, into
+                // what the caller gets.
+                let classified = match &outcome {
+                    Ok(response) => classifier.classify_response(response, permit.config()),
+                    Err(_) => return Poll::Ready(Err(conclude_error(outcome, permit, classifier))),
+                };
+                Poll::Ready(match classified {
+                    Classified::Ready(classification) => {
+                        permit.conclude(classification.verdict());
+                        outcome.map(CarryPermit::ready).map_err(Into::into)
                     }
+                    Classified::RequiresEos(eos) => outcome
+                        .map(|response| response.carry(eos, PendingPermit::local(permit)))
+                        .map_err(Into::into),
                 })
             }
             StateProj::Rejected { error } => Poll::Ready(Err(error
@@ -107,6 +121,27 @@ where
                 .expect("fuse_breaker ResponseFuture polled after completion"))),
         }
     }
+}
+
+/// Ends `permit` with the classification of the error in `outcome` and
+/// returns the error, boxed.
+#[cold]
+fn conclude_error<Res, E, C>(
+    outcome: Result<Res, E>,
+    permit: OwnedPermit,
+    classifier: &C,
+) -> BoxError
+where
+    E: Into<BoxError>,
+    C: ClassifyResponse<Res>,
+{
+    let error = match outcome {
+        Ok(_) => unreachable!("an error outcome"),
+        Err(error) => error.into(),
+    };
+    let classification = classifier.classify_error(&error, permit.config());
+    permit.conclude(classification.verdict());
+    error
 }
 
 impl<F, C> fmt::Debug for ResponseFuture<F, C> {

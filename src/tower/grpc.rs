@@ -1,6 +1,8 @@
-//! gRPC for the tower layer (feature `tonic`): [`GrpcClassifier`] judges
+//! gRPC for the tower layers (feature `tonic`): [`GrpcClassifier`] judges
 //! calls by their gRPC status, [`GrpcBody`] carries the permit to the
-//! trailers, [`open_status`] turns a rejection into `UNAVAILABLE`.
+//! trailers, [`open_status`] turns a rejection into `UNAVAILABLE`. It
+//! classifies the calls of [`FuseLayer`](super::FuseLayer) and of
+//! [`SharedFuseLayer`](super::SharedFuseLayer) (feature `store`) alike.
 //!
 //! A gRPC status arrives in one of three places, and the classifier reads
 //! all three:
@@ -11,10 +13,11 @@
 //! - the trailers at the end of the response body: how every response
 //!   that sends messages (all successful unary calls, every stream) ends.
 //!   The classifier cannot see those when the response arrives, so it
-//!   moves the permit into the response body ([`GrpcBody`]), which gives
-//!   the verdict when the trailers pass through. The permit, and a
-//!   half-open probe slot, is held until then: for a stream, until the
-//!   stream ends. A body dropped before its end is an ignore verdict; a
+//!   answers [`Classified::RequiresEos`]
+//!   and the layer moves the permit into the response body ([`GrpcBody`]),
+//!   which gives the verdict when the trailers pass through. The permit,
+//!   and a half-open probe slot, is held until then: for a stream, until
+//!   the stream ends. A body dropped before its end is an ignore verdict; a
 //!   body that ends without a `grpc-status` is a success, as tonic reads it.
 //!
 //! A response with an HTTP status other than 200 and no `grpc-status`
@@ -23,7 +26,9 @@
 //! (connection refused, timeouts) are judged by the circuit's
 //! [`Config`] like any error. The counted codes are the classifier's own
 //! setting: `UNAVAILABLE` and `DEADLINE_EXCEEDED` by default; `OK` is a
-//! success; any other code is ignored.
+//! success; any other code is ignored. A status other than `OK` with a
+//! `grpc-retry-pushback-ms` beside it carries those milliseconds as its
+//! [hint](super::Classification::retry_after).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -51,20 +56,17 @@
 //! ```
 
 use std::fmt;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, ready};
+use std::time::Duration;
 
 use http::{HeaderMap, StatusCode};
-use http_body::{Body, Frame, SizeHint};
-use pin_project_lite::pin_project;
 use tonic::{Code, Status};
 
 use super::BoxError;
-use super::classify::ClassifyResponse;
+use super::classify::{Classification, Classified, ClassifyResponse, decimal};
+use super::eos::{ClassifiedBody, ClassifyEos};
 use crate::config::Config;
 use crate::error::OpenError;
-use crate::permit::OwnedPermit;
 use crate::verdict::Verdict;
 
 /// The metadata key with which [`open_status`] tells a gRPC client how
@@ -209,13 +211,24 @@ impl GrpcClassifier {
 }
 
 impl GrpcClassifier {
-    /// The verdict on an error: the code of the `tonic::Status` in its
-    /// source chain, or else the error's kind as the configuration judges
-    /// it.
-    fn error_verdict(self, error: &BoxError, config: &Config) -> Verdict {
+    /// The classification of an error: the code of the `tonic::Status` in
+    /// its source chain (with its pushback), or else the error's kind as
+    /// the configuration judges it.
+    fn classify_failure(self, error: &BoxError, config: &Config) -> Classification {
         match find_status(error) {
-            Some(status) => self.verdict(status.code()),
-            None => Verdict::for_error(&**error, config),
+            Some(status) => self.classify(status.code(), status.metadata().as_ref()),
+            None => Verdict::for_error(&**error, config).into(),
+        }
+    }
+
+    /// The classification of a call that ended with `code`, the retry
+    /// pushback in `metadata` its hint when the code is not `OK`.
+    fn classify(self, code: Code, metadata: &HeaderMap) -> Classification {
+        let classification = Classification::new(self.verdict(code));
+        if code == Code::Ok {
+            classification
+        } else {
+            classification.with_retry_after(retry_pushback(metadata))
         }
     }
 }
@@ -237,6 +250,14 @@ fn status_code(headers: &HeaderMap) -> Option<Code> {
     headers
         .get(Status::GRPC_STATUS)
         .map(|value| Code::from_bytes(value.as_bytes()))
+}
+
+/// The milliseconds of a `grpc-retry-pushback-ms` entry (digits only:
+/// gRPC reads anything else, a negative value among them, as "do not
+/// retry", which is no hint of when to).
+fn retry_pushback(metadata: &HeaderMap) -> Option<Duration> {
+    let value = metadata.get(RETRY_PUSHBACK_MS)?;
+    decimal(value.as_bytes()).map(Duration::from_millis)
 }
 
 /// The code gRPC maps an HTTP status to when a response has no
@@ -269,40 +290,58 @@ fn find_status(error: &BoxError) -> Option<&Status> {
 }
 
 impl<B> ClassifyResponse<http::Response<B>> for GrpcClassifier {
-    type Response = http::Response<GrpcBody<B>>;
+    type ClassifyEos = GrpcClassifier;
 
+    /// The status in the headers (a trailers-only response) or the code of
+    /// an HTTP status other than 200; otherwise the trailers will tell.
     fn classify_response(
         &self,
-        response: http::Response<B>,
-        permit: OwnedPermit,
-    ) -> Self::Response {
-        let (parts, body) = response.into_parts();
-        let code = status_code(&parts.headers).or_else(|| {
-            (parts.status != StatusCode::OK).then(|| code_of_http_status(parts.status))
-        });
-        let permit = match code {
-            Some(code) => {
-                permit.conclude(self.verdict(code));
-                None
-            }
-            None => Some(permit),
-        };
-        http::Response::from_parts(
-            parts,
-            GrpcBody {
-                inner: body,
-                permit,
-                classifier: *self,
-            },
-        )
+        response: &http::Response<B>,
+        _config: &Config,
+    ) -> Classified<GrpcClassifier> {
+        let headers = response.headers();
+        let status = response.status();
+        match status_code(headers)
+            .or_else(|| (status != StatusCode::OK).then(|| code_of_http_status(status)))
+        {
+            Some(code) => Classified::Ready(self.classify(code, headers)),
+            None => Classified::RequiresEos(*self),
+        }
     }
 
-    fn classify_error(&self, error: &BoxError, config: &Config) -> Verdict {
-        self.error_verdict(error, config)
+    fn classify_error(&self, error: &BoxError, config: &Config) -> Classification {
+        self.classify_failure(error, config)
     }
 
     fn reject(&self, open: OpenError) -> BoxError {
         Box::new(open_status(&open))
+    }
+
+    /// `UNAVAILABLE`, with the refusal as its source (and the pushback of
+    /// [`open_status`] when the circuit is open).
+    #[cfg(feature = "store")]
+    fn refuse(&self, refusal: crate::store::Refusal) -> BoxError {
+        let mut status = match refusal.open_error() {
+            Some(open) => open_status(open),
+            None => Status::unavailable(refusal.to_string()),
+        };
+        status.set_source(Arc::new(refusal));
+        Box::new(status)
+    }
+}
+
+impl ClassifyEos for GrpcClassifier {
+    /// The `grpc-status` of the trailers; none (or no trailers) is `OK`,
+    /// as tonic reads a call that ends without one.
+    fn classify_eos(&self, trailers: Option<&HeaderMap>, _config: &Config) -> Classification {
+        match trailers {
+            Some(trailers) => self.classify(status_code(trailers).unwrap_or(Code::Ok), trailers),
+            None => self.verdict(Code::Ok).into(),
+        }
+    }
+
+    fn classify_body_error(&self, error: &BoxError, config: &Config) -> Classification {
+        self.classify_failure(error, config)
     }
 }
 
@@ -335,133 +374,96 @@ pub fn open_status(open: &OpenError) -> Status {
     status
 }
 
-pin_project! {
-    /// A response body that gives the verdict of its call when the
-    /// `grpc-status` trailer passes through (see the [module docs](self));
-    /// otherwise the inner body, unchanged. Its errors are boxed, and a
-    /// body error before the trailers is judged like a call's error.
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use fuse_breaker::tower::ClassifyResponse;
-    /// use fuse_breaker::tower::grpc::GrpcClassifier;
-    /// use fuse_breaker::Fuse;
-    /// use http_body_util::BodyExt;
-    ///
-    /// let fuse = Arc::new(Fuse::new("ledger", Default::default()));
-    /// let mut trailers = http::HeaderMap::new();
-    /// trailers.insert("grpc-status", "14".parse().unwrap()); // UNAVAILABLE
-    /// let body = http_body_util::Full::new(&b"msg"[..])
-    ///     .with_trailers(async move { Some(Ok(trailers)) });
-    ///
-    /// let res = GrpcClassifier::new().classify_response(http::Response::new(body), fuse.try_acquire_owned()?);
-    /// assert!(fuse.snapshot().failures.is_empty(), "no verdict before the trailers");
-    /// let collected = futures::executor::block_on(res.into_body().collect()).unwrap();
-    /// assert_eq!(collected.trailers().unwrap()["grpc-status"], "14");
-    /// assert_eq!(fuse.snapshot().failures.len(), 1);
-    /// # Ok::<(), fuse_breaker::OpenError>(())
-    /// ```
-    pub struct GrpcBody<B> {
-        #[pin]
-        inner: B,
-        permit: Option<OwnedPermit>,
-        classifier: GrpcClassifier,
-    }
-}
+/// A gRPC response body: the [`ClassifiedBody`] that gives the verdict of
+/// its call when the `grpc-status` trailer passes through (see the
+/// [module docs](self)); otherwise the inner body, unchanged. Its errors
+/// are boxed, and a body error before the trailers is judged like a
+/// call's error.
+///
+/// ```
+/// use std::sync::Arc;
+/// use fuse_breaker::tower::FuseLayer;
+/// use fuse_breaker::tower::grpc::{GrpcBody, GrpcClassifier};
+/// use fuse_breaker::Fuse;
+/// use http_body_util::{BodyExt, Full};
+/// use tower::{Layer, ServiceExt, service_fn};
+///
+/// let fuse = Arc::new(Fuse::new("ledger", Default::default()));
+/// let ledger = FuseLayer::new(fuse.clone()).classifier(GrpcClassifier::new()).layer(service_fn(|_req: http::Request<()>| async {
+///     Ok::<_, std::io::Error>(http::Response::new(Full::new(&b"msg"[..])))
+/// }));
+/// let res: http::Response<GrpcBody<Full<&[u8]>>> = futures::executor::block_on(ledger.oneshot(http::Request::new(())))?;
+/// assert!(res.body().holds_permit());
+/// futures::executor::block_on(res.into_body().collect())?; // ends without trailers: OK
+/// assert_eq!(fuse.state(), fuse_breaker::State::Closed);
+/// # Ok::<(), fuse_breaker::tower::BoxError>(())
+/// ```
+pub type GrpcBody<B> = ClassifiedBody<B, GrpcClassifier>;
 
-impl<B> GrpcBody<B> {
-    /// Whether the body still holds its call's permit (its verdict waits
-    /// for the trailers).
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use fuse_breaker::tower::ClassifyResponse;
-    /// use fuse_breaker::tower::grpc::GrpcClassifier;
-    ///
-    /// let fuse = Arc::new(fuse_breaker::Fuse::new("ledger", Default::default()));
-    /// let trailers_only = http::Response::builder().header("grpc-status", "5").body(()).unwrap();
-    /// let res = GrpcClassifier::new().classify_response(trailers_only, fuse.try_acquire_owned()?);
-    /// assert!(!res.body().holds_permit());
-    /// # Ok::<(), fuse_breaker::OpenError>(())
-    /// ```
-    pub fn holds_permit(&self) -> bool {
-        self.permit.is_some()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(entries: &[(&'static str, &'static str)]) -> HeaderMap {
+        entries
+            .iter()
+            .map(|(name, value)| {
+                (
+                    http::HeaderName::from_static(name),
+                    http::HeaderValue::from_static(value),
+                )
+            })
+            .collect()
     }
 
-    /// The inner body.
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use fuse_breaker::tower::ClassifyResponse;
-    /// use fuse_breaker::tower::grpc::GrpcClassifier;
-    ///
-    /// let fuse = Arc::new(fuse_breaker::Fuse::new("ledger", Default::default()));
-    /// let res = GrpcClassifier::new().classify_response(http::Response::new("x"), fuse.try_acquire_owned()?);
-    /// assert_eq!(*res.body().get_ref(), "x");
-    /// # Ok::<(), fuse_breaker::OpenError>(())
-    /// ```
-    pub fn get_ref(&self) -> &B {
-        &self.inner
-    }
-}
+    #[test]
+    fn the_pushback_of_a_failed_call_is_its_hint() {
+        let grpc = GrpcClassifier::new();
+        let config = Config::default();
+        let failed = with(&[("grpc-status", "14"), (RETRY_PUSHBACK_MS, "1500")]);
+        let c = grpc.classify_eos(Some(&failed), &config);
+        assert_eq!(c.verdict(), Verdict::Failure);
+        assert_eq!(c.retry_after(), Some(Duration::from_millis(1500)));
 
-impl<B> Body for GrpcBody<B>
-where
-    B: Body,
-    B::Error: Into<BoxError>,
-{
-    type Data = B::Data;
-    type Error = BoxError;
+        // In the headers of a trailers-only response too.
+        let mut res = http::Response::new(());
+        *res.headers_mut() = failed;
+        assert_eq!(grpc.classify_response(&res, &config), Classified::Ready(c));
 
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
-        let this = self.project();
-        let frame = ready!(this.inner.poll_frame(cx));
-        Poll::Ready(match frame {
-            Some(Ok(frame)) => {
-                if let Some(trailers) = frame.trailers_ref()
-                    && let Some(permit) = this.permit.take()
-                {
-                    // No grpc-status in the trailers: tonic reads the
-                    // call as finished, so the circuit does too.
-                    let code = status_code(trailers).unwrap_or(Code::Ok);
-                    permit.conclude(this.classifier.verdict(code));
-                }
-                Some(Ok(frame))
-            }
-            Some(Err(error)) => {
-                let error = error.into();
-                if let Some(permit) = this.permit.take() {
-                    let verdict = this.classifier.error_verdict(&error, permit.config());
-                    permit.conclude(verdict);
-                }
-                Some(Err(error))
-            }
-            None => {
-                if let Some(permit) = this.permit.take() {
-                    permit.success();
-                }
-                None
-            }
-        })
+        for (entries, hint) in [
+            // OK carries no hint; "do not retry" and garbage are none.
+            (&[("grpc-status", "0"), (RETRY_PUSHBACK_MS, "10")][..], None),
+            (
+                &[("grpc-status", "14"), (RETRY_PUSHBACK_MS, "-1")][..],
+                None,
+            ),
+            (
+                &[("grpc-status", "14"), (RETRY_PUSHBACK_MS, "soon")][..],
+                None,
+            ),
+            (
+                &[("grpc-status", "5"), (RETRY_PUSHBACK_MS, "20")][..],
+                Some(Duration::from_millis(20)),
+            ),
+        ] {
+            let c = grpc.classify_eos(Some(&with(entries)), &config);
+            assert_eq!(c.retry_after(), hint, "{entries:?}");
+        }
     }
 
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
-    }
-}
-
-impl<B> fmt::Debug for GrpcBody<B> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("GrpcBody")
-            .field("permit", &self.permit)
-            .field("classifier", &self.classifier)
-            .finish_non_exhaustive()
+    #[test]
+    fn a_status_error_carries_its_pushback() {
+        let mut status = Status::unavailable("draining");
+        status
+            .metadata_mut()
+            .insert(RETRY_PUSHBACK_MS, 250u64.into());
+        let error: BoxError = Box::new(status);
+        let c = ClassifyResponse::<http::Response<()>>::classify_error(
+            &GrpcClassifier::new(),
+            &error,
+            &Config::default(),
+        );
+        assert_eq!(c.verdict(), Verdict::Failure);
+        assert_eq!(c.retry_after(), Some(Duration::from_millis(250)));
     }
 }

@@ -3,10 +3,12 @@
 //!
 //! [`FuseLayer`] wraps a service in a [`FuseService`]: each call asks the
 //! circuit for a permit, runs the inner call if it gets one, and ends the
-//! permit with the verdict of a [`ClassifyResponse`] classifier. Its
-//! futures are `'static` ([`ResponseFuture`] owns its permit), and a future
-//! dropped before it finishes is an ignore verdict, so a cancelled call
-//! never holds a probe slot.
+//! permit with the verdict a [`ClassifyResponse`] classifier gives the
+//! response. Its futures are `'static` ([`ResponseFuture`] owns its
+//! permit), and a future dropped before it finishes is an ignore verdict,
+//! so a cancelled call never holds a probe slot. [`SharedFuseLayer`]
+//! (feature `store`) does the same over a circuit a fleet shares, with the
+//! same classifiers.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -74,7 +76,15 @@
 //!
 //! ## Classification
 //!
-//! A [`ClassifyResponse`] classifier ends each permit:
+//! A [`ClassifyResponse`] classifier is a pure rule, as tower-http's are: a
+//! reference to the response (or the error) in, a [`Classification`] out
+//! (the [`Verdict`] and an optional retry-after hint). It never touches the
+//! permit or the response: the layer's future ends the permit with the
+//! verdict and hands the response on as it came. A classifier whose
+//! verdict is in the trailers (gRPC) answers
+//! [`Classified::RequiresEos`] with a `ClassifyEos` that judges the end of
+//! the body, and the response's body holds the permit until then
+//! (`ClassifiedBody`, feature `tonic`). The classifiers:
 //!
 //! - [`DefaultClassifier`] (the default) for `http::Response`s: a status
 //!   the circuit's [`Config`](crate::Config) counts (502, 503 and 504 by
@@ -83,7 +93,8 @@
 //!   ignored; anything else is a success;
 //! - [`OkIsSuccess`] for services whose responses are not HTTP: every
 //!   response is a success;
-//! - [`classify_fn`] for a closure `Fn(&Res, &Config) -> Verdict`;
+//! - [`classify_fn`] for a closure `Fn(&Res, &Config) -> Verdict` (or
+//!   `-> Classification`);
 //! - `grpc::GrpcClassifier` (feature `tonic`) for gRPC.
 //!
 //! Every classifier sees the inner service's errors boxed, exactly as the
@@ -102,7 +113,10 @@
 //! the registry: map requests to a bounded set of names (not raw paths with
 //! identifiers in them).
 
+mod carry;
 mod classify;
+#[cfg(feature = "tonic")]
+mod eos;
 mod future;
 #[cfg(feature = "tonic")]
 pub mod grpc;
@@ -111,16 +125,26 @@ mod select;
 mod service;
 #[cfg(feature = "store")]
 mod shared;
+#[cfg(feature = "store")]
+mod shared_future;
 
 use std::error::Error as StdError;
 
-pub use classify::{ClassifyFn, ClassifyResponse, DefaultClassifier, OkIsSuccess, classify_fn};
+pub use carry::{CarryPermit, PendingPermit};
+pub use classify::{
+    Classification, Classified, ClassifyFn, ClassifyResponse, DefaultClassifier, NeverClassifyEos,
+    OkIsSuccess, classify_fn,
+};
+#[cfg(feature = "tonic")]
+pub use eos::{ClassifiedBody, ClassifyEos};
 pub use future::ResponseFuture;
 pub use layer::FuseLayer;
 pub use select::{OneCircuit, PerOperation, SelectCircuit};
 pub use service::FuseService;
 #[cfg(feature = "store")]
-pub use shared::{Judge, SharedFuseLayer, SharedFuseService};
+pub use shared::{SharedFuseLayer, SharedFuseService};
+#[cfg(feature = "store")]
+pub use shared_future::SharedResponseFuture;
 
 use crate::error::OpenError;
 pub use crate::verdict::Verdict;

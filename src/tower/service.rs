@@ -6,6 +6,7 @@ use std::task::{Context, Poll};
 use tower_service::Service;
 
 use super::BoxError;
+use super::carry::CarryPermit;
 use super::classify::{ClassifyResponse, DefaultClassifier};
 use super::future::ResponseFuture;
 use super::select::{OneCircuit, SelectCircuit};
@@ -136,8 +137,9 @@ where
     S::Error: Into<BoxError>,
     P: SelectCircuit<Req>,
     C: ClassifyResponse<S::Response> + Clone,
+    S::Response: CarryPermit<C::ClassifyEos>,
 {
-    type Response = C::Response;
+    type Response = <S::Response as CarryPermit<C::ClassifyEos>>::Response;
     type Error = BoxError;
     type Future = ResponseFuture<S::Future, C>;
 

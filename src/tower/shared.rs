@@ -2,8 +2,6 @@
 //! store (features `tower` and `store`).
 
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -11,71 +9,22 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use super::BoxError;
-use super::classify::{ClassifyFn, DefaultClassifier, OkIsSuccess};
-use crate::config::Config;
+use super::carry::CarryPermit;
+use super::classify::{ClassifyResponse, DefaultClassifier};
+use super::shared_future::SharedResponseFuture;
 use crate::store::SharedFuse;
-use crate::verdict::Verdict;
-
-/// The verdict on a call of a [`SharedFuseService`], from its outcome: the
-/// classifiers of [`FuseLayer`](super::FuseLayer) that decide on the
-/// response itself ([`DefaultClassifier`], [`OkIsSuccess`],
-/// [`ClassifyFn`]) are judges too.
-///
-/// ```
-/// use fuse_breaker::tower::{BoxError, DefaultClassifier, Judge, Verdict};
-/// let config = fuse_breaker::Config::default();
-/// let unavailable: Result<_, BoxError> = Ok(http::Response::builder().status(503).body(()).unwrap());
-/// assert_eq!(DefaultClassifier.judge(&unavailable, &config), Verdict::Failure);
-/// ```
-pub trait Judge<Res> {
-    /// The verdict on `outcome` under the circuit's `config`.
-    fn judge(&self, outcome: &Result<Res, BoxError>, config: &Config) -> Verdict;
-}
-
-fn error_verdict(error: &BoxError, config: &Config) -> Verdict {
-    Verdict::for_error(&**error, config)
-}
-
-impl<B> Judge<http::Response<B>> for DefaultClassifier {
-    fn judge(&self, outcome: &Result<http::Response<B>, BoxError>, config: &Config) -> Verdict {
-        Verdict::for_outcome(
-            outcome,
-            |response| Verdict::for_status(response.status().as_u16(), config),
-            |error| error_verdict(error, config),
-        )
-    }
-}
-
-impl<Res> Judge<Res> for OkIsSuccess {
-    fn judge(&self, outcome: &Result<Res, BoxError>, config: &Config) -> Verdict {
-        Verdict::for_outcome(
-            outcome,
-            |_| Verdict::Success,
-            |error| error_verdict(error, config),
-        )
-    }
-}
-
-impl<Res, F> Judge<Res> for ClassifyFn<F>
-where
-    F: Fn(&Res, &Config) -> Verdict,
-{
-    fn judge(&self, outcome: &Result<Res, BoxError>, config: &Config) -> Verdict {
-        Verdict::for_outcome(
-            outcome,
-            |response| self.verdict(response, config),
-            |error| error_verdict(error, config),
-        )
-    }
-}
 
 /// A [`Layer`] that puts a [`SharedFuse`] in front of a service: each call
 /// asks the store for a permit (so the call's future does the admission,
 /// not `call`), runs the inner call if it gets one, and gives the store
-/// the [`Judge`]'s verdict. A refused call fails with the
-/// [`Refusal`](crate::store::Refusal), boxed, without calling the inner
-/// service. The inner service is cloned for each call (its futures are
-/// `'static`), as tower's `Buffer` and retry layers do.
+/// the verdict of its [`ClassifyResponse`] classifier, the same
+/// classifiers as [`FuseLayer`](super::FuseLayer)'s ([`DefaultClassifier`]
+/// by default; `grpc::GrpcClassifier` with the `tonic` feature, whose
+/// verdicts in trailers the response body gives the store when they pass).
+/// A refused call fails with the [`Refusal`](crate::store::Refusal), boxed
+/// ([`ClassifyResponse::refuse`]), without calling the inner service. The
+/// inner service is cloned for each call (its futures are `'static`), as
+/// tower's `Buffer` and retry layers do.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -98,9 +47,9 @@ where
 /// # }).unwrap();
 /// ```
 #[derive(Clone)]
-pub struct SharedFuseLayer<J = DefaultClassifier> {
+pub struct SharedFuseLayer<C = DefaultClassifier> {
     fuse: Arc<SharedFuse>,
-    judge: J,
+    classifier: C,
 }
 
 impl SharedFuseLayer {
@@ -117,43 +66,56 @@ impl SharedFuseLayer {
     pub fn new(fuse: Arc<SharedFuse>) -> Self {
         SharedFuseLayer {
             fuse,
-            judge: DefaultClassifier,
+            classifier: DefaultClassifier,
         }
     }
 }
 
-impl<J> SharedFuseLayer<J> {
-    /// The same layer with another judge.
+impl<C> SharedFuseLayer<C> {
+    /// The same layer with another classifier.
     ///
     /// ```
     /// use std::sync::Arc;
     /// use fuse_breaker::store::{MemoryStore, SharedFuse};
     /// use fuse_breaker::tower::{OkIsSuccess, SharedFuseLayer};
     /// let fuse = Arc::new(SharedFuse::builder("lookup", Arc::new(MemoryStore::new())).build());
-    /// let layer = SharedFuseLayer::new(fuse).judge(OkIsSuccess);
-    /// # drop(layer);
+    /// let layer = SharedFuseLayer::new(fuse).classifier(OkIsSuccess);
+    /// assert_eq!(*layer.get_classifier(), OkIsSuccess);
     /// ```
-    pub fn judge<K>(self, judge: K) -> SharedFuseLayer<K> {
+    pub fn classifier<C2>(self, classifier: C2) -> SharedFuseLayer<C2> {
         SharedFuseLayer {
             fuse: self.fuse,
-            judge,
+            classifier,
         }
+    }
+
+    /// The classifier.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// use fuse_breaker::tower::{DefaultClassifier, SharedFuseLayer};
+    /// let fuse = Arc::new(SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build());
+    /// assert_eq!(*SharedFuseLayer::new(fuse).get_classifier(), DefaultClassifier);
+    /// ```
+    pub fn get_classifier(&self) -> &C {
+        &self.classifier
     }
 }
 
-impl<S, J: Clone> Layer<S> for SharedFuseLayer<J> {
-    type Service = SharedFuseService<S, J>;
+impl<S, C: Clone> Layer<S> for SharedFuseLayer<C> {
+    type Service = SharedFuseService<S, C>;
 
     fn layer(&self, inner: S) -> Self::Service {
         SharedFuseService {
             inner,
             fuse: self.fuse.clone(),
-            judge: self.judge.clone(),
+            classifier: self.classifier.clone(),
         }
     }
 }
 
-impl<J> fmt::Debug for SharedFuseLayer<J> {
+impl<C> fmt::Debug for SharedFuseLayer<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SharedFuseLayer")
             .field("fuse", &self.fuse)
@@ -175,13 +137,13 @@ impl<J> fmt::Debug for SharedFuseLayer<J> {
 /// assert_eq!(svc.fuse().key(), "fuse:billing");
 /// ```
 #[derive(Clone)]
-pub struct SharedFuseService<S, J = DefaultClassifier> {
+pub struct SharedFuseService<S, C = DefaultClassifier> {
     inner: S,
     fuse: Arc<SharedFuse>,
-    judge: J,
+    classifier: C,
 }
 
-impl<S, J> SharedFuseService<S, J> {
+impl<S, C> SharedFuseService<S, C> {
     /// The shared circuit.
     ///
     /// ```
@@ -198,7 +160,7 @@ impl<S, J> SharedFuseService<S, J> {
     }
 }
 
-impl<S, J> fmt::Debug for SharedFuseService<S, J> {
+impl<S, C> fmt::Debug for SharedFuseService<S, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SharedFuseService")
             .field("fuse", &self.fuse)
@@ -206,18 +168,19 @@ impl<S, J> fmt::Debug for SharedFuseService<S, J> {
     }
 }
 
-impl<S, J, Req> Service<Req> for SharedFuseService<S, J>
+impl<S, C, Req> Service<Req> for SharedFuseService<S, C>
 where
     S: Service<Req> + Clone + Send + 'static,
     S::Future: Send,
     S::Error: Into<BoxError>,
-    S::Response: Send,
-    J: Judge<S::Response> + Clone + Send + Sync + 'static,
+    S::Response: CarryPermit<C::ClassifyEos> + Send + 'static,
+    C: ClassifyResponse<S::Response> + Clone + Send + 'static,
+    C::ClassifyEos: Send + 'static,
     Req: Send + 'static,
 {
-    type Response = S::Response;
+    type Response = <S::Response as CarryPermit<C::ClassifyEos>>::Response;
     type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<S::Response, BoxError>> + Send>>;
+    type Future = SharedResponseFuture<S::Response, C::ClassifyEos>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
         self.inner.poll_ready(cx).map_err(Into::into)
@@ -227,16 +190,7 @@ where
         // The service `poll_ready` made ready goes into the future; this one
         // keeps a clone for the next call.
         let clone = self.inner.clone();
-        let mut inner = std::mem::replace(&mut self.inner, clone);
-        let (fuse, judge) = (self.fuse.clone(), self.judge.clone());
-        Box::pin(async move {
-            let permit = fuse.try_acquire().await.map_err(BoxError::from)?;
-            let outcome = inner.call(request).await.map_err(Into::into);
-            let verdict = judge.judge(&outcome, fuse.config());
-            // A verdict the store could not take is reported to the
-            // circuit's listeners; the caller gets the call's own result.
-            let _ = permit.conclude(verdict).await;
-            outcome
-        })
+        let inner = std::mem::replace(&mut self.inner, clone);
+        SharedResponseFuture::new(self.fuse.clone(), inner, request, self.classifier.clone())
     }
 }
