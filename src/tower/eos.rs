@@ -10,8 +10,8 @@ use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
 use super::BoxError;
-use super::carry::{Concluding, PendingPermit};
 use super::classify::Classification;
+use super::pending::{Concluding, PendingPermit};
 use crate::config::Config;
 use crate::verdict::Verdict;
 

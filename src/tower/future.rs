@@ -8,8 +8,9 @@ use std::task::{Context, Poll, ready};
 use pin_project_lite::pin_project;
 
 use super::BoxError;
-use super::carry::{CarryPermit, PendingPermit};
+use super::carry::CarryPermit;
 use super::classify::{Classified, ClassifyResponse};
+use super::pending::PendingPermit;
 use crate::permit::OwnedPermit;
 
 pin_project! {

@@ -121,6 +121,7 @@ mod future;
 #[cfg(feature = "tonic")]
 pub mod grpc;
 mod layer;
+mod pending;
 mod select;
 mod service;
 #[cfg(feature = "store")]
@@ -130,7 +131,7 @@ mod shared_future;
 
 use std::error::Error as StdError;
 
-pub use carry::{CarryPermit, PendingPermit};
+pub use carry::CarryPermit;
 pub use classify::{
     Classification, Classified, ClassifyFn, ClassifyResponse, DefaultClassifier, NeverClassifyEos,
     OkIsSuccess, classify_fn,
@@ -139,6 +140,7 @@ pub use classify::{
 pub use eos::{ClassifiedBody, ClassifyEos};
 pub use future::ResponseFuture;
 pub use layer::FuseLayer;
+pub use pending::PendingPermit;
 pub use select::{OneCircuit, PerOperation, SelectCircuit};
 pub use service::FuseService;
 #[cfg(feature = "store")]

@@ -18,8 +18,9 @@ use std::task::{Context, Poll};
 use tower_service::Service;
 
 use super::BoxError;
-use super::carry::{CarryPermit, PendingPermit};
+use super::carry::CarryPermit;
 use super::classify::{Classified, ClassifyResponse};
+use super::pending::PendingPermit;
 use crate::config::Config;
 use crate::store::SharedFuse;
 use crate::verdict::Verdict;
@@ -198,7 +199,9 @@ where
                     driver: Mutex::new(driver),
                     verdicts,
                 };
-                Poll::Ready(Ok(response.carry(eos, PendingPermit::shared(tail))))
+                Poll::Ready(Ok(
+                    response.carry(eos, PendingPermit::shared(Box::new(tail)))
+                ))
             }
             None => {
                 debug_assert!(
@@ -231,23 +234,19 @@ pub(super) struct Tail {
     verdicts: Arc<dyn Verdicts>,
 }
 
-impl Tail {
-    /// The shared circuit's configuration.
+impl super::pending::Tail for Tail {
     #[cfg(feature = "tonic")]
-    pub(super) fn config(&self) -> &Config {
+    fn config(&self) -> &Config {
         self.verdicts.config()
     }
 
-    /// Gives the driver its verdict; poll the tail to record it.
     #[cfg(feature = "tonic")]
-    pub(super) fn give(self, verdict: Verdict) -> Self {
+    fn give(&mut self, verdict: Verdict) {
         self.verdicts.give(verdict);
-        self
     }
 
-    /// Ready when the driver has recorded the verdict.
     #[cfg(feature = "tonic")]
-    pub(super) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         let driver = self
             .driver
             .get_mut()
