@@ -68,7 +68,7 @@ macro_rules! cases {
             $(
                 let fuse = Arc::new($krate::Fuse::new("bench", $krate::Config::default()));
                 g.bench_function($name, |b| b.iter_custom(|n| two_threads(n, &|| {
-                    black_box(fuse.run_with(|| Ok::<u64, E>(black_box(1)), |_| true, |_| true));
+                    let _ = black_box(fuse.run_with(|| Ok::<u64, E>(black_box(1)), |_| true, |_| true));
                 })));
             )*
             g.finish();
