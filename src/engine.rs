@@ -35,7 +35,7 @@ use std::time::Duration;
 use crate::clock::Time;
 use crate::config::Config;
 use crate::epoch::Epoch;
-use crate::model::{self, Admission, Effect, Grant, Head};
+use crate::model::{self, Decision, Effect, Grant, Head};
 use crate::packed::{CLAIMS_MODULUS, Cursor, Word};
 use crate::ring::{Keep, Stamp};
 use crate::slot::{Occupant, Slot};
@@ -109,13 +109,13 @@ impl<'a> Engine<'a> {
     /// [`Word::closed_grant`]). Open: one load of the word and one of the
     /// `opened` record, one clock read.
     #[inline]
-    pub(crate) fn acquire(self) -> Admission {
+    pub(crate) fn acquire(self) -> Decision {
         let word = self.load();
         // A closed circuit is decided here, inline, from the word alone;
         // the other states (which need the opening time, the clock or a
         // write) go through the loop out of line.
         if let Some(grant) = word.closed_grant() {
-            return Admission::Granted(grant);
+            return Decision::Granted(grant);
         }
         if let Some(rejected) = self.still_cooling_down(word) {
             return rejected;
@@ -125,7 +125,7 @@ impl<'a> Engine<'a> {
 
     /// Admission that reads the `opened` record or changes the word.
     #[inline(never)]
-    fn acquire_from(self, word: Word) -> Admission {
+    fn acquire_from(self, word: Word) -> Decision {
         let now = self.now();
         let (admission, written) = self.update(word, |word| {
             let (head, cursor) = word.unpack();
@@ -143,7 +143,7 @@ impl<'a> Engine<'a> {
                 }
             }
         });
-        if let (Some(written), Admission::Granted(grant)) = (written, admission) {
+        if let (Some(written), Decision::Granted(grant)) = (written, admission) {
             self.probe_installed(written, grant, &now);
         }
         admission
@@ -154,7 +154,7 @@ impl<'a> Engine<'a> {
     /// loop (and in a function small enough to save few registers). `None`
     /// for any other word, a missing stamp, or a cooldown that is over.
     #[inline]
-    fn still_cooling_down(&self, word: Word) -> Option<Admission> {
+    fn still_cooling_down(&self, word: Word) -> Option<Decision> {
         let (head, _) = word.unpack();
         if head.state != State::Open {
             return None;

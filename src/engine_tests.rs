@@ -8,7 +8,7 @@ use quanta::{Clock, Mock};
 
 use super::*;
 use crate::epoch::Epoch;
-use crate::model::{Admission, Grant};
+use crate::model::{Decision, Grant};
 use crate::slot::Slot;
 use crate::sync::HEAD_LOAD;
 use crate::verdict::Verdict;
@@ -44,7 +44,7 @@ fn closed_admission_and_success_write_nothing() {
     let (engine, _mock) = engine(&config);
     let before = bits(&engine);
     for _ in 0..100 {
-        let Admission::Granted(grant) = engine.acquire() else {
+        let Decision::Granted(grant) = engine.acquire() else {
             panic!("closed circuit rejected");
         };
         engine.verdict(grant, Verdict::Success);
@@ -61,7 +61,7 @@ fn open_rejection_writes_nothing_once_stamped() {
     let before = bits(&engine);
     mock.increment(Duration::from_secs(1));
     for _ in 0..10 {
-        assert!(matches!(engine.acquire(), Admission::Rejected { .. }));
+        assert!(matches!(engine.acquire(), Decision::Rejected { .. }));
     }
     assert_eq!(bits(&engine), before);
 }
@@ -78,7 +78,7 @@ fn a_missing_opened_record_is_stamped_by_the_first_reader() {
         std::sync::atomic::Ordering::SeqCst,
     );
     mock.increment(Duration::from_secs(7));
-    let Admission::Rejected { retry_after } = engine.acquire() else {
+    let Decision::Rejected { retry_after } = engine.acquire() else {
         panic!("an open circuit admitted");
     };
     assert_eq!(
@@ -97,8 +97,8 @@ fn concurrent_failures_reaching_the_threshold_open_the_circuit() {
         let engine = &engine;
         let grants: Vec<Grant> = (0..4)
             .map(|_| match engine.acquire() {
-                Admission::Granted(grant) => grant,
-                Admission::Rejected { .. } => panic!("closed circuit rejected"),
+                Decision::Granted(grant) => grant,
+                Decision::Rejected { .. } => panic!("closed circuit rejected"),
             })
             .collect();
         std::thread::scope(|s| {
@@ -122,7 +122,7 @@ fn half_open_probes_never_exceed_the_limit_under_threads() {
         for _ in 0..4 {
             s.spawn(|| {
                 for i in 0..2_000u32 {
-                    if let Admission::Granted(grant) = engine.acquire() {
+                    if let Decision::Granted(grant) = engine.acquire() {
                         let now = inflight.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
                         peak.fetch_max(now, std::sync::atomic::Ordering::SeqCst);
                         let snap = engine.snapshot();
@@ -178,14 +178,14 @@ fn a_failure_slot_of_any_age_never_blocks_a_failure() {
     for age in AGES {
         let (engine, _mock) = engine(&Config::default());
         let engine = Arc::new(engine);
-        let Admission::Granted(grant) = engine.acquire() else {
+        let Decision::Granted(grant) = engine.acquire() else {
             panic!("closed circuit rejected");
         };
         engine.verdict(grant, Verdict::Failure);
         jump(&engine, age, 0);
         let shared = engine.clone();
         returns("a failure after an old slot", move || {
-            let Admission::Granted(grant) = shared.acquire() else {
+            let Decision::Granted(grant) = shared.acquire() else {
                 panic!("closed circuit rejected");
             };
             shared.verdict(grant, Verdict::Failure);
@@ -213,7 +213,7 @@ fn an_opening_record_of_any_age_never_blocks_admission() {
         let admission = returns("admission after an old opening", move || shared.acquire());
         assert_eq!(
             admission,
-            Admission::Rejected {
+            Decision::Rejected {
                 retry_after: Config::default().open_nanos() - 1_000_000_000
             },
             "age {age}"
@@ -245,7 +245,7 @@ fn the_opened_record_keeps_up_with_the_word() {
     engine.force(model::force_open, crate::transition::Reason::Forced);
     assert_eq!(stamp_epoch(&engine), epoch(&engine), "force_open");
     mock.increment(config.open_duration());
-    let Admission::Granted(probe) = engine.acquire() else {
+    let Decision::Granted(probe) = engine.acquire() else {
         panic!("the cooldown passed");
     };
     assert_eq!(stamp_epoch(&engine).next(), epoch(&engine), "half-open");
@@ -274,7 +274,7 @@ fn failure_slots_left_by_an_old_closed_epoch_never_block_a_failure() {
         let (engine, mock) = engine(&config);
         let engine = Arc::new(engine);
         for _ in 0..2 {
-            let Admission::Granted(grant) = engine.acquire() else {
+            let Decision::Granted(grant) = engine.acquire() else {
                 panic!("closed circuit rejected");
             };
             engine.verdict(grant, Verdict::Failure);
@@ -287,13 +287,13 @@ fn failure_slots_left_by_an_old_closed_epoch_never_block_a_failure() {
         let shared = engine.clone();
         returns("probes and a failure after old slots", move || {
             for _ in 0..2 {
-                let Admission::Granted(grant) = shared.acquire() else {
+                let Decision::Granted(grant) = shared.acquire() else {
                     panic!("the cooldown passed: a probe is due");
                 };
                 shared.verdict(grant, Verdict::Success);
             }
             assert_eq!(shared.state(), State::Closed);
-            let Admission::Granted(grant) = shared.acquire() else {
+            let Decision::Granted(grant) = shared.acquire() else {
                 panic!("closed circuit rejected");
             };
             shared.verdict(grant, Verdict::Failure);

@@ -15,7 +15,7 @@ use quanta::{Clock, Mock};
 use crate::config::{Config, MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES};
 use crate::epoch::Epoch;
 use crate::fuse::Fuse;
-use crate::model::{Admission, Grant, PermitKind};
+use crate::model::{Decision, Grant, PermitKind};
 use crate::oracle::{Admit, Oracle, Outcome, Ticket};
 use crate::packed::CLAIMS_MODULUS;
 use crate::permit::Permit;
@@ -237,7 +237,7 @@ fn acquire<'a>(
         reference.acquire(now),
         oracle.acquire(now),
     ) {
-        (Ok(permit), Admission::Granted(grant), Admit::Granted(ticket)) => {
+        (Ok(permit), Decision::Granted(grant), Admit::Granted(ticket)) => {
             assert_eq!(
                 permit.is_probe(),
                 grant.kind() == PermitKind::Probe,
@@ -250,7 +250,7 @@ fn acquire<'a>(
             );
             held.push((permit, grant, ticket));
         }
-        (Err(open), Admission::Rejected { retry_after }, Admit::Rejected(oracle_retry)) => {
+        (Err(open), Decision::Rejected { retry_after }, Admit::Rejected(oracle_retry)) => {
             assert_eq!(
                 open.retry_after(),
                 Duration::from_nanos(retry_after),

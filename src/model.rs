@@ -77,7 +77,7 @@ pub(crate) enum PermitKind {
 /// laid out as the low half of the engine's state word is (see
 /// [`packed`](crate::packed)): the epoch in bits 2 to 31, and in bits 0
 /// and 1 the closed state's code (0) for a closed permit, or 3 for a probe
-/// (a code no state word holds). So an [`Admission`] is a pair of scalars
+/// (a code no state word holds). So an [`Decision`] is a pair of scalars
 /// and travels in registers, a closed word's grant is the word masked, and
 /// whether a success changes nothing is one masked compare with the word.
 /// The upper 32 bits are free: an owned permit keeps its circuit's tag
@@ -148,7 +148,7 @@ impl std::fmt::Debug for Grant {
 
 /// The answer to an admission request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Admission {
+pub(crate) enum Decision {
     /// The call may run under this permit.
     Granted(Grant),
     /// The call is rejected; the circuit may admit again after this many
@@ -182,7 +182,7 @@ pub(crate) fn acquire<E>(
     head: Head,
     opened: impl FnOnce() -> Result<u64, E>,
     now: impl FnOnce() -> u64,
-) -> Result<(Admission, Option<Head>), E> {
+) -> Result<(Decision, Option<Head>), E> {
     Ok(match head.state {
         State::Closed => (grant(PermitKind::Closed, head.epoch), None),
         State::Open => {
@@ -191,7 +191,7 @@ pub(crate) fn acquire<E>(
             let open = config.open_nanos();
             if elapsed < open {
                 let retry_after = open - elapsed;
-                (Admission::Rejected { retry_after }, None)
+                (Decision::Rejected { retry_after }, None)
             } else {
                 let next = Head {
                     inflight: 1,
@@ -208,15 +208,15 @@ pub(crate) fn acquire<E>(
                 };
                 (grant(PermitKind::Probe, head.epoch), Some(next))
             } else {
-                (Admission::Rejected { retry_after: 0 }, None)
+                (Decision::Rejected { retry_after: 0 }, None)
             }
         }
     })
 }
 
 #[inline]
-fn grant(kind: PermitKind, epoch: Epoch) -> Admission {
-    Admission::Granted(Grant::new(kind, epoch))
+fn grant(kind: PermitKind, epoch: Epoch) -> Decision {
+    Decision::Granted(Grant::new(kind, epoch))
 }
 
 /// The verdict of a permit (SPEC §3 "Verdicts"). A failed probe reopens

@@ -283,7 +283,7 @@ mod tests {
             let model = crate::model::acquire(&config, head, || Ok::<u64, ()>(0), || 0);
             if let Some(grant) = word.closed_grant() {
                 prop_assert_eq!(head.state, State::Closed);
-                prop_assert_eq!(model, Ok((crate::model::Admission::Granted(grant), None)));
+                prop_assert_eq!(model, Ok((crate::model::Decision::Granted(grant), None)));
             } else {
                 prop_assert_ne!(head.state, State::Closed);
             }

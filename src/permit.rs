@@ -7,7 +7,7 @@ use crate::conclude::Circuit;
 use crate::config::Config;
 use crate::error::OpenError;
 use crate::fuse::Fuse;
-use crate::model::{Admission, Grant, PermitKind};
+use crate::model::{Decision, Grant, PermitKind};
 use crate::slot::Slot;
 use crate::verdict::Verdict;
 
@@ -72,12 +72,12 @@ impl Fuse {
     #[inline]
     fn admit_otherwise(&self) -> Result<Grant, OpenError> {
         match self.engine().acquire() {
-            Admission::Granted(grant) => {
+            Decision::Granted(grant) => {
                 #[cfg(feature = "metrics")]
                 self.telemetry().admitted();
                 Ok(grant)
             }
-            Admission::Rejected { retry_after } => Err(self.rejected(retry_after)),
+            Decision::Rejected { retry_after } => Err(self.rejected(retry_after)),
         }
     }
 

@@ -6,7 +6,7 @@ use std::convert::Infallible;
 
 use crate::config::Config;
 use crate::epoch::Epoch;
-use crate::model::{self, Admission, Effect, Grant, Head};
+use crate::model::{self, Decision, Effect, Grant, Head};
 use crate::snapshot::{Snapshot, State};
 use crate::verdict::Verdict;
 
@@ -32,7 +32,7 @@ impl Reference {
     }
 
     /// Admission at `now`.
-    pub(crate) fn acquire(&mut self, now: u64) -> Admission {
+    pub(crate) fn acquire(&mut self, now: u64) -> Decision {
         let opened = || Ok::<_, Infallible>(self.opened_at);
         let Ok((admission, next)) = model::acquire(&self.config, self.head, opened, || now);
         if let Some(next) = next {

@@ -12,7 +12,7 @@ use std::convert::Infallible;
 
 use crate::config::Config;
 use crate::epoch::Epoch;
-use crate::model::{self, Admission, Effect, Grant, Head, PermitKind};
+use crate::model::{self, Decision, Effect, Grant, Head, PermitKind};
 use crate::snapshot::{Snapshot, State};
 use crate::verdict::Verdict;
 
@@ -128,7 +128,7 @@ impl Stored {
             self.generation = at.generation;
         }
         let entry = match admission {
-            Admission::Granted(grant) => {
+            Decision::Granted(grant) => {
                 let lease = (grant.kind() == PermitKind::Probe).then(|| {
                     self.leases.push(Lease {
                         id: at.lease_id,
@@ -143,7 +143,7 @@ impl Stored {
                     lease,
                 })
             }
-            Admission::Rejected { retry_after } => Entry::Rejected { retry_after },
+            Decision::Rejected { retry_after } => Entry::Rejected { retry_after },
         };
         (entry, changed)
     }
