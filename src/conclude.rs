@@ -56,7 +56,7 @@ impl Slot {
         if head.state == State::Closed && !counted {
             match model::verdict(self.config(), head, grant, verdict) {
                 Effect::Stale | Effect::Nothing => return,
-                Effect::ClearFailures if cursor.live == 0 => return,
+                Effect::Record(outcome) if !outcome.failed && cursor.live == 0 => return,
                 _ => {}
             }
         }

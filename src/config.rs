@@ -6,6 +6,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::classify::FailureKind;
+use crate::policy::Policy;
 
 /// The largest accepted [`failure_threshold`](Config::failure_threshold).
 ///
@@ -46,6 +47,25 @@ pub const MAX_HALF_OPEN_PROBES: u32 = 4096;
 /// ```
 pub const MAX_DURATION: Duration = Duration::from_hours(8760);
 
+/// The largest accepted [`minimum_calls`](Config::minimum_calls).
+///
+/// ```
+/// use fuse_breaker::{Config, MAX_MINIMUM_CALLS, Policy};
+/// let rate = Config::builder().policy(Policy::Rate);
+/// assert!(rate.clone().minimum_calls(MAX_MINIMUM_CALLS).build().is_ok());
+/// assert!(rate.minimum_calls(MAX_MINIMUM_CALLS + 1).build().is_err());
+/// ```
+pub const MAX_MINIMUM_CALLS: u32 = 1_000_000;
+
+/// The largest accepted [`window_buckets`](Config::window_buckets).
+///
+/// ```
+/// use fuse_breaker::{Config, MAX_WINDOW_BUCKETS};
+/// assert!(Config::builder().window_buckets(MAX_WINDOW_BUCKETS).build().is_ok());
+/// assert!(Config::builder().window_buckets(MAX_WINDOW_BUCKETS + 1).build().is_err());
+/// ```
+pub const MAX_WINDOW_BUCKETS: u32 = 60;
+
 const DEFAULT_STATUSES: [u16; 3] = [502, 503, 504];
 /// The default first piece of every key.
 pub(crate) const DEFAULT_KEY_PREFIX: &str = "fuse";
@@ -55,7 +75,9 @@ pub(crate) const DEFAULT_KEY_PREFIX: &str = "fuse";
 /// Built once with [`Config::builder`] (every value is checked there) or
 /// taken as [`Config::default`]: threshold 8, window 60 s, open 30 s,
 /// 2 probes, statuses 502/503/504, timeouts and connection errors counted,
-/// HTTP 500 not counted, key prefix `fuse`.
+/// HTTP 500 not counted, key prefix `fuse`; policy `count` (SPEC §9: the
+/// `rate` settings default to 50 %, 20 calls, 10 buckets, no slow calls,
+/// 100 % slow).
 ///
 /// ```
 /// use std::time::Duration;
@@ -80,6 +102,12 @@ pub struct Config {
     pub(crate) count_connection_errors: bool,
     pub(crate) count_http_500: bool,
     pub(crate) key_prefix: String,
+    pub(crate) policy: Policy,
+    pub(crate) failure_rate: u32,
+    pub(crate) minimum_calls: u32,
+    pub(crate) window_buckets: u32,
+    pub(crate) slow_call_duration: Option<Duration>,
+    pub(crate) slow_call_rate: u32,
 }
 
 impl Default for Config {
@@ -101,6 +129,12 @@ impl Default for Config {
             count_connection_errors: true,
             count_http_500: false,
             key_prefix: DEFAULT_KEY_PREFIX.to_owned(),
+            policy: Policy::Count,
+            failure_rate: 50,
+            minimum_calls: 20,
+            window_buckets: 10,
+            slow_call_duration: None,
+            slow_call_rate: 100,
         }
     }
 }
@@ -258,6 +292,80 @@ impl Config {
     }
 
     /// Checks every setting (SPEC §2): the first invalid one, with its value.
+    /// Which rule opens a closed circuit (SPEC §9; default
+    /// [`Policy::Count`]).
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::Config::default().policy(), fuse_breaker::Policy::Count);
+    /// ```
+    #[inline]
+    pub fn policy(&self) -> Policy {
+        self.policy
+    }
+
+    /// Under `rate`: the share of failed calls, in percent, that opens the
+    /// circuit (default 50).
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::Config::default().failure_rate(), 50);
+    /// ```
+    pub fn failure_rate(&self) -> u32 {
+        self.failure_rate
+    }
+
+    /// Under `rate`: how many calls the window must hold before a rate is
+    /// judged (default 20).
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::Config::default().minimum_calls(), 20);
+    /// ```
+    pub fn minimum_calls(&self) -> u32 {
+        self.minimum_calls
+    }
+
+    /// Under `rate`: how many buckets the window is kept in (default 10;
+    /// each covers `failure_window / window_buckets`).
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::Config::default().window_buckets(), 10);
+    /// ```
+    pub fn window_buckets(&self) -> u32 {
+        self.window_buckets
+    }
+
+    /// Under `rate`: how long a call may take, from admission to verdict,
+    /// before it is also slow (default `None`: no call is slow).
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::Config::default().slow_call_duration(), None);
+    /// ```
+    pub fn slow_call_duration(&self) -> Option<Duration> {
+        self.slow_call_duration
+    }
+
+    /// Under `rate`: the share of slow calls, in percent, that opens the
+    /// circuit (default 100).
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::Config::default().slow_call_rate(), 100);
+    /// ```
+    pub fn slow_call_rate(&self) -> u32 {
+        self.slow_call_rate
+    }
+
+    /// Whether admissions read the clock to time calls: `rate` with a
+    /// `slow_call_duration`.
+    #[inline]
+    pub(crate) fn times_calls(&self) -> bool {
+        self.policy == Policy::Rate && self.slow_call_duration.is_some()
+    }
+
+    /// The `slow_call_duration` in nanoseconds (`u64::MAX` when none).
+    #[inline]
+    pub(crate) fn slow_nanos(&self) -> u64 {
+        self.slow_call_duration.map_or(u64::MAX, nanos)
+    }
+
     pub(crate) fn check(&self) -> Result<(), ConfigError> {
         let c = self;
         check_count(
@@ -268,6 +376,13 @@ impl Config {
         check_duration("failure_window", c.failure_window)?;
         check_duration("open_duration", c.open_duration)?;
         check_count("half_open_probes", c.half_open_probes, MAX_HALF_OPEN_PROBES)?;
+        check_count("failure_rate", c.failure_rate, 100)?;
+        check_count("minimum_calls", c.minimum_calls, MAX_MINIMUM_CALLS)?;
+        check_count("window_buckets", c.window_buckets, MAX_WINDOW_BUCKETS)?;
+        check_count("slow_call_rate", c.slow_call_rate, 100)?;
+        if let Some(slow) = c.slow_call_duration {
+            check_duration("slow_call_duration", slow)?;
+        }
         if let Some(bad) = c
             .counted_http_statuses
             .iter()

@@ -37,6 +37,7 @@ use crate::config::Config;
 use crate::epoch::Epoch;
 use crate::model::{self, Decision, Effect, Grant, Head};
 use crate::packed::{CLAIMS_MODULUS, Cursor, Word};
+use crate::policy::{self, Failures, Rule};
 use crate::ring::{Keep, Stamp};
 use crate::slot::{Occupant, Slot};
 use crate::snapshot::{Snapshot, State};
@@ -202,11 +203,11 @@ impl<'a> Engine<'a> {
             let (head, cursor) = word.unpack();
             match model::verdict(self.config(), head, grant, verdict) {
                 Effect::Stale | Effect::Nothing => Step::Done(()),
-                Effect::ClearFailures if cursor.live == 0 => Step::Done(()),
-                Effect::ClearFailures => {
+                Effect::Record(outcome) if !outcome.failed && cursor.live == 0 => Step::Done(()),
+                Effect::Record(outcome) if !outcome.failed => {
                     Step::Write(Word::pack(&head, Cursor { live: 0, ..cursor }), ())
                 }
-                Effect::RecordFailure => self.record_failure(word, &head, cursor, grant, now.get()),
+                Effect::Record(_) => self.record_failure(word, &head, cursor, grant, now.get()),
                 Effect::Move(next) => Step::Write(Word::next(&head, cursor, &next), ()),
             }
         });
@@ -311,7 +312,8 @@ impl<'a> Engine<'a> {
             }
             let again = self.load();
             if (complete && again == word) || last_try {
-                return model::snapshot(self.config(), &head, opened_at, failures, now);
+                let window = Failures::from_times(failures).view(self.config(), now);
+                return model::snapshot(&head, opened_at, window);
             }
             sync::spin_loop();
             word = again;
@@ -433,14 +435,16 @@ impl<'a> Engine<'a> {
     ) -> Step<()> {
         let threshold = self.config().failure_threshold();
         let live = (cursor.live + 1).min(threshold);
-        if model::could_open(self.config(), live) {
+        if policy::could_open(self.config(), live) {
             let earlier = (live - 1).min(threshold - 1);
             let counted = match self.count_in_window(word, head.epoch, cursor.claims, earlier, at) {
                 Ok(counted) => counted,
                 Err(moved) => return Step::Moved(moved),
             };
-            if let Some(next) = model::tally(self.config(), *head, grant, counted + 1) {
-                return Step::Write(Word::next(head, cursor, &next), ());
+            if policy::could_open(self.config(), counted + 1) {
+                if let Some(next) = model::trip(*head, grant) {
+                    return Step::Write(Word::next(head, cursor, &next), ());
+                }
             }
         }
         let claim = (cursor.claims + 1) % CLAIMS_MODULUS;
@@ -488,9 +492,9 @@ impl<'a> Engine<'a> {
                 debug_assert!(false, "a claim of a current word lost its slot");
                 continue;
             };
-            if model::in_window(self.config(), at, now) {
+            if policy::in_window(self.config(), at, now) {
                 counted += 1;
-            } else if !model::could_open(self.config(), counted + unread + 1) {
+            } else if !policy::could_open(self.config(), counted + unread + 1) {
                 return Ok(counted);
             }
         }

@@ -101,6 +101,7 @@ mod oracle;
 mod overrides;
 mod packed;
 mod permit;
+mod policy;
 pub mod redact;
 #[cfg(any(test, fuzzing))]
 mod reference;
@@ -138,6 +139,7 @@ mod verdict;
 pub use classify::{Classify, FailureKind, classify_error};
 pub use config::{
     Config, ConfigBuilder, ConfigError, MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES,
+    MAX_MINIMUM_CALLS, MAX_WINDOW_BUCKETS,
 };
 pub use error::{Error, OpenError};
 pub use events::Listener;
@@ -146,6 +148,7 @@ pub use fuse::{Fuse, FuseBuilder};
 pub use names::key;
 pub use overrides::Overrides;
 pub use permit::{OwnedPermit, Permit};
+pub use policy::{Policy, UnknownPolicy};
 pub use registry::{DEFAULT_MAX_CIRCUITS, OVERFLOW_NAME, Registry, RegistryBuilder};
 #[cfg(feature = "config-file")]
 #[allow(deprecated)]

@@ -2,17 +2,21 @@
 //! `now` -> decision + next head. No atomics, no clock.
 //!
 //! Every engine of the crate runs these functions and nothing else decides a
-//! transition. The failure list is kept by the caller (a `Vec` in
-//! [`Reference`](crate::reference::Reference), a ring of atomic slots in the
-//! engine); the rules tell it when to clear it, when to record `now` in it,
-//! and, given how many recorded failures are inside the window, whether the
-//! circuit opens. A head whose epoch differs from the previous one starts
-//! with an empty failure list.
+//! transition. The closed state's window is the policy's (see
+//! [`policy`](crate::policy)) and kept by the caller (a [`Window`] in
+//! [`Reference`](crate::reference::Reference) and the stored model, atomics
+//! of the engine's own); the rules tell it when to record a closed
+//! verdict ([`Effect::Record`]), the policy whether that opens the circuit
+//! ([`trip`] then moves it). A head whose epoch differs from the previous
+//! one starts with an empty window.
+//!
+//! [`Window`]: crate::policy::Window
 
 use std::time::Duration;
 
 use crate::config::Config;
 use crate::epoch::Epoch;
+use crate::policy::{Outcome, View};
 use crate::snapshot::{Snapshot, State};
 use crate::transition::Reason;
 use crate::verdict::Verdict;
@@ -163,10 +167,9 @@ pub(crate) enum Effect {
     Stale,
     /// Nothing changes.
     Nothing,
-    /// Clear the failure list (closed success).
-    ClearFailures,
-    /// Add `now` to the failure list, then ask [`tally`] whether to open.
-    RecordFailure,
+    /// A closed verdict of the current epoch: the policy's window records
+    /// it, and says whether the circuit opens ([`trip`]).
+    Record(Outcome),
     /// Move to this head.
     Move(Head),
 }
@@ -219,10 +222,24 @@ fn grant(kind: PermitKind, epoch: Epoch) -> Decision {
     Decision::Granted(Grant::new(kind, epoch))
 }
 
-/// The verdict of a permit (SPEC §3 "Verdicts"). A failed probe reopens
-/// the circuit, at `now`.
+/// The verdict of a permit (SPEC §3 "Verdicts") on a call that was not
+/// slow. A failed probe reopens the circuit, at `now`.
 #[inline]
 pub(crate) fn verdict(config: &Config, head: Head, permit: Grant, verdict: Verdict) -> Effect {
+    timed_verdict(config, head, permit, verdict, false)
+}
+
+/// The verdict of a permit on a call that was `slow` or not (SPEC §9: a
+/// slow success or failure is also slow in the window, a slow successful
+/// probe is a failed one; an ignore is never slow).
+#[inline]
+pub(crate) fn timed_verdict(
+    config: &Config,
+    head: Head,
+    permit: Grant,
+    verdict: Verdict,
+    slow: bool,
+) -> Effect {
     let own_state = match permit.kind() {
         PermitKind::Closed => State::Closed,
         PermitKind::Probe => State::HalfOpen,
@@ -231,9 +248,15 @@ pub(crate) fn verdict(config: &Config, head: Head, permit: Grant, verdict: Verdi
         return Effect::Stale;
     }
     match (permit.kind(), verdict) {
-        (PermitKind::Closed, Verdict::Success) => Effect::ClearFailures,
-        (PermitKind::Closed, Verdict::Failure) => Effect::RecordFailure,
+        (PermitKind::Closed, Verdict::Success) => Effect::Record(Outcome {
+            failed: false,
+            slow,
+        }),
+        (PermitKind::Closed, Verdict::Failure) => Effect::Record(Outcome { failed: true, slow }),
         (PermitKind::Closed, Verdict::Ignore) => Effect::Nothing,
+        (PermitKind::Probe, Verdict::Success) if slow => {
+            Effect::Move(Head::open(head.epoch.next()))
+        }
         (PermitKind::Probe, Verdict::Success) => {
             let successes = head.successes + 1;
             if successes >= config.half_open_probes() {
@@ -254,27 +277,12 @@ pub(crate) fn verdict(config: &Config, head: Head, permit: Grant, verdict: Verdi
     }
 }
 
-/// Whether a failure recorded at `at` still counts at `now` (inclusive edge;
-/// a clock that went backwards counts as no time passing).
-#[inline]
-pub(crate) fn in_window(config: &Config, at: u64, now: u64) -> bool {
-    now.saturating_sub(at) <= config.window_nanos()
-}
-
-/// Whether `recorded` failures since the last clear could open the circuit
-/// (an engine skips counting them when they could not).
-#[inline]
-pub(crate) fn could_open(config: &Config, recorded: u32) -> bool {
-    recorded >= config.failure_threshold()
-}
-
-/// After a closed failure of `permit` was recorded: `counted` of the
-/// recorded failures are [`in_window`]. Returns the open head (opened at
-/// the failure's `now`) when they reach the threshold and the permit's
-/// epoch is still current.
-pub(crate) fn tally(config: &Config, head: Head, permit: Grant, counted: u32) -> Option<Head> {
+/// After the policy's window, with a closed verdict of `permit` recorded,
+/// said that its rule holds: the open head (opened at the verdict's `now`)
+/// if the permit's epoch is still current.
+pub(crate) fn trip(head: Head, permit: Grant) -> Option<Head> {
     let current = head.state == State::Closed && head.epoch == permit.epoch();
-    (current && could_open(config, counted)).then(|| Head::open(head.epoch.next()))
+    current.then(|| Head::open(head.epoch.next()))
 }
 
 /// Why the rules moved a circuit from `from` to `to` (manual changes carry
@@ -305,31 +313,24 @@ pub(crate) fn reset(head: Head) -> Head {
     force_closed(head)
 }
 
-/// The snapshot of `head` at `now`, given when the circuit last opened
-/// (read only while open or half-open) and the recorded failures in any
-/// order.
-pub(crate) fn snapshot(
-    config: &Config,
-    head: &Head,
-    opened_at: u64,
-    failures: impl IntoIterator<Item = u64>,
-    now: u64,
-) -> Snapshot {
+/// The snapshot of `head`, given when the circuit last opened (read only
+/// while open or half-open) and what the policy's window shows (see
+/// [`Rule::view`](crate::policy::Rule::view)), used only while closed.
+pub(crate) fn snapshot(head: &Head, opened_at: u64, window: View) -> Snapshot {
     let closed = head.state == State::Closed;
-    let mut kept: Vec<u64> = if closed {
-        failures
-            .into_iter()
-            .filter(|&at| in_window(config, at, now))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    kept.sort_unstable();
+    let window = if closed { window } else { View::default() };
     let half_open = head.state == State::HalfOpen;
     Snapshot {
         state: head.state,
         opened_at: (!closed).then(|| Duration::from_nanos(opened_at)),
-        failures: kept.into_iter().map(Duration::from_nanos).collect(),
+        failures: window
+            .failures
+            .into_iter()
+            .map(Duration::from_nanos)
+            .collect(),
+        calls: window.counts.calls,
+        failed: window.counts.failed,
+        slow: window.counts.slow,
         half_open_successes: if half_open { head.successes } else { 0 },
         half_open_inflight: if half_open { head.inflight } else { 0 },
     }

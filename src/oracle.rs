@@ -184,6 +184,9 @@ impl Oracle {
             failures: failures.into_iter().map(Duration::from_nanos).collect(),
             half_open_successes: if half_open { self.successes } else { 0 },
             half_open_inflight: if half_open { self.inflight } else { 0 },
+            calls: 0,
+            failed: 0,
+            slow: 0,
         }
     }
 

@@ -196,4 +196,53 @@ settings! {
     /// assert!(fuse_breaker::Config::builder().key_prefix("").build().is_err());
     /// ```
     key_prefix: String = |value: impl Into<String>| value.into();
+
+    /// Sets [`Config::policy`]: `count` or `rate` (SPEC §9).
+    ///
+    /// ```
+    /// use fuse_breaker::{Config, Policy};
+    /// assert_eq!(Config::builder().policy(Policy::Rate).build()?.policy(), Policy::Rate);
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    policy: crate::Policy = |value: crate::Policy| value;
+
+    /// Sets [`Config::failure_rate`] (percent, 1 ..= 100).
+    ///
+    /// ```
+    /// assert!(fuse_breaker::Config::builder().failure_rate(0).build().is_err());
+    /// assert!(fuse_breaker::Config::builder().failure_rate(101).build().is_err());
+    /// ```
+    failure_rate: u32 = |value: u32| value;
+
+    /// Sets [`Config::minimum_calls`] (1 ..= [`MAX_MINIMUM_CALLS`](crate::MAX_MINIMUM_CALLS)).
+    ///
+    /// ```
+    /// assert!(fuse_breaker::Config::builder().minimum_calls(0).build().is_err());
+    /// ```
+    minimum_calls: u32 = |value: u32| value;
+
+    /// Sets [`Config::window_buckets`] (1 ..= [`MAX_WINDOW_BUCKETS`](crate::MAX_WINDOW_BUCKETS)).
+    ///
+    /// ```
+    /// assert!(fuse_breaker::Config::builder().window_buckets(0).build().is_err());
+    /// ```
+    window_buckets: u32 = |value: u32| value;
+
+    /// Sets [`Config::slow_call_duration`] (> 0 and <= [`MAX_DURATION`](crate::MAX_DURATION)).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let config = fuse_breaker::Config::builder().slow_call_duration(Duration::from_secs(2)).build()?;
+    /// assert_eq!(config.slow_call_duration(), Some(Duration::from_secs(2)));
+    /// assert!(fuse_breaker::Config::builder().slow_call_duration(Duration::ZERO).build().is_err());
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    slow_call_duration: Option<std::time::Duration> = |value: std::time::Duration| Some(value);
+
+    /// Sets [`Config::slow_call_rate`] (percent, 1 ..= 100).
+    ///
+    /// ```
+    /// assert!(fuse_breaker::Config::builder().slow_call_rate(0).build().is_err());
+    /// ```
+    slow_call_rate: u32 = |value: u32| value;
 }

@@ -299,14 +299,14 @@ mod tests {
             let config = crate::Config::default();
             let effect = crate::model::verdict(&config, head, grant, crate::Verdict::Success);
             let nothing = match effect {
-                crate::model::Effect::ClearFailures => cursor.live == 0,
+                crate::model::Effect::Record(outcome) => !outcome.failed && cursor.live == 0,
                 crate::model::Effect::Stale | crate::model::Effect::Nothing => true,
                 _ => false,
             };
             if word.quiet_success(grant) {
                 prop_assert!(nothing, "{:?} {:?} {:?}", head, cursor, grant);
             }
-            if effect == crate::model::Effect::ClearFailures && cursor.live == 0 {
+            if effect == crate::model::Effect::Record(crate::policy::Outcome::SUCCESS) && cursor.live == 0 {
                 prop_assert!(word.quiet_success(grant));
             }
         }

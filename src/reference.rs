@@ -7,6 +7,7 @@ use std::convert::Infallible;
 use crate::config::Config;
 use crate::epoch::Epoch;
 use crate::model::{self, Decision, Effect, Grant, Head};
+use crate::policy::Window;
 use crate::snapshot::{Snapshot, State};
 use crate::verdict::Verdict;
 
@@ -17,17 +18,17 @@ pub(crate) struct Reference {
     head: Head,
     /// When the circuit last opened (meaningful while open or half-open).
     opened_at: u64,
-    failures: Vec<u64>,
+    window: Window,
 }
 
 impl Reference {
     /// A closed circuit with no failures, in epoch `epoch`.
     pub(crate) fn starting_at(config: Config, epoch: Epoch) -> Self {
         Reference {
-            config,
             head: Head::closed(epoch),
             opened_at: 0,
-            failures: Vec::new(),
+            window: Window::empty(&config),
+            config,
         }
     }
 
@@ -43,17 +44,19 @@ impl Reference {
 
     /// The verdict of a permit granted earlier, at `now`.
     pub(crate) fn verdict(&mut self, grant: Grant, verdict: Verdict, now: u64) {
-        match model::verdict(&self.config, self.head, grant, verdict) {
+        self.timed_verdict(grant, verdict, false, now);
+    }
+
+    /// The verdict of a permit granted earlier on a call that was `slow` or
+    /// not, at `now`.
+    pub(crate) fn timed_verdict(&mut self, grant: Grant, verdict: Verdict, slow: bool, now: u64) {
+        match model::timed_verdict(&self.config, self.head, grant, verdict, slow) {
             Effect::Stale | Effect::Nothing => {}
-            Effect::ClearFailures => self.failures.clear(),
-            Effect::RecordFailure => {
-                self.failures.push(now);
-                let config = &self.config;
-                self.failures
-                    .retain(|&at| model::in_window(config, at, now));
-                let counted = u32::try_from(self.failures.len()).unwrap_or(u32::MAX);
-                if let Some(open) = model::tally(config, self.head, grant, counted) {
-                    self.set(open, now);
+            Effect::Record(outcome) => {
+                if self.window.record(&self.config, outcome, now).opens {
+                    if let Some(open) = model::trip(self.head, grant) {
+                        self.set(open, now);
+                    }
                 }
             }
             Effect::Move(next) => self.set(next, now),
@@ -83,11 +86,9 @@ impl Reference {
     /// The snapshot at `now`.
     pub(crate) fn snapshot(&self, now: u64) -> Snapshot {
         model::snapshot(
-            &self.config,
             &self.head,
             self.opened_at,
-            self.failures.iter().copied(),
-            now,
+            self.window.view(&self.config, now),
         )
     }
 
@@ -95,7 +96,7 @@ impl Reference {
     /// an opening happens at `now`.
     fn set(&mut self, next: Head, now: u64) {
         if next.epoch != self.head.epoch {
-            self.failures.clear();
+            self.window.clear();
             if next.state == State::Open {
                 self.opened_at = now;
             }

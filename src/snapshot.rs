@@ -71,8 +71,15 @@ pub struct Snapshot {
     /// When the circuit last opened; `None` while closed.
     pub opened_at: Option<Duration>,
     /// Counted failures still inside the window, oldest first (always empty
-    /// unless closed).
+    /// unless closed, and under the `rate` policy).
     pub failures: Vec<Duration>,
+    /// Under the `rate` policy: the calls in the window (zero unless
+    /// closed, and under `count`).
+    pub calls: u64,
+    /// Under the `rate` policy: the counted failures among them.
+    pub failed: u64,
+    /// Under the `rate` policy: the slow calls among them (failed or not).
+    pub slow: u64,
     /// Successful probes so far (half-open only).
     pub half_open_successes: u32,
     /// Probes started and not yet finished (half-open only).

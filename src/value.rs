@@ -117,3 +117,51 @@ impl Value for Duration {
         }
     }
 }
+
+/// A policy by name: `count` or `rate`.
+impl Value for crate::Policy {
+    fn from_text(text: &str) -> Result<Self, String> {
+        text.parse()
+            .map_err(|e: crate::policy::UnknownPolicy| e.to_string())
+    }
+
+    fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = <String as Deserialize>::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// A duration that may be switched off: a duration with a unit, or `none`
+/// (also `off`).
+impl Value for Option<Duration> {
+    fn from_text(text: &str) -> Result<Self, String> {
+        if is_none(text) {
+            Ok(None)
+        } else {
+            Duration::from_text(text).map(Some)
+        }
+    }
+
+    fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Written {
+            Text(String),
+            Number(i64),
+        }
+        match Written::deserialize(deserializer)? {
+            Written::Text(text) if is_none(&text) => Ok(None),
+            Written::Text(text) => humantime::parse_duration(&text)
+                .map(Some)
+                .map_err(|e| serde::de::Error::custom(format!("invalid duration {text:?}: {e}"))),
+            Written::Number(n) => Err(serde::de::Error::custom(format!(
+                "a duration needs a unit: write \"{n}s\" or \"{n}ms\", not {n} (or \"none\")"
+            ))),
+        }
+    }
+}
+
+fn is_none(text: &str) -> bool {
+    let text = text.trim();
+    text.eq_ignore_ascii_case("none") || text.eq_ignore_ascii_case("off")
+}

@@ -38,7 +38,7 @@ impl Mirror {
     /// a closed circuit with no failures (the common case of cached mode,
     /// kept where admission reads it without a lock).
     pub(crate) fn quiet_ticket(&self, config: &Config) -> Option<Ticket> {
-        if self.stored.state() != State::Closed || !self.stored.failures.is_empty() {
+        if self.stored.state() != State::Closed || !self.stored.window.is_empty() {
             return None;
         }
         let at = At {
@@ -74,7 +74,7 @@ impl Mirror {
     pub(crate) fn admit(&self, config: &Config, staleness: Duration) -> Option<Entry> {
         let now = self.now(staleness)?;
         let state = self.stored.state();
-        let quiet = state == State::Closed && self.stored.failures.is_empty();
+        let quiet = state == State::Closed && self.stored.window.is_empty();
         if !quiet && state != State::Open {
             return None;
         }

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::{MAX_DURATION, MAX_HALF_OPEN_PROBES};
 use crate::epoch::Epoch;
 use crate::model::Head;
+use crate::policy::{Failures, Window};
 use crate::snapshot::State;
 
 use super::stored::{Lease, Stored};
@@ -209,8 +210,7 @@ pub(crate) fn write(stored: &Stored) -> Vec<u8> {
     let payload = Payload {
         state: stored.head.state.as_str().to_owned(),
         opened_at: (!closed).then_some(stored.opened_at / NANOS_PER_SEC),
-        failures: stored
-            .failures
+        failures: failure_times(stored)
             .iter()
             .map(|at| at / NANOS_PER_SEC)
             .collect(),
@@ -221,8 +221,7 @@ pub(crate) fn write(stored: &Stored) -> Vec<u8> {
             generation: stored.generation,
             epoch: stored.epoch,
             opened_at_us: (!closed).then_some(stored.opened_at / NANOS_PER_MICRO),
-            failures_us: stored
-                .failures
+            failures_us: failure_times(stored)
                 .iter()
                 .map(|at| at / NANOS_PER_MICRO)
                 .collect(),
@@ -237,6 +236,14 @@ pub(crate) fn write(stored: &Stored) -> Vec<u8> {
         }),
     };
     serde_json::to_vec(&payload).unwrap_or_default()
+}
+
+/// The failure times of a `count` window (none under another policy).
+fn failure_times(stored: &Stored) -> &[u64] {
+    match &stored.window {
+        Window::Count(failures) => failures.times(),
+        Window::Rate(_) => &[],
+    }
 }
 
 /// Reads the payload under `key`; `fresh` for one milon/fuse wrote, and to
@@ -298,13 +305,12 @@ pub(crate) fn read(key: &str, bytes: &[u8], fresh: Fresh) -> Result<Stored, Payl
     }
     // milon/fuse's fields alone: no generation yet.
     let seconds = |field, time| checked(key, field, NANOS_PER_SEC, time, fresh.latest_event());
-    let mut failures = payload
+    let failures = payload
         .failures
         .iter()
         .filter(|_| closed)
         .map(|&at| seconds("failures", at))
         .collect::<Result<Vec<_>, _>>()?;
-    failures.sort_unstable();
     Ok(Stored {
         generation: 0,
         epoch: 0,
@@ -313,7 +319,7 @@ pub(crate) fn read(key: &str, bytes: &[u8], fresh: Fresh) -> Result<Stored, Payl
             .opened_at
             .filter(|_| !closed)
             .map_or(Ok(0), |at| seconds("opened_at", at))?,
-        failures,
+        window: Window::Count(Failures::from_times(failures)),
         leases: (0..u64::from(inflight))
             .map(|id| Lease {
                 id,
@@ -327,7 +333,7 @@ pub(crate) fn read(key: &str, bytes: &[u8], fresh: Fresh) -> Result<Stored, Payl
 fn read_own(key: &str, own: &Own, head: Head, fresh: Fresh) -> Result<Stored, PayloadError> {
     let micros = |field, time, limit| checked(key, field, NANOS_PER_MICRO, time, limit);
     let event = fresh.latest_event();
-    let failures = own
+    let failures: Vec<u64> = own
         .failures_us
         .iter()
         .filter(|_| head.state == State::Closed)
@@ -351,7 +357,7 @@ fn read_own(key: &str, own: &Own, head: Head, fresh: Fresh) -> Result<Stored, Pa
         opened_at: own
             .opened_at_us
             .map_or(Ok(0), |at| micros("opened_at_us", at, event))?,
-        failures,
+        window: Window::Count(Failures::from_times(failures)),
         leases,
     })
 }

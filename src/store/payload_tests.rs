@@ -1,4 +1,5 @@
 use super::*;
+use crate::store::stored::counted;
 use proptest::prelude::*;
 
 const SEC: u64 = NANOS_PER_SEC;
@@ -47,11 +48,11 @@ fn stored() -> impl Strategy<Value = Stored> {
                         inflight,
                     ),
                     opened_at: if state == State::Closed { 0 } else { opened_at },
-                    failures: if state == State::Closed {
+                    window: counted(if state == State::Closed {
                         failures
                     } else {
                         Vec::new()
-                    },
+                    }),
                     leases,
                 }
             },
@@ -85,7 +86,7 @@ proptest! {
             .iter()
             .map(|at| at.as_u64().unwrap())
             .collect();
-        let expected: Vec<u64> = stored.failures.iter().map(|at| at / SEC).collect();
+        let expected: Vec<u64> = stored.failures().iter().map(|at| at / SEC).collect();
         prop_assert_eq!(failures, expected);
         prop_assert_eq!(value["half_open_successes"].as_u64(), Some(u64::from(stored.head.successes)));
         prop_assert_eq!(value["half_open_inflight"].as_u64(), Some(u64::from(stored.head.inflight)));
@@ -113,7 +114,7 @@ fn a_payload_milon_wrote_is_read_by_its_five_fields_in_a_new_generation() {
     let closed = br#"{"state":"closed","opened_at":null,"failures":[1700000009,1700000003],"half_open_successes":0,"half_open_inflight":0}"#;
     let stored = read("fuse:billing", closed, FRESH).unwrap();
     assert_eq!(
-        stored.failures,
+        stored.failures(),
         vec![1_700_000_003 * SEC, 1_700_000_009 * SEC]
     );
 
@@ -132,7 +133,7 @@ fn a_payload_milon_wrote_is_read_by_its_five_fields_in_a_new_generation() {
 #[test]
 fn a_payload_milon_wrote_over_ours_is_read_by_its_fields() {
     let ours = Stored {
-        failures: vec![1_700_000_001 * SEC],
+        window: counted(vec![1_700_000_001 * SEC]),
         ..Stored::fresh(7)
     };
     let mut value: serde_json::Value = serde_json::from_slice(&write(&ours)).unwrap();
@@ -140,7 +141,7 @@ fn a_payload_milon_wrote_over_ours_is_read_by_its_fields() {
     // keeping ours as it found them.
     value["failures"] = serde_json::json!([1_700_000_001u64, 1_700_000_002u64]);
     let stored = read("fuse:billing", value.to_string().as_bytes(), FRESH).unwrap();
-    assert_eq!(stored.failures.len(), 2);
+    assert_eq!(stored.failures().len(), 2);
     assert_eq!(stored.generation, 0, "a generation of its own");
 }
 
@@ -195,7 +196,7 @@ fn the_largest_payloads_the_crate_writes_are_well_within_the_bound() {
     let failing = Stored {
         generation: u64::MAX,
         epoch: u64::MAX,
-        failures: vec![late; threshold],
+        window: counted(vec![late; threshold]),
         ..Stored::fresh(u64::MAX)
     };
     let probes = MAX_HALF_OPEN_PROBES;
@@ -204,7 +205,7 @@ fn the_largest_payloads_the_crate_writes_are_well_within_the_bound() {
         epoch: u64::MAX,
         head: head(State::HalfOpen, u64::MAX, probes - 1, probes),
         opened_at: late,
-        failures: Vec::new(),
+        window: counted(Vec::new()),
         leases: (0..probes)
             .map(|_| Lease {
                 id: u64::MAX,
@@ -253,9 +254,9 @@ fn a_time_in_the_future_of_the_store_s_clock_is_an_error_naming_the_field() {
 fn failures_count_only_while_closed() {
     let probing = br#"{"state":"half_open","opened_at":1700000000,"failures":[1700000001,1700000002],"half_open_inflight":0}"#;
     let stored = read("fuse:billing", probing, FRESH).unwrap();
-    assert!(stored.failures.is_empty());
+    assert!(stored.failures().is_empty());
     let ours = Stored {
-        failures: vec![1_700_000_001 * SEC],
+        window: counted(vec![1_700_000_001 * SEC]),
         ..Stored::fresh(7)
     };
     let mut value: serde_json::Value = serde_json::from_slice(&write(&ours)).unwrap();
@@ -264,7 +265,7 @@ fn failures_count_only_while_closed() {
     value["fuse"]["opened_at_us"] = 1_700_000_000_000_000u64.into();
     let stored = read("fuse:billing", value.to_string().as_bytes(), FRESH).unwrap();
     assert_eq!(stored.generation, 7, "read by the crate's own fields");
-    assert!(stored.failures.is_empty());
+    assert!(stored.failures().is_empty());
 }
 
 #[cfg(any(feature = "redis", feature = "sql"))]

@@ -13,6 +13,7 @@ use std::convert::Infallible;
 use crate::config::Config;
 use crate::epoch::Epoch;
 use crate::model::{self, Decision, Effect, Grant, Head, PermitKind};
+use crate::policy::{Failures, Window};
 use crate::snapshot::{Snapshot, State};
 use crate::verdict::Verdict;
 
@@ -35,8 +36,8 @@ pub(crate) struct Stored {
     pub(crate) head: Head,
     /// When the circuit last opened (meaningful while open or half-open).
     pub(crate) opened_at: u64,
-    /// Counted failures since the last clear, oldest first.
-    pub(crate) failures: Vec<u64>,
+    /// The closed window of the policy (see [`Window`]).
+    pub(crate) window: Window,
     /// The probes in flight while half-open (as many as `head.inflight`).
     pub(crate) leases: Vec<Lease>,
 }
@@ -107,14 +108,14 @@ impl Stored {
             epoch: 0,
             head: Head::closed(Epoch::new(0)),
             opened_at: 0,
-            failures: Vec::new(),
+            window: Window::Count(Failures::default()),
             leases: Vec::new(),
         }
     }
 
     /// Admission at `at.now`. Expired leases end first, as ignore verdicts.
     pub(crate) fn acquire(&mut self, config: &Config, at: At) -> (Entry, bool) {
-        self.keep_needed(config);
+        self.window.prune(config, at.now);
         let mut changed = self.expire(config, at.now);
         let opened = || Ok::<_, Infallible>(self.opened_at);
         let Ok((admission, next)) = model::acquire(config, self.head, opened, || at.now);
@@ -148,8 +149,7 @@ impl Stored {
         (entry, changed)
     }
 
-    /// The verdict of `ticket` at `now`: stale when the ticket is of
-    /// another generation or epoch, or a probe whose lease has ended.
+    /// The verdict of `ticket` on a call that was not slow, at `now`.
     pub(crate) fn verdict(
         &mut self,
         config: &Config,
@@ -157,7 +157,21 @@ impl Stored {
         verdict: Verdict,
         now: u64,
     ) -> bool {
-        self.keep_needed(config);
+        self.timed_verdict(config, ticket, verdict, false, now)
+    }
+
+    /// The verdict of `ticket` on a call that was `slow` or not (see
+    /// [`is_slow`](crate::policy::is_slow)) at `now`: stale when the ticket is of
+    /// another generation or epoch, or a probe whose lease has ended.
+    pub(crate) fn timed_verdict(
+        &mut self,
+        config: &Config,
+        ticket: &Ticket,
+        verdict: Verdict,
+        slow: bool,
+        now: u64,
+    ) -> bool {
+        self.window.prune(config, now);
         let mut changed = self.expire(config, now);
         if !self.owns(ticket) {
             return changed;
@@ -169,23 +183,16 @@ impl Stored {
             self.leases.remove(at);
             changed = true;
         }
-        match model::verdict(config, self.head, ticket.grant, verdict) {
+        match model::timed_verdict(config, self.head, ticket.grant, verdict, slow) {
             Effect::Stale | Effect::Nothing => {}
-            Effect::ClearFailures => {
-                if !self.failures.is_empty() {
-                    self.failures.clear();
-                    changed = true;
+            Effect::Record(outcome) => {
+                let recorded = self.window.record(config, outcome, now);
+                changed |= recorded.changed;
+                if recorded.opens {
+                    if let Some(open) = model::trip(self.head, ticket.grant) {
+                        self.set(open, now);
+                    }
                 }
-            }
-            Effect::RecordFailure => {
-                self.failures.push(now);
-                self.failures
-                    .retain(|&at| model::in_window(config, at, now));
-                let counted = u32::try_from(self.failures.len()).unwrap_or(u32::MAX);
-                if let Some(open) = model::tally(config, self.head, ticket.grant, counted) {
-                    self.set(open, now);
-                }
-                changed = true;
             }
             Effect::Move(next) => {
                 self.set(next, now);
@@ -215,29 +222,12 @@ impl Stored {
 
     /// The snapshot at `now` (times since the Unix epoch).
     pub(crate) fn snapshot(&self, config: &Config, now: u64) -> Snapshot {
-        model::snapshot(
-            config,
-            &self.head,
-            self.opened_at,
-            self.failures.iter().copied(),
-            now,
-        )
+        model::snapshot(&self.head, self.opened_at, self.window.view(config, now))
     }
 
     /// The state.
     pub(crate) fn state(&self) -> State {
         self.head.state
-    }
-
-    /// Keeps no more failures than the threshold needs: the newest
-    /// `failure_threshold` of them (the rules ask only whether as many are
-    /// in the window, and the newest stay in it longest), so that no
-    /// payload written grows with a list another writer let grow. Changes
-    /// no decision, and is no change to write by itself.
-    fn keep_needed(&mut self, config: &Config) {
-        let needed = usize::try_from(config.failure_threshold()).unwrap_or(usize::MAX);
-        let extra = self.failures.len().saturating_sub(needed);
-        self.failures.drain(..extra);
     }
 
     /// Ends the leases that expired by `now`, each as a probe's ignore
@@ -259,18 +249,35 @@ impl Stored {
         self.leases.len() != before
     }
 
-    /// Moves to `next` at `now`: a new epoch clears the failures and the
+    /// Moves to `next` at `now`: a new epoch empties the window and the
     /// leases, and an opening happens at `now`.
     fn set(&mut self, next: Head, now: u64) {
         if next.epoch != self.head.epoch {
             self.epoch = self.epoch.wrapping_add(1);
-            self.failures.clear();
+            self.window.clear();
             self.leases.clear();
             if next.state == State::Open {
                 self.opened_at = now;
             }
         }
         self.head = next;
+    }
+}
+
+/// A `count` window holding these failure times (tests).
+#[cfg(test)]
+pub(crate) fn counted(times: Vec<u64>) -> Window {
+    Window::Count(Failures::from_times(times))
+}
+
+#[cfg(test)]
+impl Stored {
+    /// The failure times of a `count` window (tests).
+    pub(crate) fn failures(&self) -> Vec<u64> {
+        match &self.window {
+            Window::Count(failures) => failures.times().to_vec(),
+            Window::Rate(_) => Vec::new(),
+        }
     }
 }
 

@@ -199,7 +199,7 @@ fn nothing_changes_for_a_closed_success_without_failures_an_ignore_or_a_stale_ve
         ..ticket
     };
     assert!(!stored.verdict(&config, &stale, Verdict::Failure, now));
-    assert!(stored.failures.is_empty());
+    assert!(stored.failures().is_empty());
 }
 
 #[test]
@@ -284,15 +284,15 @@ fn no_more_failures_are_kept_than_the_threshold_needs() {
     // Another writer's list, longer than this threshold needs (all in the
     // window, oldest first).
     let mut stored = Stored {
-        failures: (0..50).map(|i| now - (50 - i) * SEC).collect(),
+        window: counted((0..50).map(|i| now - (50 - i) * SEC).collect()),
         ..Stored::fresh(7)
     };
-    let newest = stored.failures[47..].to_vec();
+    let newest = stored.failures()[47..].to_vec();
     // An admission that changes nothing writes nothing, and keeps only
     // what the rules can use.
     let (entry, changed) = stored.acquire(&config, at(now, SEC, 1));
     assert!(!changed);
-    assert_eq!(stored.failures, newest);
+    assert_eq!(stored.failures(), newest);
     // The next failure opens, as it would have with the whole list.
     stored.verdict(&config, &granted(entry), Verdict::Failure, now);
     assert_eq!(stored.state(), State::Open);

@@ -1,0 +1,128 @@
+//! The `count` rule (SPEC §3, milon/fuse's): counted failures inside the
+//! window reach the threshold; a success clears them.
+
+use crate::config::Config;
+
+use super::{Outcome, Recorded, Rule, View};
+
+/// Whether a failure recorded at `at` still counts at `now` (inclusive
+/// edge; a clock that went backwards counts as no time passing).
+#[inline]
+pub(crate) fn in_window(config: &Config, at: u64, now: u64) -> bool {
+    now.saturating_sub(at) <= config.window_nanos()
+}
+
+/// Whether `recorded` failures since the last clear could open the circuit
+/// (an engine skips counting them when they could not).
+#[inline]
+pub(crate) fn could_open(config: &Config, recorded: u32) -> bool {
+    recorded >= config.failure_threshold()
+}
+
+/// The window of `count`: the times of the failures recorded since the
+/// last clear, oldest first, no more than the threshold needs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Failures(Vec<u64>);
+
+impl Failures {
+    /// A window holding these failure times (a payload's), oldest first
+    /// once pruned.
+    pub(crate) fn from_times(mut times: Vec<u64>) -> Self {
+        times.sort_unstable();
+        Failures(times)
+    }
+
+    /// The recorded times, oldest first.
+    pub(crate) fn times(&self) -> &[u64] {
+        &self.0
+    }
+}
+
+impl Rule for Failures {
+    fn empty(_: &Config) -> Self {
+        Failures(Vec::new())
+    }
+
+    fn record(&mut self, config: &Config, outcome: Outcome, now: u64) -> Recorded {
+        if !outcome.failed {
+            let changed = !self.0.is_empty();
+            self.0.clear();
+            return Recorded {
+                changed,
+                opens: false,
+            };
+        }
+        self.0.push(now);
+        self.0.retain(|&at| in_window(config, at, now));
+        self.prune(config, now);
+        let counted = u32::try_from(self.0.len()).unwrap_or(u32::MAX);
+        Recorded {
+            changed: true,
+            opens: could_open(config, counted),
+        }
+    }
+
+    fn view(&self, config: &Config, now: u64) -> View {
+        let mut failures: Vec<u64> = self
+            .0
+            .iter()
+            .copied()
+            .filter(|&at| in_window(config, at, now))
+            .collect();
+        failures.sort_unstable();
+        View {
+            failures,
+            ..View::default()
+        }
+    }
+
+    /// Keeps the newest `failure_threshold` failures: the rule asks only
+    /// whether as many are in the window, and the newest stay in it
+    /// longest.
+    fn prune(&mut self, config: &Config, _now: u64) -> bool {
+        let needed = usize::try_from(config.failure_threshold()).unwrap_or(usize::MAX);
+        let extra = self.0.len().saturating_sub(needed);
+        self.0.drain(..extra);
+        extra > 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_threshold_opens_and_a_success_clears() {
+        let config = Config::builder().failure_threshold(2).build().unwrap();
+        let mut window = Failures::empty(&config);
+        assert!(!window.record(&config, Outcome::SUCCESS, 0).changed);
+        assert!(!window.record(&config, Outcome::FAILURE, 1).opens);
+        let cleared = window.record(&config, Outcome::SUCCESS, 2);
+        assert_eq!(
+            cleared,
+            Recorded {
+                changed: true,
+                opens: false
+            }
+        );
+        window.record(&config, Outcome::FAILURE, 3);
+        assert!(window.record(&config, Outcome::FAILURE, 4).opens);
+    }
+
+    #[test]
+    fn failures_leave_the_window_after_it_inclusively() {
+        let config = Config::default();
+        let window_nanos = config.window_nanos();
+        assert!(in_window(&config, 10, 10 + window_nanos));
+        assert!(!in_window(&config, 10, 11 + window_nanos));
+        assert!(in_window(&config, 10, 5), "a clock that went backwards");
+    }
+
+    #[test]
+    fn prune_keeps_the_newest() {
+        let config = Config::builder().failure_threshold(2).build().unwrap();
+        let mut window = Failures::from_times(vec![3, 1, 2]);
+        assert!(window.prune(&config, 3));
+        assert_eq!(window.times(), &[2, 3]);
+    }
+}

@@ -1,0 +1,271 @@
+//! The closed-state rules (SPEC §9): what a closed verdict adds to a
+//! circuit's window, and when the window opens the circuit.
+//!
+//! A rule is a type: its window (the state it keeps between verdicts), its
+//! pure step ([`Rule::record`]) and what a snapshot shows of it
+//! ([`Rule::view`]). The reference model and the stored model hold a
+//! [`Window`] and never look inside it; the engine keeps each rule's state
+//! in atomics of its own (the ring for `count`, per-thread lanes for
+//! `rate`) and asks the rule's pure functions what they mean. A new rule is
+//! a new file here, a variant of [`Policy`] and of [`Window`], and its
+//! settings.
+
+mod count;
+mod rate;
+
+use std::fmt;
+
+use crate::config::Config;
+
+pub(crate) use count::{Failures, could_open, in_window};
+pub(crate) use rate::{Buckets, Counts, bucket, is_slow, live, trips};
+
+/// Which rule opens a closed circuit (SPEC §9).
+///
+/// - [`Count`](Policy::Count) (the default, milon/fuse's rule): counted
+///   failures inside `failure_window` reach `failure_threshold`; a success
+///   clears them.
+/// - [`Rate`](Policy::Rate): once the window holds `minimum_calls` calls,
+///   the share of failed calls reaches `failure_rate` percent, or the share
+///   of slow calls reaches `slow_call_rate` percent. The window is
+///   `window_buckets` buckets covering `failure_window`.
+///
+/// ```
+/// use fuse_breaker::{Config, Policy};
+///
+/// let config = Config::builder().policy(Policy::Rate).failure_rate(25).build()?;
+/// assert_eq!(config.policy(), Policy::Rate);
+/// assert_eq!(Policy::Rate.as_str(), "rate");
+/// assert_eq!("count".parse::<Policy>(), Ok(Policy::Count));
+/// # Ok::<(), fuse_breaker::ConfigError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Policy {
+    /// Counted failures inside the window reach the threshold.
+    #[default]
+    Count,
+    /// The share of failed or slow calls among the recent calls.
+    Rate,
+}
+
+impl Policy {
+    /// Every policy, in the order the settings document them.
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::Policy::ALL.len(), 2);
+    /// ```
+    pub const ALL: [Policy; 2] = [Policy::Count, Policy::Rate];
+
+    /// The policy's name in settings and views: `count` or `rate`.
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::Policy::Count.as_str(), "count");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Policy::Count => "count",
+            Policy::Rate => "rate",
+        }
+    }
+}
+
+impl fmt::Display for Policy {
+    /// The policy's name.
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::Policy::Rate.to_string(), "rate");
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The error of reading a [`Policy`] from a name that is not one.
+///
+/// ```
+/// let error = "ratio".parse::<fuse_breaker::Policy>().unwrap_err();
+/// assert_eq!(error.to_string(), "unknown policy \"ratio\": expected count or rate");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownPolicy(String);
+
+impl fmt::Display for UnknownPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown policy {:?}: expected count or rate", self.0)
+    }
+}
+
+impl std::error::Error for UnknownPolicy {}
+
+impl std::str::FromStr for Policy {
+    type Err = UnknownPolicy;
+
+    /// Reads `count` or `rate` (ASCII case ignored, spaces around trimmed).
+    ///
+    /// ```
+    /// assert_eq!(" Rate ".parse::<fuse_breaker::Policy>(), Ok(fuse_breaker::Policy::Rate));
+    /// ```
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let name = text.trim();
+        Policy::ALL
+            .into_iter()
+            .find(|policy| policy.as_str().eq_ignore_ascii_case(name))
+            .ok_or_else(|| UnknownPolicy(name.to_owned()))
+    }
+}
+
+/// A closed verdict as a window sees it: whether it is a counted failure,
+/// and whether it was slow (only a rule that times calls says so).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Outcome {
+    pub(crate) failed: bool,
+    pub(crate) slow: bool,
+}
+
+impl Outcome {
+    /// A closed success that was not slow.
+    pub(crate) const SUCCESS: Outcome = Outcome {
+        failed: false,
+        slow: false,
+    };
+    /// A counted failure that was not slow.
+    pub(crate) const FAILURE: Outcome = Outcome {
+        failed: true,
+        slow: false,
+    };
+}
+
+/// What a snapshot shows of a window: the counted failures (under
+/// `count`), or the calls, failed calls and slow calls (under `rate`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct View {
+    /// Times of the counted failures inside the window, oldest first.
+    pub(crate) failures: Vec<u64>,
+    pub(crate) counts: Counts,
+}
+
+/// What a recorded verdict did to a window.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Recorded {
+    /// The window changed (a store has something to write).
+    pub(crate) changed: bool,
+    /// The rule holds: the circuit opens.
+    pub(crate) opens: bool,
+}
+
+/// A closed-state rule: its window and its pure step.
+pub(crate) trait Rule: Clone + fmt::Debug + PartialEq {
+    /// The window of a closed epoch that has recorded nothing.
+    fn empty(config: &Config) -> Self;
+
+    /// Records a closed verdict of the window's epoch at `now`.
+    fn record(&mut self, config: &Config, outcome: Outcome, now: u64) -> Recorded;
+
+    /// What a snapshot shows of the window at `now`.
+    fn view(&self, config: &Config, now: u64) -> View;
+
+    /// Drops what the rule can no longer need at `now` (nothing a decision
+    /// reads), so that a window never grows past its bound; whether
+    /// anything was dropped. Not a change to write by itself.
+    fn prune(&mut self, config: &Config, now: u64) -> bool;
+}
+
+/// The window of a closed circuit under its configuration's policy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Window {
+    Count(Failures),
+    Rate(Buckets),
+}
+
+impl Window {
+    /// The empty window of `config`'s policy.
+    pub(crate) fn empty(config: &Config) -> Self {
+        match config.policy() {
+            Policy::Count => Window::Count(Failures::empty(config)),
+            Policy::Rate => Window::Rate(Buckets::empty(config)),
+        }
+    }
+
+    /// Records a closed verdict at `now` (see [`Rule::record`]). A window of
+    /// another policy than `config`'s (a payload written under another
+    /// configuration) starts over empty first.
+    pub(crate) fn record(&mut self, config: &Config, outcome: Outcome, now: u64) -> Recorded {
+        self.fit(config);
+        match self {
+            Window::Count(failures) => failures.record(config, outcome, now),
+            Window::Rate(buckets) => buckets.record(config, outcome, now),
+        }
+    }
+
+    /// What a snapshot shows at `now` (nothing of a window of another
+    /// policy than `config`'s).
+    pub(crate) fn view(&self, config: &Config, now: u64) -> View {
+        match (self, config.policy()) {
+            (Window::Count(failures), Policy::Count) => failures.view(config, now),
+            (Window::Rate(buckets), Policy::Rate) => buckets.view(config, now),
+            _ => View::default(),
+        }
+    }
+
+    /// See [`Rule::prune`].
+    pub(crate) fn prune(&mut self, config: &Config, now: u64) -> bool {
+        match self {
+            Window::Count(failures) => failures.prune(config, now),
+            Window::Rate(buckets) => buckets.prune(config, now),
+        }
+    }
+
+    /// Empties the window (a new epoch), keeping its policy.
+    pub(crate) fn clear(&mut self) {
+        match self {
+            Window::Count(failures) => *failures = Failures::default(),
+            Window::Rate(buckets) => *buckets = Buckets::default(),
+        }
+    }
+
+    /// Whether the window has recorded nothing.
+    pub(crate) fn is_empty(&self) -> bool {
+        match self {
+            Window::Count(failures) => failures.times().is_empty(),
+            Window::Rate(buckets) => buckets.entries().is_empty(),
+        }
+    }
+
+    /// Replaces a window of another policy than `config`'s by an empty one.
+    fn fit(&mut self, config: &Config) {
+        let fits = matches!(
+            (&*self, config.policy()),
+            (Window::Count(_), Policy::Count) | (Window::Rate(_), Policy::Rate)
+        );
+        if !fits {
+            *self = Window::empty(config);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for policy in Policy::ALL {
+            assert_eq!(policy.as_str().parse::<Policy>(), Ok(policy));
+            assert_eq!(policy.to_string(), policy.as_str());
+        }
+        assert!("".parse::<Policy>().is_err());
+    }
+
+    #[test]
+    fn a_window_of_another_policy_starts_over() {
+        let count = Config::default();
+        let rate = Config::builder().policy(Policy::Rate).build().unwrap();
+        let mut window = Window::empty(&count);
+        window.record(&count, Outcome::FAILURE, 5);
+        assert_eq!(window.view(&rate, 5), View::default());
+        window.record(&rate, Outcome::FAILURE, 5);
+        assert_eq!(window.view(&rate, 5).counts.failed, 1);
+        assert!(matches!(window, Window::Rate(_)));
+    }
+}

@@ -1,0 +1,256 @@
+//! The `rate` rule (SPEC §9): the share of failed or slow calls among the
+//! calls of a bucketed window, once it holds `minimum_calls`.
+//!
+//! The window is `window_buckets` buckets of width `failure_window /
+//! window_buckets`. A verdict at `t` falls in bucket `t / width`; at `now`
+//! the window holds the current bucket and the ones before it, as many as
+//! `window_buckets` in all.
+
+use crate::config::Config;
+
+use super::{Outcome, Recorded, Rule, View};
+
+/// Calls, failed calls and slow calls: one bucket's, or a window's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct Counts {
+    pub(crate) calls: u64,
+    pub(crate) failed: u64,
+    pub(crate) slow: u64,
+}
+
+impl Counts {
+    /// The counts of one closed verdict.
+    pub(crate) fn of(outcome: Outcome) -> Self {
+        Counts {
+            calls: 1,
+            failed: u64::from(outcome.failed),
+            slow: u64::from(outcome.slow),
+        }
+    }
+
+    /// These counts and `other`'s (saturating: a sum never wraps).
+    #[must_use]
+    pub(crate) fn plus(self, other: Counts) -> Self {
+        Counts {
+            calls: self.calls.saturating_add(other.calls),
+            failed: self.failed.saturating_add(other.failed),
+            slow: self.slow.saturating_add(other.slow),
+        }
+    }
+}
+
+/// The width of a bucket in nanoseconds (at least one).
+#[inline]
+pub(crate) fn width(config: &Config) -> u64 {
+    (config.window_nanos() / u64::from(config.window_buckets())).max(1)
+}
+
+/// The bucket a verdict at `now` falls in.
+#[inline]
+pub(crate) fn bucket(config: &Config, now: u64) -> u64 {
+    now / width(config)
+}
+
+/// Whether bucket `bucket` is in the window whose current bucket is
+/// `current`: the current one and the `window_buckets - 1` before it.
+#[inline]
+pub(crate) fn live(config: &Config, bucket: u64, current: u64) -> bool {
+    bucket <= current && current - bucket < u64::from(config.window_buckets())
+}
+
+/// Whether a window holding `counts` opens the circuit.
+pub(crate) fn trips(config: &Config, counts: Counts) -> bool {
+    if counts.calls < u64::from(config.minimum_calls()) {
+        return false;
+    }
+    let share = |part: u64, percent: u32| {
+        u128::from(part) * 100 >= u128::from(percent) * u128::from(counts.calls)
+    };
+    share(counts.failed, config.failure_rate())
+        || (config.slow_call_duration().is_some() && share(counts.slow, config.slow_call_rate()))
+}
+
+/// Whether a call that took `elapsed` nanoseconds from admission to verdict
+/// is slow: only under `rate` with a `slow_call_duration` set.
+#[inline]
+pub(crate) fn is_slow(config: &Config, elapsed: u64) -> bool {
+    config.times_calls() && elapsed >= config.slow_nanos()
+}
+
+/// The window of `rate`: the counts of the buckets that have any, oldest
+/// first, no more than `window_buckets` of them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Buckets(Vec<(u64, Counts)>);
+
+impl Buckets {
+    /// A window of these buckets (a payload's): sorted, one entry per
+    /// bucket (repeated buckets summed).
+    pub(crate) fn from_entries(entries: impl IntoIterator<Item = (u64, Counts)>) -> Self {
+        let mut buckets = Buckets(Vec::new());
+        for (bucket, counts) in entries {
+            buckets.add(bucket, counts);
+        }
+        buckets
+    }
+
+    /// The buckets, oldest first.
+    pub(crate) fn entries(&self) -> &[(u64, Counts)] {
+        &self.0
+    }
+
+    /// Adds `counts` to bucket `bucket`.
+    pub(crate) fn add(&mut self, bucket: u64, counts: Counts) {
+        match self.0.binary_search_by_key(&bucket, |&(b, _)| b) {
+            Ok(at) => self.0[at].1 = self.0[at].1.plus(counts),
+            Err(at) => self.0.insert(at, (bucket, counts)),
+        }
+    }
+
+    /// The current bucket at `now`: `now`'s, or the newest recorded if a
+    /// clock went backwards.
+    fn current(&self, config: &Config, now: u64) -> u64 {
+        let newest = self.0.last().map_or(0, |&(b, _)| b);
+        bucket(config, now).max(newest)
+    }
+
+    /// The sum of the buckets in the window at `now`.
+    pub(crate) fn sum(&self, config: &Config, now: u64) -> Counts {
+        let current = self.current(config, now);
+        self.0
+            .iter()
+            .filter(|&&(b, _)| live(config, b, current))
+            .fold(Counts::default(), |sum, &(_, counts)| sum.plus(counts))
+    }
+}
+
+impl Rule for Buckets {
+    fn empty(_: &Config) -> Self {
+        Buckets(Vec::new())
+    }
+
+    /// Adds the call to its bucket; a failed or slow call then evaluates
+    /// the rule. A success never opens the circuit.
+    fn record(&mut self, config: &Config, outcome: Outcome, now: u64) -> Recorded {
+        self.prune(config, now);
+        self.add(bucket(config, now), Counts::of(outcome));
+        let evaluated = outcome.failed || outcome.slow;
+        Recorded {
+            changed: true,
+            opens: evaluated && trips(config, self.sum(config, now)),
+        }
+    }
+
+    fn view(&self, config: &Config, now: u64) -> View {
+        View {
+            counts: self.sum(config, now),
+            ..View::default()
+        }
+    }
+
+    /// Drops the buckets that have left the window.
+    fn prune(&mut self, config: &Config, now: u64) -> bool {
+        let current = self.current(config, now);
+        let before = self.0.len();
+        self.0.retain(|&(b, _)| live(config, b, current));
+        self.0.len() != before
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Policy;
+
+    fn config(minimum: u32, rate: u32) -> Config {
+        Config::builder()
+            .policy(Policy::Rate)
+            .minimum_calls(minimum)
+            .failure_rate(rate)
+            .window_buckets(4)
+            .failure_window(std::time::Duration::from_nanos(400))
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn the_rate_opens_once_the_minimum_is_reached() {
+        let config = config(4, 50);
+        let mut window = Buckets::empty(&config);
+        window.record(&config, Outcome::SUCCESS, 0);
+        assert!(
+            !window.record(&config, Outcome::FAILURE, 1).opens,
+            "2 calls"
+        );
+        window.record(&config, Outcome::SUCCESS, 2);
+        assert!(window.record(&config, Outcome::FAILURE, 3).opens, "2 of 4");
+    }
+
+    #[test]
+    fn a_success_never_opens() {
+        let config = config(1, 1);
+        let mut window = Buckets::from_entries([(
+            0,
+            Counts {
+                calls: 9,
+                failed: 9,
+                slow: 0,
+            },
+        )]);
+        assert!(!window.record(&config, Outcome::SUCCESS, 0).opens);
+        assert!(window.record(&config, Outcome::FAILURE, 0).opens);
+    }
+
+    #[test]
+    fn buckets_leave_the_window_at_their_edge() {
+        // Width 100: bucket 0 is [0, 100); at 399 the window is buckets 0..=3,
+        // at 400 it is 1..=4.
+        let config = config(1, 100);
+        let mut window = Buckets::empty(&config);
+        window.record(&config, Outcome::FAILURE, 99);
+        assert_eq!(window.sum(&config, 399).failed, 1);
+        assert_eq!(window.sum(&config, 400).failed, 0);
+        assert_eq!(bucket(&config, 100), 1);
+        assert!(window.prune(&config, 400));
+        assert!(window.entries().is_empty());
+    }
+
+    #[test]
+    fn slow_calls_count_only_with_a_slow_call_duration() {
+        let base = config(2, 100);
+        assert!(!trips(
+            &base,
+            Counts {
+                calls: 2,
+                failed: 0,
+                slow: 2
+            }
+        ));
+        let slow = base
+            .to_builder()
+            .slow_call_duration(std::time::Duration::from_nanos(10))
+            .slow_call_rate(50)
+            .build()
+            .unwrap();
+        assert!(trips(
+            &slow,
+            Counts {
+                calls: 2,
+                failed: 0,
+                slow: 1
+            }
+        ));
+        assert!(is_slow(&slow, 10) && !is_slow(&slow, 9));
+        assert!(!is_slow(&base, u64::MAX));
+    }
+
+    #[test]
+    fn sums_saturate() {
+        let big = Counts {
+            calls: u64::MAX,
+            failed: u64::MAX,
+            slow: 0,
+        };
+        assert_eq!(big.plus(big), big);
+        assert!(trips(&config(1, 100), big));
+    }
+}
