@@ -5,6 +5,7 @@
 
 use crate::engine::Engine;
 use crate::model::{self, Effect, Grant};
+use crate::policy;
 use crate::slot::{Occupant, Slot};
 use crate::snapshot::State;
 use crate::verdict::Verdict;
@@ -19,28 +20,47 @@ pub(crate) struct Circuit<'a> {
 }
 
 impl Engine<'_> {
-    /// The verdict of a permit of this circuit.
+    /// The verdict of a permit of this circuit, admitted at `started`
+    /// (read only by a circuit that times its calls).
     #[inline]
-    pub(crate) fn verdict(self, grant: Grant, verdict: Verdict) {
+    pub(crate) fn verdict(self, grant: Grant, verdict: Verdict, started: u64) {
         let circuit = Circuit {
             borrowed: Some(self.occupant),
             // Asked only of an owned permit.
             tag: 0,
         };
-        self.slot.conclude(grant, verdict, circuit);
+        self.slot.conclude(grant, verdict, started, circuit);
     }
 }
 
 impl Slot {
-    /// The verdict of a permit of `circuit` (SPEC §3), for both kinds of
-    /// permit. A success on a closed circuit without failures is one load
-    /// and one compare, here, inline; everything else goes out of line.
+    /// The verdict of a permit of `circuit` (SPEC §3), admitted at
+    /// `started`, for both kinds of permit. A success on a closed `count`
+    /// circuit without failures is one load and one compare, here, inline;
+    /// so is a closed success of a borrowed permit of a `rate` circuit that
+    /// does not time its calls, plus what its thread's lane adds (see
+    /// `tallies`); everything else goes out of line.
     #[inline]
-    pub(crate) fn conclude(&self, grant: Grant, verdict: Verdict, circuit: Circuit<'_>) {
-        if verdict == Verdict::Success && self.load().quiet_success(grant) {
-            return;
+    pub(crate) fn conclude(
+        &self,
+        grant: Grant,
+        verdict: Verdict,
+        started: u64,
+        circuit: Circuit<'_>,
+    ) {
+        if verdict == Verdict::Success {
+            let word = self.load();
+            if word.quiet_success(grant) {
+                return;
+            }
+            if let Some(occupant) = circuit.borrowed
+                && word.counted_success(grant)
+            {
+                occupant.count_success(grant.epoch());
+                return;
+            }
         }
-        self.conclude_from_word(grant, verdict, circuit);
+        self.conclude_from_word(grant, verdict, started, circuit);
     }
 
     /// A verdict that may write: decided from the word alone when it
@@ -49,11 +69,17 @@ impl Slot {
     /// circuit, if it is still in the slot. With the `metrics` feature,
     /// failures and ignores are counted here, once for both kinds.
     #[inline(never)]
-    fn conclude_from_word(&self, grant: Grant, verdict: Verdict, circuit: Circuit<'_>) {
+    fn conclude_from_word(
+        &self,
+        grant: Grant,
+        verdict: Verdict,
+        started: u64,
+        circuit: Circuit<'_>,
+    ) {
         let word = self.load();
         let (head, cursor) = word.unpack();
         let counted = cfg!(feature = "metrics") && verdict != Verdict::Success;
-        if head.state == State::Closed && !counted {
+        if head.state == State::Closed && !counted && !cursor.marks.rate {
             match model::verdict(self.config(), head, grant, verdict) {
                 Effect::Stale | Effect::Nothing => return,
                 Effect::Record(outcome) if !outcome.failed && cursor.live == 0 => return,
@@ -78,6 +104,9 @@ impl Slot {
             Verdict::Ignore => occupant.telemetry().ignored(),
             Verdict::Success => {}
         }
-        Engine::new(self, occupant).verdict_from(word, grant, verdict);
+        let slow = word.times_calls()
+            && verdict != Verdict::Ignore
+            && policy::is_slow(self.config(), occupant.time().now().saturating_sub(started));
+        Engine::new(self, occupant).verdict_from(word, grant, verdict, slow);
     }
 }

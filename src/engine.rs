@@ -37,7 +37,7 @@ use crate::config::Config;
 use crate::epoch::Epoch;
 use crate::model::{self, Decision, Effect, Grant, Head};
 use crate::packed::{CLAIMS_MODULUS, Cursor, Word};
-use crate::policy::{self, Failures, Rule};
+use crate::policy::{self, Failures, Outcome, Rule, View};
 use crate::ring::{Keep, Stamp};
 use crate::slot::{Occupant, Slot};
 use crate::snapshot::{Snapshot, State};
@@ -187,8 +187,8 @@ impl<'a> Engine<'a> {
     }
 
     /// A verdict that may write, from `word` (read by
-    /// [`Slot::conclude`]).
-    pub(crate) fn verdict_from(self, word: Word, grant: Grant, verdict: Verdict) {
+    /// [`Slot::conclude`]), on a call that was `slow` or not.
+    pub(crate) fn verdict_from(self, word: Word, grant: Grant, verdict: Verdict, slow: bool) {
         let now = self.now();
         let word = if verdict == Verdict::Failure {
             // Read the time before the word a failure is decided on: it can
@@ -199,20 +199,55 @@ impl<'a> Engine<'a> {
         } else {
             word
         };
-        let ((), written) = self.update(word, |word| {
+        let (rated, written) = self.update(word, |word| {
             let (head, cursor) = word.unpack();
-            match model::verdict(self.config(), head, grant, verdict) {
-                Effect::Stale | Effect::Nothing => Step::Done(()),
-                Effect::Record(outcome) if !outcome.failed && cursor.live == 0 => Step::Done(()),
+            match model::timed_verdict(self.config(), head, grant, verdict, slow) {
+                Effect::Stale | Effect::Nothing => Step::Done(None),
+                // The tallies record it, after the loop: nothing to write.
+                Effect::Record(outcome) if cursor.marks.rate => Step::Done(Some(outcome)),
+                Effect::Record(outcome) if !outcome.failed && cursor.live == 0 => Step::Done(None),
                 Effect::Record(outcome) if !outcome.failed => {
-                    Step::Write(Word::pack(&head, Cursor { live: 0, ..cursor }), ())
+                    Step::Write(Word::pack(&head, Cursor { live: 0, ..cursor }), None)
                 }
-                Effect::Record(_) => self.record_failure(word, &head, cursor, grant, now.get()),
-                Effect::Move(next) => Step::Write(Word::next(&head, cursor, &next), ()),
+                Effect::Record(_) => self
+                    .record_failure(word, &head, cursor, grant, now.get())
+                    .map(|()| None),
+                Effect::Move(next) => Step::Write(Word::next(&head, cursor, &next), None),
             }
         });
         if let Some(written) = written {
             self.installed(written, None, &now);
+        }
+        if let Some(outcome) = rated {
+            self.record_rated(grant, outcome, &now);
+        }
+    }
+
+    /// A closed verdict of a `rate` circuit, current when its word was
+    /// read: added to the tallies; a failed or slow one then opens the
+    /// circuit if the window makes the rule hold and the permit's epoch is
+    /// still current (the move is the usual compare-and-swap, so exactly
+    /// one caller opens).
+    #[inline(never)]
+    fn record_rated(self, grant: Grant, outcome: Outcome, now: &Now<'_>) {
+        let Some(tallies) = self.occupant.tallies.as_deref() else {
+            return;
+        };
+        let at = self.occupant.window_time.now();
+        tallies.add(grant.epoch(), outcome, at);
+        if !(outcome.failed || outcome.slow) || !tallies.holds(self.config(), grant.epoch(), at) {
+            return;
+        }
+        now.get();
+        let ((), written) = self.update(self.load(), |word| {
+            let (head, cursor) = word.unpack();
+            match model::trip(head, grant) {
+                Some(open) => Step::Write(Word::next(&head, cursor, &open), ()),
+                None => Step::Done(()),
+            }
+        });
+        if let Some(written) = written {
+            self.installed(written, None, now);
         }
     }
 
@@ -302,17 +337,25 @@ impl<'a> Engine<'a> {
                     complete = false;
                 }
             }
-            let live = cursor.live;
-            let mut failures = Vec::with_capacity(live as usize);
-            for at in self.occupant.ring.recent(head.epoch, cursor.claims, live) {
-                match at {
-                    Some(at) => failures.push(at),
-                    None => complete = false,
+            let window = if let Some(tallies) = &self.occupant.tallies {
+                let at = self.occupant.window_time.now();
+                View {
+                    counts: tallies.sum(self.config(), head.epoch, at),
+                    ..View::default()
                 }
-            }
+            } else {
+                let live = cursor.live;
+                let mut failures = Vec::with_capacity(live as usize);
+                for at in self.occupant.ring.recent(head.epoch, cursor.claims, live) {
+                    match at {
+                        Some(at) => failures.push(at),
+                        None => complete = false,
+                    }
+                }
+                Failures::from_times(failures).view(self.config(), now)
+            };
             let again = self.load();
             if (complete && again == word) || last_try {
-                let window = Failures::from_times(failures).view(self.config(), now);
                 return model::snapshot(&head, opened_at, window);
             }
             sync::spin_loop();
@@ -441,10 +484,10 @@ impl<'a> Engine<'a> {
                 Ok(counted) => counted,
                 Err(moved) => return Step::Moved(moved),
             };
-            if policy::could_open(self.config(), counted + 1) {
-                if let Some(next) = model::trip(*head, grant) {
-                    return Step::Write(Word::next(head, cursor, &next), ());
-                }
+            if policy::could_open(self.config(), counted + 1)
+                && let Some(next) = model::trip(*head, grant)
+            {
+                return Step::Write(Word::next(head, cursor, &next), ());
             }
         }
         let claim = (cursor.claims + 1) % CLAIMS_MODULUS;
@@ -461,6 +504,7 @@ impl<'a> Engine<'a> {
                 Cursor {
                     claims: claim,
                     live,
+                    ..cursor
                 },
             ),
             (),
@@ -539,6 +583,16 @@ enum Step<T> {
     Moved(Word),
 }
 
+impl<T> Step<T> {
+    fn map<U>(self, f: impl FnOnce(T) -> U) -> Step<U> {
+        match self {
+            Step::Done(output) => Step::Done(f(output)),
+            Step::Write(word, output) => Step::Write(word, f(output)),
+            Step::Moved(word) => Step::Moved(word),
+        }
+    }
+}
+
 /// A write [`Engine::update`] made: the word it replaced and the word it
 /// wrote.
 #[derive(Clone, Copy, Debug)]
@@ -558,7 +612,7 @@ struct Release<'a> {
 impl Drop for Release<'_> {
     fn drop(&mut self) {
         self.engine
-            .verdict_from(self.engine.slot.load(), self.grant, Verdict::Ignore);
+            .verdict_from(self.engine.slot.load(), self.grant, Verdict::Ignore, false);
     }
 }
 

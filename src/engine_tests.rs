@@ -22,7 +22,8 @@ fn engine(config: &Config) -> (Engine<'static>, Arc<Mock>) {
     let occupant = Arc::new(Occupant::new(
         config,
         tag,
-        crate::clock::Time::new(Some(clock), false),
+        Some(clock),
+        false,
         crate::names::Names::new("fuse", None, "test", None),
         crate::events::Events::default(),
     ));
@@ -47,8 +48,8 @@ fn closed_admission_and_success_write_nothing() {
         let Decision::Granted(grant) = engine.acquire() else {
             panic!("closed circuit rejected");
         };
-        engine.verdict(grant, Verdict::Success);
-        engine.verdict(grant, Verdict::Ignore);
+        engine.verdict(grant, Verdict::Success, 0);
+        engine.verdict(grant, Verdict::Ignore, 0);
     }
     assert_eq!(bits(&engine), before);
 }
@@ -103,7 +104,7 @@ fn concurrent_failures_reaching_the_threshold_open_the_circuit() {
             .collect();
         std::thread::scope(|s| {
             for grant in grants {
-                s.spawn(move || engine.verdict(grant, Verdict::Failure));
+                s.spawn(move || engine.verdict(grant, Verdict::Failure, 0));
             }
         });
         assert_eq!(engine.state(), State::Open);
@@ -128,7 +129,7 @@ fn half_open_probes_never_exceed_the_limit_under_threads() {
                         let snap = engine.snapshot();
                         assert!(snap.half_open_inflight <= 3, "{snap:?}");
                         inflight.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-                        engine.verdict(grant, Verdict::Ignore);
+                        engine.verdict(grant, Verdict::Ignore, 0);
                     }
                     if i % 500 == 0 {
                         std::thread::yield_now();
@@ -181,14 +182,14 @@ fn a_failure_slot_of_any_age_never_blocks_a_failure() {
         let Decision::Granted(grant) = engine.acquire() else {
             panic!("closed circuit rejected");
         };
-        engine.verdict(grant, Verdict::Failure);
+        engine.verdict(grant, Verdict::Failure, 0);
         jump(&engine, age, 0);
         let shared = engine.clone();
         returns("a failure after an old slot", move || {
             let Decision::Granted(grant) = shared.acquire() else {
                 panic!("closed circuit rejected");
             };
-            shared.verdict(grant, Verdict::Failure);
+            shared.verdict(grant, Verdict::Failure, 0);
         });
         assert_eq!(engine.snapshot().failures.len(), 1, "age {age}");
     }
@@ -249,7 +250,7 @@ fn the_opened_record_keeps_up_with_the_word() {
         panic!("the cooldown passed");
     };
     assert_eq!(stamp_epoch(&engine).next(), epoch(&engine), "half-open");
-    engine.verdict(probe, Verdict::Success);
+    engine.verdict(probe, Verdict::Success, 0);
     assert_eq!(engine.state(), State::Closed);
     assert_eq!(
         stamp_epoch(&engine).next().next(),
@@ -277,7 +278,7 @@ fn failure_slots_left_by_an_old_closed_epoch_never_block_a_failure() {
             let Decision::Granted(grant) = engine.acquire() else {
                 panic!("closed circuit rejected");
             };
-            engine.verdict(grant, Verdict::Failure);
+            engine.verdict(grant, Verdict::Failure, 0);
         }
         assert_eq!(engine.state(), State::Open);
         // The last failed probe of the cycles reopens the circuit.
@@ -290,13 +291,13 @@ fn failure_slots_left_by_an_old_closed_epoch_never_block_a_failure() {
                 let Decision::Granted(grant) = shared.acquire() else {
                     panic!("the cooldown passed: a probe is due");
                 };
-                shared.verdict(grant, Verdict::Success);
+                shared.verdict(grant, Verdict::Success, 0);
             }
             assert_eq!(shared.state(), State::Closed);
             let Decision::Granted(grant) = shared.acquire() else {
                 panic!("closed circuit rejected");
             };
-            shared.verdict(grant, Verdict::Failure);
+            shared.verdict(grant, Verdict::Failure, 0);
         });
         assert_eq!(engine.snapshot().failures.len(), 1, "age {age}");
     }
@@ -339,4 +340,115 @@ fn a_slot_is_reused_only_by_a_circuit_of_its_configuration() {
     );
     assert_ne!(again.tag(), tag, "a circuit of its own in the slot");
     assert_eq!(again.slot().config().failure_threshold(), 77);
+}
+
+/// A rate configuration with short buckets, for the tests below.
+fn rate(minimum: u32, percent: u32, slow: Option<u64>) -> Config {
+    let builder = Config::builder()
+        .policy(crate::Policy::Rate)
+        .failure_window(Duration::from_nanos(400))
+        .window_buckets(4)
+        .minimum_calls(minimum)
+        .failure_rate(percent)
+        .slow_call_rate(50)
+        .open_duration(Duration::from_micros(1))
+        .half_open_probes(1);
+    match slow {
+        Some(nanos) => builder.slow_call_duration(Duration::from_nanos(nanos)),
+        None => builder,
+    }
+    .build()
+    .unwrap()
+}
+
+#[test]
+fn a_rate_circuit_opens_at_its_rate_and_not_before_its_minimum() {
+    let config = rate(4, 50, None);
+    let (engine, mock) = engine(&config);
+    let run = |verdict| {
+        let Decision::Granted(grant) = engine.acquire() else {
+            panic!("rejected");
+        };
+        engine.verdict(grant, verdict, 0);
+    };
+    run(Verdict::Failure);
+    run(Verdict::Failure);
+    run(Verdict::Failure);
+    assert_eq!(engine.state(), State::Closed, "3 calls, below the minimum");
+    let snapshot = engine.snapshot();
+    assert_eq!((snapshot.calls, snapshot.failed), (3, 3));
+    // The buckets of those failures leave the window.
+    mock.increment(400);
+    run(Verdict::Success);
+    run(Verdict::Success);
+    run(Verdict::Ignore);
+    run(Verdict::Failure);
+    assert_eq!(engine.state(), State::Closed, "1 of 3");
+    run(Verdict::Failure);
+    assert_eq!(engine.state(), State::Open, "2 of 4");
+    assert_eq!(
+        engine.snapshot().calls,
+        0,
+        "an open circuit shows no window"
+    );
+}
+
+#[test]
+fn a_rate_circuit_times_its_calls() {
+    let config = rate(2, 100, Some(10));
+    let (engine, mock) = engine(&config);
+    let started = |engine: &Engine| engine.occupant.time.now();
+    for _ in 0..2 {
+        let Decision::Granted(grant) = engine.acquire() else {
+            panic!("rejected");
+        };
+        let at = started(&engine);
+        mock.increment(10);
+        engine.verdict(grant, Verdict::Success, at);
+    }
+    assert_eq!(
+        engine.state(),
+        State::Open,
+        "two slow successes of two calls"
+    );
+}
+
+proptest::proptest! {
+    /// The engine and the reference model agree on every history of one
+    /// thread under `rate`, slow calls included.
+    #[test]
+    fn the_rate_engine_is_the_reference(
+        minimum in 1u32..5,
+        percent in 1u32..=100,
+        timed in proptest::prelude::any::<bool>(),
+        steps in proptest::collection::vec((0u8..5, 0u64..150, 0u64..30), 1..120),
+    ) {
+        let config = rate(minimum, percent, timed.then_some(12));
+        let (engine, mock) = engine(&config);
+        let mut reference = crate::reference::Reference::starting_at(config.clone(), Epoch::ZERO);
+        let mut now = 0;
+        for (action, advance, took) in steps {
+            mock.increment(advance);
+            now += advance;
+            if action == 0 {
+                engine.force(model::force_open, crate::transition::Reason::Forced);
+                reference.force_open(now);
+            } else {
+                {
+                    let decision = engine.acquire();
+                    proptest::prop_assert_eq!(decision, reference.acquire(now));
+                    if let Decision::Granted(grant) = decision {
+                        mock.increment(took);
+                        let started = now;
+                        now += took;
+                        let verdict = [Verdict::Success, Verdict::Failure, Verdict::Ignore, Verdict::Success][usize::from(action - 1)];
+                        engine.verdict(grant, verdict, started);
+                        let slow = verdict != Verdict::Ignore && crate::policy::is_slow(&config, took);
+                        reference.timed_verdict(grant, verdict, slow, now);
+                    }
+                }
+            }
+            proptest::prop_assert_eq!(engine.snapshot(), reference.snapshot(now));
+        }
+    }
 }

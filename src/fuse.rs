@@ -4,7 +4,6 @@ use std::fmt;
 
 use quanta::Clock;
 
-use crate::clock::Time;
 use crate::config::{Config, DEFAULT_KEY_PREFIX};
 use crate::engine::Engine;
 use crate::events::{Events, Listener, Listeners};
@@ -470,7 +469,8 @@ impl FuseBuilder {
         let occupant = Arc::new(Occupant::new(
             config,
             tag,
-            Time::new(self.clock, self.coarse_clock),
+            self.clock,
+            self.coarse_clock,
             names,
             events,
         ));

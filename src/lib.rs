@@ -120,6 +120,7 @@ mod snapshot;
 #[cfg(feature = "store")]
 pub mod store;
 mod sync;
+mod tallies;
 #[cfg(fuse_loom)]
 #[doc(hidden)]
 pub use sync::LoomWords4;

@@ -2,22 +2,28 @@
 //! failure cursor or the half-open counters, packed in one `u64`.
 //!
 //! ```text
-//!  63        51 50              32 31                          2 1  0
-//! +------------+------------------+------------------------------+----+
-//! | live (13)  | claims (19)      | epoch (30)                   | st |  Closed
-//! +------+-----+-------+----------+------------------------------+----+
-//! | 0(6) | inflight(13)| succ.(13)| epoch (30)                   | st |  HalfOpen
-//! +------+-------------+----------+------------------------------+----+
-//! | 0 (32)                        | epoch (30)                   | st |  Open
+//!  63 62 61       49 48           32 31                          2 1  0
+//! +--+--+-----------+---------------+------------------------------+----+
+//! |r |t | live (13) | claims (17)   | epoch (30)                   | st |  Closed
+//! +--+--+-+---------+---+-----------+------------------------------+----+
+//! |r |t |0| inflight(13)| succ.(13) | epoch (30)                   | st |  HalfOpen
+//! +--+--+-+-------------+-----------+------------------------------+----+
+//! |r |t | 0 (30)                    | epoch (30)                   | st |  Open
 //! ```
 //!
 //! `opened_at` is not here: it lives in the engine's `opened` record,
 //! tagged with the epoch it belongs to. The closed payload is what lets a
 //! success on a circuit without failures decide from one load: `live == 0`.
+//! The two marks, in every state, are the circuit's policy, fixed for the
+//! life of its slot: `r` for `rate` (whose closed success always records,
+//! so that no rate word is a quiet one), `t` for a `rate` circuit that
+//! times its calls (`slow_call_duration` set), which an admission reads
+//! off the word it loaded anyway.
 
-use crate::config::{MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES};
+use crate::config::{Config, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES};
 use crate::epoch::Epoch;
 use crate::model::{Grant, Head};
+use crate::policy::Policy;
 use crate::snapshot::State;
 
 /// One field of the word: where it starts and how wide it is.
@@ -58,16 +64,27 @@ const EPOCH: Field = Field {
     shift: 2,
     width: Epoch::BITS,
 };
-/// Closed: failures claimed in this closed epoch, modulo 2^19. Claim `k`
-/// writes ring slot `k mod ring length` (a power of two dividing 2^19).
+/// Closed: failures claimed in this closed epoch, modulo 2^17. Claim `k`
+/// writes ring slot `k mod ring length` (a power of two dividing 2^17).
 const CLAIMS: Field = Field {
     shift: 32,
-    width: 19,
+    width: 17,
 };
 /// Closed: failures since the last clear, saturating at the threshold.
 const LIVE: Field = Field {
-    shift: 51,
+    shift: 49,
     width: 13,
+};
+/// Every state: the circuit times its calls (`rate` with a
+/// `slow_call_duration`).
+const TIMED: Field = Field {
+    shift: 62,
+    width: 1,
+};
+/// Every state: the circuit's policy is `rate`.
+const RATE: Field = Field {
+    shift: 63,
+    width: 1,
 };
 /// Half-open: successful probes so far.
 const SUCCESSES: Field = Field {
@@ -80,6 +97,10 @@ const INFLIGHT: Field = Field {
     width: 13,
 };
 
+/// The marks where they are in the word.
+const RATE_BIT: u64 = 1 << RATE.shift;
+const TIMED_BIT: u64 = 1 << TIMED.shift;
+
 /// The epoch where it is in the word (and in a [`Grant`]).
 const IN_PLACE_EPOCH: u64 = EPOCH.mask() << EPOCH.shift;
 
@@ -91,7 +112,8 @@ const _: () = {
     assert!(SUCCESSES.max() >= MAX_HALF_OPEN_PROBES);
     assert!(INFLIGHT.max() >= MAX_HALF_OPEN_PROBES);
     assert!(CLAIMS_MODULUS >= 2 * MAX_FAILURE_THRESHOLD.next_power_of_two());
-    assert!(LIVE.shift + LIVE.width == 64);
+    assert!(LIVE.shift + LIVE.width == TIMED.shift);
+    assert!(TIMED.shift + 1 == RATE.shift && RATE.shift == 63);
     // A grant is laid out as the word's low half: the state code in bits
     // 0 and 1, the epoch in bits 2 to 31.
     assert!(STATE.shift == 0 && STATE.width == 2);
@@ -99,13 +121,47 @@ const _: () = {
     assert!(INFLIGHT.shift + INFLIGHT.width <= 64);
 };
 
-/// The failure cursor of a closed epoch (zero in the other states).
+/// The failure cursor of a closed epoch (zero in the other states), and
+/// the policy's marks (kept in every state).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Cursor {
     /// Failures claimed in this epoch, modulo [`CLAIMS_MODULUS`].
     pub(crate) claims: u32,
     /// Failures since the last clear, saturating at the threshold.
     pub(crate) live: u32,
+    pub(crate) marks: Marks,
+}
+
+/// The marks of a circuit's policy in its word (fixed for its slot's life).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Marks {
+    /// The policy is `rate`.
+    pub(crate) rate: bool,
+    /// The policy is `rate` and calls are timed.
+    pub(crate) timed: bool,
+}
+
+impl Marks {
+    /// The marks of `config`'s policy.
+    pub(crate) fn of(config: &Config) -> Self {
+        Marks {
+            rate: config.policy() == Policy::Rate,
+            timed: config.times_calls(),
+        }
+    }
+
+    #[inline]
+    const fn bits(self) -> u64 {
+        RATE.put(self.rate as u32) | TIMED.put(self.timed as u32)
+    }
+
+    #[inline]
+    const fn of_word(word: u64) -> Self {
+        Marks {
+            rate: RATE.get(word) == 1,
+            timed: TIMED.get(word) == 1,
+        }
+    }
 }
 
 /// The packed state word.
@@ -113,8 +169,10 @@ pub(crate) struct Cursor {
 pub(crate) struct Word(u64);
 
 impl Word {
-    /// The word of a fresh closed circuit in epoch 0.
-    pub(crate) const INITIAL: Word = Word(0);
+    /// The word of a fresh closed circuit of `config` in epoch 0.
+    pub(crate) fn initial(config: &Config) -> Word {
+        Word(Marks::of(config).bits())
+    }
 
     #[inline]
     pub(crate) const fn from_bits(bits: u64) -> Word {
@@ -150,7 +208,23 @@ impl Word {
     /// engine's closed success, for both kinds of permit.
     #[inline]
     pub(crate) const fn quiet_success(self, grant: Grant) -> bool {
-        self.0 & (STATE.mask() | IN_PLACE_EPOCH | LIVE.mask() << LIVE.shift) == grant.bits()
+        self.0 & (STATE.mask() | IN_PLACE_EPOCH | LIVE.mask() << LIVE.shift | RATE_BIT)
+            == grant.bits()
+    }
+
+    /// Whether a success under `grant` is a closed success of this closed
+    /// epoch of a `rate` circuit that does not time its calls: one the
+    /// engine adds to its tallies, and nothing else. One mask and one
+    /// compare, as [`quiet_success`](Self::quiet_success).
+    #[inline]
+    pub(crate) const fn counted_success(self, grant: Grant) -> bool {
+        self.0 & (STATE.mask() | IN_PLACE_EPOCH | RATE_BIT | TIMED_BIT) == grant.bits() | RATE_BIT
+    }
+
+    /// Whether the circuit times its calls (an admission reads the clock).
+    #[inline]
+    pub(crate) const fn times_calls(self) -> bool {
+        self.0 & TIMED_BIT != 0
     }
 
     /// The state alone.
@@ -175,7 +249,10 @@ impl Word {
         let state = self.state();
         let mut head = Head::closed(self.epoch());
         head.state = state;
-        let mut cursor = Cursor::default();
+        let mut cursor = Cursor {
+            marks: Marks::of_word(self.0),
+            ..Cursor::default()
+        };
         match state {
             State::Closed => {
                 cursor.claims = CLAIMS.get(self.0);
@@ -197,7 +274,10 @@ impl Word {
         let cursor = if next.epoch == head.epoch {
             cursor
         } else {
-            Cursor::default()
+            Cursor {
+                marks: cursor.marks,
+                ..Cursor::default()
+            }
         };
         Word::pack(next, cursor)
     }
@@ -214,7 +294,7 @@ impl Word {
                 SUCCESSES.put(head.successes) | INFLIGHT.put(head.inflight),
             ),
         };
-        Word(STATE.put(code) | EPOCH.put(head.epoch.get()) | payload)
+        Word(STATE.put(code) | EPOCH.put(head.epoch.get()) | payload | cursor.marks.bits())
     }
 }
 
@@ -231,21 +311,37 @@ mod tests {
             0..=MAX_HALF_OPEN_PROBES,
             0..CLAIMS_MODULUS,
             0..=MAX_FAILURE_THRESHOLD,
+            (any::<bool>(), any::<bool>()),
         )
-            .prop_map(|(s, epoch, successes, inflight, claims, live)| {
-                let mut head = Head::closed(epoch);
-                let mut cursor = Cursor::default();
-                match s {
-                    0 => cursor = Cursor { claims, live },
-                    1 => head.state = State::Open,
-                    _ => {
-                        head.state = State::HalfOpen;
-                        head.successes = successes;
-                        head.inflight = inflight;
+            .prop_map(
+                |(s, epoch, successes, inflight, claims, live, (rate, timed))| {
+                    let mut head = Head::closed(epoch);
+                    let marks = Marks {
+                        rate,
+                        timed: rate && timed,
+                    };
+                    let mut cursor = Cursor {
+                        marks,
+                        ..Cursor::default()
+                    };
+                    match s {
+                        0 => {
+                            cursor = Cursor {
+                                claims,
+                                live,
+                                marks,
+                            }
+                        }
+                        1 => head.state = State::Open,
+                        _ => {
+                            head.state = State::HalfOpen;
+                            head.successes = successes;
+                            head.inflight = inflight;
+                        }
                     }
-                }
-                (head, cursor)
-            })
+                    (head, cursor)
+                },
+            )
     }
 
     proptest! {
@@ -301,21 +397,48 @@ mod tests {
             let nothing = match effect {
                 crate::model::Effect::Record(outcome) => !outcome.failed && cursor.live == 0,
                 crate::model::Effect::Stale | crate::model::Effect::Nothing => true,
-                _ => false,
+                crate::model::Effect::Move(_) => false,
             };
             if word.quiet_success(grant) {
                 prop_assert!(nothing, "{:?} {:?} {:?}", head, cursor, grant);
             }
-            if effect == crate::model::Effect::Record(crate::policy::Outcome::SUCCESS) && cursor.live == 0 {
+            let count = !cursor.marks.rate;
+            if effect == crate::model::Effect::Record(crate::policy::Outcome::SUCCESS) && cursor.live == 0 && count {
                 prop_assert!(word.quiet_success(grant));
             }
+            if !count {
+                prop_assert!(!word.quiet_success(grant) || effect != crate::model::Effect::Record(crate::policy::Outcome::SUCCESS));
+            }
+        }
+
+        /// A counted success is exactly a closed success of the word's own
+        /// closed epoch, of a rate circuit that does not time its calls.
+        #[test]
+        fn counted_success_is_a_current_closed_success_under_rate((head, cursor) in heads(), grant in grants(), same in any::<bool>()) {
+            let grant = if same { Grant::new(grant.kind(), head.epoch) } else { grant };
+            let word = Word::pack(&head, cursor);
+            let config = crate::Config::default();
+            let effect = crate::model::verdict(&config, head, grant, crate::Verdict::Success);
+            let records = effect == crate::model::Effect::Record(crate::policy::Outcome::SUCCESS);
+            prop_assert_eq!(
+                word.counted_success(grant),
+                records && cursor.marks.rate && !cursor.marks.timed
+            );
+            prop_assert_eq!(word.times_calls(), cursor.marks.timed);
+        }
+
+        /// The marks survive every move of the word.
+        #[test]
+        fn marks_survive_every_move((head, cursor) in heads(), next in heads()) {
+            let word = Word::next(&head, cursor, &next.0);
+            prop_assert_eq!(word.unpack().1.marks, cursor.marks);
         }
     }
 
     #[test]
     fn initial_is_closed_epoch_zero() {
         assert_eq!(
-            Word::INITIAL.unpack(),
+            Word::initial(&Config::default()).unpack(),
             (Head::closed(Epoch::ZERO), Cursor::default())
         );
     }
@@ -326,6 +449,10 @@ mod tests {
         let cursor = Cursor {
             claims: CLAIMS_MODULUS - 1,
             live: MAX_FAILURE_THRESHOLD,
+            marks: Marks {
+                rate: true,
+                timed: true,
+            },
         };
         assert_eq!(Word::pack(&head, cursor).unpack(), (head, cursor));
         head.state = State::HalfOpen;

@@ -53,10 +53,10 @@ impl Reference {
         match model::timed_verdict(&self.config, self.head, grant, verdict, slow) {
             Effect::Stale | Effect::Nothing => {}
             Effect::Record(outcome) => {
-                if self.window.record(&self.config, outcome, now).opens {
-                    if let Some(open) = model::trip(self.head, grant) {
-                        self.set(open, now);
-                    }
+                if self.window.record(&self.config, outcome, now).opens
+                    && let Some(open) = model::trip(self.head, grant)
+                {
+                    self.set(open, now);
                 }
             }
             Effect::Move(next) => self.set(next, now),

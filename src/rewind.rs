@@ -10,16 +10,19 @@ use crate::ring::Stamp;
 use crate::sync;
 
 impl Engine<'_> {
-    /// Sets the state word to `head` and `cursor`, leaving every record as
-    /// it is: tests start a circuit just before a wrap-around of its
-    /// counters, or make its records as old as they like.
+    /// Sets the state word to `head` and `cursor` (with the circuit's own
+    /// policy marks), leaving every record as it is: tests start a circuit
+    /// just before a wrap-around of its counters, or make its records as
+    /// old as they like.
     #[cfg(any(test, fuzzing, fuse_loom))]
     pub(crate) fn set_word(&self, head: Head, cursor: Cursor) {
+        let marks = self.slot.load().unpack().1.marks;
+        let word = Word::pack(&head, Cursor { marks, ..cursor });
         // Tests only; the next load sees it (SeqCst is simply the strongest).
         self.slot
             .words
             .head
-            .store(Word::pack(&head, cursor).bits(), sync::Ordering::SeqCst);
+            .store(word.bits(), sync::Ordering::SeqCst);
     }
 
     /// Moves this circuit (not shared yet) to the closed epoch `epoch` with
@@ -31,7 +34,13 @@ impl Engine<'_> {
     /// the latest claim at or before `claims` that uses it.
     #[cfg(any(test, fuzzing, fuse_loom))]
     pub(crate) fn start_at(&self, epoch: Epoch, claims: u32, ages: Option<(u32, u32)>) {
-        self.set_word(Head::closed(epoch), Cursor { claims, live: 0 });
+        self.set_word(
+            Head::closed(epoch),
+            Cursor {
+                claims,
+                ..Cursor::default()
+            },
+        );
         let Some((opened, slots)) = ages else {
             // A reused slot keeps the last circuit's opening: forget it, as
             // the jump to `epoch` forgets the epochs in between.

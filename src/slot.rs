@@ -13,8 +13,10 @@ use crate::config::Config;
 use crate::events::Events;
 use crate::names::Names;
 use crate::packed::Word;
+use crate::policy::{Outcome, Policy};
 use crate::ring::{Record, Ring};
 use crate::sync::{AtomicU64, HEAD_LOAD, Tally};
+use crate::tallies::Tallies;
 
 /// The words every call reads, on one cache line, and the configuration
 /// every decision reads (fixed for the life of the slot: a slot is only
@@ -43,11 +45,17 @@ pub(crate) struct Slot {
     occupancies: Tally,
 }
 
-/// What a circuit holds besides its atomics: the ring of failure times,
-/// the time, the names and the listeners.
+/// What a circuit holds besides its atomics: the ring of failure times
+/// (`count`) or the tallies of its window (`rate`), the time, the names
+/// and the listeners.
 #[derive(Debug)]
 pub(crate) struct Occupant {
     pub(crate) ring: Ring,
+    /// The `rate` window (`None` under `count`).
+    pub(crate) tallies: Option<Box<Tallies>>,
+    /// The time the `rate` window reads: the circuit's clock read coarsely
+    /// (for a clock of the caller's own, its value).
+    pub(crate) window_time: Time,
     /// Which of its slot's circuits this is (see [`Slot::take`]).
     tag: u32,
     pub(crate) time: Time,
@@ -59,13 +67,30 @@ pub(crate) struct Occupant {
 }
 
 impl Occupant {
-    /// The circuit `tag` of its slot ([`Slot::take`]), with the ring
-    /// `config` needs.
-    pub(crate) fn new(config: &Config, tag: u32, time: Time, names: Names, events: Events) -> Self {
+    /// The circuit `tag` of its slot ([`Slot::take`]), with the ring or
+    /// the tallies `config` needs, reading `clock` (the real clock when
+    /// `None`) precisely, or coarsely when `coarse`.
+    pub(crate) fn new(
+        config: &Config,
+        tag: u32,
+        clock: Option<quanta::Clock>,
+        coarse: bool,
+        names: Names,
+        events: Events,
+    ) -> Self {
         #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
         let sinks = crate::sinks::install(&events.own, names.key());
+        let rate = config.policy() == Policy::Rate;
+        let time = Time::new(clock.clone(), coarse);
+        let window_time = if rate && !time.is_coarse() {
+            Time::new(clock, true)
+        } else {
+            time.clone()
+        };
         Occupant {
-            ring: Ring::new(config.failure_threshold()),
+            ring: Ring::new(if rate { 1 } else { config.failure_threshold() }),
+            tallies: rate.then(|| Box::new(Tallies::new(config))),
+            window_time,
             tag,
             time,
             names,
@@ -93,6 +118,15 @@ impl Occupant {
         &self.events
     }
 
+    /// Adds a closed success of `epoch` to the `rate` window (nothing
+    /// under `count`).
+    #[inline]
+    pub(crate) fn count_success(&self, epoch: crate::epoch::Epoch) {
+        if let Some(tallies) = &self.tallies {
+            tallies.add(epoch, Outcome::SUCCESS, self.window_time.now());
+        }
+    }
+
     /// The `metrics` feature's counts of this circuit.
     #[cfg(feature = "metrics")]
     #[inline]
@@ -113,7 +147,7 @@ impl Slot {
         let slot = free.unwrap_or_else(|| {
             Box::leak(Box::new(Slot {
                 words: CachePadded::new(Words {
-                    head: AtomicU64::new(Word::INITIAL.bits()),
+                    head: AtomicU64::new(Word::initial(config).bits()),
                     opened: Record::new(),
                     config,
                 }),

@@ -11,14 +11,14 @@
 //! settings.
 
 mod count;
-mod rate;
+pub(crate) mod rate;
 
 use std::fmt;
 
 use crate::config::Config;
 
 pub(crate) use count::{Failures, could_open, in_window};
-pub(crate) use rate::{Buckets, Counts, bucket, is_slow, live, trips};
+pub(crate) use rate::{Buckets, Counts, is_slow, live, trips};
 
 /// Which rule opens a closed circuit (SPEC §9).
 ///
@@ -130,6 +130,7 @@ impl Outcome {
         slow: false,
     };
     /// A counted failure that was not slow.
+    #[cfg(test)]
     pub(crate) const FAILURE: Outcome = Outcome {
         failed: true,
         slow: false,

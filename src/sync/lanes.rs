@@ -1,0 +1,257 @@
+//! The atomics of the `rate` window: one lane per thread and circuit, each
+//! a ring of bucket cells that only its thread writes, and the passage
+//! that orders failed and slow verdicts.
+//!
+//! A closed success under `rate` adds to its thread's cell with plain
+//! loads and stores: no read-modify-write, no cache line another thread
+//! writes. A cell is a sequence lock over its stamp (epoch and bucket):
+//! moving the cell to a new stamp makes its sequence odd, writes the stamp
+//! and the counts, and makes it even again; adding to the cell's current
+//! stamp leaves the sequence as it is. A reader keeps a cell's reading only
+//! if its sequence was the same even number before and after, so the counts
+//! it keeps are counts of the stamp it read. Within one stamp counts only
+//! grow; a reader loads the failed and slow counts (acquire) before the
+//! calls, and the writer stores the calls before them (release), so a
+//! reading never holds a failure without its call.
+
+use std::fmt;
+
+use super::{AtomicU64, Ordering};
+use crate::policy::Counts;
+
+#[cfg(not(fuse_loom))]
+use core::sync::atomic::fence;
+#[cfg(fuse_loom)]
+use loom::sync::atomic::fence;
+
+/// No epoch (epochs are 30 bits): the stamp of a cell never written.
+const NO_EPOCH: u64 = u64::MAX;
+
+/// How many times a reader re-reads a cell whose stamp moved under it
+/// before it leaves the cell out (each move is its writer's progress).
+const READ_TRIES: u32 = 4;
+
+/// One bucket of one thread's lane.
+pub(crate) struct Cell {
+    seq: AtomicU64,
+    epoch: AtomicU64,
+    bucket: AtomicU64,
+    calls: AtomicU64,
+    failed: AtomicU64,
+    slow: AtomicU64,
+}
+
+/// What a cell held at one reading.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Held {
+    pub(crate) epoch: u32,
+    pub(crate) bucket: u64,
+    pub(crate) counts: Counts,
+}
+
+impl Cell {
+    pub(crate) fn new() -> Self {
+        Cell {
+            seq: AtomicU64::new(0),
+            epoch: AtomicU64::new(NO_EPOCH),
+            bucket: AtomicU64::new(0),
+            calls: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+            slow: AtomicU64::new(0),
+        }
+    }
+
+    /// Adds `counts` to this cell under the stamp `epoch`, `bucket`: to its
+    /// counts if it holds that stamp, otherwise in place of what it holds.
+    /// Only the lane's own thread calls it.
+    #[inline]
+    pub(crate) fn add(&self, epoch: u32, bucket: u64, counts: Counts) {
+        // Relaxed: only this thread writes the cell, and it reads its own
+        // writes.
+        let same = self.epoch.load(Ordering::Relaxed) == u64::from(epoch)
+            && self.bucket.load(Ordering::Relaxed) == bucket;
+        if same {
+            // Relaxed: a concurrent reader may see the call or not; one
+            // that sees a failure or a slow call sees its call (below).
+            let calls = self.calls.load(Ordering::Relaxed);
+            self.calls
+                .store(calls.saturating_add(counts.calls), Ordering::Relaxed);
+            if counts.failed != 0 {
+                let failed = self.failed.load(Ordering::Relaxed);
+                // Release: a reader that acquires the failure sees its call.
+                self.failed
+                    .store(failed.saturating_add(counts.failed), Ordering::Release);
+            }
+            if counts.slow != 0 {
+                let slow = self.slow.load(Ordering::Relaxed);
+                // Release: as for a failure.
+                self.slow
+                    .store(slow.saturating_add(counts.slow), Ordering::Release);
+            }
+        } else {
+            self.restamp(epoch, bucket, counts);
+        }
+    }
+
+    /// Moves the cell to a new stamp holding `counts`.
+    #[cold]
+    fn restamp(&self, epoch: u32, bucket: u64, counts: Counts) {
+        let seq = self.seq.load(Ordering::Relaxed);
+        self.seq.store(seq.wrapping_add(1), Ordering::Relaxed);
+        // Release: the odd sequence is seen before any of the new words.
+        fence(Ordering::Release);
+        self.epoch.store(u64::from(epoch), Ordering::Relaxed);
+        self.bucket.store(bucket, Ordering::Relaxed);
+        self.calls.store(counts.calls, Ordering::Relaxed);
+        self.failed.store(counts.failed, Ordering::Relaxed);
+        self.slow.store(counts.slow, Ordering::Relaxed);
+        // Release: the new words are seen before the even sequence.
+        self.seq.store(seq.wrapping_add(2), Ordering::Release);
+    }
+
+    /// What the cell holds: `None` if it was never written, or if its
+    /// writer is moving it to a new stamp (what it held is then at least a
+    /// whole window behind the writer's time: see `tallies`), or if the
+    /// stamp kept moving while it was read.
+    pub(crate) fn read(&self) -> Option<Held> {
+        for _ in 0..READ_TRIES {
+            // Acquire: pairs with the writer's final release store.
+            let before = self.seq.load(Ordering::Acquire);
+            if !before.is_multiple_of(2) {
+                return None;
+            }
+            let epoch = self.epoch.load(Ordering::Relaxed);
+            let bucket = self.bucket.load(Ordering::Relaxed);
+            // Acquire: pairs with the writer's release of a failure or a
+            // slow call, whose call is then seen below.
+            let failed = self.failed.load(Ordering::Acquire);
+            let slow = self.slow.load(Ordering::Acquire);
+            let calls = self.calls.load(Ordering::Relaxed);
+            // Acquire: the loads above happen before the second reading.
+            fence(Ordering::Acquire);
+            let after = self.seq.load(Ordering::Relaxed);
+            if before == after {
+                let epoch = u32::try_from(epoch).ok()?;
+                return Some(Held {
+                    epoch,
+                    bucket,
+                    counts: Counts {
+                        calls,
+                        failed,
+                        slow,
+                    },
+                });
+            }
+        }
+        None
+    }
+}
+
+impl fmt::Debug for Cell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cell").field("held", &self.read()).finish()
+    }
+}
+
+/// The order of a circuit's failed and slow verdicts: each passes it (a
+/// read-modify-write, acquire and release) after adding to its lane and
+/// before reading the others. Of two such verdicts the later to pass sees
+/// everything the earlier added, so two failures that together make the
+/// rule hold are never both blind to each other.
+#[derive(Debug)]
+pub(crate) struct Passage(AtomicU64);
+
+impl Passage {
+    pub(crate) fn new() -> Self {
+        Passage(AtomicU64::new(0))
+    }
+
+    /// Passes: acquires what every earlier verdict added before it passed,
+    /// and releases what this one added.
+    pub(crate) fn pass(&self) {
+        // AcqRel: see the type's documentation.
+        self.0.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+/// One value per thread: the lanes of a circuit.
+#[cfg(not(fuse_loom))]
+pub(crate) struct PerThread<T: Send>(thread_local::ThreadLocal<T>);
+
+#[cfg(not(fuse_loom))]
+impl<T: Send + Sync> PerThread<T> {
+    pub(crate) fn new() -> Self {
+        PerThread(thread_local::ThreadLocal::new())
+    }
+
+    /// This thread's value, made by `make` the first time.
+    #[inline]
+    pub(crate) fn get_or(&self, make: impl FnOnce() -> T) -> &T {
+        self.0.get_or(make)
+    }
+
+    /// Every thread's value (of threads that exited too: their counts
+    /// still count, and the next thread given their slot goes on with it).
+    pub(crate) fn each(&self, mut visit: impl FnMut(&T)) {
+        for value in &self.0 {
+            visit(value);
+        }
+    }
+}
+
+/// One value per loom thread, found under a `std` mutex that loom does not
+/// see and that is never held across a loom operation (the values' own
+/// atomics are loom's, and carry every ordering the models check). Values
+/// are leaked: a model makes a few.
+#[cfg(fuse_loom)]
+pub(crate) struct PerThread<T: Send + Sync + 'static>(
+    std::sync::Mutex<Vec<(loom::thread::ThreadId, &'static T)>>,
+);
+
+#[cfg(fuse_loom)]
+impl<T: Send + Sync + 'static> PerThread<T> {
+    pub(crate) fn new() -> Self {
+        PerThread(std::sync::Mutex::new(Vec::new()))
+    }
+
+    pub(crate) fn get_or(&self, make: impl FnOnce() -> T) -> &T {
+        let id = loom::thread::current().id();
+        let mut values = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, value)) = values.iter().find(|(owner, _)| *owner == id) {
+            return value;
+        }
+        let value: &'static T = Box::leak(Box::new(make()));
+        values.push((id, value));
+        value
+    }
+
+    pub(crate) fn each(&self, mut visit: impl FnMut(&T)) {
+        let values: Vec<&'static T> = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .map(|&(_, value)| value)
+            .collect();
+        for value in values {
+            visit(value);
+        }
+    }
+}
+
+#[cfg(not(fuse_loom))]
+impl<T: Send> fmt::Debug for PerThread<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("PerThread")
+    }
+}
+
+#[cfg(fuse_loom)]
+impl<T: Send + Sync + 'static> fmt::Debug for PerThread<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("PerThread")
+    }
+}
