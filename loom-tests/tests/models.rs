@@ -31,8 +31,8 @@ type Start = Option<(u32, u32, u32)>;
 /// epoch range (where a half-range comparison turns) or a whole range less
 /// one.
 const WRAPS: [Start; 2] = [
-    Some(((1 << 30) - 1, (1 << 19) - 1, (1 << 29) + 1)),
-    Some(((1 << 29) - 1, (1 << 18) - 1, (1 << 30) - 1)),
+    Some(((1 << 30) - 1, (1 << 17) - 1, (1 << 29) + 1)),
+    Some(((1 << 29) - 1, (1 << 16) - 1, (1 << 30) - 1)),
 ];
 
 /// A circuit on a mock clock at time zero.

@@ -33,6 +33,7 @@ impl Failures {
     }
 
     /// The recorded times, oldest first.
+    #[cfg_attr(not(any(test, fuzzing, feature = "store")), allow(dead_code))] // the reference and stored models
     pub(crate) fn times(&self) -> &[u64] {
         &self.0
     }

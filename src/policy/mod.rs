@@ -147,6 +147,7 @@ pub(crate) struct View {
 }
 
 /// What a recorded verdict did to a window.
+#[cfg_attr(not(any(test, fuzzing, feature = "store")), allow(dead_code))] // the reference and stored models
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Recorded {
     /// The window changed (a store has something to write).
@@ -156,6 +157,7 @@ pub(crate) struct Recorded {
 }
 
 /// A closed-state rule: its window and its pure step.
+#[cfg_attr(not(any(test, fuzzing, feature = "store")), allow(dead_code))] // the reference and stored models
 pub(crate) trait Rule: Clone + fmt::Debug + PartialEq {
     /// The window of a closed epoch that has recorded nothing.
     fn empty(config: &Config) -> Self;
@@ -173,12 +175,14 @@ pub(crate) trait Rule: Clone + fmt::Debug + PartialEq {
 }
 
 /// The window of a closed circuit under its configuration's policy.
+#[cfg_attr(not(any(test, fuzzing, feature = "store")), allow(dead_code))] // the reference and stored models
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Window {
     Count(Failures),
     Rate(Buckets),
 }
 
+#[cfg_attr(not(any(test, fuzzing, feature = "store")), allow(dead_code))] // the reference and stored models
 impl Window {
     /// The empty window of `config`'s policy.
     pub(crate) fn empty(config: &Config) -> Self {

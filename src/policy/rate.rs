@@ -85,7 +85,7 @@ pub(crate) struct Buckets(Vec<(u64, Counts)>);
 impl Buckets {
     /// A window of these buckets (a payload's): sorted, one entry per
     /// bucket (repeated buckets summed).
-    #[cfg_attr(not(test), allow(dead_code))] // the payload's reader, next
+    #[cfg_attr(not(any(test, fuzzing, feature = "store")), allow(dead_code))] // the reference and stored models
     pub(crate) fn from_entries(entries: impl IntoIterator<Item = (u64, Counts)>) -> Self {
         let mut buckets = Buckets(Vec::new());
         for (bucket, counts) in entries {
@@ -95,6 +95,7 @@ impl Buckets {
     }
 
     /// The buckets, oldest first.
+    #[cfg_attr(not(any(test, fuzzing, feature = "store")), allow(dead_code))] // the reference and stored models
     pub(crate) fn entries(&self) -> &[(u64, Counts)] {
         &self.0
     }

@@ -199,45 +199,73 @@ impl<T: Send + Sync> PerThread<T> {
     }
 }
 
-/// One value per loom thread, found under a `std` mutex that loom does not
-/// see and that is never held across a loom operation (the values' own
-/// atomics are loom's, and carry every ordering the models check). Values
-/// are leaked: a model makes a few.
+/// The most threads a loom model gives values to.
 #[cfg(fuse_loom)]
-pub(crate) struct PerThread<T: Send + Sync + 'static>(
-    std::sync::Mutex<Vec<(loom::thread::ThreadId, &'static T)>>,
-);
+const LOOM_THREADS: usize = 4;
+
+/// One value per loom thread, in slots made with the circuit (before any
+/// model thread starts): a thread takes the next free slot under a `std`
+/// mutex that loom does not see (never held across a loom operation),
+/// makes its value there and publishes it with a loom release store of the
+/// slot's flag, which a reader loads (acquire) before it reads the value's
+/// atomics, as `thread_local` publishes its entries.
+#[cfg(fuse_loom)]
+pub(crate) struct PerThread<T: Send + Sync> {
+    owners: std::sync::Mutex<Vec<loom::thread::ThreadId>>,
+    slots: Box<[(loom::sync::atomic::AtomicBool, std::sync::OnceLock<T>)]>,
+}
 
 #[cfg(fuse_loom)]
-impl<T: Send + Sync + 'static> PerThread<T> {
+impl<T: Send + Sync> PerThread<T> {
     pub(crate) fn new() -> Self {
-        PerThread(std::sync::Mutex::new(Vec::new()))
+        PerThread {
+            owners: std::sync::Mutex::new(Vec::new()),
+            slots: (0..LOOM_THREADS)
+                .map(|_| {
+                    (
+                        loom::sync::atomic::AtomicBool::new(false),
+                        std::sync::OnceLock::new(),
+                    )
+                })
+                .collect(),
+        }
     }
 
     pub(crate) fn get_or(&self, make: impl FnOnce() -> T) -> &T {
         let id = loom::thread::current().id();
-        let mut values = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((_, value)) = values.iter().find(|(owner, _)| *owner == id) {
-            return value;
+        let index = {
+            let mut owners = self
+                .owners
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(index) = owners.iter().position(|owner| *owner == id) {
+                index
+            } else {
+                owners.push(id);
+                owners.len() - 1
+            }
+        };
+        let (present, value) = &self.slots[index];
+        let mut fresh = false;
+        let value = value.get_or_init(|| {
+            fresh = true;
+            make()
+        });
+        if fresh {
+            // Release: publishes the value's atomics to the readers below.
+            present.store(true, Ordering::Release);
         }
-        let value: &'static T = Box::leak(Box::new(make()));
-        values.push((id, value));
         value
     }
 
     pub(crate) fn each(&self, mut visit: impl FnMut(&T)) {
-        let values: Vec<&'static T> = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .iter()
-            .map(|&(_, value)| value)
-            .collect();
-        for value in values {
-            visit(value);
+        for (present, value) in &self.slots {
+            // Acquire: pairs with the release that published the value.
+            if present.load(Ordering::Acquire)
+                && let Some(value) = value.get()
+            {
+                visit(value);
+            }
         }
     }
 }
@@ -250,7 +278,7 @@ impl<T: Send> fmt::Debug for PerThread<T> {
 }
 
 #[cfg(fuse_loom)]
-impl<T: Send + Sync + 'static> fmt::Debug for PerThread<T> {
+impl<T: Send + Sync> fmt::Debug for PerThread<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("PerThread")
     }
