@@ -38,8 +38,9 @@ impl Slot {
     /// `started`, for both kinds of permit. A success on a closed `count`
     /// circuit without failures is one load and one compare, here, inline;
     /// so is a closed success of a borrowed permit of a `rate` circuit that
-    /// does not time its calls, plus what its thread's lane adds (see
-    /// `tallies`); everything else goes out of line.
+    /// was not slow, plus what its thread's lane adds (see `tallies`) and
+    /// the clock reads of a circuit that times its calls; everything else
+    /// goes out of line.
     #[inline]
     pub(crate) fn conclude(
         &self,
@@ -55,8 +56,8 @@ impl Slot {
             }
             if let Some(occupant) = circuit.borrowed
                 && word.counted_success(grant)
+                && occupant.count_success(self.config(), grant.epoch(), word.times_calls(), started)
             {
-                occupant.count_success(grant.epoch());
                 return;
             }
         }

@@ -213,12 +213,12 @@ impl Word {
     }
 
     /// Whether a success under `grant` is a closed success of this closed
-    /// epoch of a `rate` circuit that does not time its calls: one the
-    /// engine adds to its tallies, and nothing else. One mask and one
+    /// epoch of a `rate` circuit: one the engine adds to its tallies, and
+    /// nothing else unless it was slow. One mask and one
     /// compare, as [`quiet_success`](Self::quiet_success).
     #[inline]
     pub(crate) const fn counted_success(self, grant: Grant) -> bool {
-        self.0 & (STATE.mask() | IN_PLACE_EPOCH | RATE_BIT | TIMED_BIT) == grant.bits() | RATE_BIT
+        self.0 & (STATE.mask() | IN_PLACE_EPOCH | RATE_BIT) == grant.bits() | RATE_BIT
     }
 
     /// Whether the circuit times its calls (an admission reads the clock).
@@ -412,7 +412,7 @@ mod tests {
         }
 
         /// A counted success is exactly a closed success of the word's own
-        /// closed epoch, of a rate circuit that does not time its calls.
+        /// closed epoch, of a rate circuit.
         #[test]
         fn counted_success_is_a_current_closed_success_under_rate((head, cursor) in heads(), grant in grants(), same in any::<bool>()) {
             let grant = if same { Grant::new(grant.kind(), head.epoch) } else { grant };
@@ -420,10 +420,7 @@ mod tests {
             let config = crate::Config::default();
             let effect = crate::model::verdict(&config, head, grant, crate::Verdict::Success);
             let records = effect == crate::model::Effect::Record(crate::policy::Outcome::SUCCESS);
-            prop_assert_eq!(
-                word.counted_success(grant),
-                records && cursor.marks.rate && !cursor.marks.timed
-            );
+            prop_assert_eq!(word.counted_success(grant), records && cursor.marks.rate);
             prop_assert_eq!(word.times_calls(), cursor.marks.timed);
         }
 

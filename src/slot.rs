@@ -118,13 +118,37 @@ impl Occupant {
         &self.events
     }
 
-    /// Adds a closed success of `epoch` to the `rate` window (nothing
-    /// under `count`).
-    #[inline]
-    pub(crate) fn count_success(&self, epoch: crate::epoch::Epoch) {
-        if let Some(tallies) = &self.tallies {
-            tallies.add(epoch, Outcome::SUCCESS, self.window_time.now());
+    /// Adds a closed success of `epoch`, admitted at `started`, to the
+    /// `rate` window, unless the circuit times its calls (`timed`) and the
+    /// call was slow: `false` then, and nothing is added (a slow success
+    /// takes the engine's path). Nothing to add under `count`. A circuit
+    /// read coarsely reads one time for its window and the call's length.
+    /// Out of line: the `count` path it sits beside stays small enough to
+    /// inline whole.
+    #[inline(never)]
+    pub(crate) fn count_success(
+        &self,
+        config: &Config,
+        epoch: crate::epoch::Epoch,
+        timed: bool,
+        started: u64,
+    ) -> bool {
+        let Some(tallies) = &self.tallies else {
+            return true;
+        };
+        let now = self.window_time.now();
+        if timed {
+            let ended = if self.time.is_coarse() {
+                now
+            } else {
+                self.time.now()
+            };
+            if crate::policy::is_slow(config, ended.saturating_sub(started)) {
+                return false;
+            }
         }
+        tallies.add(epoch, Outcome::SUCCESS, now);
+        true
     }
 
     /// The `metrics` feature's counts of this circuit.

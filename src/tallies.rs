@@ -105,13 +105,40 @@ impl Tallies {
     }
 
     /// The counts of `epoch`'s window at window time `now` (or at the
-    /// latest bucket a lane has reached, if later).
+    /// latest bucket a lane has reached, if later). One reading of every
+    /// cell; if a cell holds a bucket after `now`'s (another thread's
+    /// time is ahead), the window is summed again, to that bucket.
     pub(crate) fn sum(&self, config: &Config, epoch: Epoch, now: u64) -> Counts {
+        let top = now / self.width;
+        let mut sum = Counts::default();
+        let mut ahead = None;
+        self.lanes.each(|lane| {
+            for cell in &lane.cells {
+                let Some(held) = cell.read() else { continue };
+                if held.epoch != epoch.get() {
+                    continue;
+                }
+                if held.bucket > top {
+                    ahead = ahead.max(Some(held.bucket));
+                } else if policy::live(config, held.bucket, top) {
+                    sum = sum.plus(held.counts);
+                }
+            }
+        });
+        match ahead {
+            None => sum,
+            Some(_) => self.sum_ahead(config, epoch, top),
+        }
+    }
+
+    /// [`sum`](Self::sum) when some lane is ahead of `top`: the window
+    /// that ends at the latest bucket found, keeping each bucket's counts
+    /// apart while that bucket is not yet known.
+    #[cold]
+    fn sum_ahead(&self, config: &Config, epoch: Epoch, mut top: u64) -> Counts {
         let window = u64::from(config.window_buckets());
-        let mut top = now / self.width;
-        // The counts of the live buckets, bucket `b` at `b mod window`.
-        let mut live = [(0u64, Counts::default()); MAX_SUMMED];
-        let mut used = [false; MAX_SUMMED];
+        // Bucket `b`'s counts at `b mod window` (`u64::MAX`: none).
+        let mut live = [(u64::MAX, Counts::default()); MAX_SUMMED];
         self.lanes.each(|lane| {
             for cell in &lane.cells {
                 let Some(held) = cell.read() else { continue };
@@ -120,23 +147,22 @@ impl Tallies {
                 {
                     continue;
                 }
-                if held.bucket > top {
-                    top = held.bucket;
-                }
+                top = top.max(held.bucket);
                 #[allow(clippy::cast_possible_truncation)] // below window <= 60
                 let at = (held.bucket % window) as usize;
-                if used[at] && live[at].0 == held.bucket {
-                    live[at].1 = live[at].1.plus(held.counts);
-                } else if !used[at] || live[at].0 < held.bucket {
-                    live[at] = (held.bucket, held.counts);
-                    used[at] = true;
+                let (bucket, counts) = &mut live[at];
+                if *bucket == held.bucket {
+                    *counts = counts.plus(held.counts);
+                } else if *bucket == u64::MAX || *bucket < held.bucket {
+                    // The slot's bucket (if any) is a whole window older.
+                    *bucket = held.bucket;
+                    *counts = held.counts;
                 }
             }
         });
         live.iter()
-            .zip(used)
-            .filter(|&(&(bucket, _), used)| used && policy::live(config, bucket, top))
-            .fold(Counts::default(), |sum, (&(_, counts), _)| sum.plus(counts))
+            .filter(|&&(bucket, _)| bucket != u64::MAX && policy::live(config, bucket, top))
+            .fold(Counts::default(), |sum, &(_, counts)| sum.plus(counts))
     }
 }
 
