@@ -8,9 +8,11 @@
 // Public for the fuzz targets only; private in test builds.
 #![cfg_attr(not(fuzzing), allow(unreachable_pub))]
 
+mod setup;
+
 use std::time::Duration;
 
-use quanta::{Clock, Mock};
+use quanta::Clock;
 
 use crate::config::{Config, MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES};
 use crate::epoch::Epoch;
@@ -19,6 +21,7 @@ use crate::model::{Decision, Grant, PermitKind};
 use crate::oracle::{Admit, Oracle, Outcome, Ticket};
 use crate::packed::CLAIMS_MODULUS;
 use crate::permit::Permit;
+use crate::policy::is_slow;
 use crate::reference::Reference;
 use crate::verdict::Verdict;
 
@@ -57,40 +60,54 @@ impl Bytes<'_> {
 /// the reference circuit and the oracle side by side, and panics at the
 /// first decision, state or snapshot on which any two disagree.
 ///
-/// The first bytes choose a small configuration (threshold 1..=5, probes
-/// 1..=3, window and open duration of 1 ns to 10 µs) and where the circuit
-/// starts (half the time fresh; otherwise a few epochs before a wrap-around
-/// of its epoch or claim counters, with records left any number of epochs
-/// behind; see [`Start`]); each following byte is one operation: acquire; success, failure or ignore of a held permit
-/// (any of them, by index); drop of a held permit; a clock advance of zero,
-/// a few nanoseconds, about a window, exactly a window or an open duration,
-/// or a huge step; `force_open`, `force_closed`, `reset`.
+/// The first bytes choose a small configuration under `count` or `rate`
+/// (see [`setup::config`]) and where the circuit starts (half the time
+/// fresh; otherwise a few epochs before a wrap-around of its epoch or claim
+/// counters, with records left any number of epochs behind; see
+/// [`Start`]); each following byte is one operation: acquire; success,
+/// failure or ignore of a held permit (any of them, by index); drop of a
+/// held permit; a clock advance (see [`setup::advance`]: zero, a few
+/// nanoseconds, about a window, exactly a window or an open duration, a
+/// bucket's edge, a slow call's duration, or a huge step), so that a call
+/// takes the time the clock advanced between its admission and its
+/// verdict; `force_open`, `force_closed`, `reset`.
 pub fn differential(data: &[u8]) {
+    run(data, true);
+}
+
+/// The same histories as [`differential`], the reference circuit against
+/// the oracle only: the model's rules under both policies, checked against
+/// a reading of the SPEC that shares no code with them.
+pub fn models(data: &[u8]) {
+    run(data, false);
+}
+
+/// Runs a history; the engine too when `engine`.
+fn run(data: &[u8], engine: bool) {
     let mut bytes = Bytes(data);
-    let config = Config::builder()
-        .failure_threshold(1 + u32::from(bytes.u8() % 5))
-        .half_open_probes(1 + u32::from(bytes.u8() % 3))
-        .failure_window(Duration::from_nanos(1 + u64::from(bytes.u16() % 10_000)))
-        .open_duration(Duration::from_nanos(1 + u64::from(bytes.u16() % 10_000)))
-        .build()
-        .expect("the decoded configuration is valid");
+    let config = setup::config(&mut bytes);
     let (clock, mock) = Clock::mock();
     let fuse = Fuse::builder("differential")
         .config(config.clone())
         .clock(clock)
         .build();
     let start = Start::decode(&mut bytes);
-    start.apply(&fuse);
-    let mut reference = Reference::starting_at(config.clone(), start.epoch);
-    let mut oracle = Oracle::new(&config);
-    let mut held: Vec<Held<'_>> = Vec::new();
+    if engine {
+        start.apply(&fuse);
+    }
+    let mut sides = Sides {
+        fuse: engine.then_some(&fuse),
+        reference: Reference::starting_at(config.clone(), start.epoch),
+        oracle: Oracle::new(&config),
+        held: Vec::new(),
+    };
     let mut step = 0usize;
     while !bytes.is_empty() {
         step += 1;
         let op = bytes.u8();
         let now = mock.value();
         match op {
-            0..=49 => acquire(&fuse, &mut reference, &mut oracle, now, &mut held, step),
+            0..=49 => sides.acquire(now, step),
             50..=179 => {
                 let verdict = match op {
                     50..=99 => Some(Verdict::Success),
@@ -98,57 +115,156 @@ pub fn differential(data: &[u8]) {
                     140..=164 => Some(Verdict::Ignore),
                     _ => None,
                 };
-                if !held.is_empty() {
-                    let (permit, grant, ticket) = held.remove(usize::from(bytes.u8()) % held.len());
-                    match verdict {
-                        Some(verdict) => permit.conclude(verdict),
-                        None => drop(permit),
-                    }
-                    let verdict = verdict.unwrap_or(Verdict::Ignore);
-                    reference.verdict(grant, verdict, now);
-                    let outcome = match verdict {
-                        Verdict::Success => Outcome::Success,
-                        Verdict::Failure => Outcome::Failure,
-                        Verdict::Ignore => Outcome::Ignore,
-                    };
-                    oracle.end(ticket, outcome, now);
-                }
+                let at = usize::from(bytes.u8());
+                sides.conclude(&config, at, verdict, now);
             }
-            180..=239 => advance(&mock, &config, &mut bytes),
+            180..=239 => setup::advance(&mock, &config, &mut bytes),
             240..=245 => {
-                fuse.force_open();
-                reference.force_open(now);
-                oracle.force_open(now);
+                sides.fuse.inspect(|fuse| fuse.force_open());
+                sides.reference.force_open(now);
+                sides.oracle.force_open(now);
             }
             246..=250 => {
-                fuse.force_closed();
-                reference.force_closed();
-                oracle.force_closed();
+                sides.fuse.inspect(|fuse| fuse.force_closed());
+                sides.reference.force_closed();
+                sides.oracle.force_closed();
             }
             _ => {
-                fuse.reset();
-                reference.reset();
-                oracle.reset();
+                sides.fuse.inspect(|fuse| fuse.reset());
+                sides.reference.reset();
+                sides.oracle.reset();
             }
         }
-        let now = mock.value();
-        assert_eq!(fuse.state(), reference.state(), "state after step {step}");
+        sides.compare(mock.value(), step, op);
+    }
+}
+
+/// A permit held by the history: the engine's (when it runs), the
+/// reference's and the oracle's for the same call, and when it was granted.
+struct Held<'a> {
+    permit: Option<Permit<'a>>,
+    grant: Grant,
+    ticket: Ticket,
+    admitted: u64,
+}
+
+/// The circuits a history runs on, and the permits it holds.
+struct Sides<'a> {
+    fuse: Option<&'a Fuse>,
+    reference: Reference,
+    oracle: Oracle,
+    held: Vec<Held<'a>>,
+}
+
+impl Sides<'_> {
+    fn acquire(&mut self, now: u64, step: usize) {
+        let engine = self.fuse.map(Fuse::try_acquire);
+        let (model, oracle) = (self.reference.acquire(now), self.oracle.acquire(now));
+        match (model, oracle) {
+            (Decision::Granted(grant), Admit::Granted(ticket)) => {
+                assert_eq!(
+                    ticket.probe,
+                    grant.kind() == PermitKind::Probe,
+                    "oracle's permit kind at step {step}"
+                );
+                let permit = engine.map(|engine| match engine {
+                    Ok(permit) => {
+                        assert_eq!(
+                            permit.is_probe(),
+                            ticket.probe,
+                            "permit kind at step {step}"
+                        );
+                        permit
+                    }
+                    Err(open) => {
+                        panic!("admission at step {step}: engine {open:?}, model {grant:?}")
+                    }
+                });
+                self.held.push(Held {
+                    permit,
+                    grant,
+                    ticket,
+                    admitted: now,
+                });
+            }
+            (Decision::Rejected { retry_after }, Admit::Rejected(oracle_retry)) => {
+                assert_eq!(
+                    retry_after, oracle_retry,
+                    "oracle's retry_after at step {step}"
+                );
+                match engine {
+                    None => {}
+                    Some(Err(open)) => assert_eq!(
+                        open.retry_after(),
+                        Duration::from_nanos(retry_after),
+                        "retry_after at step {step}"
+                    ),
+                    Some(Ok(permit)) => panic!(
+                        "admission at step {step}: engine {permit:?}, model rejected after {retry_after}"
+                    ),
+                }
+            }
+            (model, oracle) => {
+                panic!(
+                    "admission at step {step}: engine {engine:?}, model {model:?}, oracle {oracle:?}"
+                )
+            }
+        }
+    }
+
+    /// Ends the held permit at `at` (modulo those held) with `verdict`, or
+    /// drops it (`None`, an ignore), at `now`.
+    fn conclude(&mut self, config: &Config, at: usize, verdict: Option<Verdict>, now: u64) {
+        if self.held.is_empty() {
+            return;
+        }
+        let held = self.held.remove(at % self.held.len());
+        match (held.permit, verdict) {
+            (Some(permit), Some(verdict)) => permit.conclude(verdict),
+            (permit, _) => drop(permit),
+        }
+        let verdict = verdict.unwrap_or(Verdict::Ignore);
+        // A configuration that does not time calls takes the untimed
+        // verdict, as the engine's count path does.
+        if config.times_calls() {
+            let slow = is_slow(config, now - held.admitted);
+            self.reference.timed_verdict(held.grant, verdict, slow, now);
+        } else {
+            self.reference.verdict(held.grant, verdict, now);
+        }
+        let outcome = match verdict {
+            Verdict::Success => Outcome::Success,
+            Verdict::Failure => Outcome::Failure,
+            Verdict::Ignore => Outcome::Ignore,
+        };
+        self.oracle.end(held.ticket, outcome, now);
+    }
+
+    /// Panics unless the circuits agree on the state and the snapshot.
+    fn compare(&self, now: u64, step: usize, op: u8) {
+        let expected = self.reference.snapshot(now);
         assert_eq!(
-            oracle.state(),
-            reference.state(),
+            self.oracle.state(),
+            self.reference.state(),
             "oracle's state after step {step}"
         );
-        let snapshot = fuse.snapshot();
         assert_eq!(
-            snapshot,
-            reference.snapshot(now),
-            "snapshot after step {step} (op {op}, now {now})"
-        );
-        assert_eq!(
-            oracle.snapshot(now),
-            snapshot,
+            self.oracle.snapshot(now),
+            expected,
             "oracle's snapshot after step {step} (op {op}, now {now})"
         );
+        if let Some(fuse) = self.fuse {
+            assert_eq!(
+                fuse.state(),
+                self.reference.state(),
+                "state after step {step}"
+            );
+            assert_eq!(
+                fuse.snapshot(),
+                expected,
+                "snapshot after step {step} (op {op}, now {now})"
+            );
+        }
     }
 }
 
@@ -218,71 +334,6 @@ impl Start {
         let ages = self.aged.map(|ages| (ages.opened, ages.slots));
         fuse.engine().start_at(self.epoch, self.claims, ages);
     }
-}
-
-/// A permit held by the history: the engine's, the reference's and the
-/// oracle's for the same call.
-type Held<'a> = (Permit<'a>, Grant, Ticket);
-
-fn acquire<'a>(
-    fuse: &'a Fuse,
-    reference: &mut Reference,
-    oracle: &mut Oracle,
-    now: u64,
-    held: &mut Vec<Held<'a>>,
-    step: usize,
-) {
-    match (
-        fuse.try_acquire(),
-        reference.acquire(now),
-        oracle.acquire(now),
-    ) {
-        (Ok(permit), Decision::Granted(grant), Admit::Granted(ticket)) => {
-            assert_eq!(
-                permit.is_probe(),
-                grant.kind() == PermitKind::Probe,
-                "permit kind at step {step}"
-            );
-            assert_eq!(
-                permit.is_probe(),
-                ticket.probe,
-                "oracle's permit kind at step {step}"
-            );
-            held.push((permit, grant, ticket));
-        }
-        (Err(open), Decision::Rejected { retry_after }, Admit::Rejected(oracle_retry)) => {
-            assert_eq!(
-                open.retry_after(),
-                Duration::from_nanos(retry_after),
-                "retry_after at step {step}"
-            );
-            assert_eq!(
-                retry_after, oracle_retry,
-                "oracle's retry_after at step {step}"
-            );
-        }
-        (engine, model, oracle) => {
-            panic!(
-                "admission at step {step}: engine {engine:?}, model {model:?}, oracle {oracle:?}"
-            )
-        }
-    }
-}
-
-fn advance(mock: &Mock, config: &Config, bytes: &mut Bytes<'_>) {
-    let window = config.window_nanos();
-    let open = config.open_nanos();
-    let step = match bytes.u8() % 8 {
-        0 => 0,
-        1 => u64::from(bytes.u8() % 4),
-        2 => window,
-        3 => open,
-        4 => window + 1,
-        5 => u64::from(bytes.u16()),
-        6 => u64::from(bytes.u32()),
-        _ => u64::from(u32::MAX) << 8,
-    };
-    mock.increment(step);
 }
 
 /// Builds a configuration from arbitrary inputs, and checks that the
@@ -459,6 +510,13 @@ mod tests {
         #[test]
         fn differential(data in prop::collection::vec(any::<u8>(), 0..800)) {
             super::differential(&data);
+        }
+
+        /// The reference circuit against the oracle on the histories of
+        /// the `differential` target, under `count` and `rate`.
+        #[test]
+        fn the_reference_follows_the_oracle(data in prop::collection::vec(any::<u8>(), 0..800)) {
+            super::models(&data);
         }
 
         /// The same harness as the `config` fuzz target.

@@ -1,16 +1,42 @@
-//! A second reading of SPEC §3, written straight from its text and sharing
-//! no code with [`model`](crate::model): the differential harness checks
-//! the engine and the reference circuit (which both run the model) against
-//! it, so that a wrong rule in the model is caught too.
+//! A second reading of SPEC §3 and §9, written straight from its text and
+//! sharing no code with [`model`](crate::model) or
+//! [`policy`](crate::policy): the differential harness checks the engine
+//! and the reference circuit (which both run the model) against it, so
+//! that a wrong rule in the model is caught too.
 //!
 //! Deliberately plain: an unbounded epoch counter, a `Vec` of every failure
-//! since the last clear, nanoseconds as `u64`. Only the configuration's
-//! getters and the public `Snapshot` and `State` types are shared.
+//! (under `count`) or every counted call (under `rate`) since the last
+//! clear, nanoseconds as `u64`, and each sum taken afresh from the list.
+//! Only the configuration's public getters and the public `Snapshot`,
+//! `State` and `Policy` types are shared.
 
 use std::time::Duration;
 
+use crate::Policy;
 use crate::config::Config;
 use crate::snapshot::{Snapshot, State};
+
+/// The `rate` settings of SPEC §9, read once from the configuration.
+#[derive(Clone, Copy, Debug)]
+struct RateSettings {
+    /// `w = failure_window / window_buckets`, in whole nanoseconds.
+    width: u64,
+    buckets: u64,
+    minimum_calls: u64,
+    failure_rate: u64,
+    /// `None`: "no call is slow".
+    slow_call_duration: Option<u64>,
+    slow_call_rate: u64,
+}
+
+/// One call a `rate` window counted: the bucket of its verdict, and
+/// whether it failed and whether it was slow.
+#[derive(Clone, Copy, Debug)]
+struct Call {
+    bucket: u64,
+    failed: bool,
+    slow: bool,
+}
 
 /// One circuit, as SPEC §3 describes it.
 #[derive(Clone, Debug)]
@@ -19,22 +45,28 @@ pub(crate) struct Oracle {
     window: u64,
     open: u64,
     probes: u32,
+    /// `Some` under `rate`, `None` under `count`.
+    rate: Option<RateSettings>,
     state: State,
     /// Every state change (and every manual change) starts a new epoch.
     epoch: u64,
     opened_at: u64,
-    /// The failures recorded since the list was last cleared.
+    /// The failures recorded since the list was last cleared (`count`).
     failures: Vec<u64>,
+    /// The calls recorded since the window was last emptied (`rate`).
+    calls: Vec<Call>,
     successes: u32,
     inflight: u32,
 }
 
-/// A permit of the oracle: the epoch that granted it, and whether it is a
-/// probe.
+/// A permit of the oracle: the epoch that granted it, whether it is a
+/// probe, and when it was granted (a call's time runs from admission to
+/// verdict).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Ticket {
     epoch: u64,
     pub(crate) probe: bool,
+    admitted: u64,
 }
 
 /// How a call ended.
@@ -65,20 +97,37 @@ impl Oracle {
             window: nanos(config.failure_window()),
             open: nanos(config.open_duration()),
             probes: config.half_open_probes(),
+            rate: (config.policy() == Policy::Rate).then(|| RateSettings {
+                width: Self::width(config),
+                buckets: u64::from(config.window_buckets()),
+                minimum_calls: u64::from(config.minimum_calls()),
+                failure_rate: u64::from(config.failure_rate()),
+                slow_call_duration: config.slow_call_duration().map(nanos),
+                slow_call_rate: u64::from(config.slow_call_rate()),
+            }),
             state: State::Closed,
             epoch: 0,
             opened_at: 0,
             failures: Vec::new(),
+            calls: Vec::new(),
             successes: 0,
             inflight: 0,
         }
+    }
+
+    /// §9's `w`. A bucket narrower than a nanosecond is not defined by the
+    /// text, so the histories here never build one.
+    fn width(config: &Config) -> u64 {
+        let width = nanos(config.failure_window()) / u64::from(config.window_buckets());
+        assert!(width > 0, "a bucket of zero nanoseconds: {config:?}");
+        width
     }
 
     /// Admission at `now`.
     pub(crate) fn acquire(&mut self, now: u64) -> Admit {
         match self.state {
             // "Closed: grant a closed permit."
-            State::Closed => self.grant(false),
+            State::Closed => self.grant(false, now),
             State::Open => {
                 let elapsed = now.saturating_sub(self.opened_at);
                 if elapsed < self.open {
@@ -90,13 +139,13 @@ impl Oracle {
                     self.change(State::HalfOpen);
                     self.successes = 0;
                     self.inflight = 1;
-                    self.grant(true)
+                    self.grant(true, now)
                 }
             }
             State::HalfOpen => {
                 if self.inflight < self.probes {
                     self.inflight += 1;
-                    self.grant(true)
+                    self.grant(true, now)
                 } else {
                     // "in-flight == half_open_probes: reject, retry_after = 0"
                     Admit::Rejected(0)
@@ -106,12 +155,24 @@ impl Oracle {
     }
 
     /// The verdict of `ticket` at `now`: "applied only if the circuit is
-    /// still in the epoch that granted the permit".
+    /// still in the epoch that granted the permit". The call took `now -`
+    /// the ticket's admission time.
     pub(crate) fn end(&mut self, ticket: Ticket, outcome: Outcome, now: u64) {
         if ticket.epoch != self.epoch {
             return;
         }
+        // §9: "A success or a counted failure whose time from admission to
+        // verdict is at least slow_call_duration is also slow" (under
+        // `rate` only; "an ignore adds nothing, however long it took").
+        let slow = self.rate.is_some_and(|rate| {
+            rate.slow_call_duration
+                .is_some_and(|slow| now.saturating_sub(ticket.admitted) >= slow)
+        });
         match (ticket.probe, outcome) {
+            (false, Outcome::Ignore) => {}
+            (false, outcome) if self.rate.is_some() => {
+                self.count_call(outcome == Outcome::Failure, slow, now);
+            }
             // "closed permit, success: clear the failure list"
             (false, Outcome::Success) => self.failures.clear(),
             (false, Outcome::Failure) => {
@@ -129,8 +190,9 @@ impl Oracle {
                     self.open_at(now);
                 }
             }
-            // "closed permit, ignore: nothing"
-            (false, Outcome::Ignore) => {}
+            // §9: "Under rate, a probe whose success is slow is a failed
+            // probe."
+            (true, Outcome::Success) if slow => self.open_at(now),
             (true, Outcome::Success) => {
                 // "successes += 1, in-flight -= 1; when successes reach
                 // half_open_probes, move to Closed with an empty failure list"
@@ -145,6 +207,55 @@ impl Oracle {
             // "probe, ignore: in-flight -= 1"
             (true, Outcome::Ignore) => self.inflight -= 1,
         }
+    }
+
+    /// §9 under `rate`: "A success adds one call; a counted failure adds
+    /// one call and one failure" to the bucket of `now`. "The rule is
+    /// evaluated each time a counted failure or a slow call is recorded in
+    /// a closed epoch: when `calls >= minimum_calls` and `failures * 100 >=
+    /// failure_rate * calls` or `slow * 100 >= slow_call_rate * calls`, the
+    /// circuit moves to Open with `opened_at = now`. A success never ...
+    /// opens the circuit by itself."
+    fn count_call(&mut self, failed: bool, slow: bool, now: u64) {
+        let Some(rate) = self.rate else { return };
+        self.calls.push(Call {
+            bucket: now / rate.width,
+            failed,
+            slow,
+        });
+        if !(failed || slow) {
+            return;
+        }
+        let (calls, failures, slows) = self.window_counts(now);
+        let at_least = |part: u64, percent: u64| {
+            u128::from(part) * 100 >= u128::from(percent) * u128::from(calls)
+        };
+        if calls >= rate.minimum_calls
+            && (at_least(failures, rate.failure_rate) || at_least(slows, rate.slow_call_rate))
+        {
+            self.open_at(now);
+        }
+    }
+
+    /// §9: "at `now` the window holds the current bucket and the
+    /// `window_buckets - 1` before it": the calls, failures and slow calls
+    /// of those buckets (all zero under `count`).
+    fn window_counts(&self, now: u64) -> (u64, u64, u64) {
+        let Some(rate) = self.rate else {
+            return (0, 0, 0);
+        };
+        let current = now / rate.width;
+        let oldest = current.saturating_sub(rate.buckets - 1);
+        self.calls
+            .iter()
+            .filter(|call| (oldest..=current).contains(&call.bucket))
+            .fold((0, 0, 0), |(calls, failures, slows), call| {
+                (
+                    calls + 1,
+                    failures + u64::from(call.failed),
+                    slows + u64::from(call.slow),
+                )
+            })
     }
 
     /// "`force_open`: Open, `opened_at = now`, counters and failures cleared."
@@ -168,7 +279,8 @@ impl Oracle {
 
     /// "A snapshot holds: `state`, `opened_at` (none while closed),
     /// `failures` (the counted failures still inside the window, oldest
-    /// first), `half_open_successes`, `half_open_inflight`."
+    /// first), `half_open_successes`, `half_open_inflight`", and (§9)
+    /// `calls`, `failed`, `slow`.
     pub(crate) fn snapshot(&self, now: u64) -> Snapshot {
         let mut failures: Vec<u64> = self
             .failures
@@ -178,22 +290,27 @@ impl Oracle {
             .collect();
         failures.sort_unstable();
         let half_open = self.state == State::HalfOpen;
+        // §9: "A snapshot adds calls, failed and slow in the window;
+        // failures stays empty under rate" (and the window is empty while
+        // open or half-open).
+        let (calls, failed, slow) = self.window_counts(now);
         Snapshot {
             state: self.state,
             opened_at: (self.state != State::Closed).then(|| Duration::from_nanos(self.opened_at)),
             failures: failures.into_iter().map(Duration::from_nanos).collect(),
             half_open_successes: if half_open { self.successes } else { 0 },
             half_open_inflight: if half_open { self.inflight } else { 0 },
-            calls: 0,
-            failed: 0,
-            slow: 0,
+            calls,
+            failed,
+            slow,
         }
     }
 
-    fn grant(&self, probe: bool) -> Admit {
+    fn grant(&self, probe: bool, now: u64) -> Admit {
         Admit::Granted(Ticket {
             epoch: self.epoch,
             probe,
+            admitted: now,
         })
     }
 
@@ -203,11 +320,14 @@ impl Oracle {
     }
 
     /// A state change: a new epoch; "while `Open` or `HalfOpen` the failure
-    /// list is empty", and the half-open counters start over.
+    /// list is empty", and the half-open counters start over. §9: "Entering
+    /// Open empties the window; a circuit that closes starts with an empty
+    /// window."
     fn change(&mut self, state: State) {
         self.state = state;
         self.epoch += 1;
         self.failures.clear();
+        self.calls.clear();
         self.successes = 0;
         self.inflight = 0;
     }

@@ -77,6 +77,13 @@
 //!   `Result` of `run_with` (or the peer's `call`) through `black_box`,
 //!   beside the closure alone and the closure with two atomic loads (see
 //!   `user_loop.rs`).
+//! - `rate_closed_success`, `rate_closed_success_threads=2`,
+//!   `rate_closed_failure`: Fuse's `rate` policy (with and without a
+//!   `slow_call_duration`, on the precise and the coarse clock) beside its
+//!   `count` policy and the peers' rate policies: failsafe's success rate
+//!   over a time window, recloser's ring-buffer failure rate,
+//!   tower-resilience's count-based and time-based sliding windows (see
+//!   `rate.rs`).
 
 use std::fmt;
 use std::future::Future;
@@ -171,6 +178,7 @@ mod adapters;
 mod baselines;
 mod cases;
 mod coarse;
+mod rate;
 mod user_loop;
 
 use adapters::{Bm, BmMockClock, CbRs, Tower, poll_now};
@@ -198,5 +206,8 @@ fn main() {
     user_loop::user_loop_closed(&mut criterion);
     user_loop::user_loop_open(&mut criterion);
     user_loop::user_loop_threads(&mut criterion);
+    rate::rate_closed_success(&mut criterion);
+    rate::rate_closed_success_threads(&mut criterion);
+    rate::rate_closed_failure(&mut criterion);
     criterion.final_summary();
 }

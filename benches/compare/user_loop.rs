@@ -11,6 +11,8 @@
 //! per thread, with how long the threads really ran together printed).
 //! Baselines in the same groups: the bare closure, and the closure with
 //! two atomic loads beside it (what a closed admission and verdict read).
+//! `rate.rs` times the `rate` policy's closed path with the same rows and
+//! the same two-thread machinery ([`two_threads`]).
 
 use std::hint::black_box;
 use std::io;
@@ -27,7 +29,7 @@ use super::{FUSE, LONG, cases::fuse_coarse};
 /// The call every row protects: `Ok(1)`, the one through `black_box`.
 #[allow(clippy::unnecessary_wraps)] // a protected call's shape
 #[inline]
-fn call() -> Result<u64, io::Error> {
+pub(crate) fn call() -> Result<u64, io::Error> {
     Ok(black_box(1))
 }
 
@@ -41,7 +43,7 @@ fn looped<R>(iters: u64, mut one: impl FnMut() -> R) -> Duration {
     start.elapsed()
 }
 
-fn row<R>(
+pub(crate) fn row<R>(
     group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
     id: &str,
     mut one: impl FnMut() -> R,
@@ -51,7 +53,9 @@ fn row<R>(
     });
 }
 
-fn baselines(group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
+pub(crate) fn baselines(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+) {
     row(group, "baseline/closure", call);
     let word = AtomicU64::new(0);
     row(group, "baseline/closure_2_loads", || {
@@ -69,8 +73,34 @@ fn baselines(group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::W
 /// does not).
 #[allow(clippy::inline_always)] // see above
 #[inline(always)]
-fn fuse_run_with(fuse: &Fuse) -> Result<u64, fuse_breaker::Error<io::Error>> {
+pub(crate) fn fuse_run_with(fuse: &Fuse) -> Result<u64, fuse_breaker::Error<io::Error>> {
     fuse.run_with(call, |_| true, |_| true)
+}
+
+/// [`looped`] over [`fuse_run_with`] on `fuse`, written out: the loop
+/// with Fuse's call inlined in it whatever the compiler decides for a
+/// closure (a closure it kept out of line, called through `&mut F`,
+/// returns the `Result` through memory, and costs several nanoseconds
+/// more: seen in `rate_closed_success`, whose four Fuse rows share one
+/// closure type).
+#[inline(never)]
+fn looped_fuse(iters: u64, fuse: &Fuse) -> Duration {
+    let start = Instant::now();
+    for _ in 0..iters {
+        let _ = black_box(fuse_run_with(fuse));
+    }
+    start.elapsed()
+}
+
+/// A row of [`looped_fuse`] on `fuse`.
+pub(crate) fn fuse_row(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    id: &str,
+    fuse: &Fuse,
+) {
+    group.bench_function(id, |b: &mut Bencher<'_>| {
+        b.iter_custom(|iters| looped_fuse(iters, fuse));
+    });
 }
 
 pub(crate) fn user_loop_closed(c: &mut Criterion) {
@@ -129,27 +159,44 @@ pub(crate) fn user_loop_open(c: &mut Criterion) {
 }
 
 /// Two threads on one closed circuit, each timing its own loop after a
+/// barrier; the slowest thread's time is the result (see [`two_threads`]).
+pub(crate) fn user_loop_threads(c: &mut Criterion) {
+    let name = "user_loop_threads=2";
+    let mut group = c.benchmark_group(name);
+    let fuse = Fuse::new("bench-threads", Config::default());
+    two_threads(&mut group, name, FUSE, || || fuse_run_with(&fuse));
+    group.finish();
+}
+
+/// A row of two threads, each running its own `one` (made by `make` on its
+/// thread: a handle of its own where a breaker wants one) in a loop after a
 /// barrier; the slowest thread's time is the result. Also the share of
 /// that time the two loops overlapped (median and least, over the samples
 /// of 1 ms or more), printed: on a shared machine a thread can be
 /// descheduled, and a figure from threads that did not run together is a
-/// one-thread figure.
-pub(crate) fn user_loop_threads(c: &mut Criterion) {
-    let mut group = c.benchmark_group("user_loop_threads=2");
-    let fuse = Fuse::new("bench-threads", Config::default());
+/// one-thread figure. `name` is the group's, for the printed line.
+pub(crate) fn two_threads<F, R>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    id: &str,
+    make: impl Fn() -> F + Sync,
+) where
+    F: FnMut() -> R,
+{
     // The overlap of each sample long enough to tell (criterion's first
     // samples are a few calls, shorter than starting a thread).
     let mut together: Vec<f64> = Vec::new();
-    group.bench_function(FUSE, |b: &mut Bencher<'_>| {
+    group.bench_function(id, |b: &mut Bencher<'_>| {
         b.iter_custom(|iters| {
             let barrier = Barrier::new(2);
             let spans: Vec<(Instant, Instant)> = thread::scope(|s| {
                 let threads: Vec<_> = (0..2)
                     .map(|_| {
                         s.spawn(|| {
+                            let one = make();
                             barrier.wait();
                             let start = Instant::now();
-                            looped(iters, || fuse_run_with(&fuse));
+                            looped(iters, one);
                             (start, Instant::now())
                         })
                     })
@@ -181,11 +228,10 @@ pub(crate) fn user_loop_threads(c: &mut Criterion) {
             longest
         });
     });
-    group.finish();
     together.sort_by(f64::total_cmp);
     if let (Some(least), Some(median)) = (together.first(), together.get(together.len() / 2)) {
         eprintln!(
-            "user_loop_threads=2: the two threads ran together for {:.0}% of the slowest \
+            "{name}/{id}: the two threads ran together for {:.0}% of the slowest \
              thread's time in the median sample, {:.0}% in the least ({} samples of 1 ms or more)",
             median * 100.0,
             least * 100.0,

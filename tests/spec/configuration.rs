@@ -3,7 +3,7 @@
 use super::*;
 
 /// Builds and expects a refusal naming `setting` and `value`.
-fn refused_with(builder: ConfigBuilder, setting: &str, value: &str) {
+pub(super) fn refused_with(builder: ConfigBuilder, setting: &str, value: &str) {
     let err = builder
         .build()
         .expect_err("an invalid setting must be refused");

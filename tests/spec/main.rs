@@ -1,4 +1,4 @@
-//! One test per rule of SPEC.md §1-§5, on the public API only, driven by a
+//! One test per rule of SPEC.md §1-§5 and §9, on the public API only, driven by a
 //! mock clock (time starts at 0 and moves only when a test moves it): one
 //! module per section of the specification, the helpers here.
 
@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use fuse_breaker::{
     Config, ConfigBuilder, Error, FailureKind, Fuse, MAX_DURATION, MAX_FAILURE_THRESHOLD,
-    MAX_HALF_OPEN_PROBES, OpenError, Permit, Snapshot, State,
+    MAX_HALF_OPEN_PROBES, MAX_MINIMUM_CALLS, MAX_WINDOW_BUCKETS, OpenError, Permit, Policy,
+    Snapshot, State, Verdict,
 };
 use quanta::{Clock, Mock};
 
@@ -126,6 +127,7 @@ mod coarse_clock;
 mod configuration;
 mod keys;
 mod manual_control;
+mod policies;
 mod reads;
 mod snapshot;
 mod stale_verdicts;
