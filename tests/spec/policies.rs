@@ -286,8 +286,9 @@ fn policy_rate_slow_call_duration_edge_is_inclusive() {
 #[test]
 fn policy_rate_no_call_is_slow_without_a_slow_call_duration() {
     let (fuse, mock) = circuit(build(counting()));
-    call(&fuse, &mock, secs(39), Verdict::Success);
-    call(&fuse, &mock, secs(39), Verdict::Failure);
+    // Verdicts at 19 s (bucket 1) and 38 s (bucket 3): both in the window.
+    call(&fuse, &mock, secs(19), Verdict::Success);
+    call(&fuse, &mock, secs(19), Verdict::Failure);
     assert_eq!(counts(&fuse), [2, 1, 0]);
 }
 
