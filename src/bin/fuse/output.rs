@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use fuse_breaker::admin::CircuitView;
 
-use crate::rate::Rate;
+use crate::rate::Window;
 use crate::text::{json_safe, printable};
 
 /// One line of the status table, from a store or from an admin API.
@@ -20,12 +20,12 @@ pub(crate) struct Row {
     pub(crate) half_open_in: Option<Duration>,
     /// Under the `rate` policy: the window and the rule, said after the
     /// columns (`failures` is then the failed calls in the window).
-    pub(crate) rate: Option<Rate>,
+    pub(crate) rate: Option<Window>,
 }
 
 impl Row {
     pub(crate) fn of(view: &CircuitView) -> Self {
-        let rate = Rate::of_view(view);
+        let rate = Window::of_view(view);
         Row {
             key: view.key.clone(),
             state: view.state.clone(),

@@ -10,7 +10,7 @@ use fuse_breaker::{Config, Policy, Snapshot};
 
 /// A rate circuit's window and its rule's thresholds.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Rate {
+pub(crate) struct Window {
     pub(crate) calls: u64,
     pub(crate) failed: u64,
     pub(crate) slow: u64,
@@ -23,11 +23,11 @@ pub(crate) struct Rate {
     slow_call: Option<Duration>,
 }
 
-impl Rate {
+impl Window {
     /// The window of a circuit an admin API showed, if it is a rate one.
-    pub(crate) fn of_view(view: &CircuitView) -> Option<Rate> {
+    pub(crate) fn of_view(view: &CircuitView) -> Option<Window> {
         let config = &view.config;
-        config.is_rate().then(|| Rate {
+        config.is_rate().then(|| Window {
             calls: view.calls,
             failed: view.failed,
             slow: view.slow,
@@ -40,8 +40,8 @@ impl Rate {
 
     /// The window of a circuit read from a store under `config`, if it is
     /// a rate one.
-    pub(crate) fn of_snapshot(snapshot: &Snapshot, config: &Config) -> Option<Rate> {
-        (config.policy() == Policy::Rate).then(|| Rate {
+    pub(crate) fn of_snapshot(snapshot: &Snapshot, config: &Config) -> Option<Window> {
+        (config.policy() == Policy::Rate).then(|| Window {
             calls: snapshot.calls,
             failed: snapshot.failed,
             slow: snapshot.slow,
@@ -73,7 +73,7 @@ fn percent(part: u64, calls: u64) -> Option<u128> {
     (calls > 0).then(|| u128::from(part) * 100 / u128::from(calls))
 }
 
-impl fmt::Display for Rate {
+impl fmt::Display for Window {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "rate {}/{} failed (", self.failed, self.calls)?;
         if let Some(share) = percent(self.failed, self.calls) {
@@ -105,8 +105,8 @@ impl fmt::Display for Rate {
 mod tests {
     use super::*;
 
-    fn rate(calls: u64, failed: u64, slow: u64, slow_call: Option<Duration>) -> Rate {
-        Rate {
+    fn rate(calls: u64, failed: u64, slow: u64, slow_call: Option<Duration>) -> Window {
+        Window {
             calls,
             failed,
             slow,
@@ -150,14 +150,14 @@ mod tests {
     fn only_a_rate_circuit_is_described_so() {
         let count = Config::default();
         let mut snapshot = fuse_breaker::Fuse::new("n", count.clone()).snapshot();
-        assert_eq!(Rate::of_snapshot(&snapshot, &count), None);
+        assert_eq!(Window::of_snapshot(&snapshot, &count), None);
         let config = Config::builder()
             .policy(Policy::Rate)
             .failure_rate(25)
             .build()
             .unwrap();
         (snapshot.calls, snapshot.failed, snapshot.slow) = (8, 2, 1);
-        let rate = Rate::of_snapshot(&snapshot, &config).expect("a rate circuit");
+        let rate = Window::of_snapshot(&snapshot, &config).expect("a rate circuit");
         assert_eq!(
             rate.to_string(),
             "rate 2/8 failed (25 %, opens at 25 % of >= 20)"
@@ -169,7 +169,7 @@ mod tests {
 
         let view = fuse_breaker::admin::CircuitView::of(&fuse_breaker::Fuse::new("n", config));
         assert_eq!(
-            Rate::of_view(&view).map(|rate| rate.to_string()),
+            Window::of_view(&view).map(|rate| rate.to_string()),
             Some("rate 0/0 failed (opens at 25 % of >= 20)".to_owned())
         );
     }

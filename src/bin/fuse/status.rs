@@ -11,7 +11,7 @@ use fuse_breaker::store::{Store, snapshot_of};
 use fuse_breaker::{Config, Fuse, Snapshot, State};
 
 use crate::output::{Output, Row, failed, written};
-use crate::rate::Rate;
+use crate::rate::Window;
 use crate::text::{hex, printable, printable_bytes};
 
 /// How many keys one page of the store's listing asks for.
@@ -33,7 +33,7 @@ impl Line {
     }
 
     fn row(&self, config: &Config) -> Row {
-        let rate = Rate::of_snapshot(&self.snapshot, config);
+        let rate = Window::of_snapshot(&self.snapshot, config);
         Row {
             key: self.key.clone(),
             state: self.snapshot.state.as_str().to_owned(),
@@ -62,7 +62,7 @@ impl Line {
             "policy": config.policy().as_str(),
         });
         if let (Some(rate), Some(fields)) = (
-            Rate::of_snapshot(&self.snapshot, config),
+            Window::of_snapshot(&self.snapshot, config),
             json.as_object_mut(),
         ) {
             fields.extend(
