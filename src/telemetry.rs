@@ -243,7 +243,7 @@ mod tests {
         let snapshotter = recorder.snapshotter();
         metrics::with_local_recorder(&recorder, || {
             let telemetry = Telemetry::new("fuse:search");
-            let mut snapshot = crate::Fuse::new("search", Default::default()).snapshot();
+            let mut snapshot = crate::Fuse::new("search", crate::Config::default()).snapshot();
             (snapshot.calls, snapshot.failed, snapshot.slow) = (40, 12, 3);
             telemetry.window(&snapshot);
             let seen = gauges(&snapshotter);
@@ -269,7 +269,7 @@ mod tests {
         let recorder = DebuggingRecorder::new();
         let snapshotter = recorder.snapshotter();
         metrics::with_local_recorder(&recorder, || {
-            let fuse = crate::Fuse::new("search", Default::default());
+            let fuse = crate::Fuse::new("search", crate::Config::default());
             fuse.try_acquire().unwrap().failure();
             publish(&fuse);
             fuse.force_open();
