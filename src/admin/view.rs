@@ -49,7 +49,9 @@ pub struct CircuitView {
     /// bounds the reads a list makes): [`store_error`](Self::store_error)
     /// then says what, and the other fields are empty.
     pub state: String,
-    /// Counted failures inside the window.
+    /// Counted failures inside the window (under the `count` policy;
+    /// zero under `rate`, whose window is [`calls`](Self::calls),
+    /// [`failed`](Self::failed) and [`slow`](Self::slow)).
     pub failures: usize,
     /// How long ago each of them was, in milliseconds, oldest first.
     pub failure_ages_ms: Vec<u64>,
