@@ -3,6 +3,8 @@
 //! policy added read their defaults when an older API leaves them out, so
 //! the `fuse` command reads either.
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
@@ -71,14 +73,14 @@ impl ConfigView {
     pub fn of(config: &Config) -> Self {
         ConfigView {
             failure_threshold: config.failure_threshold(),
-            failure_window_ms: super::view::millis(config.failure_window()),
-            open_duration_ms: super::view::millis(config.open_duration()),
+            failure_window_ms: millis(config.failure_window()),
+            open_duration_ms: millis(config.open_duration()),
             half_open_probes: config.half_open_probes(),
             policy: config.policy().as_str().to_owned(),
             failure_rate: config.failure_rate(),
             minimum_calls: config.minimum_calls(),
             window_buckets: config.window_buckets(),
-            slow_call_duration_ms: config.slow_call_duration().map(super::view::millis),
+            slow_call_duration_ms: config.slow_call_duration().map(millis),
             slow_call_rate: config.slow_call_rate(),
         }
     }
@@ -96,6 +98,11 @@ impl ConfigView {
     pub fn is_rate(&self) -> bool {
         self.policy == Policy::Rate.as_str()
     }
+}
+
+/// `duration` in whole milliseconds (saturating), as the views give times.
+pub(super) fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 fn count() -> String {

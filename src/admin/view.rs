@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 
 pub use super::config_view::ConfigView;
+use super::config_view::millis;
 use crate::config::Config;
 use crate::snapshot::{Snapshot, State};
 use crate::transition::Transition;
@@ -276,11 +277,6 @@ impl TransitionView {
             at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
         }
     }
-}
-
-/// `duration` in whole milliseconds (saturating).
-pub(super) fn millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]
