@@ -1,4 +1,4 @@
-//! A service with four circuits and the live dashboard that shows them.
+//! A service with five circuits and the live dashboard that shows them.
 //!
 //! Run it with `cargo run --example dashboard --features admin` and open the
 //! URL it prints. `-- --seconds N` stops it after N seconds (it runs until
@@ -17,6 +17,10 @@
 //!   success would clear them) until the fifth opens it.
 //! - `billing:charge` and `search:query` are healthy, with a blip now and
 //!   then (a single failure, cleared by the next success).
+//! - `recommendations:list` is a `rate` circuit (40 % of at least 20 calls
+//!   in the 10 s window), ten calls a second: one in ten fails, and from
+//!   30 s to 38 s of every 40 s three in five do: its bar climbs past the
+//!   threshold line and it opens.
 //!
 //! The router is nested at `/fuse` next to the service's own route,
 //! as an application would mount it. Every transition is printed too.
@@ -28,7 +32,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fuse_breaker::admin::Admin;
-use fuse_breaker::{Config, Registry, Transition};
+use fuse_breaker::{Config, Overrides, Policy, Registry, Transition};
 
 /// A dependency that refuses connections from `down.start` to `down.end`
 /// (seconds) of every `period` seconds since `started`.
@@ -43,6 +47,26 @@ fn outage(started: Instant, period: u64, down: std::ops::Range<u64>) -> io::Resu
 /// A healthy dependency that fails once in `one_in` calls (counted).
 fn flaky(call: u64, one_in: u64) -> io::Result<()> {
     if call % one_in == one_in - 1 {
+        Err(io::Error::from(io::ErrorKind::TimedOut))
+    } else {
+        Ok(())
+    }
+}
+
+/// A dependency that fails one call in ten, and three in five from
+/// `bad.start` to `bad.end` (seconds) of every `period` seconds.
+fn degrading(
+    started: Instant,
+    call: u64,
+    period: u64,
+    bad: std::ops::Range<u64>,
+) -> io::Result<()> {
+    let fails = if bad.contains(&(started.elapsed().as_secs() % period)) {
+        call % 5 < 3
+    } else {
+        call % 10 == 9
+    };
+    if fails {
         Err(io::Error::from(io::ErrorKind::TimedOut))
     } else {
         Ok(())
@@ -89,7 +113,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .open_duration(Duration::from_secs(3))
         .half_open_probes(2)
         .build()?;
-    let registry = Arc::new(Registry::builder().app("shop").defaults(config).build()?);
+    let rate = Overrides {
+        policy: Some(Policy::Rate),
+        failure_rate: Some(40),
+        minimum_calls: Some(20),
+        ..Overrides::default()
+    };
+    let registry = Arc::new(
+        Registry::builder()
+            .app("shop")
+            .defaults(config)
+            .overrides("recommendations", rate)
+            .build()?,
+    );
     registry.on_transition(|t: &Transition| {
         println!("{:<28} {} -> {} ({})", t.key, t.from, t.to, t.reason);
     });
@@ -123,6 +159,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Duration::from_millis(80),
         |n| flaky(n, 60),
     );
+    traffic(
+        &registry,
+        "recommendations",
+        "list",
+        Duration::from_millis(100),
+        move |n| degrading(started, n, 40, 30..38),
+    );
 
     let token = std::env::var("FUSE_ADMIN_TOKEN")
         .unwrap_or_else(|_| format!("{:016x}", RandomState::new().hash_one(started)));
@@ -152,12 +195,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     server.abort();
     for fuse in registry.circuits() {
         let snapshot = fuse.snapshot();
-        println!(
-            "{:<28} {:<10} {} failures in the window",
-            fuse.key(),
-            snapshot.state,
-            snapshot.failures.len()
-        );
+        let window = match fuse.config().policy() {
+            Policy::Rate => format!(
+                "{} of {} calls failed in the window",
+                snapshot.failed, snapshot.calls
+            ),
+            _ => format!("{} failures in the window", snapshot.failures.len()),
+        };
+        println!("{:<32} {:<10} {window}", fuse.key(), snapshot.state);
     }
     Ok(())
 }

@@ -9,6 +9,9 @@
 //! | `fuse_ignored_total` | counter | ignore verdicts (ignored errors, panics, dropped permits and futures) |
 //! | `fuse_transitions_total` | counter | state changes, also labelled `to` and `reason` |
 //! | `fuse_state` | gauge | 0 closed, 1 open, 2 half-open |
+//! | `fuse_window_calls` | gauge | `rate` policy: calls in the window (SPEC §9) |
+//! | `fuse_window_failed_calls` | gauge | `rate` policy: counted failures among them |
+//! | `fuse_window_slow_calls` | gauge | `rate` policy: slow calls among them, failed or not |
 //! | `fuse_store_unreachable_total` | counter | outages of a shared circuit's store (feature `store`), also labelled `store` |
 //! | `fuse_store_reachable` | gauge | 1 while a shared circuit's store answers, 0 while its fallback decides |
 //!
@@ -18,6 +21,9 @@
 //! per-thread counters (`lanes`: each thread writes counters of its own,
 //! with a load and a store) and published as an absolute value when the circuit changes state, when a
 //! registry lists it, and on [`Fuse::publish_metrics`](crate::Fuse::publish_metrics).
+//! The window gauges of a `rate` circuit are published with it, from the
+//! circuit's snapshot (a `count` circuit has none), and set to zero on
+//! every transition, which empties the window.
 //! The other counts go to the recorder as they happen. Handles are
 //! resolved at the first call of each circuit: install the recorder before
 //! traffic starts.
@@ -28,7 +34,8 @@ use metrics::{Counter, Gauge, counter, gauge};
 
 use crate::events::Listener;
 use crate::lanes::Count;
-use crate::snapshot::State;
+use crate::policy::Policy;
+use crate::snapshot::{Snapshot, State};
 use crate::transition::Transition;
 
 struct Handles {
@@ -39,11 +46,44 @@ struct Handles {
     state: Gauge,
 }
 
+/// The gauges of a `rate` circuit's window, made when it is first
+/// published.
+struct WindowGauges {
+    calls: Gauge,
+    failed: Gauge,
+    slow: Gauge,
+}
+
+impl WindowGauges {
+    fn set(&self, calls: u64, failed: u64, slow: u64) {
+        self.calls.set(gauge_value(calls));
+        self.failed.set(gauge_value(failed));
+        self.slow.set(gauge_value(slow));
+    }
+}
+
+/// A count as a gauge's value (exact up to 2^53).
+#[allow(clippy::cast_precision_loss)]
+fn gauge_value(count: u64) -> f64 {
+    count as f64
+}
+
 /// One circuit's metrics.
 pub(crate) struct Telemetry {
     key: String,
     admitted: Count,
     handles: OnceLock<Handles>,
+    window: OnceLock<WindowGauges>,
+}
+
+/// Publishes what `fuse` keeps to itself: its admission count, and under
+/// the `rate` policy its window (see the module's table).
+pub(crate) fn publish(fuse: &crate::Fuse) {
+    let telemetry = fuse.telemetry();
+    telemetry.publish();
+    if fuse.config().policy() == Policy::Rate {
+        telemetry.window(&fuse.snapshot());
+    }
 }
 
 impl Telemetry {
@@ -52,7 +92,21 @@ impl Telemetry {
             key: key.to_owned(),
             admitted: Count::new(),
             handles: OnceLock::new(),
+            window: OnceLock::new(),
         }
+    }
+
+    /// Publishes the window of a `rate` circuit's `snapshot`.
+    pub(crate) fn window(&self, snapshot: &Snapshot) {
+        let gauges = self.window.get_or_init(|| {
+            let key = || self.key.clone();
+            WindowGauges {
+                calls: gauge!("fuse_window_calls", "key" => key()),
+                failed: gauge!("fuse_window_failed_calls", "key" => key()),
+                slow: gauge!("fuse_window_slow_calls", "key" => key()),
+            }
+        });
+        gauges.set(snapshot.calls, snapshot.failed, snapshot.slow);
     }
 
     fn handles(&self) -> &Handles {
@@ -111,6 +165,10 @@ impl Listener for Telemetry {
         };
         self.handles().state.set(code);
         self.publish();
+        // A new epoch starts with an empty window.
+        if let Some(window) = self.window.get() {
+            window.set(0, 0, 0);
+        }
     }
 
     #[cfg(feature = "store")]
@@ -142,5 +200,102 @@ impl std::fmt::Debug for Telemetry {
         f.debug_struct("Telemetry")
             .field("key", &self.key)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+
+    use super::*;
+
+    /// The gauges of `fuse:search` now, by name (a snapshot of the
+    /// debugging recorder sets every gauge back to zero: take one).
+    fn gauges(snapshotter: &Snapshotter) -> std::collections::HashMap<String, f64> {
+        snapshotter
+            .snapshot()
+            .into_vec()
+            .into_iter()
+            .filter_map(|(key, _, _, value)| {
+                let key = key.key();
+                let ours = key
+                    .labels()
+                    .any(|l| l.key() == "key" && l.value() == "fuse:search");
+                match value {
+                    DebugValue::Gauge(value) if ours => {
+                        Some((key.name().to_owned(), value.into_inner()))
+                    }
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
+    const WINDOW: [&str; 3] = [
+        "fuse_window_calls",
+        "fuse_window_failed_calls",
+        "fuse_window_slow_calls",
+    ];
+
+    #[test]
+    fn a_rate_window_is_published_as_gauges_and_emptied_by_a_transition() {
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        metrics::with_local_recorder(&recorder, || {
+            let telemetry = Telemetry::new("fuse:search");
+            let mut snapshot = crate::Fuse::new("search", crate::Config::default()).snapshot();
+            (snapshot.calls, snapshot.failed, snapshot.slow) = (40, 12, 3);
+            telemetry.window(&snapshot);
+            let seen = gauges(&snapshotter);
+            let window = WINDOW.map(|name| seen.get(name).copied());
+            assert_eq!(window, [Some(40.0), Some(12.0), Some(3.0)], "{seen:?}");
+            telemetry.window(&snapshot);
+            telemetry.on_transition(&Transition {
+                key: "fuse:search",
+                from: State::Closed,
+                to: State::Open,
+                reason: crate::Reason::ThresholdReached,
+                at: std::time::Duration::ZERO,
+            });
+            let seen = gauges(&snapshotter);
+            let window = WINDOW.map(|name| seen.get(name).copied());
+            assert_eq!(window, [Some(0.0); 3], "{seen:?}");
+            assert_eq!(seen.get("fuse_state"), Some(&1.0), "{seen:?}");
+        });
+    }
+
+    #[test]
+    fn a_count_circuit_publishes_no_window() {
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        metrics::with_local_recorder(&recorder, || {
+            let fuse = crate::Fuse::new("search", crate::Config::default());
+            fuse.try_acquire().unwrap().failure();
+            publish(&fuse);
+            fuse.force_open();
+        });
+        let seen = gauges(&snapshotter);
+        assert_eq!(seen.get("fuse_state"), Some(&1.0), "{seen:?}");
+        for name in WINDOW {
+            assert!(!seen.contains_key(name), "{name}: {seen:?}");
+        }
+    }
+
+    #[test]
+    fn a_rate_circuit_publishes_its_window_with_its_admissions() {
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        metrics::with_local_recorder(&recorder, || {
+            let rate = crate::Config::builder()
+                .policy(Policy::Rate)
+                .build()
+                .unwrap();
+            let fuse = crate::Fuse::new("search", rate);
+            publish(&fuse);
+        });
+        // A new circuit's window is empty.
+        let seen = gauges(&snapshotter);
+        let window = WINDOW.map(|name| seen.get(name).copied());
+        assert_eq!(window, [Some(0.0); 3], "{seen:?}");
     }
 }

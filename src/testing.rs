@@ -30,6 +30,7 @@ use quanta::{Clock, Mock};
 
 use crate::config::Config;
 use crate::fuse::Fuse;
+use crate::policy::Policy;
 use crate::registry::{Registry, RegistryBuilder};
 use crate::snapshot::State;
 
@@ -148,8 +149,28 @@ impl TestFuse {
     /// test.trip();
     /// test.assert_state(State::Open);
     /// ```
+    ///
+    /// Under the `rate` policy: counted failures until the rule holds (at
+    /// least `minimum_calls` calls, `failure_rate` percent of them failed),
+    /// as many as the calls already in the window need.
     pub fn trip(&self) {
-        self.fail(self.fuse.config().failure_threshold());
+        let config = self.fuse.config();
+        match config.policy() {
+            Policy::Count => self.fail(config.failure_threshold()),
+            Policy::Rate => {
+                // Each failure adds a call and a failure: after as many
+                // failures as the minimum and 100 for each call there, the
+                // share of failures is past any rate below 100 %.
+                let calls = self.fuse.snapshot().calls;
+                let most =
+                    u64::from(config.minimum_calls()).saturating_add(calls.saturating_mul(100));
+                let mut failed = 0;
+                while failed < most && self.fuse.state() == State::Closed {
+                    self.fail(1);
+                    failed += 1;
+                }
+            }
+        }
         self.assert_state(State::Open);
     }
 
@@ -225,6 +246,30 @@ impl TestFuse {
         );
     }
 
+    /// Panics unless the window of a circuit under the `rate` policy holds
+    /// exactly `calls` calls, `failed` of them counted failures and `slow`
+    /// of them slow (SPEC §9).
+    ///
+    /// ```
+    /// use fuse_breaker::{testing::TestFuse, Config, Policy};
+    /// let test = TestFuse::new("search", Config::builder().policy(Policy::Rate).build()?);
+    /// test.assert_window(0, 0, 0);
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    #[track_caller]
+    pub fn assert_window(&self, calls: u64, failed: u64, slow: u64) {
+        let snapshot = self.fuse.snapshot();
+        assert!(
+            (snapshot.calls, snapshot.failed, snapshot.slow) == (calls, failed, slow),
+            "circuit {} holds {} calls, {} failed and {} slow, expected {calls}, {failed} and \
+             {slow}: {snapshot:?}",
+            self.fuse.key(),
+            snapshot.calls,
+            snapshot.failed,
+            snapshot.slow
+        );
+    }
+
     /// Panics unless the next call is rejected (the permit of an admitted
     /// call is released with an ignore verdict).
     ///
@@ -275,4 +320,36 @@ impl TestFuse {
 pub fn mock_registry() -> (RegistryBuilder, Arc<Mock>) {
     let (clock, mock) = Clock::mock();
     (Registry::builder().clock(clock), mock)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Waits for the in-process engine's rate path.
+    #[test]
+    fn a_rate_circuit_trips_past_the_successes_in_its_window() {
+        let config = Config::builder()
+            .policy(Policy::Rate)
+            .minimum_calls(10)
+            .failure_rate(50)
+            .build()
+            .unwrap();
+        let test = TestFuse::new("search", config);
+        test.succeed(30);
+        test.assert_window(30, 0, 0);
+        test.trip();
+        test.assert_window(0, 0, 0);
+        test.fuse.force_closed();
+        // Fresh: the minimum of failures opens it.
+        test.trip();
+        test.assert_state(State::Open);
+    }
+
+    #[test]
+    #[should_panic(expected = "holds 0 calls, 0 failed and 0 slow, expected 1, 0 and 0")]
+    fn assert_window_names_what_the_window_holds() {
+        let rate = Config::builder().policy(Policy::Rate).build().unwrap();
+        TestFuse::new("search", rate).assert_window(1, 0, 0);
+    }
 }

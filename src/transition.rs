@@ -25,7 +25,9 @@ use crate::snapshot::State;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Reason {
-    /// `Closed -> Open`: counted failures inside the window reached the threshold.
+    /// `Closed -> Open`: the closed-state rule held (SPEC §9): counted
+    /// failures inside the window reached the threshold (policy `count`),
+    /// or the share of failed or slow calls reached its rate (`rate`).
     ThresholdReached,
     /// `HalfOpen -> Open`: a probe failed.
     ProbeFailed,

@@ -2,9 +2,11 @@
 //! serde, so the TOML parser reports where a bad value is) and from the
 //! text of an environment variable (feature `config-file`).
 
+mod duration;
+mod policy;
+
 use std::fmt;
 use std::str::FromStr;
-use std::time::Duration;
 
 use serde::{Deserialize, Deserializer};
 
@@ -91,77 +93,4 @@ impl Value for Vec<u16> {
     fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         <Vec<u16> as Deserialize>::deserialize(deserializer)
     }
-}
-
-/// A duration with a unit, as people write them: `"60s"`, `"1m30s"`,
-/// `"500ms"`. A bare number is refused with how to write it.
-impl Value for Duration {
-    fn from_text(text: &str) -> Result<Self, String> {
-        humantime::parse_duration(text.trim())
-            .map_err(|e| format!("not a duration with a unit (\"30s\", \"1m30s\"): {e}"))
-    }
-
-    fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Written {
-            Text(String),
-            Number(i64),
-        }
-        match Written::deserialize(deserializer)? {
-            Written::Text(text) => humantime::parse_duration(&text)
-                .map_err(|e| serde::de::Error::custom(format!("invalid duration {text:?}: {e}"))),
-            Written::Number(n) => Err(serde::de::Error::custom(format!(
-                "a duration needs a unit: write \"{n}s\" or \"{n}ms\", not {n}"
-            ))),
-        }
-    }
-}
-
-/// A policy by name: `count` or `rate`.
-impl Value for crate::Policy {
-    fn from_text(text: &str) -> Result<Self, String> {
-        text.parse()
-            .map_err(|e: crate::policy::UnknownPolicy| e.to_string())
-    }
-
-    fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = <String as Deserialize>::deserialize(deserializer)?;
-        text.parse().map_err(serde::de::Error::custom)
-    }
-}
-
-/// A duration that may be switched off: a duration with a unit, or `none`
-/// (also `off`).
-impl Value for Option<Duration> {
-    fn from_text(text: &str) -> Result<Self, String> {
-        if is_none(text) {
-            Ok(None)
-        } else {
-            Duration::from_text(text).map(Some)
-        }
-    }
-
-    fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Written {
-            Text(String),
-            Number(i64),
-        }
-        match Written::deserialize(deserializer)? {
-            Written::Text(text) if is_none(&text) => Ok(None),
-            Written::Text(text) => humantime::parse_duration(&text)
-                .map(Some)
-                .map_err(|e| serde::de::Error::custom(format!("invalid duration {text:?}: {e}"))),
-            Written::Number(n) => Err(serde::de::Error::custom(format!(
-                "a duration needs a unit: write \"{n}s\" or \"{n}ms\", not {n} (or \"none\")"
-            ))),
-        }
-    }
-}
-
-fn is_none(text: &str) -> bool {
-    let text = text.trim();
-    text.eq_ignore_ascii_case("none") || text.eq_ignore_ascii_case("off")
 }

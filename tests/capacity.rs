@@ -169,3 +169,35 @@ fn a_circuit_looked_up_now_and_then_stays() {
     );
     assert_eq!(registry.overflows(), 0);
 }
+
+/// A circuit under the rate policy whose window holds calls is busy: its
+/// successes weigh against the failures to come, and retiring it would
+/// lose them. Once its window is empty, it is idle. Waits for the
+/// in-process engine's rate path.
+#[test]
+fn a_rate_circuit_with_calls_in_its_window_is_not_retired() {
+    let (clock, mock) = quanta::Clock::mock();
+    let config = Config::builder()
+        .policy(fuse_breaker::Policy::Rate)
+        .build()
+        .expect("a valid configuration");
+    let registry = Registry::builder()
+        .defaults(config)
+        .clock(clock)
+        .max_circuits(1)
+        .idle_after(Duration::from_secs(10))
+        .build()
+        .expect("a valid registry");
+    call(&registry, "a");
+    mock.increment(Duration::from_secs(11));
+    assert_eq!(
+        registry.get("b").name(),
+        OVERFLOW_NAME,
+        "a's window holds a call: not idle"
+    );
+    assert_eq!(registry.retired(), 0);
+    // Past the 60 s window: nothing left in it.
+    mock.increment(Duration::from_mins(1));
+    assert_eq!(registry.get("b").name(), "b", "a was idle: retired");
+    assert_eq!(registry.retired(), 1);
+}

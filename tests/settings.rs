@@ -42,6 +42,19 @@ fn the_complete_example_file_builds_the_registry_it_describes() {
     let other = registry.get("search");
     assert_eq!(other.config().failure_threshold(), 5);
     assert_eq!(other.config().open_duration(), Duration::from_millis(500));
+    assert_eq!(other.config().policy(), fuse_breaker::Policy::Count);
+    let payments = registry.get("payments").config().clone();
+    assert_eq!(payments.policy(), fuse_breaker::Policy::Rate);
+    assert_eq!(
+        (
+            payments.failure_rate(),
+            payments.minimum_calls(),
+            payments.window_buckets(),
+            payments.slow_call_duration(),
+            payments.slow_call_rate()
+        ),
+        (25, 40, 10, Some(Duration::from_secs(2)), 60)
+    );
 }
 
 #[test]
@@ -225,6 +238,12 @@ fn every_setting_reads_the_same_from_the_file_the_environment_and_the_builder() 
         ("count_connection_errors", "false", "0"),
         ("count_http_500", "true", "yes"),
         ("key_prefix", "\"cb\"", "cb"),
+        ("policy", "\"rate\"", "rate"),
+        ("failure_rate", "25", "25"),
+        ("minimum_calls", "40", "40"),
+        ("window_buckets", "12", "12"),
+        ("slow_call_duration", "\"2s\"", "2s"),
+        ("slow_call_rate", "80", "80"),
     ];
     let file = written
         .iter()
@@ -250,6 +269,12 @@ fn every_setting_reads_the_same_from_the_file_the_environment_and_the_builder() 
         .count_connection_errors(false)
         .count_http_500(true)
         .key_prefix("cb")
+        .policy(fuse_breaker::Policy::Rate)
+        .failure_rate(25)
+        .minimum_calls(40)
+        .window_buckets(12)
+        .slow_call_duration(Duration::from_secs(2))
+        .slow_call_rate(80)
         .build()
         .unwrap();
     assert_eq!(from_file, built);
@@ -454,5 +479,223 @@ fn a_control_character_in_a_piece_of_the_keys_is_refused() {
         let message = err.to_string();
         assert_mentions(&message, &[setting, "control characters"]);
         assert!(!message.chars().any(char::is_control), "{message:?}");
+    }
+}
+
+/// The six settings of the `rate` policy (SPEC §9), from the file, its
+/// `[breakers.NAME]` tables, the `FUSE_*` variables and a registry's
+/// per-name overrides; the defaults left alone where nothing sets them.
+#[test]
+fn the_rate_settings_come_from_the_file_its_tables_and_the_environment() {
+    use fuse_breaker::{Config, Overrides, Policy, Registry};
+
+    let settings = Settings::from_toml(
+        r#"
+        policy = "rate"
+        failure_rate = 30
+        minimum_calls = 50
+        window_buckets = 6
+        slow_call_duration = "750ms"
+        slow_call_rate = 90
+
+        [breakers.search]
+        policy = "count"
+
+        [breakers.reports]
+        slow_call_duration = "none"
+        minimum_calls = 5
+        "#,
+    )
+    .unwrap();
+    let defaults = settings.config().unwrap();
+    assert_eq!(defaults.policy(), Policy::Rate);
+    assert_eq!(defaults.failure_rate(), 30);
+    assert_eq!(defaults.minimum_calls(), 50);
+    assert_eq!(defaults.window_buckets(), 6);
+    assert_eq!(
+        defaults.slow_call_duration(),
+        Some(Duration::from_millis(750))
+    );
+    assert_eq!(defaults.slow_call_rate(), 90);
+
+    let registry = settings.registry().unwrap();
+    let search = registry.get("search");
+    assert_eq!(search.config().policy(), Policy::Count);
+    assert_eq!(
+        search.config().failure_rate(),
+        30,
+        "the rest from the defaults"
+    );
+    let reports = registry.get("reports");
+    assert_eq!(reports.config().policy(), Policy::Rate);
+    assert_eq!(reports.config().slow_call_duration(), None, "switched off");
+    assert_eq!(reports.config().minimum_calls(), 5);
+
+    // The variables override the file's defaults, not its tables.
+    let settings = settings
+        .with_env_vars([
+            ("FUSE_POLICY", "count"),
+            ("FUSE_FAILURE_RATE", "70"),
+            ("FUSE_SLOW_CALL_DURATION", "off"),
+        ])
+        .unwrap();
+    let defaults = settings.config().unwrap();
+    assert_eq!(defaults.policy(), Policy::Count);
+    assert_eq!(defaults.failure_rate(), 70);
+    assert_eq!(defaults.slow_call_duration(), None);
+    assert_eq!(defaults.minimum_calls(), 50, "from the file");
+    let registry = settings.registry().unwrap();
+    assert_eq!(registry.get("reports").config().minimum_calls(), 5);
+
+    // Nothing set: SPEC §9's defaults.
+    let config = Settings::from_toml("").unwrap().config().unwrap();
+    assert_eq!(
+        (
+            config.policy(),
+            config.failure_rate(),
+            config.minimum_calls(),
+            config.window_buckets(),
+            config.slow_call_duration(),
+            config.slow_call_rate()
+        ),
+        (Policy::Count, 50, 20, 10, None, 100)
+    );
+
+    // A registry's per-name overrides, in code.
+    let registry = Registry::builder()
+        .overrides(
+            "billing",
+            Overrides {
+                policy: Some(Policy::Rate),
+                failure_rate: Some(10),
+                slow_call_duration: Some(Some(Duration::from_secs(1))),
+                ..Overrides::default()
+            },
+        )
+        .build()
+        .unwrap();
+    let billing = registry.get_operation("billing", "charge");
+    assert_eq!(billing.config().policy(), Policy::Rate);
+    assert_eq!(billing.config().failure_rate(), 10);
+    assert_eq!(
+        billing.config().slow_call_duration(),
+        Some(Duration::from_secs(1))
+    );
+    assert_eq!(registry.get("other").config(), &Config::default());
+}
+
+/// Each refused value of a rate setting, in the file: the message names
+/// the setting, the value, the rule and where it is written.
+#[test]
+fn a_bad_rate_setting_in_the_file_names_the_setting_and_the_value() {
+    let cases: [(&str, &[&str]); 11] = [
+        (
+            "failure_rate = 0",
+            &["failure_rate = 0", "between 1 and 100", "line 1"],
+        ),
+        (
+            "failure_rate = 101",
+            &["failure_rate = 101", "between 1 and 100"],
+        ),
+        (
+            "policy = \"ratio\"",
+            &["unknown policy \"ratio\"", "count or rate", "line 1"],
+        ),
+        ("policy = 1", &["\"count\" or \"rate\"", "line 1"]),
+        (
+            "slow_call_duration = 5",
+            &["slow_call_duration", "\"5s\"", "\"none\"", "line 1"],
+        ),
+        (
+            "slow_call_duration = \"soon\"",
+            &["slow_call_duration", "\"soon\"", "line 1"],
+        ),
+        (
+            "slow_call_duration = \"0s\"",
+            &["slow_call_duration = 0ns", "greater than zero"],
+        ),
+        (
+            "window_buckets = 61",
+            &["window_buckets = 61", "between 1 and 60", "line 1"],
+        ),
+        ("window_buckets = 0", &["window_buckets = 0"]),
+        ("minimum_calls = 0", &["minimum_calls = 0", "between 1 and"]),
+        (
+            "slow_call_rate = 0",
+            &["slow_call_rate = 0", "between 1 and 100"],
+        ),
+    ];
+    for (text, parts) in cases {
+        assert_mentions(&error(&format!("{text}\n")), parts);
+    }
+    let too_many = fuse_breaker::MAX_MINIMUM_CALLS + 1;
+    assert_mentions(
+        &error(&format!("app = \"x\"\nminimum_calls = {too_many}\n")),
+        &[&format!("minimum_calls = {too_many}"), "line 2, column 17"],
+    );
+    // In a breaker's table: the table is named too.
+    assert_mentions(
+        &error("[breakers.billing]\nfailure_rate = 0\n"),
+        &["failure_rate = 0", "breakers.billing", "line 2"],
+    );
+    assert_mentions(
+        &error("[breakers.billing]\npolicy = \"ratio\"\n"),
+        &["unknown policy \"ratio\"", "line 2"],
+    );
+}
+
+/// The same refusals through the `FUSE_*` variables, and near misses of
+/// the new names taken for typos.
+#[test]
+fn a_bad_rate_variable_names_the_variable_and_the_value() {
+    let cases = [
+        (
+            "FUSE_POLICY",
+            "ratio",
+            "not a policy: expected count or rate",
+        ),
+        ("FUSE_SLOW_CALL_DURATION", "5", "\"none\""),
+        ("FUSE_FAILURE_RATE", "half", "not a number"),
+        ("FUSE_MINIMUM_CALLS", "-3", "not a number"),
+    ];
+    for (var, value, reason) in cases {
+        let err = Settings::default()
+            .with_env_vars([(var, value)])
+            .unwrap_err();
+        assert_mentions(&err.to_string(), &[var, value, reason]);
+    }
+    for (var, value, named) in [
+        ("FUSE_FAILURE_RATE", "0", "failure_rate = 0"),
+        ("FUSE_WINDOW_BUCKETS", "61", "window_buckets = 61"),
+        ("FUSE_SLOW_CALL_RATE", "101", "slow_call_rate = 101"),
+        ("FUSE_SLOW_CALL_DURATION", "0s", "slow_call_duration = 0ns"),
+    ] {
+        let err = Settings::default()
+            .with_env_vars([(var, value)])
+            .unwrap_err();
+        assert_mentions(
+            &err.to_string(),
+            &[named, &format!("(in defaults, from {var})")],
+        );
+    }
+    // A variable that overrides the file's value is named, not the file.
+    let err = Settings::from_toml("app = \"x\"\nwindow_buckets = 6\n")
+        .unwrap()
+        .with_env_vars([("FUSE_WINDOW_BUCKETS", "99")])
+        .unwrap_err()
+        .to_string();
+    assert_mentions(&err, &["window_buckets = 99", "from FUSE_WINDOW_BUCKETS"]);
+    assert!(!err.contains("line 2"), "{err}");
+    for (typo, meant) in [
+        ("FUSE_FAILURE_RATES", "FUSE_FAILURE_RATE"),
+        ("FUSE_WINDOW_BUCKET", "FUSE_WINDOW_BUCKETS"),
+        ("FUSE_SLOW_CALL_DURATON", "FUSE_SLOW_CALL_DURATION"),
+        ("FUSE_MINIMUM_CALL", "FUSE_MINIMUM_CALLS"),
+        ("FUSE_POLCY", "FUSE_POLICY"),
+    ] {
+        let err = Settings::default()
+            .with_env_vars([(typo, "1")])
+            .unwrap_err();
+        assert_mentions(&err.to_string(), &[typo, &format!("did you mean {meant}?")]);
     }
 }

@@ -25,6 +25,15 @@
 //! nosniff`; the page runs its own script and style only (named by hash
 //! in its Content-Security-Policy).
 //!
+//! **Policies.** A view says which rule opens the closed circuit
+//! ([`ConfigView::policy`], SPEC §9). Under `count` the window is its
+//! [`failures`](CircuitView::failures) against
+//! [`failure_threshold`](ConfigView::failure_threshold); under `rate` it
+//! is [`calls`](CircuitView::calls), [`failed`](CircuitView::failed) and
+//! [`slow`](CircuitView::slow), against `failure_rate`, `minimum_calls`,
+//! `slow_call_rate` and `slow_call_duration_ms` of the
+//! [`config`](CircuitView::config); the page draws each as such.
+//!
 //! **Mounting.** [`Admin::router`] builds an [`axum::Router`] (a tower
 //! service), or says with a [`BuildError`] which setting no request could
 //! satisfy; nest it under any prefix. The page is then at the prefix
@@ -54,6 +63,7 @@ use std::sync::Arc;
 mod auth;
 mod build_error;
 mod circuits;
+mod config_view;
 mod error;
 mod events;
 mod hosts;

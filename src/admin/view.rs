@@ -7,6 +7,8 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
+pub use super::config_view::ConfigView;
+use super::config_view::millis;
 use crate::config::Config;
 use crate::snapshot::{Snapshot, State};
 use crate::transition::Transition;
@@ -22,6 +24,14 @@ use crate::transition::Transition;
 /// assert_eq!((view.key.as_str(), view.state.as_str()), ("fuse:billing", "open"));
 /// assert!(view.opened_at.is_some());
 /// assert!(view.half_open_in_ms.is_some());
+///
+/// // Under the rate policy: the window's calls and the rule's thresholds.
+/// use fuse_breaker::{Config, Policy};
+/// let rate = Config::builder().policy(Policy::Rate).failure_rate(25).build()?;
+/// let view = CircuitView::of(&Fuse::new("search", rate));
+/// assert_eq!((view.config.policy.as_str(), view.config.failure_rate), ("rate", 25));
+/// assert_eq!((view.calls, view.failed, view.slow), (0, 0, 0));
+/// # Ok::<(), fuse_breaker::ConfigError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -40,10 +50,23 @@ pub struct CircuitView {
     /// bounds the reads a list makes): [`store_error`](Self::store_error)
     /// then says what, and the other fields are empty.
     pub state: String,
-    /// Counted failures inside the window.
+    /// Counted failures inside the window (under the `count` policy;
+    /// zero under `rate`, whose window is [`calls`](Self::calls),
+    /// [`failed`](Self::failed) and [`slow`](Self::slow)).
     pub failures: usize,
     /// How long ago each of them was, in milliseconds, oldest first.
     pub failure_ages_ms: Vec<u64>,
+    /// Under the `rate` policy ([`config.policy`](ConfigView::policy)):
+    /// the calls in the window (zero unless closed; absent from an older
+    /// API's answer).
+    #[serde(default)]
+    pub calls: u64,
+    /// Under `rate`: the counted failures among those calls.
+    #[serde(default)]
+    pub failed: u64,
+    /// Under `rate`: the slow calls among them, failed or not.
+    #[serde(default)]
+    pub slow: u64,
     /// Probes running now (half-open only).
     pub probes_in_flight: u32,
     /// Probes the half-open circuit lets run at once.
@@ -65,25 +88,6 @@ pub struct CircuitView {
     /// change replaced (absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overwritten: Option<String>,
-}
-
-/// A circuit's configuration as the admin API gives it.
-///
-/// ```
-/// let view = fuse_breaker::admin::ConfigView::of(&fuse_breaker::Config::default());
-/// assert_eq!(view.failure_threshold, 8);
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ConfigView {
-    /// Counted failures inside the window that open the circuit.
-    pub failure_threshold: u32,
-    /// The window, in milliseconds.
-    pub failure_window_ms: u64,
-    /// How long the circuit stays open, in milliseconds.
-    pub open_duration_ms: u64,
-    /// Probes at once, and successes that close it.
-    pub half_open_probes: u32,
 }
 
 /// A page of circuits, as `GET /circuits` gives it.
@@ -201,6 +205,9 @@ impl CircuitView {
             state: String::new(),
             failures: 0,
             failure_ages_ms: Vec::new(),
+            calls: 0,
+            failed: 0,
+            slow: 0,
             probes_in_flight: 0,
             probes_allowed: config.half_open_probes(),
             probe_successes: 0,
@@ -229,6 +236,9 @@ impl CircuitView {
             .iter()
             .map(|at| millis(now.saturating_sub(*at)))
             .collect();
+        view.calls = snapshot.calls;
+        view.failed = snapshot.failed;
+        view.slow = snapshot.slow;
         view.probes_in_flight = snapshot.half_open_inflight;
         view.probe_successes = snapshot.half_open_successes;
         view.opened_at = snapshot.opened_at.map(|at| {
@@ -240,23 +250,6 @@ impl CircuitView {
             .filter(|_| snapshot.state == State::Open)
             .map(|at| millis((at + config.open_duration()).saturating_sub(now)));
         view
-    }
-}
-
-impl ConfigView {
-    /// `config` as the API shows it.
-    ///
-    /// ```
-    /// let view = fuse_breaker::admin::ConfigView::of(&fuse_breaker::Config::default());
-    /// assert_eq!(view.half_open_probes, fuse_breaker::Config::default().half_open_probes());
-    /// ```
-    pub fn of(config: &Config) -> Self {
-        ConfigView {
-            failure_threshold: config.failure_threshold(),
-            failure_window_ms: millis(config.failure_window()),
-            open_duration_ms: millis(config.open_duration()),
-            half_open_probes: config.half_open_probes(),
-        }
     }
 }
 
@@ -286,7 +279,63 @@ impl TransitionView {
     }
 }
 
-/// `duration` in whole milliseconds (saturating).
-fn millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Policy;
+
+    #[test]
+    fn a_rate_circuit_s_window_and_thresholds_are_shown() {
+        let config = Config::builder()
+            .policy(Policy::Rate)
+            .failure_rate(50)
+            .minimum_calls(20)
+            .slow_call_duration(Duration::from_secs(2))
+            .build()
+            .unwrap();
+        let mut snapshot = crate::Fuse::new("search", config.clone()).snapshot();
+        (snapshot.calls, snapshot.failed, snapshot.slow) = (40, 12, 3);
+        let view = CircuitView::read(&Reading {
+            key: "fuse:search",
+            name: "search",
+            operation: None,
+            shared: false,
+            found: Found::Snapshot {
+                snapshot: &snapshot,
+                now: Duration::from_secs(100),
+                wall: SystemTime::now(),
+            },
+            config: &config,
+            store_error: None,
+        });
+        assert_eq!((view.calls, view.failed, view.slow), (40, 12, 3));
+        assert_eq!((view.failures, view.state.as_str()), (0, "closed"));
+        assert!(view.config.is_rate());
+        assert_eq!(view.config.slow_call_duration_ms, Some(2000));
+        let json = serde_json::to_value(&view).unwrap();
+        assert_eq!(
+            (&json["calls"], &json["failed"], &json["slow"]),
+            (&40.into(), &12.into(), &3.into())
+        );
+        assert_eq!(json["config"]["policy"], "rate");
+        assert_eq!(serde_json::from_value::<CircuitView>(json).unwrap(), view);
+    }
+
+    #[test]
+    fn an_older_api_s_circuit_reads_as_a_count_circuit() {
+        let old = serde_json::json!({
+            "key": "fuse:billing", "name": "billing", "operation": null, "shared": false,
+            "state": "closed", "failures": 1, "failure_ages_ms": [20], "probes_in_flight": 0,
+            "probes_allowed": 2, "probe_successes": 0, "opened_at": null, "half_open_in_ms": null,
+            "config": {"failure_threshold": 8, "failure_window_ms": 60000,
+                       "open_duration_ms": 30000, "half_open_probes": 2},
+            "store_error": null,
+        });
+        let view: CircuitView = serde_json::from_value(old).unwrap();
+        assert_eq!(
+            (view.failures, view.calls, view.failed, view.slow),
+            (1, 0, 0, 0)
+        );
+        assert_eq!(view.config.policy, "count");
+    }
 }

@@ -4,7 +4,8 @@
 //! Taken under one mutex, by creations only (a lookup of an existing
 //! circuit never takes it). Each creation first looks at a few circuits
 //! (round robin, oldest first) and retires those that are idle: closed,
-//! without failures in their window, held by no one but the registry, and
+//! with an empty window (no failure in it, and under the `rate` policy no
+//! call either), held by no one but the registry, and
 //! not looked up since a sweep saw them at least their idle time ago
 //! (looking a circuit up sets a mark at most once between two sweeps; a
 //! sweep that finds it set clears it and restarts the idle time). When the
@@ -182,9 +183,10 @@ pub(super) fn idle_time(config: &Config, idle_after: Option<Duration>) -> u64 {
     idle_after.map_or_else(|| config.ttl_nanos(), nanos)
 }
 
-/// Whether retiring `fuse` loses nothing: closed, with no failure left in
-/// its window.
+/// Whether retiring `fuse` loses nothing: closed, with nothing left in its
+/// window (no failure; under `rate`, no call either, since its successes
+/// weigh against the failures to come).
 fn quiet(fuse: &Fuse) -> bool {
     let snapshot = fuse.snapshot();
-    snapshot.state == State::Closed && snapshot.failures.is_empty()
+    snapshot.state == State::Closed && snapshot.failures.is_empty() && snapshot.calls == 0
 }

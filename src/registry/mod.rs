@@ -188,7 +188,8 @@ impl Registry {
     /// Every circuit the registry holds, sorted by key: each once, under
     /// the name and operation it was created with (the overflow circuit
     /// aside). With the `metrics` feature, listing also publishes each
-    /// circuit's admission count. A circuit the list holds is not idle
+    /// circuit's admission count, and a `rate` circuit's calls, failed and
+    /// slow calls in its window as gauges. A circuit the list holds is not idle
     /// (see [`RegistryBuilder::idle_after`]): drop the list once read.
     ///
     /// ```
@@ -216,7 +217,7 @@ impl Registry {
         let mut listed: Vec<Arc<Fuse>> = each_circuit(&circuits).cloned().collect();
         #[cfg(feature = "metrics")]
         for fuse in &listed {
-            fuse.publish_metrics();
+            crate::telemetry::publish(fuse);
         }
         listed.sort_unstable_by(|a, b| a.key().cmp(b.key()));
         listed

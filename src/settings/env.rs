@@ -2,7 +2,7 @@
 
 use super::Settings;
 use super::error::SettingsError;
-use super::file::LAYOUT;
+use super::file::{LAYOUT, Place};
 use super::kind::StoreKind;
 use crate::overrides::Overrides;
 
@@ -48,7 +48,11 @@ impl Settings {
     /// `FUSE_MAX_CIRCUITS`, and for every setting of [`Overrides`] its name
     /// in capitals: `FUSE_FAILURE_THRESHOLD`, `FUSE_OPEN_DURATION`
     /// (`"45s"`), `FUSE_COUNTED_HTTP_STATUSES` (comma separated),
-    /// `FUSE_COUNT_TIMEOUTS` (`true`/`false`/`1`/`0`), and so on.
+    /// `FUSE_COUNT_TIMEOUTS` (`true`/`false`/`1`/`0`), `FUSE_POLICY`
+    /// (`count`/`rate`), `FUSE_SLOW_CALL_DURATION` (`"2s"`, or `none`),
+    /// and so on. A value refused once applied names the variable that set
+    /// it (`invalid failure_rate = 0: ... (in defaults, from
+    /// FUSE_FAILURE_RATE)`).
     ///
     /// A misspelt variable is refused as a misspelt key of the file is
     /// ([`SettingsError::UnknownVariable`], naming the setting meant): a
@@ -71,6 +75,14 @@ impl Settings {
     ///     .with_env_vars([("FUSE_FAILURE_THRESHOLD", "many")])
     ///     .unwrap_err();
     /// assert!(err.to_string().starts_with("invalid FUSE_FAILURE_THRESHOLD = \"many\""));
+    ///
+    /// let settings = fuse_breaker::Settings::default()
+    ///     .with_env_vars([("FUSE_POLICY", "rate"), ("FUSE_SLOW_CALL_DURATION", "2s")])?;
+    /// assert_eq!(settings.config()?.policy(), fuse_breaker::Policy::Rate);
+    /// let err = fuse_breaker::Settings::default()
+    ///     .with_env_vars([("FUSE_FAILURE_RATE", "0")])
+    ///     .unwrap_err();
+    /// assert!(err.to_string().ends_with("(in defaults, from FUSE_FAILURE_RATE)"), "{err}");
     ///
     /// // A typo is refused, with the setting it meant.
     /// let err = fuse_breaker::Settings::default()
@@ -109,7 +121,10 @@ impl Settings {
                 "max_circuits" => {
                     let max = crate::value::Value::from_text(value).map_err(env_error)?;
                     self.max_circuits = Some(max);
-                    self.places.remove("registry.max_circuits");
+                    self.places.insert(
+                        "registry.max_circuits".to_owned(),
+                        Place::Var(var.to_owned()),
+                    );
                 }
                 "store" => {
                     self.store =
@@ -142,10 +157,55 @@ impl Settings {
                     Some(set) => set.map_err(env_error)?,
                 },
             }
-            // The value no longer comes from the file.
-            self.places.remove(&format!("defaults.{setting}"));
+            // The value no longer comes from the file: an error names the
+            // variable instead.
+            self.places
+                .insert(format!("defaults.{setting}"), Place::Var(var.to_owned()));
         }
         self.check()?;
         Ok(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn near_misses_of_the_rate_settings_find_them() {
+        for (typo, meant) in [
+            ("plicy", "policy"),
+            ("failure_rat", "failure_rate"),
+            ("minimal_calls", "minimum_calls"),
+            ("window_bucket", "window_buckets"),
+            ("slow_call_durations", "slow_call_duration"),
+            ("slow_calls_rate", "slow_call_rate"),
+        ] {
+            assert_eq!(closest_setting(typo), Some(meant), "{typo}");
+        }
+        // Far from every setting: another program's variable.
+        assert_eq!(closest_setting("rate_limit"), None);
+    }
+
+    #[test]
+    fn a_refused_value_names_the_variable_that_set_it() {
+        let err = Settings::from_toml("max_circuits = 5\nfailure_rate = 40\n")
+            .unwrap()
+            .with_env_vars([("FUSE_MAX_CIRCUITS", "0")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("(in registry, from FUSE_MAX_CIRCUITS)"),
+            "{err}"
+        );
+        let err = Settings::default()
+            .with_env_vars([("FUSE_SLOW_CALL_RATE", "0")])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "invalid slow_call_rate = 0: must be between 1 and 100 \
+             (in defaults, from FUSE_SLOW_CALL_RATE)"
+        );
     }
 }

@@ -15,16 +15,22 @@ use super::error::SettingsError;
 use super::kind::StoreKind;
 use crate::overrides::Overrides;
 
-/// A line and column in a file (both from 1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Place {
-    line: usize,
-    column: usize,
+/// Where a setting's value was written: a line and column of the file
+/// (both from 1), or the `FUSE_*` variable that set it instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Place {
+    /// In the file.
+    File { line: usize, column: usize },
+    /// In this environment variable.
+    Var(String),
 }
 
 impl fmt::Display for Place {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}, column {}", self.line, self.column)
+        match self {
+            Place::File { line, column } => write!(f, "line {line}, column {column}"),
+            Place::Var(var) => write!(f, "from {var}"),
+        }
     }
 }
 
@@ -98,7 +104,7 @@ fn place(text: &str, offset: usize) -> Place {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    Place { line, column }
+    Place::File { line, column }
 }
 
 impl Settings {

@@ -18,6 +18,12 @@
 //! count_timeouts = true
 //! count_connection_errors = true
 //! count_http_500 = false
+//! policy = "count"             # what opens a closed circuit: `count` or `rate`
+//! failure_rate = 50            # rate: percent of failed calls that opens, 1..=100
+//! minimum_calls = 20           # rate: calls in the window before a rate is judged
+//! window_buckets = 10          # rate: buckets the window is kept in, 1..=60
+//! slow_call_duration = "none"  # rate: a call this long is slow ("2s"), or "none"
+//! slow_call_rate = 100         # rate: percent of slow calls that opens, 1..=100
 //!
 //! [breakers.billing]           # overrides for the circuits named `billing`
 //! failure_threshold = 3

@@ -681,3 +681,89 @@ fn the_application_allows_its_own_hosts_or_any() {
         "{err}"
     );
 }
+
+/// An in-process circuit under the rate policy: the API shows its window
+/// (calls, failed, slow) and the rule's thresholds; once the rule opens
+/// it, an empty window. Waits for the in-process engine's rate path.
+#[test]
+fn a_rate_circuit_shows_its_window_and_its_thresholds() {
+    use fuse_breaker::Policy;
+    runtime().block_on(async {
+        let config = Config::builder()
+            .policy(Policy::Rate)
+            .failure_rate(50)
+            .minimum_calls(10)
+            .slow_call_duration(Duration::from_millis(20))
+            .slow_call_rate(80)
+            .build()
+            .unwrap();
+        let registry = Arc::new(Registry::builder().defaults(config).build().unwrap());
+        let search = registry.get("search");
+        let base = start(Admin::new().registry(registry.clone())).await;
+        // 9 calls: the first 2 slow, the last 3 failed.
+        for i in 0..9 {
+            let permit = search.try_acquire().unwrap();
+            if i < 2 {
+                tokio::time::sleep(Duration::from_millis(40)).await;
+            }
+            if i >= 6 {
+                permit.failure();
+            } else {
+                permit.success();
+            }
+        }
+        let view = send(&base, "GET", "/circuits/fuse:search", None)
+            .await
+            .view();
+        assert_eq!(view.state, "closed", "{view:?}");
+        assert_eq!((view.calls, view.failed, view.slow), (9, 3, 2), "{view:?}");
+        assert_eq!(view.failures, 0);
+        let c = &view.config;
+        assert_eq!(
+            (
+                c.policy.as_str(),
+                c.failure_rate,
+                c.minimum_calls,
+                c.window_buckets,
+                c.slow_call_duration_ms,
+                c.slow_call_rate
+            ),
+            ("rate", 50, 10, 10, Some(20), 80)
+        );
+        // 3 more failures: 6 of 12, 50 %: open, and the window empty.
+        for _ in 0..3 {
+            search.try_acquire().unwrap().failure();
+        }
+        assert_eq!(search.state(), State::Open);
+        let list = send(&base, "GET", "/circuits", None).await.list();
+        let view = &list.circuits[0];
+        assert_eq!(view.state, "open");
+        assert_eq!((view.calls, view.failed, view.slow), (0, 0, 0));
+    });
+}
+
+/// A count circuit's answer keeps its fields and gains the new ones
+/// beside them: its policy, and zero calls under a rate window.
+#[test]
+fn a_count_circuit_s_answer_keeps_its_fields_and_names_its_policy() {
+    runtime().block_on(async {
+        let registry = registry();
+        let charge = registry.get_operation("billing", "charge");
+        charge.try_acquire().unwrap().failure();
+        let base = start(Admin::new().registry(registry.clone())).await;
+        let json = send(&base, "GET", "/circuits/fuse:shop:billing:charge", None)
+            .await
+            .json();
+        assert_eq!(json["failures"], 1, "{json}");
+        assert_eq!(json["failure_ages_ms"].as_array().map(Vec::len), Some(1));
+        assert_eq!(
+            (&json["calls"], &json["failed"], &json["slow"]),
+            (&0.into(), &0.into(), &0.into())
+        );
+        let config = &json["config"];
+        assert_eq!(config["failure_threshold"], 3, "{json}");
+        assert_eq!(config["policy"], "count", "{json}");
+        assert_eq!(config["failure_rate"], 50, "{json}");
+        assert_eq!(config["slow_call_duration_ms"], Value::Null, "{json}");
+    });
+}

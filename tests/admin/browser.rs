@@ -16,15 +16,15 @@ use super::cdp::{Browser, chromium};
 use super::{runtime, serve};
 
 /// How long the page may take to show what the service did.
-const FOLLOW: Duration = Duration::from_secs(5);
+pub(super) const FOLLOW: Duration = Duration::from_secs(5);
 
 /// The JavaScript string literal of `text`.
-fn js(text: &str) -> String {
+pub(super) fn js(text: &str) -> String {
     Value::from(text).to_string()
 }
 
 /// The expression: the `data-state` of the row of `key`, or `null`.
-fn row_state(key: &str) -> String {
+pub(super) fn row_state(key: &str) -> String {
     format!(
         "document.querySelector('tr[data-key=' + JSON.stringify({}) + ']')?.dataset.state ?? null",
         js(key)
@@ -186,22 +186,22 @@ fn the_dashboard_lists_circuits_and_follows_them_live() {
         )
         .await
         .unwrap();
-        let shot = screenshot(&mut page).await;
+        let shot = screenshot(&mut page, "dashboard.png").await;
         println!("dashboard screenshot: {}", shot.display());
         eprintln!("dashboard screenshot: {}", shot.display());
         println!("chromium started in {launched:?}; the page followed a trip in {followed:?}");
     });
 }
 
-/// Saves the page to `<CARGO_TARGET_TMPDIR>/dashboard.png` (and a copy to
+/// Saves the page to `<CARGO_TARGET_TMPDIR>/<name>` (and a copy to
 /// `FUSE_SCREENSHOT_DIR`, if set); returns the first path.
-async fn screenshot(page: &mut Browser) -> PathBuf {
-    let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dashboard.png");
+pub(super) async fn screenshot(page: &mut Browser, name: &str) -> PathBuf {
+    let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     page.screenshot_png(&shot).await.unwrap();
     if let Some(dir) = std::env::var_os("FUSE_SCREENSHOT_DIR") {
         let dir = PathBuf::from(dir);
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::copy(&shot, dir.join("dashboard.png")).unwrap();
+        std::fs::copy(&shot, dir.join(name)).unwrap();
     }
     std::path::absolute(&shot).unwrap()
 }

@@ -2,7 +2,8 @@
 //! bad input through an HTTP client (`api`), the event stream (`events`),
 //! shared circuits on every store (`shared`, on those of `stores`), and
 //! the dashboard page in a headless Chromium (`browser`, over the
-//! browser's debugging protocol in `cdp`).
+//! browser's debugging protocol in `cdp`; a rate circuit on it in
+//! `rate_page`).
 #![cfg(feature = "admin")]
 
 mod api;
@@ -11,6 +12,7 @@ mod cdp;
 #[path = "../common/mod.rs"]
 mod common;
 mod events;
+mod rate_page;
 #[cfg(feature = "store")]
 mod shared;
 #[cfg(feature = "store")]

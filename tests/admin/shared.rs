@@ -201,3 +201,94 @@ fn a_store_error_served_to_anyone_holds_no_password() {
         }
     });
 }
+
+/// Calls on a shared rate circuit: `count` of them, `failed` of those
+/// failures, `slow` of those held past `hold` before their verdict.
+async fn calls(fuse: &fuse_breaker::store::SharedFuse, count: u32, failed: u32, slow: u32) {
+    for i in 0..count {
+        let permit = fuse.try_acquire().await.expect("closed");
+        if i < slow {
+            tokio::time::sleep(SLOW_HOLD).await;
+        }
+        if i >= count - failed {
+            permit.failure().await.unwrap();
+        } else {
+            permit.success().await.unwrap();
+        }
+    }
+}
+
+/// How long a slow call of [`calls`] takes (its circuits' slow calls take
+/// 20 ms).
+const SLOW_HOLD: Duration = Duration::from_millis(40);
+
+/// A shared circuit under the rate policy, on every store: the API shows
+/// the fleet's window (calls, failed, slow) and the rule's thresholds, and
+/// an empty window once the rule opened it.
+#[test]
+fn a_shared_rate_circuit_shows_its_window_and_its_thresholds() {
+    use fuse_breaker::Policy;
+    runtime().block_on(async {
+        for (name, store) in stores().await {
+            let config = Config::builder()
+                .policy(Policy::Rate)
+                .failure_rate(50)
+                .minimum_calls(10)
+                .slow_call_duration(Duration::from_millis(20))
+                .slow_call_rate(80)
+                .build()
+                .unwrap();
+            let registry = Arc::new(SharedRegistry::new(store.clone(), config));
+            let fuse = registry.get(&unique("rated"));
+            let base = start(Admin::new().shared(registry.clone())).await;
+            let path = format!("/circuits/{}", fuse.key());
+
+            // 9 calls: 3 failed, 2 slow; fewer than 10, so no rate yet.
+            calls(&fuse, 9, 3, 2).await;
+            let view = send(&base, "GET", &path, None).await.view();
+            assert_eq!(view.state, "closed", "{name}: {view:?}");
+            assert_eq!(
+                (view.calls, view.failed, view.slow),
+                (9, 3, 2),
+                "{name}: {view:?}"
+            );
+            assert_eq!(
+                (view.failures, view.failure_ages_ms.len()),
+                (0, 0),
+                "{name}"
+            );
+            let c = &view.config;
+            assert_eq!(
+                (
+                    c.policy.as_str(),
+                    c.failure_rate,
+                    c.minimum_calls,
+                    c.window_buckets,
+                    c.slow_call_duration_ms,
+                    c.slow_call_rate
+                ),
+                ("rate", 50, 10, 10, Some(20), 80),
+                "{name}"
+            );
+            let json = send(&base, "GET", &path, None).await.json();
+            assert_eq!(
+                (&json["calls"], &json["failed"], &json["slow"]),
+                (&9.into(), &3.into(), &2.into()),
+                "{name}: {json}"
+            );
+            assert_eq!(json["config"]["policy"], "rate", "{name}: {json}");
+
+            // 3 more failures: 6 of 12 failed, 50 %: open, the window empty.
+            calls(&fuse, 3, 3, 0).await;
+            let list = send(&base, "GET", "/circuits", None).await.list();
+            let view = list
+                .circuits
+                .iter()
+                .find(|view| view.key == fuse.key())
+                .expect("listed");
+            assert_eq!(view.state, "open", "{name}: {view:?}");
+            assert_eq!((view.calls, view.failed, view.slow), (0, 0, 0), "{name}");
+            assert!(view.config.is_rate(), "{name}");
+        }
+    });
+}

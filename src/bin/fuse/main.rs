@@ -19,6 +19,12 @@
 //! table from `--table` or `FUSE_DATABASE_TABLE`. These options may come
 //! before the command or after it (`fuse status billing --redis URL`).
 //!
+//! Under `FUSE_POLICY=rate` (or a rate circuit an admin API shows), a
+//! circuit's line ends with its window and rule, `rate 12/40 failed (30 %,
+//! opens at 50 % of >= 20)`, and its FAILURES are the failed calls in the
+//! window; `--json` adds `policy`, `calls`, `failed`, `slow` and the rule's
+//! thresholds.
+//!
 //! `status` lists every key under the prefix (and app), page by page. A key
 //! under which no circuit can be read (an unreadable payload, a Redis value
 //! that is not a string, a key that is not UTF-8) is listed as
@@ -30,6 +36,7 @@
 
 mod api;
 mod output;
+mod rate;
 mod status;
 mod text;
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use fuse_breaker::admin::CircuitView;
 
+use crate::rate::Window;
 use crate::text::{json_safe, printable};
 
 /// One line of the status table, from a store or from an admin API.
@@ -17,18 +18,30 @@ pub(crate) struct Row {
     /// In flight, allowed.
     pub(crate) probes: (u32, u32),
     pub(crate) half_open_in: Option<Duration>,
+    /// Under the `rate` policy: the window and the rule, said after the
+    /// columns (`failures` is then the failed calls in the window).
+    pub(crate) rate: Option<Window>,
 }
 
 impl Row {
     pub(crate) fn of(view: &CircuitView) -> Self {
+        let rate = Window::of_view(view);
         Row {
             key: view.key.clone(),
             state: view.state.clone(),
-            failures: view.failures,
+            failures: rate
+                .as_ref()
+                .map_or(view.failures, |rate| failed(rate.failed)),
             probes: (view.probes_in_flight, view.probes_allowed),
             half_open_in: view.half_open_in_ms.map(Duration::from_millis),
+            rate,
         }
     }
+}
+
+/// A window's failed calls as a count of failures (saturating).
+pub(crate) fn failed(failed: u64) -> usize {
+    usize::try_from(failed).unwrap_or(usize::MAX)
 }
 
 /// Where the status goes: standard output, as a table or JSON lines.
@@ -73,7 +86,13 @@ impl Output {
             &failures,
             &probes,
             &half_open_in,
-        )
+        )?;
+        match &row.rate {
+            // On the row's line, after its columns: a count circuit's line
+            // is as it always was.
+            Some(rate) => writeln!(self.out, "  {rate}"),
+            None => writeln!(self.out),
+        }
     }
 
     /// A key under which no circuit could be read: `shown` is the key made
@@ -91,14 +110,15 @@ impl Output {
             json["error"] = error.into();
             return self.json_line(&json);
         }
-        self.line(shown, "unreadable", "-", "-", "-")
+        self.line(shown, "unreadable", "-", "-", "-")?;
+        writeln!(self.out)
     }
 
     fn json_line(&mut self, value: &serde_json::Value) -> io::Result<()> {
         writeln!(self.out, "{}", json_safe(&value.to_string()))
     }
 
-    /// A row of the table, after the header.
+    /// A row of the table, after the header, without its line's end.
     fn line(
         &mut self,
         key: &str,
@@ -118,7 +138,8 @@ impl Output {
         }
         self.header = true;
         let header = ["KEY", "STATE", "FAILURES", "PROBES", "HALF-OPEN IN"];
-        columns(&mut self.out, header)
+        columns(&mut self.out, header)?;
+        writeln!(self.out)
     }
 
     /// Writes out what is left (the header of an empty table); how many
@@ -134,7 +155,7 @@ fn columns(
     out: &mut impl Write,
     [key, state, failures, probes, half_open_in]: [&str; 5],
 ) -> io::Result<()> {
-    writeln!(
+    write!(
         out,
         "{key:<40} {state:<10} {failures:>8} {probes:>8} {half_open_in:>14}"
     )

@@ -10,7 +10,8 @@ use std::time::Duration;
 use fuse_breaker::store::{Store, snapshot_of};
 use fuse_breaker::{Config, Fuse, Snapshot, State};
 
-use crate::output::{Output, Row, written};
+use crate::output::{Output, Row, failed, written};
+use crate::rate::Window;
 use crate::text::{hex, printable, printable_bytes};
 
 /// How many keys one page of the store's listing asks for.
@@ -32,17 +33,23 @@ impl Line {
     }
 
     fn row(&self, config: &Config) -> Row {
+        let rate = Window::of_snapshot(&self.snapshot, config);
         Row {
             key: self.key.clone(),
             state: self.snapshot.state.as_str().to_owned(),
-            failures: self.snapshot.failures.len(),
+            failures: rate
+                .as_ref()
+                .map_or(self.snapshot.failures.len(), |rate| failed(rate.failed)),
             probes: (self.snapshot.half_open_inflight, config.half_open_probes()),
             half_open_in: self.half_open_in(config),
+            rate,
         }
     }
 
+    /// The circuit as JSON: milon/fuse's fields, and under the `rate`
+    /// policy its window and rule beside them.
     fn json(&self, config: &Config) -> serde_json::Value {
-        serde_json::json!({
+        let mut json = serde_json::json!({
             "key": self.key,
             "state": self.snapshot.state.as_str(),
             "failures": self.snapshot.failures.len(),
@@ -52,7 +59,21 @@ impl Line {
             "half_open_probes": config.half_open_probes(),
             "opened_at": self.snapshot.opened_at.map(|at| at.as_secs_f64()),
             "half_open_in_ms": self.half_open_in(config).map(|left| left.as_millis()),
-        })
+            "policy": config.policy().as_str(),
+        });
+        if let (Some(rate), Some(fields)) = (
+            Window::of_snapshot(&self.snapshot, config),
+            json.as_object_mut(),
+        ) {
+            fields.extend(
+                rate.json()
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(name, value)| (name.clone(), value.clone())),
+            );
+        }
+        json
     }
 
     fn show(&self, config: &Config, out: &mut Output) -> Result<(), String> {

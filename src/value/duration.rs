@@ -1,0 +1,156 @@
+//! Durations as settings: a duration with a unit (`"30s"`, `"1m30s"`,
+//! `"500ms"`), and for a duration that may be switched off
+//! (`slow_call_duration`) also `"none"` or `"off"`. A bare number, or a
+//! value of another type, is refused with how to write it.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::Deserializer;
+use serde::de::{self, Visitor};
+
+use super::Value;
+
+/// A duration with a unit, as people write them: `"60s"`, `"1m30s"`,
+/// `"500ms"`.
+impl Value for Duration {
+    fn from_text(text: &str) -> Result<Self, String> {
+        humantime::parse_duration(text.trim())
+            .map_err(|e| format!("not a duration with a unit (\"30s\", \"1m30s\"): {e}"))
+    }
+
+    fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer
+            .deserialize_any(Written { or_none: false })?
+            .ok_or_else(|| de::Error::custom("a duration is needed here, not \"none\""))
+    }
+}
+
+/// A duration that may be switched off: a duration with a unit, or `none`
+/// (also `off`).
+impl Value for Option<Duration> {
+    fn from_text(text: &str) -> Result<Self, String> {
+        if is_none(text) {
+            return Ok(None);
+        }
+        humantime::parse_duration(text.trim())
+            .map(Some)
+            .map_err(|e| {
+                format!("not a duration with a unit (\"2s\", \"500ms\") nor \"none\": {e}")
+            })
+    }
+
+    fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(Written { or_none: true })
+    }
+}
+
+/// Whether `text` switches a duration off.
+fn is_none(text: &str) -> bool {
+    let text = text.trim();
+    text.eq_ignore_ascii_case("none") || text.eq_ignore_ascii_case("off")
+}
+
+/// A duration as the file writes it; `None` for `"none"` when `or_none`.
+struct Written {
+    or_none: bool,
+}
+
+impl Written {
+    /// What to write instead of the bare number `n`.
+    fn unit_needed<E: de::Error>(&self, n: impl fmt::Display) -> E {
+        let or_none = if self.or_none { " (or \"none\")" } else { "" };
+        E::custom(format!(
+            "a duration needs a unit: write \"{n}s\" or \"{n}ms\", not {n}{or_none}"
+        ))
+    }
+}
+
+impl Visitor<'_> for Written {
+    type Value = Option<Duration>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.or_none {
+            f.write_str("a duration with a unit (\"2s\", \"500ms\") or \"none\"")
+        } else {
+            f.write_str("a duration with a unit (\"30s\", \"1m30s\", \"500ms\")")
+        }
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+        if self.or_none && is_none(text) {
+            return Ok(None);
+        }
+        humantime::parse_duration(text)
+            .map(Some)
+            .map_err(|e| E::custom(format!("invalid duration {text:?}: {e}")))
+    }
+
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<Self::Value, E> {
+        Err(self.unit_needed(n))
+    }
+
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<Self::Value, E> {
+        Err(self.unit_needed(n))
+    }
+
+    fn visit_f64<E: de::Error>(self, n: f64) -> Result<Self::Value, E> {
+        Err(self.unit_needed(n))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn from_toml<T>(value: &str) -> Result<T, String>
+    where
+        T: Value,
+    {
+        #[derive(Debug, serde::Deserialize)]
+        struct File<T: Value> {
+            #[serde(deserialize_with = "T::deserialize")]
+            d: T,
+        }
+        toml::from_str::<File<T>>(&format!("d = {value}"))
+            .map(|file| file.d)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_duration_that_may_be_off_reads_none_off_or_a_duration() {
+        for text in ["none", "off", " None ", "OFF"] {
+            assert_eq!(Option::<Duration>::from_text(text), Ok(None), "{text}");
+        }
+        assert_eq!(
+            Option::<Duration>::from_text("2s"),
+            Ok(Some(Duration::from_secs(2)))
+        );
+        assert_eq!(from_toml::<Option<Duration>>("\"off\""), Ok(None));
+        assert_eq!(
+            from_toml::<Option<Duration>>("\"1m30s\""),
+            Ok(Some(Duration::from_secs(90)))
+        );
+    }
+
+    #[test]
+    fn what_is_not_a_duration_is_refused_with_how_to_write_one() {
+        let err = Option::<Duration>::from_text("5").unwrap_err();
+        assert!(err.contains("\"none\"") && err.contains("unit"), "{err}");
+        let err = from_toml::<Option<Duration>>("5").unwrap_err();
+        assert!(err.contains("\"5s\"") && err.contains("\"none\""), "{err}");
+        let err = from_toml::<Option<Duration>>("1.5").unwrap_err();
+        assert!(err.contains("\"1.5s\""), "{err}");
+        let err = from_toml::<Option<Duration>>("false").unwrap_err();
+        assert!(
+            err.contains("boolean") && err.contains("a duration with a unit"),
+            "{err}"
+        );
+        let err = from_toml::<Duration>("\"none\"").unwrap_err();
+        assert!(err.contains("invalid duration \"none\""), "{err}");
+        let err = from_toml::<Duration>("[1]").unwrap_err();
+        assert!(err.contains("a duration with a unit"), "{err}");
+        let err = from_toml::<Duration>("30").unwrap_err();
+        assert!(err.contains("\"30s\"") && !err.contains("none"), "{err}");
+    }
+}
