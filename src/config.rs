@@ -6,7 +6,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::classify::FailureKind;
-use crate::policy::Policy;
+use crate::policy::kind::Policy;
 
 /// The largest accepted [`failure_threshold`](Config::failure_threshold).
 ///

@@ -240,8 +240,9 @@ impl Fuse {
     }
 
     /// Publishes this circuit's admission count to the `metrics` recorder
-    /// (feature `metrics`; the other counts are published as they happen,
-    /// and admissions also on every transition).
+    /// and, under the `rate` policy, the calls, failed calls and slow calls
+    /// in its window as gauges (feature `metrics`; the other counts are
+    /// published as they happen, and admissions also on every transition).
     ///
     /// ```
     /// let fuse = fuse_breaker::Fuse::new("billing", Default::default());
@@ -251,7 +252,7 @@ impl Fuse {
     /// ```
     #[cfg(feature = "metrics")]
     pub fn publish_metrics(&self) {
-        self.telemetry().publish();
+        crate::telemetry::publish(self);
     }
 
     /// Opens the circuit now, whatever its state; after the open duration
