@@ -86,7 +86,7 @@ impl Buckets {
     /// A window of these buckets (a payload's): sorted, one entry per
     /// bucket (repeated buckets summed).
     #[cfg_attr(not(test), allow(dead_code))] // the payload reads buckets next
-        pub(crate) fn from_entries(entries: impl IntoIterator<Item = (u64, Counts)>) -> Self {
+    pub(crate) fn from_entries(entries: impl IntoIterator<Item = (u64, Counts)>) -> Self {
         let mut buckets = Buckets(Vec::new());
         for (bucket, counts) in entries {
             buckets.add(bucket, counts);
