@@ -37,10 +37,9 @@ impl Slot {
     /// The verdict of a permit of `circuit` (SPEC §3), admitted at
     /// `started`, for both kinds of permit. A success on a closed `count`
     /// circuit without failures is one load and one compare, here, inline;
-    /// so is a closed success of a borrowed permit of a `rate` circuit that
-    /// was not slow, plus what its thread's lane adds (see `tallies`) and
-    /// the clock reads of a circuit that times its calls; everything else
-    /// goes out of line.
+    /// everything else goes out of line (a `rate` circuit's closed success
+    /// first of all, so that it adds nothing to the registers the `count`
+    /// path inlined in a caller's loop holds).
     #[inline]
     pub(crate) fn conclude(
         &self,
@@ -49,17 +48,8 @@ impl Slot {
         started: u64,
         circuit: Circuit<'_>,
     ) {
-        if verdict == Verdict::Success {
-            let word = self.load();
-            if word.quiet_success(grant) {
-                return;
-            }
-            if let Some(occupant) = circuit.borrowed
-                && word.counted_success(grant)
-                && occupant.count_success(self.config(), grant.epoch(), word.times_calls(), started)
-            {
-                return;
-            }
+        if verdict == Verdict::Success && self.load().quiet_success(grant) {
+            return;
         }
         self.conclude_from_word(grant, verdict, started, circuit);
     }
@@ -78,6 +68,13 @@ impl Slot {
         circuit: Circuit<'_>,
     ) {
         let word = self.load();
+        if verdict == Verdict::Success
+            && word.counted_success(grant)
+            && let Some(occupant) = circuit.borrowed
+            && occupant.count_success(self.config(), grant.epoch(), word.times_calls(), started)
+        {
+            return;
+        }
         let (head, cursor) = word.unpack();
         let counted = cfg!(feature = "metrics") && verdict != Verdict::Success;
         if head.state == State::Closed && !counted && !cursor.marks.rate {

@@ -200,6 +200,20 @@ impl Word {
         }
     }
 
+    /// [`closed_grant`](Self::closed_grant) for a circuit that does not
+    /// time its calls; `None` for one that does (its admission reads the
+    /// clock, out of line). One mask: the closed state code and the timed
+    /// mark are tested together.
+    #[inline]
+    pub(crate) const fn untimed_closed_grant(self) -> Option<Grant> {
+        if self.0 & (STATE.mask() | TIMED_BIT) == 0 {
+            #[allow(clippy::cast_possible_truncation)] // the low half
+            Some(Grant::from_bits((self.0 & IN_PLACE_EPOCH) as u32))
+        } else {
+            None
+        }
+    }
+
     /// Whether a success under `grant` changes nothing in this word: a
     /// closed permit of this closed epoch with no failures to clear (the
     /// model answers `ClearFailures` and there is nothing to clear). One

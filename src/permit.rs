@@ -64,24 +64,19 @@ impl Fuse {
     #[allow(clippy::inline_always)] // measured: without it the closed path is not inlined (1.2 -> 2.2 ns)
     #[inline(always)]
     fn admit(&self) -> Result<(Grant, u64), OpenError> {
-        // The closed admission, first: one load and one mask; and, if a bit
-        // of the same word says the circuit times its calls, a clock read.
-        let word = self.slot().load();
-        if let Some(grant) = word.closed_grant() {
+        // The closed admission, first: one load and one mask (a circuit
+        // that times its calls is admitted out of line, with a clock read).
+        if let Some(grant) = self.slot().load().untimed_closed_grant() {
             #[cfg(feature = "metrics")]
             self.telemetry().admitted();
-            let started = if word.times_calls() {
-                self.start_time()
-            } else {
-                0
-            };
-            return Ok((grant, started));
+            return Ok((grant, 0));
         }
         self.admit_otherwise()
     }
 
-    /// A probe (or a closed permit of a word that changed under the first
-    /// load), out of line: the rejection stays the inline path.
+    /// A probe, a closed permit of a circuit that times its calls (then
+    /// with the time it starts) or of a word that changed under the first
+    /// load, out of line: the rejection stays the inline path.
     #[inline(never)]
     fn probe_granted(&self, grant: Grant) -> (Grant, u64) {
         #[cfg(feature = "metrics")]
@@ -92,13 +87,6 @@ impl Fuse {
             0
         };
         (grant, started)
-    }
-
-    /// When an admitted call of a circuit that times its calls starts: a
-    /// clock read, out of line.
-    #[inline(never)]
-    fn start_time(&self) -> u64 {
-        self.now()
     }
 
     /// Admission of a circuit that is not closed (or was not at the first

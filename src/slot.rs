@@ -123,9 +123,7 @@ impl Occupant {
     /// call was slow: `false` then, and nothing is added (a slow success
     /// takes the engine's path). Nothing to add under `count`. A circuit
     /// read coarsely reads one time for its window and the call's length.
-    /// Out of line: the `count` path it sits beside stays small enough to
-    /// inline whole.
-    #[inline(never)]
+    #[inline]
     pub(crate) fn count_success(
         &self,
         config: &Config,
