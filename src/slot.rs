@@ -13,7 +13,7 @@ use crate::config::Config;
 use crate::events::Events;
 use crate::names::Names;
 use crate::packed::Word;
-use crate::policy::{Outcome, Policy};
+use crate::policy::Policy;
 use crate::ring::{Record, Ring};
 use crate::sync::{AtomicU64, HEAD_LOAD, Tally};
 use crate::tallies::Tallies;
@@ -145,7 +145,7 @@ impl Occupant {
                 return false;
             }
         }
-        tallies.add(epoch, Outcome::SUCCESS, now);
+        tallies.add_success(epoch, now);
         true
     }
 

@@ -51,11 +51,13 @@ pub(crate) struct Tallies {
 #[derive(Debug)]
 struct Lane {
     cells: Box<[Cell]>,
-    /// The current bucket's first and last nanosecond + 1, and its cell.
-    /// This thread's own: relaxed (no other thread reads them).
+    /// The current bucket's first and last nanosecond + 1, the bucket and
+    /// its cell's index. This thread's own: relaxed (no other thread reads
+    /// them).
     start: AtomicU64,
     end: AtomicU64,
     bucket: AtomicU64,
+    index: AtomicU64,
 }
 
 impl Tallies {
@@ -78,7 +80,43 @@ impl Tallies {
         // Relaxed: this thread's own cache of its current bucket.
         if now >= lane.start.load(Relaxed) && now < lane.end.load(Relaxed) {
             let bucket = lane.bucket.load(Relaxed);
-            lane.cell(bucket, self.cells)
+            #[allow(clippy::cast_possible_truncation)] // an index below 61
+            let index = lane.index.load(Relaxed) as usize;
+            if let Some(cell) = lane.cells.get(index) {
+                cell.add(epoch.get(), bucket, counts);
+            }
+        } else {
+            self.add_in_new_bucket(lane, epoch, counts, now);
+        }
+    }
+
+    /// [`add`](Self::add) of a success (the closed path of `rate`): the
+    /// lane's current cell gains a call, unless the time or the epoch has
+    /// moved on.
+    #[inline]
+    pub(crate) fn add_success(&self, epoch: Epoch, now: u64) {
+        let lane = self.lanes.get_or(|| Lane::new(self.cells));
+        // Relaxed: this thread's own cache of its current bucket.
+        if now >= lane.start.load(Relaxed) && now < lane.end.load(Relaxed) {
+            #[allow(clippy::cast_possible_truncation)] // an index below 61
+            let index = lane.index.load(Relaxed) as usize;
+            let bucket = lane.bucket.load(Relaxed);
+            if let Some(cell) = lane.cells.get(index)
+                && cell.add_call(epoch.get(), bucket)
+            {
+                return;
+            }
+        }
+        self.add_slowly(lane, epoch, Outcome::SUCCESS, now);
+    }
+
+    /// [`add_success`](Self::add_success) in a new bucket or epoch.
+    #[cold]
+    fn add_slowly(&self, lane: &Lane, epoch: Epoch, outcome: Outcome, now: u64) {
+        let counts = Counts::of(outcome);
+        if now >= lane.start.load(Relaxed) && now < lane.end.load(Relaxed) {
+            let bucket = lane.bucket.load(Relaxed);
+            lane.cell(lane.index.load(Relaxed))
                 .add(epoch.get(), bucket, counts);
         } else {
             self.add_in_new_bucket(lane, epoch, counts, now);
@@ -93,8 +131,9 @@ impl Tallies {
         lane.start.store(start, Relaxed);
         lane.end.store(start.saturating_add(self.width), Relaxed);
         lane.bucket.store(bucket, Relaxed);
-        lane.cell(bucket, self.cells)
-            .add(epoch.get(), bucket, counts);
+        let index = bucket % self.cells;
+        lane.index.store(index, Relaxed);
+        lane.cell(index).add(epoch.get(), bucket, counts);
     }
 
     /// After a failed or slow verdict of `epoch` was added at window time
@@ -173,13 +212,13 @@ impl Lane {
             start: AtomicU64::new(1),
             end: AtomicU64::new(0),
             bucket: AtomicU64::new(0),
+            index: AtomicU64::new(0),
         }
     }
 
-    #[inline]
-    fn cell(&self, bucket: u64, cells: u64) -> &Cell {
+    fn cell(&self, index: u64) -> &Cell {
         #[allow(clippy::cast_possible_truncation)] // below cells <= 61
-        &self.cells[(bucket % cells) as usize]
+        &self.cells[index as usize]
     }
 }
 

@@ -93,6 +93,21 @@ impl Cell {
         }
     }
 
+    /// Adds one call that neither failed nor was slow (a closed success):
+    /// [`add`](Self::add) without the counts to carry. `false` if the cell
+    /// holds another stamp (nothing was added).
+    #[inline]
+    pub(crate) fn add_call(&self, epoch: u32, bucket: u64) -> bool {
+        // Relaxed: as in `add`.
+        let same = self.epoch.load(Ordering::Relaxed) == u64::from(epoch)
+            && self.bucket.load(Ordering::Relaxed) == bucket;
+        if same {
+            let calls = self.calls.load(Ordering::Relaxed);
+            self.calls.store(calls.saturating_add(1), Ordering::Relaxed);
+        }
+        same
+    }
+
     /// Moves the cell to a new stamp holding `counts`.
     #[cold]
     fn restamp(&self, epoch: u32, bucket: u64, counts: Counts) {
