@@ -112,7 +112,7 @@ impl Cache {
     /// the mirror is forgotten).
     pub(crate) fn announced(&self, bytes: &[u8], now: Duration) -> bool {
         let now = payload::store_time(now);
-        let fresh = Fresh::at(now, self.lease);
+        let fresh = Fresh::at(now, self.lease).of(&self.config);
         if let Ok(stored) = payload::read(&self.key, bytes, fresh) {
             self.remember(&stored, now);
             true

@@ -115,7 +115,7 @@ pub async fn snapshot_of(
     if loaded.payload.is_none() {
         return Ok(None);
     }
-    let stored = step::read(store, key, &loaded, 0)?;
+    let stored = step::read(store, key, &loaded, 0, payload::width(config))?;
     Ok(Some(
         stored.snapshot(config, payload::store_time(loaded.now)),
     ))

@@ -255,6 +255,7 @@ impl SharedFuse {
             key: self.key(),
             lease: nanos(self.lease),
             ttl: self.ttl,
+            width: payload::width(&self.config),
             turns: &self.turns,
         }
     }

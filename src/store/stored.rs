@@ -188,10 +188,10 @@ impl Stored {
             Effect::Record(outcome) => {
                 let recorded = self.window.record(config, outcome, now);
                 changed |= recorded.changed;
-                if recorded.opens {
-                    if let Some(open) = model::trip(self.head, ticket.grant) {
-                        self.set(open, now);
-                    }
+                if recorded.opens
+                    && let Some(open) = model::trip(self.head, ticket.grant)
+                {
+                    self.set(open, now);
                 }
             }
             Effect::Move(next) => {
