@@ -8,39 +8,77 @@ use super::stored::Ticket;
 use crate::verdict::Verdict;
 
 impl SharedFuse {
-    /// Ends a permit the store granted; `Ok` also when the verdict was
-    /// stale.
+    /// Ends a permit the store granted, on a call that was `slow` or not
+    /// (see [`is_slow`](crate::policy::is_slow)); `Ok` also when the
+    /// verdict was stale.
     #[inline]
-    pub(super) fn conclude_in_store(&self, ticket: Ticket, verdict: Verdict) -> Conclusion<'_> {
-        let quiet =
-            verdict != Verdict::Failure && self.quiet_ticket().is_some_and(|quiet| quiet == ticket);
+    pub(super) fn conclude_in_store(
+        &self,
+        ticket: Ticket,
+        verdict: Verdict,
+        slow: bool,
+    ) -> Conclusion<'_> {
+        let quiet = verdict != Verdict::Failure
+            && !slow
+            && self.quiet_ticket().is_some_and(|quiet| quiet == ticket);
         if quiet {
             // A success or an ignore of the quiet circuit's own permit:
-            // nothing to clear, nothing to send.
+            // nothing to clear, nothing to send now (under `rate`, a
+            // success waits in the batch).
+            if verdict == Verdict::Success {
+                self.batch(ticket);
+            }
             return Conclusion::settled();
         }
-        self.conclude_slow(ticket, verdict)
+        self.conclude_slow(ticket, verdict, slow)
+    }
+
+    /// Under `rate`, counts a quiet success in the batch.
+    #[inline]
+    fn batch(&self, ticket: Ticket) {
+        if self.config.policy() == crate::Policy::Rate
+            && let Some(cache) = &self.cache
+        {
+            cache.batch(ticket);
+        }
     }
 
     /// A verdict the quiet mirror does not settle.
     #[inline(never)]
-    fn conclude_slow(&self, ticket: Ticket, verdict: Verdict) -> Conclusion<'_> {
+    fn conclude_slow(&self, ticket: Ticket, verdict: Verdict, slow: bool) -> Conclusion<'_> {
         let settled = self.by_mirror(|mirror, staleness| {
+            if verdict == Verdict::Success
+                && !slow
+                && !ticket.is_probe()
+                && mirror.batches(&self.config, &ticket, staleness)
+            {
+                return Some(true);
+            }
             mirror
-                .settles(&self.config, &ticket, verdict, staleness)
-                .then_some(())
+                .settles(&self.config, &ticket, verdict, slow, staleness)
+                .then_some(false)
         });
-        if settled.is_some() {
-            return Conclusion::settled();
+        match settled {
+            Some(batched) => {
+                if batched {
+                    self.batch(ticket);
+                }
+                Conclusion::settled()
+            }
+            None => Conclusion::asking(self.conclude_asking(ticket, verdict, slow)),
         }
-        Conclusion::asking(self.conclude_asking(ticket, verdict))
     }
 
     /// A verdict that asks the store.
-    async fn conclude_asking(&self, ticket: Ticket, verdict: Verdict) -> Result<(), StoreError> {
+    async fn conclude_asking(
+        &self,
+        ticket: Ticket,
+        verdict: Verdict,
+        slow: bool,
+    ) -> Result<(), StoreError> {
         let ticket = &ticket;
         let step = self.step(None, |stored, now| {
-            stored.verdict(&self.config, ticket, verdict, now)
+            stored.timed_verdict(&self.config, ticket, verdict, slow, now)
         });
         self.round_trip(step).await.map(drop)
     }

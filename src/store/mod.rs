@@ -35,6 +35,7 @@
 //! ```
 
 mod acquire;
+mod batch;
 mod builder;
 mod cache;
 mod changes;

@@ -24,9 +24,19 @@ impl SharedFuse {
     pub(super) async fn step(
         &self,
         manual: Option<Reason>,
-        step: impl FnMut(&mut Stored, u64) -> bool,
+        mut step: impl FnMut(&mut Stored, u64) -> bool,
     ) -> Result<Option<PayloadError>, StoreError> {
-        let stepped = self.in_store().step(manual.is_some(), step).await?;
+        // Cached mode under `rate`: the successes batched so far go with
+        // this step, recorded before its own decision (they happened
+        // before it). A step the store does not answer loses them.
+        let batch = self.cache.as_ref().and_then(|cache| cache.take_batch());
+        let with_batch = |stored: &mut Stored, now: u64| {
+            let batched = batch
+                .as_ref()
+                .is_some_and(|batch| stored.record_batch(&self.config, batch, now));
+            step(stored, now) | batched
+        };
+        let stepped = self.in_store().step(manual.is_some(), with_batch).await?;
         self.remember(&stepped.stored, stepped.now);
         if let Some((before, at)) = &stepped.replaced {
             self.report(before, &stepped.stored, *at, manual);

@@ -150,6 +150,7 @@ impl Stored {
     }
 
     /// The verdict of `ticket` on a call that was not slow, at `now`.
+    #[cfg(test)]
     pub(crate) fn verdict(
         &mut self,
         config: &Config,
@@ -208,6 +209,11 @@ impl Stored {
         let generation =
             ticket.generation == self.generation || (ticket.generation == 0 && self.epoch == 0);
         generation && ticket.epoch == self.epoch
+    }
+
+    /// Whether `ticket` is a closed permit of this circuit as it is now.
+    pub(crate) fn owns_closed(&self, ticket: &Ticket) -> bool {
+        self.owns(ticket) && !ticket.is_probe() && self.head.state == State::Closed
     }
 
     /// `force_open` at `now`.
