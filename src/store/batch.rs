@@ -144,7 +144,7 @@ mod tests {
             .minimum_calls(4)
             .failure_rate(50)
             .window_buckets(10)
-            .failure_window(Duration::from_secs(60))
+            .failure_window(Duration::from_mins(1))
             .build()
             .unwrap()
     }

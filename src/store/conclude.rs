@@ -3,6 +3,7 @@
 
 use super::conclusion::Conclusion;
 use super::error::StoreError;
+use super::increment::Increment;
 use super::shared::SharedFuse;
 use super::stored::Ticket;
 use crate::verdict::Verdict;
@@ -69,13 +70,24 @@ impl SharedFuse {
         }
     }
 
-    /// A verdict that asks the store.
+    /// A verdict that asks the store: a closed success under `rate` as a
+    /// [`Increment`] where the store applies one (one round trip, no race with
+    /// other processes' successes), anything else as the model's step.
     async fn conclude_asking(
         &self,
         ticket: Ticket,
         verdict: Verdict,
         slow: bool,
     ) -> Result<(), StoreError> {
+        if verdict == Verdict::Success
+            && !slow
+            && let Some(increment) = Increment::success(&self.config, &ticket, self.ttl)
+            && self
+                .round_trip(self.store.increment(self.key(), &increment))
+                .await?
+        {
+            return Ok(());
+        }
         let ticket = &ticket;
         let step = self.step(None, |stored, now| {
             stored.timed_verdict(&self.config, ticket, verdict, slow, now)

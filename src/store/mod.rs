@@ -45,6 +45,7 @@ mod counting;
 mod error;
 mod future;
 mod health;
+mod increment;
 mod keys;
 mod manual;
 mod memory;
@@ -77,6 +78,7 @@ pub use conclusion::Conclusion;
 pub use counting::Counting;
 pub use error::{Error, Refusal, StoreError};
 pub use future::Admission;
+pub use increment::Increment;
 pub use keys::KeyPage;
 pub use manual::ManualChange;
 pub use memory::MemoryStore;
@@ -205,6 +207,33 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
     /// announcement, an empty payload says the key was deleted).
     async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError>;
 
+    /// Applies `increment` to the payload under `key` in one atomic step of the
+    /// store (see [`Increment`]): `true` when the key held a payload the increment
+    /// applies to (it now holds [`Increment::apply`]'s result, on the store's
+    /// clock, to expire after [`Increment::ttl`]); `false` when it did not (the
+    /// key is unchanged, and the verdict takes a compare-and-set step).
+    /// Default: `false`, always (a store that cannot increment still takes every
+    /// verdict by compare-and-set).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fuse_breaker::store::{MemoryStore, Store, Increment};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let store = MemoryStore::frozen();
+    /// let increment = Increment::new(b"[".to_vec(), 1_000_000, 10, 1, Duration::from_secs(60));
+    /// assert!(!store.increment("fuse:a", &increment).await?, "absent");
+    /// store.put("fuse:a", b"[[]}}}", Duration::from_secs(60));
+    /// assert!(store.increment("fuse:a", &increment).await?);
+    /// assert!(store.load("fuse:a").await?.payload.unwrap().starts_with(b"[[["));
+    /// # Ok::<(), fuse_breaker::store::StoreError>(())
+    /// # }).unwrap();
+    /// ```
+    async fn increment(&self, key: &str, increment: &Increment) -> Result<bool, StoreError> {
+        let _ = (key, increment);
+        Ok(false)
+    }
+
     /// Where this store hands over the transitions announced through it,
     /// if it can ([`Changes`]; default: it cannot, and cached circuits see
     /// other processes' transitions up to their staleness late).
@@ -276,6 +305,10 @@ impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
 
     async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError> {
         (**self).delete(key, announce).await
+    }
+
+    async fn increment(&self, key: &str, increment: &Increment) -> Result<bool, StoreError> {
+        (**self).increment(key, increment).await
     }
 
     fn changes(&self) -> Option<&Changes> {

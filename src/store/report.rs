@@ -34,7 +34,9 @@ impl SharedFuse {
             let batched = batch
                 .as_ref()
                 .is_some_and(|batch| stored.record_batch(&self.config, batch, now));
-            step(stored, now) | batched
+            let changed = step(stored, now) | batched;
+            stored.fit(&self.config);
+            changed
         };
         let stepped = self.in_store().step(manual.is_some(), with_batch).await?;
         self.remember(&stepped.stored, stepped.now);

@@ -211,6 +211,15 @@ impl Stored {
         generation && ticket.epoch == self.epoch
     }
 
+    /// Gives an empty window the kind of `config`'s policy (a fresh key's
+    /// is `count`'s), so that what is written under `rate` is a `rate`
+    /// window, which increments apply to. Changes no decision.
+    pub(crate) fn fit(&mut self, config: &Config) {
+        if self.window.is_empty() {
+            self.window = Window::empty(config);
+        }
+    }
+
     /// Whether `ticket` is a closed permit of this circuit as it is now.
     pub(crate) fn owns_closed(&self, ticket: &Ticket) -> bool {
         self.owns(ticket) && !ticket.is_probe() && self.head.state == State::Closed
