@@ -26,6 +26,7 @@ mod concurrency;
 mod fallback;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod forged;
+mod increments;
 #[cfg(feature = "reqwest")]
 mod middleware;
 #[cfg(feature = "redis")]

@@ -3,6 +3,7 @@
 //! opening it and its table here, its round trips in `trips`.
 
 mod classify;
+mod increment;
 mod postgres;
 mod sqlite;
 mod table;
@@ -91,6 +92,7 @@ struct Statements {
     load: Arc<str>,
     create: Arc<str>,
     update: Arc<str>,
+    increment: Arc<str>,
     delete: Arc<str>,
     sweep: Arc<str>,
     keys: Arc<str>,
