@@ -37,6 +37,7 @@ mod oversized;
 mod payloads;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod processes;
+mod rate;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod refused;
 mod repair;
