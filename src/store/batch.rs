@@ -38,50 +38,65 @@ impl Batch {
     }
 }
 
-/// The batch being filled.
+/// How many batches of different permits wait at most: a batch of an
+/// epoch that ended is dropped when sent (its verdicts are stale), so a
+/// few cover every change a mirror sees between two steps (a key's first
+/// write names its generation: the batch of the permits granted while it
+/// was absent still counts in it).
+const MAX_BATCHES: usize = 4;
+
+/// The batches being filled, one per permit.
 #[derive(Debug, Default)]
 pub(crate) struct Pending {
-    batch: Mutex<Option<Batch>>,
+    batches: Mutex<Vec<Batch>>,
 }
 
 impl Pending {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Batch>> {
-        self.batch
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Batch>> {
+        self.batches
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Counts one success of `ticket` at `local` on the local clock, in
-    /// spans `width` nanoseconds long. A success of another epoch than the
-    /// batch's starts a new batch: the old one's epoch has ended (its
-    /// verdicts would be stale).
+    /// spans `width` nanoseconds long, in the batch of its permit (a new
+    /// one, the oldest dropped beyond [`MAX_BATCHES`]).
     pub(crate) fn add(&self, ticket: Ticket, local: u64, width: u64) {
-        let mut batch = self.lock();
-        let batch = match &mut *batch {
-            Some(batch) if batch.ticket == ticket => batch,
-            slot => slot.insert(Batch {
-                ticket,
-                spans: Vec::new(),
-                taken: 0,
-            }),
+        let mut batches = self.lock();
+        let at = match batches.iter().position(|batch| batch.ticket == ticket) {
+            Some(at) => at,
+            None => {
+                if batches.len() == MAX_BATCHES {
+                    batches.remove(0);
+                }
+                batches.push(Batch {
+                    ticket,
+                    spans: Vec::new(),
+                    taken: 0,
+                });
+                batches.len() - 1
+            }
         };
+        let batch = &mut batches[at];
         match batch.spans.last_mut() {
             Some((start, calls)) if local.saturating_sub(*start) < width => *calls += 1,
             _ => batch.spans.push((local, 1)),
         }
     }
 
-    /// The batch to send, taken at `local` on the local clock (the next
-    /// success starts a new one).
-    pub(crate) fn take(&self, local: u64) -> Option<Batch> {
-        let mut batch = self.lock().take()?;
-        batch.taken = local;
-        Some(batch)
+    /// The batches to send, taken at `local` on the local clock (the next
+    /// success starts new ones).
+    pub(crate) fn take(&self, local: u64) -> Vec<Batch> {
+        let mut batches = std::mem::take(&mut *self.lock());
+        for batch in &mut batches {
+            batch.taken = local;
+        }
+        batches
     }
 
     /// How many successes wait to be sent.
     pub(crate) fn calls(&self) -> u64 {
-        self.lock().as_ref().map_or(0, Batch::calls)
+        self.lock().iter().map(Batch::calls).sum()
     }
 }
 
@@ -182,7 +197,7 @@ mod tests {
             one_by_one.timed_verdict(&config, &ticket, Verdict::Success, false, now - ago * SEC);
         }
         assert_eq!(pending.calls(), 4);
-        let batch = pending.take(sent).unwrap();
+        let batch = pending.take(sent).pop().unwrap();
         assert_eq!(pending.calls(), 0, "taken");
         assert_eq!(batch.spans, vec![(75 * SEC, 3), (99 * SEC, 1)]);
         assert!(batched.record_batch(&config, &batch, now));
@@ -200,7 +215,7 @@ mod tests {
         let ticket = closed_permit(&mut stored, &config, now);
         let pending = Pending::default();
         pending.add(ticket, 0, SEC);
-        let batch = pending.take(0).unwrap();
+        let batch = pending.take(0).pop().unwrap();
         stored.force_open(now);
         let before = stored.clone();
         assert!(!stored.record_batch(&config, &batch, now));
@@ -218,7 +233,7 @@ mod tests {
     }
 
     #[test]
-    fn a_success_of_another_epoch_starts_a_new_batch() {
+    fn a_success_of_another_permit_starts_a_batch_of_its_own() {
         let config = config();
         let now = 1_700_000_000 * SEC;
         let mut stored = Stored::fresh(9);
@@ -230,7 +245,22 @@ mod tests {
         let second = closed_permit(&mut stored, &config, now);
         assert_ne!(first, second);
         pending.add(second, 2, SEC);
-        let batch = pending.take(3).unwrap();
-        assert_eq!((batch.ticket, batch.calls()), (second, 1));
+        let batches = pending.take(3);
+        let kept: Vec<_> = batches.iter().map(|b| (b.ticket, b.calls())).collect();
+        assert_eq!(kept, vec![(first, 2), (second, 1)]);
+        // Only the one of the epoch the circuit is in counts.
+        let mut sent = stored.clone();
+        let changed: Vec<bool> = batches
+            .iter()
+            .map(|batch| sent.record_batch(&config, batch, now))
+            .collect();
+        assert_eq!(changed, vec![false, true]);
+        assert_eq!(sent.snapshot(&config, now).calls, 1);
+        // No more than a few batches wait.
+        for epoch in 0..10 {
+            let ticket = Ticket { epoch, ..first };
+            pending.add(ticket, 0, SEC);
+        }
+        assert_eq!(pending.take(0).len(), MAX_BATCHES);
     }
 }

@@ -53,8 +53,8 @@ impl Cache {
         self.pending.add(ticket, self.clock.now(), width);
     }
 
-    /// The batch to send with a step, if any.
-    pub(crate) fn take_batch(&self) -> Option<Batch> {
+    /// The batches to send with a step.
+    pub(crate) fn take_batches(&self) -> Vec<Batch> {
         self.pending.take(self.clock.now())
     }
 

@@ -29,11 +29,15 @@ impl SharedFuse {
         // Cached mode under `rate`: the successes batched so far go with
         // this step, recorded before its own decision (they happened
         // before it). A step the store does not answer loses them.
-        let batch = self.cache.as_ref().and_then(|cache| cache.take_batch());
+        let batches = self
+            .cache
+            .as_ref()
+            .map(|cache| cache.take_batches())
+            .unwrap_or_default();
         let with_batch = |stored: &mut Stored, now: u64| {
-            let batched = batch
-                .as_ref()
-                .is_some_and(|batch| stored.record_batch(&self.config, batch, now));
+            let batched = batches.iter().fold(false, |any, batch| {
+                stored.record_batch(&self.config, batch, now) | any
+            });
             let changed = step(stored, now) | batched;
             stored.fit(&self.config);
             changed

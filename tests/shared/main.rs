@@ -25,6 +25,8 @@ mod common;
 mod concurrency;
 mod fallback;
 #[cfg(any(feature = "redis", feature = "sql"))]
+mod fleet;
+#[cfg(any(feature = "redis", feature = "sql"))]
 mod forged;
 mod increments;
 #[cfg(feature = "reqwest")]

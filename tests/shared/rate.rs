@@ -294,3 +294,27 @@ fn cached_mode_sends_a_slow_call_at_once() {
         }
     });
 }
+
+#[test]
+fn a_batch_survives_another_process_naming_the_key() {
+    block_on(async {
+        // The memory store announces the key's first write to the other
+        // circuit's mirror, whose permits then name the generation.
+        let store: Arc<dyn Store> = Arc::new(fuse_breaker::store::MemoryStore::frozen());
+        let build = || {
+            SharedFuse::builder("billing", store.clone())
+                .config(rate(50, 100))
+                .cached(Duration::from_mins(1))
+                .build()
+        };
+        let (here, there) = (build(), build());
+        call(&here, false).await;
+        call(&here, false).await;
+        assert_eq!(here.unsent(), 2, "batched while the key is absent");
+        call(&there, true).await;
+        call(&here, false).await;
+        call(&here, true).await;
+        let snapshot = here.snapshot().await.unwrap();
+        assert_eq!((snapshot.calls, snapshot.failed), (5, 2));
+    });
+}
