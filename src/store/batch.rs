@@ -63,19 +63,18 @@ impl Pending {
     /// one, the oldest dropped beyond [`MAX_BATCHES`]).
     pub(crate) fn add(&self, ticket: Ticket, local: u64, width: u64) {
         let mut batches = self.lock();
-        let at = match batches.iter().position(|batch| batch.ticket == ticket) {
-            Some(at) => at,
-            None => {
-                if batches.len() == MAX_BATCHES {
-                    batches.remove(0);
-                }
-                batches.push(Batch {
-                    ticket,
-                    spans: Vec::new(),
-                    taken: 0,
-                });
-                batches.len() - 1
+        let at = if let Some(at) = batches.iter().position(|batch| batch.ticket == ticket) {
+            at
+        } else {
+            if batches.len() == MAX_BATCHES {
+                batches.remove(0);
             }
+            batches.push(Batch {
+                ticket,
+                spans: Vec::new(),
+                taken: 0,
+            });
+            batches.len() - 1
         };
         let batch = &mut batches[at];
         match batch.spans.last_mut() {

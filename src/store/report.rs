@@ -35,10 +35,10 @@ impl SharedFuse {
             .map(|cache| cache.take_batches())
             .unwrap_or_default();
         let with_batch = |stored: &mut Stored, now: u64| {
-            let batched = batches.iter().fold(false, |any, batch| {
+            let sent = batches.iter().fold(false, |any, batch| {
                 stored.record_batch(&self.config, batch, now) | any
             });
-            let changed = step(stored, now) | batched;
+            let changed = step(stored, now) | sent;
             stored.fit(&self.config);
             changed
         };
