@@ -6,7 +6,10 @@
 //! time, runs the crate's rules on it, and, when they changed something,
 //! writes the result back with a compare-and-set against the payload it
 //! read (so two processes never both win a transition, never exceed the
-//! probe limit together and never lose a counted failure). Nothing is
+//! probe limit together and never lose a counted failure). Under the
+//! `rate` policy a closed success is an [`Increment`] the store applies
+//! in its own atomic step instead (Redis, SQL and memory do), so that the
+//! successes of a fleet never race each other's compare-and-set. Nothing is
 //! written when nothing changed, and no lock is held across the protected
 //! call. Probes carry a lease: a process that dies mid-probe frees its slot
 //! when the lease ends.
@@ -157,10 +160,14 @@ pub enum Swap {
 
 /// A store of payloads under keys, with a clock of its own: what a
 /// [`SharedFuse`] needs from Redis, a database or memory. It knows no rule
-/// of the circuit: it reads, and it compares and sets.
+/// of the circuit but one: it reads, it compares and sets, and (if it can)
+/// it applies an [`Increment`], the closed success of the `rate` policy,
+/// whose rule [`Increment::apply`] gives.
 ///
 /// Implementations must make [`swap`](Self::swap) atomic: of two swaps
-/// that expect the same payload, at most one writes.
+/// that expect the same payload, at most one writes; and
+/// [`increment`](Self::increment) atomic against every other write of the
+/// key (so that two increments never lose one another).
 ///
 /// ```
 /// use fuse_breaker::store::{Loaded, MemoryStore, Store, Swap};

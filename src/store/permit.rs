@@ -26,6 +26,12 @@ pub(super) enum Grantor {
 /// trip when the store granted it). A permit dropped without a verdict
 /// changes nothing; a probe's slot comes back when its lease ends.
 ///
+/// Under the `rate` policy with a `slow_call_duration`, the call's time is
+/// measured on this process's monotonic clock, from the store's grant of
+/// the permit to its verdict (read only then): the store's clock orders
+/// the fleet's events, but a call's duration is the process's own to
+/// measure, and a round trip's time is not part of it.
+///
 /// ```
 /// use std::sync::Arc;
 /// use fuse_breaker::store::{MemoryStore, SharedFuse};
