@@ -70,28 +70,64 @@ impl SharedFuse {
         }
     }
 
-    /// A verdict that asks the store: a closed success under `rate` as a
-    /// [`Increment`] where the store applies one (one round trip, no race with
-    /// other processes' successes), anything else as the model's step.
+    /// A verdict that asks the store: a closed success under `rate` as an
+    /// [`Increment`] where the store applies one (one round trip, no race
+    /// with other processes' successes), anything else as the model's step.
+    ///
+    /// A closed permit granted while the key was absent has no generation
+    /// yet: it belongs to the key's first epoch, whatever generation names
+    /// it. Its success takes the model's step (the key's first write, if
+    /// the key is still absent), unless the key turns out to be named and
+    /// still in that epoch: then it is an increment under that name, so
+    /// that the first successes of a fleet on a new key do not race each
+    /// other's compare-and-set and every increment since.
     async fn conclude_asking(
         &self,
         ticket: Ticket,
         verdict: Verdict,
         slow: bool,
     ) -> Result<(), StoreError> {
-        if verdict == Verdict::Success
+        let increments = verdict == Verdict::Success
             && !slow
-            && let Some(increment) = Increment::success(&self.config, &ticket, self.ttl)
-            && self
-                .round_trip(self.store.increment(self.key(), &increment))
-                .await?
-        {
+            && !ticket.is_probe()
+            && self.config.policy() == crate::Policy::Rate;
+        if increments && ticket.generation != 0 && self.increment(&ticket).await? {
             return Ok(());
         }
-        let ticket = &ticket;
+        let unnamed = increments && ticket.generation == 0 && ticket.epoch == 0;
+        let mut named = None;
         let step = self.step(None, |stored, now| {
-            stored.timed_verdict(&self.config, ticket, verdict, slow, now)
+            named = None;
+            if unnamed && stored.generation != 0 && stored.owns_closed(&ticket) {
+                named = Some(Ticket {
+                    generation: stored.generation,
+                    ..ticket
+                });
+                return false;
+            }
+            stored.timed_verdict(&self.config, &ticket, verdict, slow, now)
+        });
+        self.round_trip(step).await?;
+        let Some(named) = named else {
+            return Ok(());
+        };
+        if self.increment(&named).await? {
+            return Ok(());
+        }
+        // The key moved on since: the model's step decides.
+        let step = self.step(None, |stored, now| {
+            stored.timed_verdict(&self.config, &named, verdict, slow, now)
         });
         self.round_trip(step).await.map(drop)
+    }
+
+    /// Whether the store applied the increment of `ticket`'s success (not
+    /// when the configuration or the store has none).
+    async fn increment(&self, ticket: &Ticket) -> Result<bool, StoreError> {
+        let Some(increment) = Increment::success(&self.config, ticket, self.ttl) else {
+            return Ok(false);
+        };
+        self.round_trip(self.store.increment(self.key(), &increment))
+            .await
     }
 }

@@ -219,3 +219,37 @@ async fn succeed(fuse: &SharedFuse, tasks: usize, per_task: usize) {
     }))
     .await;
 }
+
+#[test]
+fn the_first_successes_on_a_new_key_do_not_race_the_increments() {
+    block_on(async {
+        for (name, store) in raw_stores() {
+            let key = unique("first");
+            let counted = Arc::new(Counting::new(store.clone()));
+            let fuse = SharedFuse::builder(&key, counted.clone())
+                .config(rate())
+                .build();
+            // 64 permits granted while the key is absent (no generation
+            // yet); the first success writes the key; then 64 permits of
+            // the named key, and all the successes at once: the unnamed
+            // ones find the key named and increment it too, rather than
+            // race the increments with compare-and-sets.
+            let mut unnamed = futures::future::join_all((0..64).map(|_| fuse.try_acquire())).await;
+            unnamed.pop().unwrap().unwrap().success().await.unwrap();
+            let named = futures::future::join_all((0..64).map(|_| fuse.try_acquire())).await;
+            let before = counted.round_trips();
+            let successes = unnamed
+                .into_iter()
+                .chain(named)
+                .map(|permit| permit.unwrap().success());
+            futures::future::join_all(successes).await;
+            let trips = counted.round_trips() - before;
+            // A read and an increment for each unnamed one, an increment
+            // for each named one.
+            assert_eq!(trips, 2 * 63 + 64, "{name}");
+            let snapshot = fuse.snapshot().await.unwrap();
+            assert_eq!(snapshot.calls, 128, "{name}: every success counted");
+            store.delete(&format!("fuse:{key}"), false).await.unwrap();
+        }
+    });
+}
