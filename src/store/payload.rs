@@ -24,7 +24,7 @@ use super::stored::{Lease, Stored};
 mod rate;
 
 use rate::OwnRate;
-pub(crate) use rate::width;
+pub(crate) use rate::{rate_prefix, width};
 
 /// The version of the `fuse` part this crate writes.
 const VERSION: u32 = 1;
@@ -265,25 +265,6 @@ pub(crate) fn write(stored: &Stored, width: u64) -> Vec<u8> {
         }),
     };
     serde_json::to_vec(&payload).unwrap_or_default()
-}
-
-/// The text a payload of a closed circuit of `generation` and `epoch` with
-/// a `rate` window `width` nanoseconds wide starts with, before the
-/// window's buckets (what a [`Increment`](super::Increment) applies to): the
-/// payload [`write`] makes of it, without its buckets and what follows.
-pub(crate) fn rate_prefix(generation: u64, epoch: u64, width: u64) -> Vec<u8> {
-    let stored = Stored {
-        generation,
-        epoch,
-        head: head(State::Closed, epoch, 0, 0),
-        opened_at: 0,
-        window: Window::Rate(Buckets::default()),
-        leases: Vec::new(),
-    };
-    let mut bytes = write(&stored, width);
-    let end = b"[]".len() + super::Increment::SUFFIX.len();
-    bytes.truncate(bytes.len().saturating_sub(end));
-    bytes
 }
 
 /// The failure times of a `count` window (none under another policy).

@@ -6,7 +6,10 @@ use serde::{Deserialize, Serialize};
 use crate::config::{Config, MAX_WINDOW_BUCKETS};
 use crate::policy::{Buckets, Counts};
 
-use super::{Fresh, PayloadError};
+use super::super::stored::Stored;
+use super::{Fresh, PayloadError, head, write};
+use crate::policy::Window;
+use crate::snapshot::State;
 
 /// The `rate` window under `fuse.rate`: the width of a bucket in
 /// nanoseconds (`failure_window / window_buckets` of the writer), and the
@@ -98,4 +101,23 @@ impl OwnRate {
 /// one): what a payload's `fuse.rate.width_ns` says.
 pub(crate) fn width(config: &Config) -> u64 {
     (config.window_nanos() / u64::from(config.window_buckets())).max(1)
+}
+
+/// The text a payload of a closed circuit of `generation` and `epoch` with
+/// a `rate` window `width` nanoseconds wide starts with, before the
+/// window's buckets (what a [`Increment`](super::Increment) applies to): the
+/// payload [`write`] makes of it, without its buckets and what follows.
+pub(crate) fn rate_prefix(generation: u64, epoch: u64, width: u64) -> Vec<u8> {
+    let stored = Stored {
+        generation,
+        epoch,
+        head: head(State::Closed, epoch, 0, 0),
+        opened_at: 0,
+        window: Window::Rate(Buckets::default()),
+        leases: Vec::new(),
+    };
+    let mut bytes = write(&stored, width);
+    let end = b"[]".len() + super::super::Increment::SUFFIX.len();
+    bytes.truncate(bytes.len().saturating_sub(end));
+    bytes
 }

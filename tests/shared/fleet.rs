@@ -5,14 +5,15 @@
 //! fleet's rate is a third, and the circuit stays closed; all three
 //! failing: it opens, once.
 //!
-//! The children start together (at a time the parent gives) and pace
-//! their calls (one every `TICK`), so that their verdicts interleave as a
-//! fleet's do.
+//! The children start together (each says it is ready, connected to its
+//! store, and waits for the parent's word) and pace their calls (one every
+//! `TICK`), so that their verdicts interleave as a fleet's do.
 
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use fuse_breaker::store::{SharedFuse, Store};
 use fuse_breaker::{Config, Policy, Reason, State, Transition};
@@ -49,13 +50,13 @@ fn open(url: &str) -> Arc<dyn Store> {
     }
 }
 
-/// 50 % over at least 60 calls, in a minute of 10 buckets; open a minute
+/// 50 % over at least 90 calls (a quarter of the fleet's), in a minute of 10 buckets; open a minute
 /// (the test ends long before it would probe).
 fn config() -> Config {
     Config::builder()
         .policy(Policy::Rate)
         .failure_rate(50)
-        .minimum_calls(60)
+        .minimum_calls(90)
         .open_duration(Duration::from_mins(1))
         .build()
         .expect("a valid configuration")
@@ -70,12 +71,7 @@ fn circuit(url: &str, name: &str, cached: bool) -> SharedFuse {
     }
 }
 
-fn unix_millis() -> u64 {
-    let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
-    u64::try_from(since.as_millis()).unwrap()
-}
-
-/// A child: `CALLS` calls, one per `TICK` from the start time, each
+/// A child: `CALLS` calls, one per `TICK` from the parent's word, each
 /// failing or succeeding as its role says; prints `child: transitions N`
 /// (openings it reported) and `child: rejected N`.
 #[test]
@@ -87,7 +83,6 @@ fn child() {
         var("FUSE_FLEET_URL"),
         var("FUSE_FLEET_KEY"),
     );
-    let start: u64 = var("FUSE_FLEET_START").parse().unwrap();
     let cached = var("FUSE_FLEET_CACHED") == "1";
     runtime().block_on(async {
         let fuse = circuit(&url, &name, cached);
@@ -98,7 +93,11 @@ fn child() {
                 count.fetch_add(1, Ordering::SeqCst);
             }
         });
-        tokio::time::sleep(Duration::from_millis(start.saturating_sub(unix_millis()))).await;
+        // Connected (the key read once), ready; then the parent's word.
+        fuse.state().await.unwrap();
+        println!("\nchild: ready");
+        let mut word = String::new();
+        std::io::stdin().read_line(&mut word).unwrap();
         let mut rejected = 0;
         let mut tick = tokio::time::interval(TICK);
         for _ in 0..CALLS {
@@ -125,8 +124,7 @@ fn child() {
 /// Runs one child per role on `url` and key `name`; the sums of what they
 /// printed.
 fn run(url: &str, name: &str, roles: [&str; 3], cached: bool) -> (usize, usize) {
-    let start = unix_millis() + 1_500;
-    let children: Vec<_> = roles
+    let mut children: Vec<_> = roles
         .iter()
         .map(|role| {
             Command::new(std::env::current_exe().unwrap())
@@ -140,18 +138,32 @@ fn run(url: &str, name: &str, roles: [&str; 3], cached: bool) -> (usize, usize) 
                 .env("FUSE_FLEET_ROLE", role)
                 .env("FUSE_FLEET_URL", url)
                 .env("FUSE_FLEET_KEY", name)
-                .env("FUSE_FLEET_START", start.to_string())
                 .env("FUSE_FLEET_CACHED", if cached { "1" } else { "0" })
+                .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .spawn()
                 .expect("the test binary")
         })
         .collect();
+    // Every child ready before any starts.
+    let mut outputs: Vec<_> = children
+        .iter_mut()
+        .map(|child| {
+            let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+            let ready = lines.any(|line| line.is_ok_and(|line| line == "child: ready"));
+            assert!(ready, "a child did not get ready");
+            lines
+        })
+        .collect();
+    for child in &mut children {
+        child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    }
     let (mut transitions, mut rejected) = (0, 0);
-    for child in children {
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "a child failed: {out:?}");
-        for line in String::from_utf8_lossy(&out.stdout).lines() {
+    for (child, lines) in children.iter_mut().zip(&mut outputs) {
+        let lines: Vec<String> = lines.map_while(Result::ok).collect();
+        let status = child.wait().unwrap();
+        assert!(status.success(), "a child failed: {lines:?}");
+        for line in lines {
             let number = |prefix: &str| {
                 line.strip_prefix(prefix)
                     .and_then(|n| n.parse::<usize>().ok())
