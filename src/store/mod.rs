@@ -46,6 +46,8 @@ mod conclude;
 mod conclusion;
 mod counting;
 mod error;
+#[cfg(any(feature = "redis", feature = "sql"))]
+mod flush;
 mod future;
 mod health;
 mod increment;

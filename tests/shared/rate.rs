@@ -318,3 +318,22 @@ fn a_batch_survives_another_process_naming_the_key() {
         assert_eq!((snapshot.calls, snapshot.failed), (5, 2));
     });
 }
+
+#[cfg(any(feature = "redis", feature = "sql"))]
+#[test]
+fn cached_mode_sends_its_batch_when_no_call_comes() {
+    block_on(async {
+        for (name, store) in stores() {
+            let staleness = Duration::from_millis(50);
+            let (fuse, _) = cached(&store, &rate(50, 10), staleness);
+            for _ in 0..5 {
+                call(&fuse, false).await;
+            }
+            assert_eq!(fuse.unsent(), 5, "{name}");
+            // No call: the circuit's own task sends the batch.
+            tokio::time::sleep(staleness * 3).await;
+            assert_eq!(fuse.unsent(), 0, "{name}");
+            assert_eq!(fuse.snapshot().await.unwrap().calls, 5, "{name}");
+        }
+    });
+}
