@@ -10,6 +10,9 @@
 //!   circuit in cached mode (a 60 s staleness) whose mirror is a quiet
 //!   closed circuit, each future polled once where it is with a no-op
 //!   waker (both are ready at once: no round trip);
+//! - `cached/shared_fuse_rate`: the same under the `rate` policy, where
+//!   each success is counted in the process's batch (to be sent with the
+//!   next round trip, at least once per staleness) rather than nowhere;
 //! - `baseline/ready_future`: polling a ready future, the floor of any
 //!   asynchronous call here.
 
@@ -22,7 +25,7 @@ use std::time::Duration;
 
 use criterion::Criterion;
 use fuse_breaker::store::{MemoryStore, SharedFuse};
-use fuse_breaker::{Config, Fuse};
+use fuse_breaker::{Config, Fuse, Policy};
 
 /// Polls `future` once where it is (as an executor polls a task's future
 /// in place).
@@ -63,6 +66,30 @@ fn main() {
     group.bench_function("cached/shared_fuse", |b| {
         b.iter(|| {
             let permit = poll_once(&mut shared.try_acquire(), &mut cx).expect("closed");
+            black_box(poll_once(&mut permit.success(), &mut cx).is_ok())
+        });
+    });
+    let rate = Config::builder()
+        .policy(Policy::Rate)
+        .minimum_calls(fuse_breaker::MAX_MINIMUM_CALLS)
+        .build()
+        .expect("a valid configuration");
+    let shared_rate = SharedFuse::builder("bench-rate", Arc::new(MemoryStore::new()))
+        .config(rate)
+        .cached(Duration::from_mins(1))
+        .build();
+    futures::executor::block_on(async {
+        shared_rate
+            .try_acquire()
+            .await
+            .unwrap()
+            .success()
+            .await
+            .unwrap();
+    });
+    group.bench_function("cached/shared_fuse_rate", |b| {
+        b.iter(|| {
+            let permit = poll_once(&mut shared_rate.try_acquire(), &mut cx).expect("closed");
             black_box(poll_once(&mut permit.success(), &mut cx).is_ok())
         });
     });

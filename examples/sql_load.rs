@@ -14,7 +14,8 @@
 //! of the table) and one workload: `successes`, `alternating` and
 //! `failures` as in the `store_load` example (with cached rows, 100 ms),
 //! and `transitions`, each call opening or closing the circuit in turn (a
-//! write of a new epoch). The
+//! write of a new epoch), each also under the `rate` policy (`rate, ...`
+//! rows; transitions are the same under both). The
 //! anchor runs the same workloads with a `SELECT` before the call and an
 //! upsert after it.
 
@@ -25,10 +26,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use fuse_breaker::Policy;
 use fuse_breaker::store::SqlStore;
 use load::{
-    Row, STALENESS, Workload, arguments, drive, lost_failures, print, read_modify_write_step,
-    shared, unique,
+    Row, STALENESS, Workload, arguments, drive, lost_failures, named, print,
+    read_modify_write_step, shared, unique,
 };
 
 /// The database's pool, for the anchor's statements.
@@ -151,11 +153,21 @@ fn main() {
                 Workload::Transitions,
             ] {
                 let what = workload.name();
-                let row = shared(store(), tasks, time, workload, None).await;
-                print(&format!("strict, {what}"), tasks, &row);
-                if matches!(workload, Workload::Successes | Workload::Alternating) {
-                    let row = shared(store(), tasks, time, workload, Some(STALENESS)).await;
-                    print(&format!("cached (100 ms), {what}"), tasks, &row);
+                for policy in [Policy::Count, Policy::Rate] {
+                    if policy == Policy::Rate && workload == Workload::Transitions {
+                        continue;
+                    }
+                    let row = shared(store(), tasks, time, workload, None, policy).await;
+                    print(&named(policy, &format!("strict, {what}")), tasks, &row);
+                    if matches!(workload, Workload::Successes | Workload::Alternating) {
+                        let cached = Some(STALENESS);
+                        let row = shared(store(), tasks, time, workload, cached, policy).await;
+                        print(
+                            &named(policy, &format!("cached (100 ms), {what}")),
+                            tasks,
+                            &row,
+                        );
+                    }
                 }
                 let row = read_then_upsert(&pool, tasks, time, workload).await;
                 print(&format!("read-then-upsert, {what}"), tasks, &row);

@@ -24,6 +24,11 @@
 //! - `cached (100 ms)`: the same circuits in cached mode, deciding from a
 //!   mirror up to 100 ms old (successes on a quiet closed circuit make no
 //!   round trip; failures still do);
+//! - `rate, ...`: the same rows under the `rate` policy (SPEC §9), whose
+//!   window a closed success changes: in strict mode each success is an
+//!   increment the server applies (one round trip, no compare-and-set to
+//!   lose), in cached mode successes are batched and sent with the next
+//!   round trip (at least once per staleness);
 //! - `read-modify-write`: milon/fuse's way, a GET before the call and a
 //!   SET after it, for the same workloads (its lost failures counted the
 //!   same way).
@@ -35,10 +40,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use fuse_breaker::Policy;
 use fuse_breaker::store::RedisStore;
 use load::{
-    Row, STALENESS, Workload, arguments, drive, lost_failures, print, read_modify_write_step,
-    shared, unique,
+    Row, STALENESS, Workload, arguments, drive, lost_failures, named, print,
+    read_modify_write_step, shared, unique,
 };
 
 /// milon/fuse's store: GET the snapshot, decide, run, SET it back.
@@ -117,11 +123,18 @@ fn main() {
                 Workload::Failures,
             ] {
                 let what = workload.name();
-                let row = shared(redis(&url), tasks, time, workload, None).await;
-                print(&format!("strict, {what}"), tasks, &row);
-                if workload != Workload::Failures {
-                    let row = shared(redis(&url), tasks, time, workload, Some(STALENESS)).await;
-                    print(&format!("cached (100 ms), {what}"), tasks, &row);
+                for policy in [Policy::Count, Policy::Rate] {
+                    let row = shared(redis(&url), tasks, time, workload, None, policy).await;
+                    print(&named(policy, &format!("strict, {what}")), tasks, &row);
+                    if workload != Workload::Failures {
+                        let cached = Some(STALENESS);
+                        let row = shared(redis(&url), tasks, time, workload, cached, policy).await;
+                        print(
+                            &named(policy, &format!("cached (100 ms), {what}")),
+                            tasks,
+                            &row,
+                        );
+                    }
                 }
                 let row = read_modify_write(&url, tasks, time, workload).await;
                 print(&format!("read-modify-write, {what}"), tasks, &row);

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use fuse_breaker::store::{Counting, SharedFuse, Store};
-use fuse_breaker::{Config, FailureKind};
+use fuse_breaker::{Config, FailureKind, Policy};
 
 /// A workload's result: calls made in how long, round trips, and for
 /// failures how many of those recorded the key does not hold.
@@ -121,19 +121,23 @@ where
     (made, started.elapsed())
 }
 
-/// A shared circuit's row on `store`: strict mode, or cached with
-/// `staleness`.
+/// A shared circuit's row on `store` under `policy`: strict mode, or
+/// cached with `staleness`.
 pub(crate) async fn shared(
     store: impl Store,
     tasks: usize,
     time: Duration,
     workload: Workload,
     staleness: Option<Duration>,
+    policy: Policy,
 ) -> Row {
     let store = Arc::new(Counting::new(store));
-    // A threshold no run reaches, a window longer than any run.
+    // A threshold (under `rate`: a minimum) no run reaches, a window
+    // longer than any run.
     let config = Config::builder()
+        .policy(policy)
         .failure_threshold(fuse_breaker::MAX_FAILURE_THRESHOLD)
+        .minimum_calls(fuse_breaker::MAX_MINIMUM_CALLS)
         .build()
         .expect("a valid configuration");
     let mut builder = SharedFuse::builder(unique("shared"), store.clone()).config(config);
@@ -164,13 +168,12 @@ pub(crate) async fn shared(
     .await;
     let trips = store.round_trips();
     let lost = if workload == Workload::Failures {
-        let held = fuse
-            .snapshot()
-            .await
-            .expect("a readable circuit")
-            .failures
-            .len();
-        Some(calls.saturating_sub(held as u64))
+        let snapshot = fuse.snapshot().await.expect("a readable circuit");
+        let held = match policy {
+            Policy::Rate => snapshot.failed,
+            _ => snapshot.failures.len() as u64,
+        };
+        Some(calls.saturating_sub(held))
     } else {
         None
     };
@@ -179,6 +182,15 @@ pub(crate) async fn shared(
         time,
         trips,
         lost,
+    }
+}
+
+/// The rows of `policy`'s name: `count` rows as they always were, `rate`
+/// rows named so.
+pub(crate) fn named(policy: Policy, row: &str) -> String {
+    match policy {
+        Policy::Rate => format!("rate, {row}"),
+        _ => row.to_owned(),
     }
 }
 

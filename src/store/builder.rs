@@ -147,6 +147,14 @@ impl SharedFuseBuilder {
     /// ticks every millisecond: the bound holds to that tick (and to how
     /// late an overloaded machine runs the clock's thread).
     ///
+    /// Under the `rate` policy a closed success changes the fleet's window:
+    /// it is counted in a batch with no round trip and sent with the next
+    /// step on the key (a failure or a slow call, which go at once, or the
+    /// first admission after `staleness`), and, for a circuit built inside
+    /// a tokio runtime with the `redis` or `sql` feature, by a task of the
+    /// circuit's own once per `staleness` when no call comes
+    /// ([`SharedFuse::unsent`] tells how many wait).
+    ///
     /// ```
     /// # use std::sync::Arc;
     /// # use std::time::Duration;
@@ -194,6 +202,15 @@ impl SharedFuseBuilder {
             if let Some(changes) = self.store.changes() {
                 changes.watch(names.key(), &cache);
             }
+            #[cfg(any(feature = "redis", feature = "sql"))]
+            super::flush::Flush {
+                store: self.store.clone(),
+                key: names.key().to_owned(),
+                config: self.config.clone(),
+                lease,
+                ttl,
+            }
+            .start(&cache);
             cache
         });
         SharedFuse {

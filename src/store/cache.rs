@@ -5,6 +5,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
+use super::batch::{Batch, Pending};
 use super::mirror::Mirror;
 use super::payload::{self, Fresh};
 use super::stored::{Stored, Ticket};
@@ -28,6 +29,8 @@ pub(crate) struct Cache {
     quiet: Words4,
     /// The coarse clock the quiet deadline is kept on (one load).
     clock: crate::clock::Time,
+    /// Under `rate`: the closed successes not sent yet.
+    pending: Pending,
 }
 
 impl Cache {
@@ -40,7 +43,24 @@ impl Cache {
             mirror: Mutex::default(),
             quiet: Words4::default(),
             clock: crate::clock::Time::new(None, true),
+            pending: Pending::default(),
         }
+    }
+
+    /// Counts a closed success of `ticket` in the batch (under `rate`).
+    pub(crate) fn batch(&self, ticket: Ticket) {
+        let width = payload::width(&self.config);
+        self.pending.add(ticket, self.clock.now(), width);
+    }
+
+    /// The batches to send with a step.
+    pub(crate) fn take_batches(&self) -> Vec<Batch> {
+        self.pending.take(self.clock.now())
+    }
+
+    /// How many closed successes wait in the batch.
+    pub(crate) fn batched(&self) -> u64 {
+        self.pending.calls()
     }
 
     pub(crate) fn staleness(&self) -> Duration {
@@ -112,7 +132,7 @@ impl Cache {
     /// the mirror is forgotten).
     pub(crate) fn announced(&self, bytes: &[u8], now: Duration) -> bool {
         let now = payload::store_time(now);
-        let fresh = Fresh::at(now, self.lease);
+        let fresh = Fresh::at(now, self.lease).of(&self.config);
         if let Ok(stored) = payload::read(&self.key, bytes, fresh) {
             self.remember(&stored, now);
             true

@@ -3,45 +3,131 @@
 
 use super::conclusion::Conclusion;
 use super::error::StoreError;
+use super::increment::Increment;
 use super::shared::SharedFuse;
 use super::stored::Ticket;
 use crate::verdict::Verdict;
 
 impl SharedFuse {
-    /// Ends a permit the store granted; `Ok` also when the verdict was
-    /// stale.
+    /// Ends a permit the store granted, on a call that was `slow` or not
+    /// (see [`is_slow`](crate::policy::is_slow)); `Ok` also when the
+    /// verdict was stale.
     #[inline]
-    pub(super) fn conclude_in_store(&self, ticket: Ticket, verdict: Verdict) -> Conclusion<'_> {
-        let quiet =
-            verdict != Verdict::Failure && self.quiet_ticket().is_some_and(|quiet| quiet == ticket);
+    pub(super) fn conclude_in_store(
+        &self,
+        ticket: Ticket,
+        verdict: Verdict,
+        slow: bool,
+    ) -> Conclusion<'_> {
+        let quiet = verdict != Verdict::Failure
+            && !slow
+            && self.quiet_ticket().is_some_and(|quiet| quiet == ticket);
         if quiet {
             // A success or an ignore of the quiet circuit's own permit:
-            // nothing to clear, nothing to send.
+            // nothing to clear, nothing to send now (under `rate`, a
+            // success waits in the batch).
+            if verdict == Verdict::Success {
+                self.batch(ticket);
+            }
             return Conclusion::settled();
         }
-        self.conclude_slow(ticket, verdict)
+        self.conclude_slow(ticket, verdict, slow)
+    }
+
+    /// Under `rate`, counts a quiet success in the batch.
+    #[inline]
+    fn batch(&self, ticket: Ticket) {
+        if self.config.policy() == crate::Policy::Rate
+            && let Some(cache) = &self.cache
+        {
+            cache.batch(ticket);
+        }
     }
 
     /// A verdict the quiet mirror does not settle.
     #[inline(never)]
-    fn conclude_slow(&self, ticket: Ticket, verdict: Verdict) -> Conclusion<'_> {
+    fn conclude_slow(&self, ticket: Ticket, verdict: Verdict, slow: bool) -> Conclusion<'_> {
         let settled = self.by_mirror(|mirror, staleness| {
+            if verdict == Verdict::Success
+                && !slow
+                && !ticket.is_probe()
+                && mirror.batches(&self.config, &ticket, staleness)
+            {
+                return Some(true);
+            }
             mirror
-                .settles(&self.config, &ticket, verdict, staleness)
-                .then_some(())
+                .settles(&self.config, &ticket, verdict, slow, staleness)
+                .then_some(false)
         });
-        if settled.is_some() {
-            return Conclusion::settled();
+        match settled {
+            Some(batched) => {
+                if batched {
+                    self.batch(ticket);
+                }
+                Conclusion::settled()
+            }
+            None => Conclusion::asking(self.conclude_asking(ticket, verdict, slow)),
         }
-        Conclusion::asking(self.conclude_asking(ticket, verdict))
     }
 
-    /// A verdict that asks the store.
-    async fn conclude_asking(&self, ticket: Ticket, verdict: Verdict) -> Result<(), StoreError> {
-        let ticket = &ticket;
+    /// A verdict that asks the store: a closed success under `rate` as an
+    /// [`Increment`] where the store applies one (one round trip, no race
+    /// with other processes' successes), anything else as the model's step.
+    ///
+    /// A closed permit granted while the key was absent has no generation
+    /// yet: it belongs to the key's first epoch, whatever generation names
+    /// it. Its success takes the model's step (the key's first write, if
+    /// the key is still absent), unless the key turns out to be named and
+    /// still in that epoch: then it is an increment under that name, so
+    /// that the first successes of a fleet on a new key do not race each
+    /// other's compare-and-set and every increment since.
+    async fn conclude_asking(
+        &self,
+        ticket: Ticket,
+        verdict: Verdict,
+        slow: bool,
+    ) -> Result<(), StoreError> {
+        let increments = verdict == Verdict::Success
+            && !slow
+            && !ticket.is_probe()
+            && self.config.policy() == crate::Policy::Rate;
+        if increments && ticket.generation != 0 && self.increment(&ticket).await? {
+            return Ok(());
+        }
+        let unnamed = increments && ticket.generation == 0 && ticket.epoch == 0;
+        let mut named = None;
         let step = self.step(None, |stored, now| {
-            stored.verdict(&self.config, ticket, verdict, now)
+            named = None;
+            if unnamed && stored.generation != 0 && stored.owns_closed(&ticket) {
+                named = Some(Ticket {
+                    generation: stored.generation,
+                    ..ticket
+                });
+                return false;
+            }
+            stored.timed_verdict(&self.config, &ticket, verdict, slow, now)
+        });
+        self.round_trip(step).await?;
+        let Some(named) = named else {
+            return Ok(());
+        };
+        if self.increment(&named).await? {
+            return Ok(());
+        }
+        // The key moved on since: the model's step decides.
+        let step = self.step(None, |stored, now| {
+            stored.timed_verdict(&self.config, &named, verdict, slow, now)
         });
         self.round_trip(step).await.map(drop)
+    }
+
+    /// Whether the store applied the increment of `ticket`'s success (not
+    /// when the configuration or the store has none).
+    async fn increment(&self, ticket: &Ticket) -> Result<bool, StoreError> {
+        let Some(increment) = Increment::success(&self.config, ticket, self.ttl) else {
+            return Ok(false);
+        };
+        self.round_trip(self.store.increment(self.key(), &increment))
+            .await
     }
 }

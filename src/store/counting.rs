@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::{Changes, KeyPage, Loaded, Store, StoreError, Swap};
+use super::{Changes, Increment, KeyPage, Loaded, Store, StoreError, Swap};
 use crate::sync::Tally;
 
 /// A [`Store`] that counts the round trips made through it: to see what a
@@ -87,6 +87,11 @@ impl<S: Store> Store for Counting<S> {
     async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError> {
         self.trips.add(1);
         self.inner.delete(key, announce).await
+    }
+
+    async fn increment(&self, key: &str, increment: &Increment) -> Result<bool, StoreError> {
+        self.trips.add(1);
+        self.inner.increment(key, increment).await
     }
 
     fn changes(&self) -> Option<&Changes> {

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
-use super::{Changes, KeyPage, Loaded, Store, StoreError, Swap};
+use super::{Changes, Increment, KeyPage, Loaded, Store, StoreError, Swap};
 
 /// A [`Store`] in memory: one process's circuits, shared by its
 /// [`SharedFuse`](super::SharedFuse)s exactly as a server would share them
@@ -246,6 +246,23 @@ impl Store for MemoryStore {
             self.changes.tell(key, b"", now);
         }
         Ok(())
+    }
+
+    /// [`Increment::apply`] under the store's lock, on its clock.
+    async fn increment(&self, key: &str, increment: &Increment) -> Result<bool, StoreError> {
+        let mut inner = self.reachable()?;
+        let now = inner.now();
+        let Some(current) = inner.get(key, now) else {
+            return Ok(false);
+        };
+        let Some(new) = increment.apply(&current, now) else {
+            return Ok(false);
+        };
+        inner
+            .keys
+            .insert(key.to_owned(), (new, now + increment.ttl()));
+        inner.writes += 1;
+        Ok(true)
     }
 
     fn changes(&self) -> Option<&Changes> {

@@ -8,10 +8,17 @@
 //! the mirror is open and cooling down, and a closed verdict with nothing
 //! to record or clear. Everything else goes to the store: half-open
 //! admissions, every probe verdict, every failure.
+//!
+//! Under `rate` an admission of a closed circuit changes nothing whatever
+//! its window holds (a success never clears it), so a closed mirror is
+//! quiet; a closed success is counted in the process's batch (see
+//! `batch`) rather than sent, and a slow call goes to the store as a
+//! failure does.
 
 use std::time::{Duration, Instant};
 
 use super::stored::{At, Entry, Stored, Ticket};
+use crate::Policy;
 use crate::config::Config;
 use crate::snapshot::State;
 use crate::verdict::Verdict;
@@ -38,7 +45,7 @@ impl Mirror {
     /// a closed circuit with no failures (the common case of cached mode,
     /// kept where admission reads it without a lock).
     pub(crate) fn quiet_ticket(&self, config: &Config) -> Option<Ticket> {
-        if self.stored.state() != State::Closed || !self.stored.window.is_empty() {
+        if !self.quiet(config) {
             return None;
         }
         let at = At {
@@ -51,6 +58,22 @@ impl Mirror {
             (Entry::Granted(ticket), false) => Some(ticket),
             _ => None,
         }
+    }
+
+    /// Whether a closed admission changes nothing here: a closed circuit
+    /// with an empty window, or any closed one under `rate`.
+    fn quiet(&self, config: &Config) -> bool {
+        self.stored.state() == State::Closed
+            && (config.policy() == Policy::Rate || self.stored.window.is_empty())
+    }
+
+    /// Whether the success of the closed `ticket` is one for the batch
+    /// (under `rate`, a fresh mirror that granted it), rather than a
+    /// round trip.
+    pub(crate) fn batches(&self, config: &Config, ticket: &Ticket, staleness: Duration) -> bool {
+        config.policy() == Policy::Rate
+            && self.now(staleness).is_some()
+            && self.stored.owns_closed(ticket)
     }
 
     /// Whether `other` is a newer reading than this one.
@@ -73,9 +96,7 @@ impl Mirror {
     /// still cooling down. `None`: ask the store.
     pub(crate) fn admit(&self, config: &Config, staleness: Duration) -> Option<Entry> {
         let now = self.now(staleness)?;
-        let state = self.stored.state();
-        let quiet = state == State::Closed && self.stored.window.is_empty();
-        if !quiet && state != State::Open {
+        if !self.quiet(config) && self.stored.state() != State::Open {
             return None;
         }
         let mut copy = self.stored.clone();
@@ -99,14 +120,18 @@ impl Mirror {
         config: &Config,
         ticket: &Ticket,
         verdict: Verdict,
+        slow: bool,
         staleness: Duration,
     ) -> bool {
-        if ticket.is_probe() || verdict == Verdict::Failure {
+        if ticket.is_probe() || verdict == Verdict::Failure || slow {
             return false;
         }
         let Some(now) = self.now(staleness) else {
             return false;
         };
-        !self.stored.clone().verdict(config, ticket, verdict, now)
+        !self
+            .stored
+            .clone()
+            .timed_verdict(config, ticket, verdict, slow, now)
     }
 }

@@ -6,7 +6,10 @@
 //! time, runs the crate's rules on it, and, when they changed something,
 //! writes the result back with a compare-and-set against the payload it
 //! read (so two processes never both win a transition, never exceed the
-//! probe limit together and never lose a counted failure). Nothing is
+//! probe limit together and never lose a counted failure). Under the
+//! `rate` policy a closed success is an [`Increment`] the store applies
+//! in its own atomic step instead (Redis, SQL and memory do), so that the
+//! successes of a fleet never race each other's compare-and-set. Nothing is
 //! written when nothing changed, and no lock is held across the protected
 //! call. Probes carry a lease: a process that dies mid-probe frees its slot
 //! when the lease ends.
@@ -35,6 +38,7 @@
 //! ```
 
 mod acquire;
+mod batch;
 mod builder;
 mod cache;
 mod changes;
@@ -42,8 +46,11 @@ mod conclude;
 mod conclusion;
 mod counting;
 mod error;
+#[cfg(any(feature = "redis", feature = "sql"))]
+mod flush;
 mod future;
 mod health;
+mod increment;
 mod keys;
 mod manual;
 mod memory;
@@ -76,6 +83,7 @@ pub use conclusion::Conclusion;
 pub use counting::Counting;
 pub use error::{Error, Refusal, StoreError};
 pub use future::Admission;
+pub use increment::Increment;
 pub use keys::KeyPage;
 pub use manual::ManualChange;
 pub use memory::MemoryStore;
@@ -115,7 +123,7 @@ pub async fn snapshot_of(
     if loaded.payload.is_none() {
         return Ok(None);
     }
-    let stored = step::read(store, key, &loaded, 0)?;
+    let stored = step::read(store, key, &loaded, 0, payload::width(config))?;
     Ok(Some(
         stored.snapshot(config, payload::store_time(loaded.now)),
     ))
@@ -154,10 +162,14 @@ pub enum Swap {
 
 /// A store of payloads under keys, with a clock of its own: what a
 /// [`SharedFuse`] needs from Redis, a database or memory. It knows no rule
-/// of the circuit: it reads, and it compares and sets.
+/// of the circuit but one: it reads, it compares and sets, and (if it can)
+/// it applies an [`Increment`], the closed success of the `rate` policy,
+/// whose rule [`Increment::apply`] gives.
 ///
 /// Implementations must make [`swap`](Self::swap) atomic: of two swaps
-/// that expect the same payload, at most one writes.
+/// that expect the same payload, at most one writes; and
+/// [`increment`](Self::increment) atomic against every other write of the
+/// key (so that two increments never lose one another).
 ///
 /// ```
 /// use fuse_breaker::store::{Loaded, MemoryStore, Store, Swap};
@@ -203,6 +215,33 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
     /// one). `announce`: tell every process's [`Changes`] (in the crate's
     /// announcement, an empty payload says the key was deleted).
     async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError>;
+
+    /// Applies `increment` to the payload under `key` in one atomic step of the
+    /// store (see [`Increment`]): `true` when the key held a payload the increment
+    /// applies to (it now holds [`Increment::apply`]'s result, on the store's
+    /// clock, to expire after [`Increment::ttl`]); `false` when it did not (the
+    /// key is unchanged, and the verdict takes a compare-and-set step).
+    /// Default: `false`, always (a store that cannot increment still takes every
+    /// verdict by compare-and-set).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fuse_breaker::store::{MemoryStore, Store, Increment};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let store = MemoryStore::frozen();
+    /// let increment = Increment::new(b"[".to_vec(), 1_000_000, 10, 1, Duration::from_secs(60));
+    /// assert!(!store.increment("fuse:a", &increment).await?, "absent");
+    /// store.put("fuse:a", b"[[]}}}", Duration::from_secs(60));
+    /// assert!(store.increment("fuse:a", &increment).await?);
+    /// assert!(store.load("fuse:a").await?.payload.unwrap().starts_with(b"[[["));
+    /// # Ok::<(), fuse_breaker::store::StoreError>(())
+    /// # }).unwrap();
+    /// ```
+    async fn increment(&self, key: &str, increment: &Increment) -> Result<bool, StoreError> {
+        let _ = (key, increment);
+        Ok(false)
+    }
 
     /// Where this store hands over the transitions announced through it,
     /// if it can ([`Changes`]; default: it cannot, and cached circuits see
@@ -275,6 +314,10 @@ impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
 
     async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError> {
         (**self).delete(key, announce).await
+    }
+
+    async fn increment(&self, key: &str, increment: &Increment) -> Result<bool, StoreError> {
+        (**self).increment(key, increment).await
     }
 
     fn changes(&self) -> Option<&Changes> {

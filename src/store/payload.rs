@@ -12,13 +12,19 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{MAX_DURATION, MAX_HALF_OPEN_PROBES};
+use crate::config::{Config, MAX_DURATION, MAX_HALF_OPEN_PROBES};
 use crate::epoch::Epoch;
 use crate::model::Head;
-use crate::policy::{Failures, Window};
+use crate::policy::{Buckets, Failures, Window};
 use crate::snapshot::State;
 
 use super::stored::{Lease, Stored};
+
+#[path = "payload_rate.rs"]
+mod rate;
+
+use rate::OwnRate;
+pub(crate) use rate::{rate_prefix, width};
 
 /// The version of the `fuse` part this crate writes.
 const VERSION: u32 = 1;
@@ -145,6 +151,10 @@ struct Own {
     opened_at_us: Option<u64>,
     failures_us: Vec<u64>,
     leases: Vec<OwnLease>,
+    /// The window of the `rate` policy (absent under `count`, whose window
+    /// is `failures_us`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    rate: Option<OwnRate>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -161,6 +171,9 @@ struct OwnLease {
 pub(crate) struct Fresh {
     pub(crate) now: u64,
     pub(crate) lease_until: u64,
+    /// The reader's bucket width under `rate`, in nanoseconds (0: keep a
+    /// payload's bucket numbers as written).
+    pub(crate) width: u64,
 }
 
 impl Fresh {
@@ -170,11 +183,22 @@ impl Fresh {
         Fresh {
             now,
             lease_until: now.saturating_add(lease),
+            width: 0,
+        }
+    }
+
+    /// This reading by a reader of `config`: a `rate` window written with
+    /// another bucket width is put in `config`'s buckets.
+    #[must_use]
+    pub(crate) fn of(self, config: &Config) -> Self {
+        Fresh {
+            width: width(config),
+            ..self
         }
     }
 
     /// The latest `opened_at` or failure a payload may hold.
-    fn latest_event(self) -> u64 {
+    pub(super) fn latest_event(self) -> u64 {
         self.now.saturating_add(MAX_AHEAD)
     }
 
@@ -203,8 +227,9 @@ fn checked(key: &str, field: &str, unit: u64, time: u64, limit: u64) -> Result<u
         })
 }
 
-/// The payload of `stored`.
-pub(crate) fn write(stored: &Stored) -> Vec<u8> {
+/// The payload of `stored`, a `rate` window's buckets `width` nanoseconds
+/// wide (see [`width`]).
+pub(crate) fn write(stored: &Stored, width: u64) -> Vec<u8> {
     let half_open = stored.head.state == State::HalfOpen;
     let closed = stored.head.state == State::Closed;
     let payload = Payload {
@@ -233,6 +258,10 @@ pub(crate) fn write(stored: &Stored) -> Vec<u8> {
                     until_us: lease.until / NANOS_PER_MICRO,
                 })
                 .collect(),
+            rate: match &stored.window {
+                Window::Rate(buckets) => Some(OwnRate::of(buckets, width)),
+                Window::Count(_) => None,
+            },
         }),
     };
     serde_json::to_vec(&payload).unwrap_or_default()
@@ -357,7 +386,11 @@ fn read_own(key: &str, own: &Own, head: Head, fresh: Fresh) -> Result<Stored, Pa
         opened_at: own
             .opened_at_us
             .map_or(Ok(0), |at| micros("opened_at_us", at, event))?,
-        window: Window::Count(Failures::from_times(failures)),
+        window: match &own.rate {
+            None => Window::Count(Failures::from_times(failures)),
+            Some(_) if head.state != State::Closed => Window::Rate(Buckets::default()),
+            Some(rate) => Window::Rate(rate.read(key, fresh)?),
+        },
         leases,
     })
 }

@@ -1,4 +1,6 @@
 use super::*;
+use crate::config::MAX_WINDOW_BUCKETS;
+use crate::policy::Counts;
 use crate::store::stored::counted;
 use proptest::prelude::*;
 
@@ -9,7 +11,37 @@ const SEC: u64 = NANOS_PER_SEC;
 const FRESH: Fresh = Fresh {
     now: 1_800_000_000 * SEC,
     lease_until: 1_800_000_000 * SEC,
+    width: WIDTH,
 };
+
+/// The `rate` bucket width of the payloads the tests write (6 s: a minute
+/// in ten buckets).
+const WIDTH: u64 = 6 * SEC;
+
+/// A `rate` window of up to `window_buckets` buckets before the time of
+/// `FRESH`, each with its failed and slow calls among its calls.
+fn buckets() -> impl Strategy<Value = Window> {
+    let last: u64 = 1_800_000_000 / 6;
+    prop::collection::vec(
+        (last - 1_000..=last, 1u64..1_000_000, any::<u64>(), any::<u64>()),
+        0..=MAX_WINDOW_BUCKETS as usize,
+    )
+    .prop_map(|entries| {
+        Window::Rate(Buckets::from_entries(entries.into_iter().map(
+            |(bucket, calls, failed, slow)| {
+                let counts = Counts {
+                    calls,
+                    failed: failed % (calls + 1),
+                    slow: slow % (calls + 1),
+                };
+                (bucket, counts)
+            },
+        )))
+    })
+    .prop_filter("one entry per bucket, at most the bound", |window| {
+        matches!(window, Window::Rate(b) if b.entries().len() <= MAX_WINDOW_BUCKETS as usize)
+    })
+}
 
 fn stored() -> impl Strategy<Value = Stored> {
     let micros = (1_600_000_000_000_000u64..1_800_000_000_000_000).prop_map(|us| us * 1_000);
@@ -25,9 +57,10 @@ fn stored() -> impl Strategy<Value = Stored> {
         prop::collection::vec(micros.clone(), 0..8),
         prop::collection::vec((any::<u64>(), micros), 0..4),
         0u32..4,
+        prop::option::of(buckets()),
     )
         .prop_map(
-            |(state, generation, epoch, opened_at, failures, leases, successes)| {
+            |(state, generation, epoch, opened_at, failures, leases, successes, rate)| {
                 let half_open = state == State::HalfOpen;
                 let leases: Vec<Lease> = if half_open {
                     leases
@@ -48,11 +81,12 @@ fn stored() -> impl Strategy<Value = Stored> {
                         inflight,
                     ),
                     opened_at: if state == State::Closed { 0 } else { opened_at },
-                    window: counted(if state == State::Closed {
-                        failures
-                    } else {
-                        Vec::new()
-                    }),
+                    window: match rate {
+                        Some(_) if state != State::Closed => Window::Rate(Buckets::default()),
+                        Some(rate) => rate,
+                        None if state == State::Closed => counted(failures),
+                        None => counted(Vec::new()),
+                    },
                     leases,
                 }
             },
@@ -64,7 +98,7 @@ proptest! {
     /// microseconds, the payload's unit).
     #[test]
     fn a_written_payload_reads_back(stored in stored()) {
-        let bytes = write(&stored);
+        let bytes = write(&stored, WIDTH);
         prop_assert_eq!(read("fuse:billing", &bytes, FRESH), Ok(stored));
     }
 
@@ -72,7 +106,7 @@ proptest! {
     /// their types and meanings.
     #[test]
     fn milon_reads_its_five_fields_from_a_payload_of_ours(stored in stored()) {
-        let value: serde_json::Value = serde_json::from_slice(&write(&stored)).unwrap();
+        let value: serde_json::Value = serde_json::from_slice(&write(&stored, WIDTH)).unwrap();
         let state = value["state"].as_str().unwrap();
         prop_assert_eq!(state, stored.head.state.as_str());
         if stored.head.state == State::Closed {
@@ -136,7 +170,7 @@ fn a_payload_milon_wrote_over_ours_is_read_by_its_fields() {
         window: counted(vec![1_700_000_001 * SEC]),
         ..Stored::fresh(7)
     };
-    let mut value: serde_json::Value = serde_json::from_slice(&write(&ours)).unwrap();
+    let mut value: serde_json::Value = serde_json::from_slice(&write(&ours, WIDTH)).unwrap();
     // milon/fuse read ours, recorded a failure and wrote its own fields,
     // keeping ours as it found them.
     value["failures"] = serde_json::json!([1_700_000_001u64, 1_700_000_002u64]);
@@ -214,7 +248,7 @@ fn the_largest_payloads_the_crate_writes_are_well_within_the_bound() {
             .collect(),
     };
     for stored in [failing, probing] {
-        let bytes = write(&stored);
+        let bytes = write(&stored, WIDTH);
         assert!(bytes.len() < PayloadError::MAX_BYTES / 2, "{}", bytes.len());
     }
 }
@@ -259,7 +293,7 @@ fn failures_count_only_while_closed() {
         window: counted(vec![1_700_000_001 * SEC]),
         ..Stored::fresh(7)
     };
-    let mut value: serde_json::Value = serde_json::from_slice(&write(&ours)).unwrap();
+    let mut value: serde_json::Value = serde_json::from_slice(&write(&ours, WIDTH)).unwrap();
     value["state"] = "open".into();
     value["opened_at"] = 1_700_000_000u64.into();
     value["fuse"]["opened_at_us"] = 1_700_000_000_000_000u64.into();
@@ -280,3 +314,6 @@ fn a_clock_reading_is_a_time_only_within_what_the_rules_count_in() {
     assert_eq!(at(u64::MAX / SEC, 999_999), None, "u64::MAX ns is no time");
     assert!(at(u64::MAX / SEC, 0).is_some());
 }
+
+#[path = "payload_rate_tests.rs"]
+mod rate;

@@ -1,11 +1,13 @@
 //! [`SharedPermit`]: the right to run one call of a shared circuit.
 
 use std::fmt;
+use std::time::Instant;
 
 use super::conclusion::Conclusion;
 use super::shared::SharedFuse;
 use super::stored::Ticket;
 use crate::permit::OwnedPermit;
+use crate::policy::is_slow;
 use crate::verdict::Verdict;
 
 /// Who granted a permit, and what ends it.
@@ -24,6 +26,12 @@ pub(super) enum Grantor {
 /// trip when the store granted it). A permit dropped without a verdict
 /// changes nothing; a probe's slot comes back when its lease ends.
 ///
+/// Under the `rate` policy with a `slow_call_duration`, the call's time is
+/// measured on this process's monotonic clock, from the store's grant of
+/// the permit to its verdict (read only then): the store's clock orders
+/// the fleet's events, but a call's duration is the process's own to
+/// measure, and a round trip's time is not part of it.
+///
 /// ```
 /// use std::sync::Arc;
 /// use fuse_breaker::store::{MemoryStore, SharedFuse};
@@ -41,12 +49,30 @@ pub(super) enum Grantor {
 pub struct SharedPermit<'a> {
     fuse: &'a SharedFuse,
     grantor: Grantor,
+    /// When the store's permit was granted, on this process's monotonic
+    /// clock: read only when the configuration times calls (`rate` with a
+    /// `slow_call_duration`).
+    started: Option<Instant>,
 }
 
 impl<'a> SharedPermit<'a> {
     #[inline]
     pub(super) fn new(fuse: &'a SharedFuse, grantor: Grantor) -> Self {
-        SharedPermit { fuse, grantor }
+        let timed = fuse.config.times_calls() && matches!(grantor, Grantor::Store(_));
+        SharedPermit {
+            fuse,
+            grantor,
+            started: timed.then(Instant::now),
+        }
+    }
+
+    /// Whether the call was slow: its time from admission to now on this
+    /// process's monotonic clock, at least `slow_call_duration`.
+    fn slow(&self) -> bool {
+        self.started.is_some_and(|started| {
+            let elapsed = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            is_slow(&self.fuse.config, elapsed)
+        })
     }
 
     /// Whether this permit is a half-open probe (of the store's circuit,
@@ -99,7 +125,10 @@ impl<'a> SharedPermit<'a> {
     #[inline]
     pub fn conclude(self, verdict: Verdict) -> Conclusion<'a> {
         match self.grantor {
-            Grantor::Store(ticket) => self.fuse.conclude_in_store(ticket, verdict),
+            Grantor::Store(ticket) => {
+                let slow = self.slow();
+                self.fuse.conclude_in_store(ticket, verdict, slow)
+            }
             Grantor::Local(permit) => {
                 permit.conclude(verdict);
                 Conclusion::settled()

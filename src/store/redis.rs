@@ -10,14 +10,19 @@
 //!   read (or is still absent), and for a transition a `PUBLISH` of the
 //!   new payload with the server's `TIME` on the store's channel; else
 //!   `TIME` and what the key holds;
+//! - *increment* (a closed success under `rate`): the rule of
+//!   [`Increment::apply`] in Lua, on the payload as the key holds it, so
+//!   that two processes' successes never race a compare-and-set;
 //! - *delete* (a reset): `DEL` of the key whatever it holds (a value of
 //!   any type), and its announcement with an empty payload.
 //!
 //! Both take the value's `STRLEN` first: a value above
 //! [`PayloadError::MAX_BYTES`] is answered by its length alone, never sent.
 //!
-//! Neither knows a rule of the circuit: the crate's model decides, Redis
-//! only applies the compare-and-set atomically, on its own clock.
+//! Only the increment knows a rule of the circuit (adding a success to a
+//! `rate` window, which never opens it; a differential test pins the
+//! script to the model); the crate's model makes every other decision, and
+//! Redis applies the compare-and-set atomically, on its own clock.
 //!
 //! Once a cached circuit is built on the store, one more connection
 //! subscribes to the channel and hands each announcement to [`Changes`]
@@ -36,44 +41,12 @@ use redis::{RedisError, Script, Value};
 use super::changes::{Listening, MAX_RELISTEN, MIN_RELISTEN};
 use super::error::public_name;
 use super::payload::{self, PayloadError};
-use super::{Changes, KeyPage, Loaded, Store, StoreError, Swap};
+use super::{Changes, Increment, KeyPage, Loaded, Store, StoreError, Swap};
 
-const LOAD: &str = r"
-local t = redis.call('TIME')
-local n = redis.call('STRLEN', KEYS[1])
-if n > tonumber(ARGV[1]) then return {t[1], t[2], false, n} end
-return {t[1], t[2], redis.call('GET', KEYS[1])}
-";
+#[path = "redis_scripts.rs"]
+mod scripts;
 
-const SWAP: &str = r"
-local n = redis.call('STRLEN', KEYS[1])
-if n > tonumber(ARGV[6]) then
-  local t = redis.call('TIME')
-  return {0, t[1], t[2], false, n}
-end
-local v = redis.call('GET', KEYS[1])
-local same
-if ARGV[1] == '0' then same = (v == false) else same = (v == ARGV[2]) end
-if same then
-  redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
-  if ARGV[5] ~= '' then
-    local t = redis.call('TIME')
-    redis.call('PUBLISH', ARGV[5], t[1] .. ' ' .. t[2] .. ' ' .. #KEYS[1] .. ' ' .. KEYS[1] .. ARGV[3])
-  end
-  return {1}
-end
-local t = redis.call('TIME')
-return {0, t[1], t[2], v}
-";
-
-const DELETE: &str = r"
-redis.call('DEL', KEYS[1])
-if ARGV[1] ~= '' then
-  local t = redis.call('TIME')
-  redis.call('PUBLISH', ARGV[1], t[1] .. ' ' .. t[2] .. ' ' .. #KEYS[1] .. ' ' .. KEYS[1])
-end
-return 1
-";
+use scripts::{DELETE, INCREMENT, LOAD, SWAP};
 
 /// How long a round trip may take before the store counts as unreachable
 /// (the fallback then decides), and how long a connection attempt may
@@ -102,6 +75,7 @@ pub struct RedisStore {
     connection: ConnectionManager,
     load: Script,
     swap: Script,
+    increment: Script,
     delete: Script,
     channel: String,
     changes: Arc<Changes>,
@@ -164,6 +138,7 @@ impl RedisStore {
             connection,
             load: Script::new(LOAD),
             swap: Script::new(SWAP),
+            increment: Script::new(INCREMENT),
             delete: Script::new(DELETE),
             channel: Self::DEFAULT_CHANNEL.to_owned(),
             changes: Arc::default(),
@@ -396,6 +371,31 @@ impl Store for RedisStore {
                 _ => Err(self.protocol("swap", &reply)),
             },
             _ => Err(self.protocol("swap", &reply)),
+        }
+    }
+
+    /// The `INCREMENT` script: the rule of [`Increment::apply`] on the
+    /// server, in one atomic step, so that increments commute.
+    async fn increment(&self, key: &str, increment: &Increment) -> Result<bool, StoreError> {
+        let mut connection = self.connection.clone();
+        let ttl = u64::try_from(increment.ttl().as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        let reply: Value = self
+            .increment
+            .key(key)
+            .arg(increment.prefix())
+            .arg(increment.width_us())
+            .arg(increment.buckets())
+            .arg(increment.calls())
+            .arg(ttl)
+            .arg(PayloadError::MAX_BYTES)
+            .invoke_async(&mut connection)
+            .await
+            .map_err(|err| self.error(key, &err))?;
+        match number(&reply) {
+            Some(applied @ (0 | 1)) => Ok(applied == 1),
+            _ => Err(self.protocol("increment", &reply)),
         }
     }
 

@@ -24,9 +24,25 @@ impl SharedFuse {
     pub(super) async fn step(
         &self,
         manual: Option<Reason>,
-        step: impl FnMut(&mut Stored, u64) -> bool,
+        mut step: impl FnMut(&mut Stored, u64) -> bool,
     ) -> Result<Option<PayloadError>, StoreError> {
-        let stepped = self.in_store().step(manual.is_some(), step).await?;
+        // Cached mode under `rate`: the successes batched so far go with
+        // this step, recorded before its own decision (they happened
+        // before it). A step the store does not answer loses them.
+        let batches = self
+            .cache
+            .as_ref()
+            .map(|cache| cache.take_batches())
+            .unwrap_or_default();
+        let with_batch = |stored: &mut Stored, now: u64| {
+            let sent = batches.iter().fold(false, |any, batch| {
+                stored.record_batch(&self.config, batch, now) | any
+            });
+            let changed = step(stored, now) | sent;
+            stored.fit(&self.config);
+            changed
+        };
+        let stepped = self.in_store().step(manual.is_some(), with_batch).await?;
         self.remember(&stepped.stored, stepped.now);
         if let Some((before, at)) = &stepped.replaced {
             self.report(before, &stepped.stored, *at, manual);

@@ -132,6 +132,38 @@ impl SharedFuse {
         self.cache.as_ref().map(|cache| cache.staleness())
     }
 
+    /// Under the `rate` policy in cached mode: the closed successes this
+    /// process has counted and not sent to the store yet (they go with its
+    /// next round trip on the key: a failure, a slow call, or the first
+    /// admission after `staleness`). Always 0 in strict mode, where every
+    /// verdict is recorded in the store before it returns.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// use fuse_breaker::{Config, Policy};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let config = Config::builder().policy(Policy::Rate).build()?;
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new()))
+    ///     .config(config)
+    ///     .cached(Duration::from_secs(60))
+    ///     .build();
+    /// fuse.try_acquire().await?.success().await?; // the admission read the key
+    /// fuse.try_acquire().await?.success().await?; // no round trip at all
+    /// assert_eq!(fuse.unsent(), 2);
+    /// fuse.try_acquire().await?.failure().await?; // sent at once, with the batch
+    /// assert_eq!(fuse.unsent(), 0);
+    /// let snapshot = fuse.snapshot().await?;
+    /// assert_eq!((snapshot.calls, snapshot.failed), (3, 1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn unsent(&self) -> u64 {
+        self.cache.as_ref().map_or(0, |cache| cache.batched())
+    }
+
     /// What decides while the store does not answer.
     ///
     /// ```
@@ -255,6 +287,7 @@ impl SharedFuse {
             key: self.key(),
             lease: nanos(self.lease),
             ttl: self.ttl,
+            width: payload::width(&self.config),
             turns: &self.turns,
         }
     }

@@ -22,17 +22,22 @@ const MAX_CONFLICTS: u32 = 256;
 
 /// The circuit under `key` in `loaded` (a fresh closed one when absent);
 /// `lease`: the probes' lease in nanoseconds, for a payload milon/fuse
-/// wrote.
+/// wrote; `width`: the reader's `rate` bucket width (see
+/// [`payload::width`]; 0: as written).
 pub(super) fn read(
     store: &dyn Store,
     key: &str,
     loaded: &Loaded,
     lease: u64,
+    width: u64,
 ) -> Result<Stored, StoreError> {
     let Some(bytes) = &loaded.payload else {
         return Ok(Stored::absent());
     };
-    let fresh = Fresh::at(payload::store_time(loaded.now), lease);
+    let fresh = Fresh {
+        width,
+        ..Fresh::at(payload::store_time(loaded.now), lease)
+    };
     payload::read(key, bytes, fresh).map_err(|err| StoreError::payload(store.name(), err))
 }
 
@@ -86,6 +91,8 @@ pub(super) struct InStore<'a> {
     pub(super) lease: u64,
     /// How long a written payload lives.
     pub(super) ttl: Duration,
+    /// The width of a `rate` bucket, in nanoseconds ([`payload::width`]).
+    pub(super) width: u64,
     pub(super) turns: &'a Turns,
 }
 
@@ -109,7 +116,7 @@ pub(super) struct Stepped<'a> {
 impl<'a> InStore<'a> {
     /// The circuit in `loaded`, read from this key.
     pub(super) fn read(&self, loaded: &Loaded) -> Result<Stored, StoreError> {
-        read(self.store, self.key, loaded, self.lease)
+        read(self.store, self.key, loaded, self.lease, self.width)
     }
 
     /// One step: read the circuit with the store's time, apply `step`
@@ -188,7 +195,7 @@ impl<'a> InStore<'a> {
                     continue;
                 }
             }
-            let written = payload::write(&stored);
+            let written = payload::write(&stored, self.width);
             // A transition is announced to every process's mirrors (no
             // process knows whether others cache).
             let announce = moved(&before, &stored);

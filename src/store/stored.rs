@@ -150,6 +150,7 @@ impl Stored {
     }
 
     /// The verdict of `ticket` on a call that was not slow, at `now`.
+    #[cfg(test)]
     pub(crate) fn verdict(
         &mut self,
         config: &Config,
@@ -208,6 +209,20 @@ impl Stored {
         let generation =
             ticket.generation == self.generation || (ticket.generation == 0 && self.epoch == 0);
         generation && ticket.epoch == self.epoch
+    }
+
+    /// Gives an empty window the kind of `config`'s policy (a fresh key's
+    /// is `count`'s), so that what is written under `rate` is a `rate`
+    /// window, which increments apply to. Changes no decision.
+    pub(crate) fn fit(&mut self, config: &Config) {
+        if self.window.is_empty() {
+            self.window = Window::empty(config);
+        }
+    }
+
+    /// Whether `ticket` is a closed permit of this circuit as it is now.
+    pub(crate) fn owns_closed(&self, ticket: &Ticket) -> bool {
+        self.owns(ticket) && !ticket.is_probe() && self.head.state == State::Closed
     }
 
     /// `force_open` at `now`.

@@ -25,7 +25,10 @@ mod common;
 mod concurrency;
 mod fallback;
 #[cfg(any(feature = "redis", feature = "sql"))]
+mod fleet;
+#[cfg(any(feature = "redis", feature = "sql"))]
 mod forged;
+mod increments;
 #[cfg(feature = "reqwest")]
 mod middleware;
 #[cfg(feature = "redis")]
@@ -36,6 +39,7 @@ mod oversized;
 mod payloads;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod processes;
+mod rate;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod refused;
 mod repair;

@@ -96,3 +96,47 @@ fn an_unreadable_payload_is_an_error_naming_the_key_and_is_left_alone() {
         }
     });
 }
+
+#[test]
+fn a_rate_payload_keeps_milon_s_five_fields_and_carries_the_buckets() {
+    block_on(async {
+        let store = std::sync::Arc::new(MemoryStore::frozen());
+        let shared: std::sync::Arc<dyn super::SteppedStore> = store.clone();
+        let rate = fuse_breaker::Config::builder()
+            .policy(fuse_breaker::Policy::Rate)
+            .failure_rate(50)
+            .minimum_calls(4)
+            .build()
+            .unwrap();
+        let fuse = circuit(&shared, "billing", &rate);
+        for fail in [true, false, false] {
+            let permit = fuse.try_acquire().await.unwrap();
+            if fail {
+                permit.failure().await.unwrap();
+            } else {
+                permit.success().await.unwrap();
+            }
+        }
+        let read = |bytes: Vec<u8>| serde_json::from_slice::<serde_json::Value>(&bytes).unwrap();
+        let closed = read(store.load("fuse:billing").await.unwrap().payload.unwrap());
+        assert_eq!(closed["state"], "closed");
+        assert!(closed["opened_at"].is_null());
+        assert_eq!(
+            closed["failures"],
+            serde_json::json!([]),
+            "milon's list is empty"
+        );
+        let bucket = unix_now(&store).await / 6;
+        assert_eq!(
+            closed["fuse"]["rate"],
+            serde_json::json!({"width_ns": 6_000_000_000u64, "buckets": [[bucket, 3, 1, 0]]})
+        );
+        // milon/fuse reads an opened rate circuit as open.
+        fuse.try_acquire().await.unwrap().failure().await.unwrap();
+        let open = read(store.load("fuse:billing").await.unwrap().payload.unwrap());
+        assert_eq!(open["state"], "open");
+        assert!(open["opened_at"].as_u64().is_some());
+        assert_eq!(open["failures"], serde_json::json!([]));
+        assert_eq!(open["fuse"]["rate"]["buckets"], serde_json::json!([]));
+    });
+}

@@ -166,7 +166,8 @@ fn a_key_postgres_refuses_as_data_is_no_outage() {
         assert!(!err.is_unreachable(), "{err}");
         // A circuit's key never holds one (control characters are
         // written escaped), so its circuit works.
-        let fuse = SharedFuse::builder("nul\0byte", store)
+        // A name of this run's own: the server outlives runs.
+        let fuse = SharedFuse::builder(super::unique("nul\0byte"), store)
             .fallback(Fallback::Allow)
             .build();
         fuse.try_acquire().await.unwrap().failure().await.unwrap();

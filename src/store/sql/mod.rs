@@ -3,6 +3,7 @@
 //! opening it and its table here, its round trips in `trips`.
 
 mod classify;
+mod increment;
 mod postgres;
 mod sqlite;
 mod table;
@@ -46,9 +47,15 @@ const SQLITE_BUSY: Duration = Duration::from_secs(5);
 ///   caller found none), which the database applies atomically under its
 ///   row (PostgreSQL) or write (SQLite) lock; on PostgreSQL the statement
 ///   also `pg_notify`s a transition to the cached circuits of every
-///   process.
+///   process;
+/// - *increment* (a closed success under `rate`): an `UPDATE` whose new
+///   payload the statement computes from the row as the database holds it
+///   ([`Increment::apply`](super::Increment::apply)'s rule in SQL), so
+///   that two processes' successes commute.
 ///
-/// No rule of the circuit is written in SQL: the crate's model decides, the
+/// Only the increment is a rule of the circuit written in SQL (adding a
+/// success to a `rate` window, which never opens it; a test pins it to the
+/// model's rule): the crate's model makes every other decision, and the
 /// database only compares and sets, on its own clock. A read takes no lock.
 /// Expired rows read as absent and are deleted, at most [`SqlStore::SWEEP_ROWS`]
 /// at a time, after every [`SqlStore::SWEEP_EVERY`] writes of a process (or by
@@ -91,6 +98,7 @@ struct Statements {
     load: Arc<str>,
     create: Arc<str>,
     update: Arc<str>,
+    increment: Arc<str>,
     delete: Arc<str>,
     sweep: Arc<str>,
     keys: Arc<str>,

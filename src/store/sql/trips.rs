@@ -10,7 +10,7 @@ use super::{
     Backend, POSTGRES_TIMEOUT, SQLITE_BUSY, SqlStore, classify, postgres, safe, sqlite, timed,
 };
 use crate::store::payload::{self, PayloadError};
-use crate::store::{Changes, KeyPage, Loaded, Store, StoreError, Swap};
+use crate::store::{Changes, Increment, KeyPage, Loaded, Store, StoreError, Swap};
 
 impl SqlStore {
     /// The error of a round trip: a payload of another type under `key` is
@@ -171,6 +171,50 @@ impl Store for SqlStore {
             return Ok(Swap::Written);
         }
         Ok(Swap::Changed(self.loaded(key).await?))
+    }
+
+    /// One `UPDATE` (see the `increment` module): 1 row when it applied.
+    async fn increment(&self, key: &str, increment: &Increment) -> Result<bool, StoreError> {
+        let key = classify::key(&self.name, key)?;
+        let prefix = text(self, key, increment.prefix())?;
+        let number = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        let ttl = i64::try_from(increment.ttl().as_micros()).unwrap_or(i64::MAX);
+        let (width, buckets) = (number(increment.width_us()), i64::from(increment.buckets()));
+        let calls = number(increment.calls());
+        let statement = safe(&self.statements.increment);
+        let done = match &self.backend {
+            Backend::Postgres(pool) => {
+                let query = sqlx::query(statement)
+                    .bind(key)
+                    .bind(prefix)
+                    .bind(width)
+                    .bind(buckets)
+                    .bind(calls)
+                    .bind(ttl)
+                    .execute(pool);
+                timed(POSTGRES_TIMEOUT, query)
+                    .await
+                    .map(|done| done.rows_affected())
+            }
+            Backend::Sqlite(pool) => {
+                let query = sqlx::query(statement)
+                    .bind(key)
+                    .bind(prefix)
+                    .bind(width)
+                    .bind(buckets)
+                    .bind(calls)
+                    .bind(ttl)
+                    .execute(pool);
+                timed(SQLITE_BUSY, query)
+                    .await
+                    .map(|done| done.rows_affected())
+            }
+        };
+        let applied = done.map_err(|err| self.error(key, "increment", &err))? == 1;
+        if applied {
+            self.wrote();
+        }
+        Ok(applied)
     }
 
     /// One statement per page, in byte order: the prefix compared as

@@ -1,0 +1,234 @@
+//! [`Increment`]: closed successes added to a `rate` window where it is kept,
+//! in the store's own atomic step (SPEC §9: "increments that commute").
+//!
+//! Under `rate` every closed success changes the window, so in strict mode
+//! every success writes. A compare-and-set would make two processes'
+//! successes race (one of them reads again and retries); an increment does not:
+//! the store adds the calls to the payload as it holds it when the step
+//! runs, so increments commute with each other and with nothing else to
+//! decide. Openings stay decisions of the crate's model: a success never
+//! opens a circuit, and a failure or a slow call still takes a
+//! compare-and-set step.
+//!
+//! An increment applies only to a payload this crate wrote for a closed circuit
+//! of the permit's generation and epoch with a `rate` window of the same
+//! width: the payload's text must start with [`Increment::prefix`] (which says
+//! all of that) and end with [`Increment::SUFFIX`], with the window's buckets
+//! between. Anything else (an absent key, another epoch, a payload
+//! milon/fuse wrote) is not incremented, and the verdict takes the model's
+//! step. [`Increment::apply`] is the rule every store applies; a differential
+//! test pins it to the model, and the Redis script and SQL statements to it.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::payload;
+use super::stored::Ticket;
+use crate::Policy;
+use crate::config::Config;
+
+/// Calls to add to the current bucket of a `rate` window kept in a store
+/// (see the [module docs](self)): the text a payload must start with,
+/// the bucket width in microseconds, how many buckets the window keeps,
+/// how many calls to add, and the time-to-live of the written payload.
+///
+/// ```
+/// use std::time::Duration;
+/// use fuse_breaker::store::Increment;
+///
+/// let increment = Increment::new(b"{\"p\":".to_vec(), 6_000_000, 10, 1, Duration::from_secs(120));
+/// // 1,700,000,000 s falls in bucket 283,333,333 of 6 s buckets.
+/// let now = Duration::from_secs(1_700_000_000);
+/// let written = increment.apply(b"{\"p\":[[283333332,4,2,0]]}}}", now).unwrap();
+/// assert_eq!(written, b"{\"p\":[[283333332,4,2,0],[283333333,1,0,0]]}}}");
+/// // Not a payload of that circuit: not incremented.
+/// assert_eq!(increment.apply(b"{\"q\":[]}}}", now), None);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Increment {
+    prefix: Vec<u8>,
+    width_us: u64,
+    buckets: u32,
+    calls: u64,
+    ttl: Duration,
+}
+
+impl Increment {
+    /// The largest number an increment reads or writes in a bucket (15
+    /// digits, so that Redis's Lua, whose numbers are doubles, holds each
+    /// exactly).
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::store::Increment::MAX, 999_999_999_999_999);
+    /// ```
+    pub const MAX: u64 = 999_999_999_999_999;
+
+    /// What an incremented payload ends with, after its buckets.
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::store::Increment::SUFFIX, "}}}");
+    /// ```
+    pub const SUFFIX: &'static str = "}}}";
+
+    /// An increment of `calls` calls on payloads starting with `prefix`, in
+    /// buckets `width_us` microseconds wide (at least one), a window of
+    /// `buckets` buckets, written to live `ttl`.
+    ///
+    /// ```
+    /// let increment = fuse_breaker::store::Increment::new(b"{".to_vec(), 0, 10, 1, std::time::Duration::from_secs(1));
+    /// assert_eq!(increment.width_us(), 1);
+    /// ```
+    pub fn new(prefix: Vec<u8>, width_us: u64, buckets: u32, calls: u64, ttl: Duration) -> Self {
+        Increment {
+            prefix,
+            width_us: width_us.max(1),
+            buckets: buckets.max(1),
+            calls,
+            ttl,
+        }
+    }
+
+    /// The increment of one closed success of `ticket` under `config`, if a
+    /// store can apply one: the `rate` policy, a bucket width of whole
+    /// microseconds (the stores' time unit), and a ticket of a named
+    /// generation.
+    pub(crate) fn success(config: &Config, ticket: &Ticket, ttl: Duration) -> Option<Self> {
+        let width = payload::width(config);
+        let fits = config.policy() == Policy::Rate
+            && width.is_multiple_of(1_000)
+            && ticket.generation != 0
+            && !ticket.is_probe();
+        fits.then(|| {
+            let prefix = payload::rate_prefix(ticket.generation, ticket.epoch, width);
+            Increment::new(prefix, width / 1_000, config.window_buckets(), 1, ttl)
+        })
+    }
+
+    /// The text an incremented payload starts with, before its buckets.
+    ///
+    /// ```
+    /// let increment = fuse_breaker::store::Increment::new(b"{".to_vec(), 1, 10, 1, std::time::Duration::from_secs(1));
+    /// assert_eq!(increment.prefix(), b"{");
+    /// ```
+    pub fn prefix(&self) -> &[u8] {
+        &self.prefix
+    }
+
+    /// The bucket width, in microseconds.
+    ///
+    /// ```
+    /// let increment = fuse_breaker::store::Increment::new(b"{".to_vec(), 6, 10, 1, std::time::Duration::from_secs(1));
+    /// assert_eq!(increment.width_us(), 6);
+    /// ```
+    pub fn width_us(&self) -> u64 {
+        self.width_us
+    }
+
+    /// How many buckets the window keeps.
+    ///
+    /// ```
+    /// let increment = fuse_breaker::store::Increment::new(b"{".to_vec(), 6, 10, 1, std::time::Duration::from_secs(1));
+    /// assert_eq!(increment.buckets(), 10);
+    /// ```
+    pub fn buckets(&self) -> u32 {
+        self.buckets
+    }
+
+    /// How many calls the increment adds.
+    ///
+    /// ```
+    /// let increment = fuse_breaker::store::Increment::new(b"{".to_vec(), 6, 10, 3, std::time::Duration::from_secs(1));
+    /// assert_eq!(increment.calls(), 3);
+    /// ```
+    pub fn calls(&self) -> u64 {
+        self.calls
+    }
+
+    /// How long the written payload lives.
+    ///
+    /// ```
+    /// let increment = fuse_breaker::store::Increment::new(b"{".to_vec(), 6, 10, 3, std::time::Duration::from_secs(1));
+    /// assert_eq!(increment.ttl(), std::time::Duration::from_secs(1));
+    /// ```
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    /// The bucket the store's time `now` falls in.
+    ///
+    /// ```
+    /// let increment = fuse_breaker::store::Increment::new(b"{".to_vec(), 6_000_000, 10, 1, std::time::Duration::from_secs(1));
+    /// assert_eq!(increment.bucket(std::time::Duration::from_secs(12)), 2);
+    /// ```
+    pub fn bucket(&self, now: Duration) -> u64 {
+        let micros = u64::try_from(now.as_micros()).unwrap_or(u64::MAX);
+        micros / self.width_us
+    }
+
+    /// The payload after the increment, at the store's time `now`, or `None`
+    /// when `payload` is not one it applies to: the text between
+    /// [`prefix`](Self::prefix) and [`SUFFIX`](Self::SUFFIX) must be a
+    /// JSON array of `[bucket, calls, failed, slow]` arrays of numbers no
+    /// larger than [`Increment::MAX`] (written without spaces, as the crate
+    /// writes it), and every sum too.
+    ///
+    /// The rule (the model's, for a closed success): the current bucket is
+    /// `now`'s, or the newest in the window if that is later (a clock that
+    /// went back); buckets that are not the current one or among the
+    /// `buckets - 1` before it are dropped; the calls are added to `now`'s
+    /// bucket; buckets are written oldest first, one entry each.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let increment = fuse_breaker::store::Increment::new(b"[".to_vec(), 1_000_000, 2, 1, Duration::from_secs(1));
+    /// // Window of 2 one-second buckets at 10 s: buckets 9 and 10; 8 leaves.
+    /// let after = increment.apply(b"[[[8,1,1,0],[9,2,0,0]]}}}", Duration::from_secs(10));
+    /// assert_eq!(after.as_deref(), Some(&b"[[[9,2,0,0],[10,1,0,0]]}}}"[..]));
+    /// ```
+    pub fn apply(&self, payload: &[u8], now: Duration) -> Option<Vec<u8>> {
+        let body = payload
+            .strip_prefix(self.prefix.as_slice())?
+            .strip_suffix(Self::SUFFIX.as_bytes())?;
+        if body.iter().any(u8::is_ascii_whitespace) {
+            return None;
+        }
+        let entries: Vec<[u64; 4]> = serde_json::from_slice(body).ok()?;
+        if entries.iter().flatten().any(|&n| n > Increment::MAX) {
+            return None;
+        }
+        let bucket = self.bucket(now);
+        if bucket > Increment::MAX {
+            return None;
+        }
+        let newest = entries.iter().map(|e| e[0]).max().unwrap_or(0);
+        let current = bucket.max(newest);
+        let live = |b: u64| b <= current && current - b < u64::from(self.buckets);
+        let mut window: BTreeMap<u64, [u64; 3]> = BTreeMap::new();
+        let sums = entries
+            .iter()
+            .filter(|e| live(e[0]))
+            .map(|e| (e[0], [e[1], e[2], e[3]]))
+            .chain(std::iter::once((bucket, [self.calls, 0, 0])));
+        for (b, counts) in sums {
+            let sum = window.entry(b).or_default();
+            for (total, n) in sum.iter_mut().zip(counts) {
+                *total = total.checked_add(n).filter(|&t| t <= Increment::MAX)?;
+            }
+        }
+        let mut written = self.prefix.clone();
+        written.push(b'[');
+        for (at, (b, [calls, failed, slow])) in window.into_iter().enumerate() {
+            if at > 0 {
+                written.push(b',');
+            }
+            written.extend(format!("[{b},{calls},{failed},{slow}]").into_bytes());
+        }
+        written.push(b']');
+        written.extend_from_slice(Self::SUFFIX.as_bytes());
+        Some(written)
+    }
+}
+
+#[cfg(test)]
+#[path = "increment_tests.rs"]
+mod tests;

@@ -1,0 +1,203 @@
+//! An increment is the model's closed success: on random histories, the
+//! payload an increment writes is, byte for byte, the one the model's step
+//! writes, and an increment never applies where the model would not record
+//! a success of the permit.
+
+use std::time::Duration;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::store::payload::{self, Fresh};
+use crate::store::stored::{At, Entry, Stored};
+use crate::verdict::Verdict;
+
+const SEC: u64 = 1_000_000_000;
+const TTL: Duration = Duration::from_mins(2);
+
+fn config(buckets: u32, minimum: u32) -> Config {
+    Config::builder()
+        .policy(Policy::Rate)
+        .window_buckets(buckets)
+        .failure_window(Duration::from_mins(1))
+        .minimum_calls(minimum)
+        .failure_rate(50)
+        .build()
+        .unwrap()
+}
+
+fn permit(stored: &mut Stored, config: &Config, now: u64) -> Option<Ticket> {
+    let at = At {
+        now,
+        lease: SEC,
+        lease_id: 7,
+        generation: 11,
+    };
+    match stored.acquire(config, at).0 {
+        Entry::Granted(ticket) => Some(ticket),
+        Entry::Rejected { .. } => None,
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Success,
+    Failure,
+    /// Microseconds to wait.
+    Wait(u64),
+    /// The clock goes back this many microseconds.
+    Back(u64),
+    /// A new permit (of the epoch the circuit is in now).
+    Permit,
+    ForceClosed,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => Just(Op::Success),
+        2 => Just(Op::Failure),
+        3 => (0..20_000_000u64).prop_map(Op::Wait),
+        1 => (0..20_000_000u64).prop_map(Op::Back),
+        1 => Just(Op::Permit),
+        1 => Just(Op::ForceClosed),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn an_increment_writes_what_the_model_writes(
+        buckets in prop_oneof![Just(1u32), Just(3), Just(10), Just(60)],
+        minimum in 1u32..8,
+        ops in prop::collection::vec(op(), 1..80),
+    ) {
+        let config = config(buckets, minimum);
+        let width = payload::width(&config);
+        let mut now = 1_700_000_000 * SEC;
+        let mut stored = Stored::fresh(11);
+        stored.fit(&config);
+        let mut ticket = permit(&mut stored, &config, now).unwrap();
+        for op in ops {
+            let bytes = payload::write(&stored, width);
+            match op {
+                Op::Success if ticket.is_probe() => {
+                    prop_assert!(Increment::success(&config, &ticket, TTL).is_none());
+                    stored.timed_verdict(&config, &ticket, Verdict::Success, false, now);
+                }
+                Op::Success => {
+                    let increment = Increment::success(&config, &ticket, TTL).unwrap();
+                    let incremented = increment.apply(&bytes, Duration::from_nanos(now));
+                    // It applies exactly where the model records a success.
+                    prop_assert_eq!(incremented.is_some(), stored.owns_closed(&ticket));
+                    let changed =
+                        stored.timed_verdict(&config, &ticket, Verdict::Success, false, now);
+                    match incremented {
+                        Some(incremented) => {
+                            prop_assert!(changed, "an increment where the model records nothing");
+                            let by_model = payload::write(&stored, width);
+                            prop_assert_eq!(
+                                String::from_utf8_lossy(&incremented),
+                                String::from_utf8_lossy(&by_model)
+                            );
+                            let fresh = Fresh::at(now, SEC).of(&config);
+                            let read = payload::read("fuse:k", &incremented, fresh).unwrap();
+                            prop_assert_eq!(&read.window, &stored.window);
+                            prop_assert_eq!((read.generation, read.epoch), (stored.generation, stored.epoch));
+                        }
+                        None => prop_assert!(
+                            !changed || stored.state() != crate::State::Closed,
+                            "not applied, yet the model recorded a success"
+                        ),
+                    }
+                }
+                Op::Failure => {
+                    stored.timed_verdict(&config, &ticket, Verdict::Failure, false, now);
+                }
+                Op::Wait(us) => now += us * 1_000,
+                Op::Back(us) => now -= us * 1_000,
+                Op::Permit => {
+                    if let Some(new) = permit(&mut stored, &config, now) {
+                        ticket = new;
+                    }
+                }
+                Op::ForceClosed => stored.force_closed(),
+            }
+        }
+    }
+}
+
+#[test]
+fn an_increment_applies_only_to_its_circuit_closed_in_its_epoch() {
+    let config = config(10, 1);
+    let width = payload::width(&config);
+    let now = 1_700_000_000 * SEC;
+    let at = Duration::from_nanos(now);
+    let mut stored = Stored::fresh(11);
+    stored.fit(&config);
+    let ticket = permit(&mut stored, &config, now).unwrap();
+    let increment = Increment::success(&config, &ticket, TTL).unwrap();
+    assert!(
+        increment
+            .apply(&payload::write(&stored, width), at)
+            .is_some()
+    );
+    // Another generation, another epoch, open, a count window, milon's.
+    let mut other = Stored::fresh(12);
+    other.fit(&config);
+    assert!(
+        increment
+            .apply(&payload::write(&other, width), at)
+            .is_none()
+    );
+    let mut opened = stored.clone();
+    opened.force_open(now);
+    assert!(
+        increment
+            .apply(&payload::write(&opened, width), at)
+            .is_none()
+    );
+    opened.force_closed();
+    assert!(
+        increment
+            .apply(&payload::write(&opened, width), at)
+            .is_none()
+    );
+    let count = Stored {
+        window: crate::store::stored::counted(Vec::new()),
+        ..stored.clone()
+    };
+    assert!(
+        increment
+            .apply(&payload::write(&count, width), at)
+            .is_none()
+    );
+    let milon = br#"{"state":"closed","opened_at":null,"failures":[],"half_open_successes":0,"half_open_inflight":0}"#;
+    assert!(increment.apply(milon, at).is_none());
+    // A written payload with spaces, a number past the bound, or a sum past
+    // it: not applied (the model's step decides).
+    let prefix = String::from_utf8(increment.prefix().to_vec()).unwrap();
+    let bucket = increment.bucket(at);
+    for body in [
+        format!("[ [{bucket},1,0,0]]"),
+        format!("[[{},1,0,0]]", Increment::MAX + 1),
+        format!("[[{bucket},{},0,0]]", Increment::MAX),
+        "[[1,2,3]]".to_owned(),
+        "{}".to_owned(),
+    ] {
+        let text = format!("{prefix}{body}}}}}}}");
+        assert!(increment.apply(text.as_bytes(), at).is_none(), "{text}");
+    }
+    // Only under `rate`, with whole microseconds, a named generation.
+    assert!(Increment::success(&Config::default(), &ticket, TTL).is_none());
+    let odd = Config::builder()
+        .policy(Policy::Rate)
+        .failure_window(Duration::from_nanos(7_000_007))
+        .window_buckets(7)
+        .build()
+        .unwrap();
+    assert!(Increment::success(&odd, &ticket, TTL).is_none());
+    let unnamed = Ticket {
+        generation: 0,
+        ..ticket
+    };
+    assert!(Increment::success(&config, &unnamed, TTL).is_none());
+}

@@ -1,0 +1,109 @@
+//! The Lua scripts of the Redis store (see the store's module docs), each
+//! one round trip, run by `EVALSHA`.
+
+pub(super) const LOAD: &str = r"
+local t = redis.call('TIME')
+local n = redis.call('STRLEN', KEYS[1])
+if n > tonumber(ARGV[1]) then return {t[1], t[2], false, n} end
+return {t[1], t[2], redis.call('GET', KEYS[1])}
+";
+
+pub(super) const SWAP: &str = r"
+local n = redis.call('STRLEN', KEYS[1])
+if n > tonumber(ARGV[6]) then
+  local t = redis.call('TIME')
+  return {0, t[1], t[2], false, n}
+end
+local v = redis.call('GET', KEYS[1])
+local same
+if ARGV[1] == '0' then same = (v == false) else same = (v == ARGV[2]) end
+if same then
+  redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
+  if ARGV[5] ~= '' then
+    local t = redis.call('TIME')
+    redis.call('PUBLISH', ARGV[5], t[1] .. ' ' .. t[2] .. ' ' .. #KEYS[1] .. ' ' .. KEYS[1] .. ARGV[3])
+  end
+  return {1}
+end
+local t = redis.call('TIME')
+return {0, t[1], t[2], v}
+";
+
+/// An [`Increment`] (see [`Increment::apply`], which this is the Lua of):
+/// `KEYS[1]`; `ARGV`: the prefix, the width in microseconds, the window's
+/// buckets, the calls, the time-to-live in milliseconds, the largest
+/// payload read. 1 when it applied, 0 when the key holds nothing it
+/// applies to (left as it is). Lua's numbers are doubles: every number read
+/// or written is at most 15 digits (`Increment::MAX`), every product and
+/// sum below 2^53, so each is exact.
+pub(super) const INCREMENT: &str = r"
+local n = redis.call('STRLEN', KEYS[1])
+if n > tonumber(ARGV[6]) then return 0 end
+local v = redis.call('GET', KEYS[1])
+if not v then return 0 end
+local p = ARGV[1]
+if #v < #p + 5 or string.sub(v, 1, #p) ~= p or string.sub(v, -3) ~= '}}}' then return 0 end
+local body = string.sub(v, #p + 1, -4)
+local max = 999999999999999
+local function number(d)
+  if #d > 15 or (#d > 1 and string.sub(d, 1, 1) == '0') then return nil end
+  return tonumber(d)
+end
+local entries, seen = {}, {}
+for b, c, f, s in string.gmatch(body, '%[(%d+),(%d+),(%d+),(%d+)%]') do
+  local e = {number(b), number(c), number(f), number(s)}
+  if not (e[1] and e[2] and e[3] and e[4]) then return 0 end
+  entries[#entries + 1] = e
+  seen[#seen + 1] = '[' .. b .. ',' .. c .. ',' .. f .. ',' .. s .. ']'
+end
+if body ~= '[' .. table.concat(seen, ',') .. ']' then return 0 end
+local t = redis.call('TIME')
+local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local w = tonumber(ARGV[2])
+local bucket = math.floor(us / w)
+if bucket * w > us then bucket = bucket - 1 end
+if (bucket + 1) * w <= us then bucket = bucket + 1 end
+if bucket > max then return 0 end
+local newest = 0
+for _, e in ipairs(entries) do
+  if e[1] > newest then newest = e[1] end
+end
+local current = math.max(bucket, newest)
+local keep = tonumber(ARGV[3])
+local sums, order = {}, {}
+local function add(b, c, f, s)
+  local x = sums[b]
+  if not x then
+    x = {0, 0, 0}
+    sums[b] = x
+    order[#order + 1] = b
+  end
+  x[1] = x[1] + c
+  x[2] = x[2] + f
+  x[3] = x[3] + s
+  return x[1] <= max and x[2] <= max and x[3] <= max
+end
+for _, e in ipairs(entries) do
+  if e[1] <= current and current - e[1] < keep then
+    if not add(e[1], e[2], e[3], e[4]) then return 0 end
+  end
+end
+if not add(bucket, tonumber(ARGV[4]), 0, 0) then return 0 end
+table.sort(order)
+local out = {}
+for i, b in ipairs(order) do
+  local x = sums[b]
+  out[i] = string.format('[%.0f,%.0f,%.0f,%.0f]', b, x[1], x[2], x[3])
+end
+redis.call('SET', KEYS[1], p .. '[' .. table.concat(out, ',') .. ']}}}', 'PX', ARGV[5])
+return 1
+";
+
+pub(super) const DELETE: &str = r"
+redis.call('DEL', KEYS[1])
+if ARGV[1] ~= '' then
+  local t = redis.call('TIME')
+  redis.call('PUBLISH', ARGV[1], t[1] .. ' ' .. t[2] .. ' ' .. #KEYS[1] .. ' ' .. KEYS[1])
+end
+return 1
+";

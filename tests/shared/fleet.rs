@@ -1,0 +1,220 @@
+//! SPEC §9 "In a shared store the window is the fleet's": three OS
+//! processes (the test binary again, as children) on one key under `rate`
+//! at 50 %, on every server store the machine has, in strict mode and in
+//! cached mode. One process failing every call and two succeeding: the
+//! fleet's rate is a third, and the circuit stays closed; all three
+//! failing: it opens, once.
+//!
+//! The children start together (each says it is ready, connected to its
+//! store, and waits for the parent's word) and pace their calls (one every
+//! `TICK`), so that their verdicts interleave as a fleet's do.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use fuse_breaker::store::{SharedFuse, Store};
+use fuse_breaker::{Config, Policy, Reason, State, Transition};
+
+use super::{runtime, unique};
+
+const CALLS: u32 = 120;
+const TICK: Duration = Duration::from_millis(4);
+const STALENESS: Duration = Duration::from_millis(20);
+
+/// The servers' URLs: each process opens its own store on one.
+fn urls() -> Vec<String> {
+    let mut urls = Vec::new();
+    #[cfg(feature = "redis")]
+    urls.extend(super::redis_url());
+    #[cfg(feature = "sql")]
+    {
+        urls.push(super::sqlite_url());
+        urls.extend(super::database_url());
+    }
+    urls
+}
+
+fn open(url: &str) -> Arc<dyn Store> {
+    #[cfg(feature = "redis")]
+    if url.starts_with("redis://") {
+        return Arc::new(fuse_breaker::store::RedisStore::open(url).expect("a Redis URL"));
+    }
+    #[cfg(feature = "sql")]
+    return Arc::new(super::sql_store(url));
+    #[allow(unreachable_code)]
+    {
+        panic!("no store for {url} in this build")
+    }
+}
+
+/// 50 % over at least 90 calls (a quarter of the fleet's), in a minute of 10 buckets; open a minute
+/// (the test ends long before it would probe).
+fn config() -> Config {
+    Config::builder()
+        .policy(Policy::Rate)
+        .failure_rate(50)
+        .minimum_calls(90)
+        .open_duration(Duration::from_mins(1))
+        .build()
+        .expect("a valid configuration")
+}
+
+fn circuit(url: &str, name: &str, cached: bool) -> SharedFuse {
+    let builder = SharedFuse::builder(name, open(url)).config(config());
+    if cached {
+        builder.cached(STALENESS).build()
+    } else {
+        builder.build()
+    }
+}
+
+/// A child: `CALLS` calls, one per `TICK` from the parent's word, each
+/// failing or succeeding as its role says; prints `child: transitions N`
+/// (openings it reported) and `child: rejected N`.
+#[test]
+#[ignore = "a child process of the fleet tests"]
+fn child() {
+    let var = |name: &str| std::env::var(name).expect("run by the fleet tests");
+    let (role, url, name) = (
+        var("FUSE_FLEET_ROLE"),
+        var("FUSE_FLEET_URL"),
+        var("FUSE_FLEET_KEY"),
+    );
+    let cached = var("FUSE_FLEET_CACHED") == "1";
+    runtime().block_on(async {
+        let fuse = circuit(&url, &name, cached);
+        let opened = Arc::new(AtomicUsize::new(0));
+        let count = opened.clone();
+        fuse.on_transition(move |t: &Transition| {
+            if t.reason == Reason::ThresholdReached {
+                count.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        // Connected (the key read once), ready; then the parent's word.
+        fuse.state().await.unwrap();
+        println!("\nchild: ready");
+        let mut word = String::new();
+        std::io::stdin().read_line(&mut word).unwrap();
+        let mut rejected = 0;
+        let mut tick = tokio::time::interval(TICK);
+        for _ in 0..CALLS {
+            tick.tick().await;
+            match fuse.try_acquire().await {
+                Ok(permit) if role == "fail" => permit.failure().await.unwrap(),
+                Ok(permit) => permit.success().await.unwrap(),
+                Err(refusal) => {
+                    assert!(refusal.open_error().is_some(), "{refusal}");
+                    rejected += 1;
+                }
+            }
+        }
+        // A cached process's last successes go with one more step.
+        if cached && role == "succeed" {
+            tokio::time::sleep(STALENESS * 2).await;
+            fuse.try_acquire().await.unwrap().ignore().await.unwrap();
+        }
+        println!("\nchild: transitions {}", opened.load(Ordering::SeqCst));
+        println!("child: rejected {rejected}");
+    });
+}
+
+/// Runs one child per role on `url` and key `name`; the sums of what they
+/// printed.
+fn run(url: &str, name: &str, roles: [&str; 3], cached: bool) -> (usize, usize) {
+    let mut children: Vec<_> = roles
+        .iter()
+        .map(|role| {
+            Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "fleet::child",
+                    "--ignored",
+                    "--nocapture",
+                    "--test-threads=1",
+                ])
+                .env("FUSE_FLEET_ROLE", role)
+                .env("FUSE_FLEET_URL", url)
+                .env("FUSE_FLEET_KEY", name)
+                .env("FUSE_FLEET_CACHED", if cached { "1" } else { "0" })
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .expect("the test binary")
+        })
+        .collect();
+    // Every child ready before any starts.
+    let mut outputs: Vec<_> = children
+        .iter_mut()
+        .map(|child| {
+            let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+            let ready = lines.any(|line| line.is_ok_and(|line| line == "child: ready"));
+            assert!(ready, "a child did not get ready");
+            lines
+        })
+        .collect();
+    for child in &mut children {
+        child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    }
+    let (mut transitions, mut rejected) = (0, 0);
+    for (child, lines) in children.iter_mut().zip(&mut outputs) {
+        let lines: Vec<String> = lines.map_while(Result::ok).collect();
+        let status = child.wait().unwrap();
+        assert!(status.success(), "a child failed: {lines:?}");
+        for line in lines {
+            let number = |prefix: &str| {
+                line.strip_prefix(prefix)
+                    .and_then(|n| n.parse::<usize>().ok())
+            };
+            if let Some(n) = number("child: transitions ") {
+                transitions += n;
+            }
+            if let Some(n) = number("child: rejected ") {
+                rejected += n;
+            }
+        }
+    }
+    (transitions, rejected)
+}
+
+#[test]
+fn one_sick_process_cannot_open_the_fleet_s_circuit_all_three_open_it_once() {
+    for url in urls() {
+        for cached in [false, true] {
+            let mode = if cached { "cached" } else { "strict" };
+            let name = unique("fleet-one-sick");
+            let (transitions, rejected) = run(&url, &name, ["fail", "succeed", "succeed"], cached);
+            let snapshot =
+                runtime().block_on(async { circuit(&url, &name, false).snapshot().await.unwrap() });
+            println!(
+                "fleet {url} {mode}: 1 failing + 2 succeeding, {CALLS} calls each: {:?}, \
+                 window calls {} failed {}, openings {transitions}, rejected {rejected}",
+                snapshot.state, snapshot.calls, snapshot.failed
+            );
+            assert_eq!(snapshot.state, State::Closed, "{url} {mode}");
+            assert_eq!((transitions, rejected), (0, 0), "{url} {mode}");
+            let calls = u64::from(3 * CALLS);
+            assert_eq!(
+                snapshot.calls, calls,
+                "{url} {mode}: every process's verdicts"
+            );
+            assert_eq!(snapshot.failed, u64::from(CALLS), "{url} {mode}");
+
+            let name = unique("fleet-all-sick");
+            let (transitions, rejected) = run(&url, &name, ["fail", "fail", "fail"], cached);
+            let state =
+                runtime().block_on(async { circuit(&url, &name, false).state().await.unwrap() });
+            println!(
+                "fleet {url} {mode}: 3 failing, {CALLS} calls each: {state:?}, \
+                 openings {transitions}, rejected {rejected}"
+            );
+            assert_eq!((state, transitions), (State::Open, 1), "{url} {mode}: once");
+            assert!(
+                rejected > 0,
+                "{url} {mode}: the open circuit rejected calls"
+            );
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! SPEC §9 in a shared store: a closed success under `rate` is an
+//! increment the store applies in one atomic step. On every store the
+//! machine has (each a store of its own, on its own clock): the store
+//! applies exactly [`Increment::apply`] (the rule the model pins, see
+//! `src/store/increment_tests.rs`) on random payloads, and many processes'
+//! concurrent successes all count, one round trip each, with no
+//! compare-and-set to lose.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use fuse_breaker::store::{Counting, Increment, MemoryStore, SharedFuse, Store};
+use fuse_breaker::{Config, Policy, State};
+
+use super::block_on;
+use super::common::unique;
+
+/// Every store to run on, unwrapped (the server's own clock): memory,
+/// Redis, SQLite and PostgreSQL where the build and the machine have them.
+fn raw_stores() -> Vec<(&'static str, Arc<dyn Store>)> {
+    let mut stores: Vec<(&'static str, Arc<dyn Store>)> =
+        vec![("memory", Arc::new(MemoryStore::new()))];
+    #[cfg(feature = "redis")]
+    if let Some(url) = super::redis_url() {
+        let store = fuse_breaker::store::RedisStore::open(&url).expect("a Redis URL");
+        stores.push(("redis", Arc::new(store)));
+    }
+    #[cfg(feature = "sql")]
+    {
+        stores.push(("sqlite", Arc::new(super::sql_store(&super::sqlite_url()))));
+        if let Some(url) = super::database_url() {
+            stores.push(("postgres", Arc::new(super::sql_store(&url))));
+        }
+    }
+    stores
+}
+
+/// A small deterministic generator (xorshift), so that a failure repeats.
+struct Random(u64);
+
+impl Random {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// A window's buckets as a payload holds them, around `current`: old ones,
+/// live ones, now and then one ahead (a clock that went back), a duplicate,
+/// counts near the bound; or, now and then, text that is not one.
+fn body(random: &mut Random, current: u64) -> String {
+    match random.below(12) {
+        0 => return format!("[ [{current},1,0,0]]"),
+        1 => return format!("[[0{current},1,0,0]]"),
+        2 => return format!("[[{current},1,0]]"),
+        3 => return format!("[[{current},-1,0,0]]"),
+        4 => return format!("[[{},1,0,0]]", Increment::MAX + 1),
+        _ => {}
+    }
+    let entries = (0..random.below(8))
+        .map(|_| {
+            let bucket = match random.below(10) {
+                0 => current + random.below(3),
+                1 => current.saturating_sub(100 + random.below(100)),
+                _ => current.saturating_sub(random.below(70)),
+            };
+            let calls = if random.below(20) == 0 {
+                Increment::MAX - random.below(3)
+            } else {
+                1 + random.below(50)
+            };
+            let failed = random.below(calls.min(50) + 1);
+            format!("[{bucket},{calls},{failed},{}]", random.below(failed + 1))
+        })
+        .collect::<Vec<_>>();
+    format!("[{}]", entries.join(","))
+}
+
+#[test]
+fn every_store_applies_an_increment_as_the_rule_says() {
+    block_on(async {
+        for (name, store) in raw_stores() {
+            let mut random = Random(0x9e37_79b9_7f4a_7c15);
+            let mut applied = 0;
+            for case in 0..150 {
+                let width_us = [1, 1_000_000, 6_000_000, 7][random.below(4) as usize];
+                let buckets = [1, 3, 10, 60][random.below(4) as usize];
+                let calls = 1 + random.below(3);
+                let increment = Increment::new(
+                    format!("{{\"case\":{case},\"x\":{{\"y\":{{\"b\":").into_bytes(),
+                    width_us,
+                    buckets,
+                    calls,
+                    Duration::from_mins(1),
+                );
+                let key = unique(&format!("fuse:increment-{case}"));
+                let now = store.load(&key).await.unwrap().now;
+                let before = format!(
+                    "{}{}}}}}}}",
+                    String::from_utf8_lossy(increment.prefix()),
+                    body(&mut random, increment.bucket(now))
+                );
+                let written = store
+                    .swap(&key, None, before.as_bytes(), Duration::from_mins(1), false)
+                    .await;
+                match written {
+                    Ok(_) => {}
+                    // A `json` column (PostgreSQL) holds only JSON.
+                    Err(_)
+                        if name == "postgres"
+                            && serde_json::from_str::<serde_json::Value>(&before).is_err() =>
+                    {
+                        continue;
+                    }
+                    Err(err) => panic!("{name}: {err}"),
+                }
+                let earliest = store.load(&key).await.unwrap().now;
+                let done = store.increment(&key, &increment).await.unwrap();
+                let after = store.load(&key).await.unwrap();
+                let latest = after.now;
+                let after = after.payload.expect("the key is there");
+                // The store's time of the increment is between the two
+                // readings: the rule at one of them (or in a bucket between).
+                let expected: Vec<Option<Vec<u8>>> = [earliest, latest]
+                    .into_iter()
+                    .map(|at| increment.apply(before.as_bytes(), at))
+                    .collect();
+                let text = String::from_utf8_lossy(&after);
+                if done {
+                    applied += 1;
+                    let ruled = expected.iter().flatten().any(|e| *e == after)
+                        || increment.bucket(earliest) != increment.bucket(latest);
+                    assert!(
+                        ruled,
+                        "{name} case {case}: {before} became {text}, not {expected:?}"
+                    );
+                } else {
+                    assert!(
+                        expected.iter().any(Option::is_none),
+                        "{name} case {case}: {before} not incremented, the rule applies"
+                    );
+                    assert_eq!(text, before, "{name} case {case}: changed all the same");
+                }
+                store.delete(&key, false).await.unwrap();
+            }
+            assert!(applied > 50, "{name}: only {applied} of 150 applied");
+        }
+    });
+}
+
+/// The `rate` configuration of these tests: 50 %, over 20 calls.
+fn rate() -> Config {
+    Config::builder()
+        .policy(Policy::Rate)
+        .failure_rate(50)
+        .minimum_calls(20)
+        .build()
+        .expect("a valid configuration")
+}
+
+#[test]
+fn two_processes_successes_all_count_one_round_trip_each() {
+    block_on(async {
+        for (name, store) in raw_stores() {
+            let key = unique("commuting");
+            // Two processes: a store (a connection) of their own each, on
+            // one key.
+            let here = Arc::new(Counting::new(store.clone()));
+            let there = Arc::new(Counting::new(store.clone()));
+            let a = SharedFuse::builder(&key, here.clone())
+                .config(rate())
+                .build();
+            let b = SharedFuse::builder(&key, there.clone())
+                .config(rate())
+                .build();
+            // The key's first success makes it (a compare-and-set).
+            a.try_acquire().await.unwrap().success().await.unwrap();
+            let (before_a, before_b) = (here.round_trips(), there.round_trips());
+            let per_task = 10;
+            let tasks = 16;
+            futures::future::join(succeed(&a, tasks, per_task), succeed(&b, tasks, per_task)).await;
+            let (here, there) = (
+                here.round_trips() - before_a,
+                there.round_trips() - before_b,
+            );
+            eprintln!("{name}: {here} and {there} round trips");
+            let trips = here + there;
+            assert_eq!(trips, 2 * 2 * (tasks * per_task) as u64, "{name}");
+            let snapshot = a.snapshot().await.unwrap();
+            let total = 1 + 2 * tasks * per_task;
+            assert_eq!(
+                snapshot.calls, total as u64,
+                "{name}: every success counted"
+            );
+            assert_eq!(
+                (snapshot.failed, snapshot.state),
+                (0, State::Closed),
+                "{name}"
+            );
+            // An admission (a read) and an increment per call: no call
+            // read again or retried a compare-and-set.
+            store.delete(&format!("fuse:{key}"), false).await.unwrap();
+        }
+    });
+}
+
+/// `tasks` tasks at once, each `per_task` successes one after the other.
+async fn succeed(fuse: &SharedFuse, tasks: usize, per_task: usize) {
+    futures::future::join_all((0..tasks).map(|_| async move {
+        for _ in 0..per_task {
+            fuse.try_acquire().await.unwrap().success().await.unwrap();
+        }
+    }))
+    .await;
+}
+
+#[test]
+fn the_first_successes_on_a_new_key_do_not_race_the_increments() {
+    block_on(async {
+        for (name, store) in raw_stores() {
+            let key = unique("first");
+            let counted = Arc::new(Counting::new(store.clone()));
+            let fuse = SharedFuse::builder(&key, counted.clone())
+                .config(rate())
+                .build();
+            // 64 permits granted while the key is absent (no generation
+            // yet); the first success writes the key; then 64 permits of
+            // the named key, and all the successes at once: the unnamed
+            // ones find the key named and increment it too, rather than
+            // race the increments with compare-and-sets.
+            let mut unnamed = futures::future::join_all((0..64).map(|_| fuse.try_acquire())).await;
+            unnamed.pop().unwrap().unwrap().success().await.unwrap();
+            let named = futures::future::join_all((0..64).map(|_| fuse.try_acquire())).await;
+            let before = counted.round_trips();
+            let successes = unnamed
+                .into_iter()
+                .chain(named)
+                .map(|permit| permit.unwrap().success());
+            futures::future::join_all(successes).await;
+            let trips = counted.round_trips() - before;
+            // A read and an increment for each unnamed one, an increment
+            // for each named one.
+            assert_eq!(trips, 2 * 63 + 64, "{name}");
+            let snapshot = fuse.snapshot().await.unwrap();
+            assert_eq!(snapshot.calls, 128, "{name}: every success counted");
+            store.delete(&format!("fuse:{key}"), false).await.unwrap();
+        }
+    });
+}
