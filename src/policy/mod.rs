@@ -21,7 +21,7 @@ pub use kind::{Policy, UnknownPolicy};
 use crate::config::Config;
 
 pub(crate) use count::{Failures, could_open, in_window};
-pub(crate) use rate::{Buckets, Counts, is_slow, live, trips};
+pub(crate) use rate::{Buckets, Counts, bucket, is_slow, live, trips};
 
 /// A closed verdict as a window sees it: whether it is a counted failure,
 /// and whether it was slow (only a rule that times calls says so).

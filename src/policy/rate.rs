@@ -85,7 +85,6 @@ pub(crate) struct Buckets(Vec<(u64, Counts)>);
 impl Buckets {
     /// A window of these buckets (a payload's): sorted, one entry per
     /// bucket (repeated buckets summed).
-    #[cfg_attr(not(test), allow(dead_code))] // the payload reads buckets next
     pub(crate) fn from_entries(entries: impl IntoIterator<Item = (u64, Counts)>) -> Self {
         let mut buckets = Buckets(Vec::new());
         for (bucket, counts) in entries {

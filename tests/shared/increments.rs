@@ -89,8 +89,9 @@ fn every_store_applies_an_increment_as_the_rule_says() {
             let mut random = Random(0x9e37_79b9_7f4a_7c15);
             let mut applied = 0;
             for case in 0..150 {
-                let width_us = [1, 1_000_000, 6_000_000, 7][random.below(4) as usize];
-                let buckets = [1, 3, 10, 60][random.below(4) as usize];
+                let width_us =
+                    [1, 1_000_000, 6_000_000, 7][usize::try_from(random.below(4)).unwrap_or(0)];
+                let buckets = [1, 3, 10, 60][usize::try_from(random.below(4)).unwrap_or(0)];
                 let calls = 1 + random.below(3);
                 let increment = Increment::new(
                     format!("{{\"case\":{case},\"x\":{{\"y\":{{\"b\":").into_bytes(),
