@@ -54,6 +54,35 @@ const CASES: &[Case] = &[
             let _ = black_box(fuse.run_with(succeed, |_| true, |_| true));
         }
     }),
+    ("rate_closed_run_with", |calls| {
+        // The `rate` policy's closed success: a call added to this
+        // thread's lane of the window.
+        let config = Config::builder().policy(fuse_breaker::Policy::Rate).build();
+        let fuse = Fuse::new("bench", config.expect("a valid configuration"));
+        for _ in 0..calls {
+            let _ = black_box(fuse.run_with(succeed, |_| true, |_| true));
+        }
+    }),
+    ("rate_counted_failure", |calls| {
+        // Every call a counted failure on a `rate` circuit the minimum
+        // keeps closed, re-closed before the window could ever hold it.
+        let config = Config::builder()
+            .policy(fuse_breaker::Policy::Rate)
+            .minimum_calls(fuse_breaker::MAX_MINIMUM_CALLS)
+            .build();
+        let fuse = Fuse::new("bench", config.expect("a valid configuration"));
+        let chunk = u64::from(fuse_breaker::MAX_MINIMUM_CALLS) - 1;
+        for call in 0..calls {
+            if call % chunk == 0 {
+                fuse.force_closed();
+            }
+            let _ = black_box(fuse.run_with(
+                || Err::<u64, io::Error>(io::ErrorKind::TimedOut.into()),
+                |_| true,
+                |_| true,
+            ));
+        }
+    }),
     ("open_rejected", |calls| {
         let config = Config::builder()
             .open_duration(Duration::from_hours(1))

@@ -48,16 +48,33 @@ impl Slot {
         started: u64,
         circuit: Circuit<'_>,
     ) {
-        if verdict == Verdict::Success && self.load().quiet_success(grant) {
-            return;
+        if verdict == Verdict::Success {
+            if self.load().quiet_success(grant) {
+                return;
+            }
+            if let Some(occupant) = circuit.borrowed
+                && self.count_quickly(grant, occupant)
+            {
+                return;
+            }
         }
         self.conclude_loudly(grant, verdict, started, circuit);
     }
 
-    /// A verdict that is not a quiet success: a closed success of a
+    /// A success that is not quiet: if it is an untimed closed success of
+    /// a `rate` circuit whose thread's lane is at the permit's epoch and
+    /// the coarse time's bucket, it is added to that lane here, in a small
+    /// function of three arguments without calls but the thread's id (few
+    /// registers to save). `false` if not (nothing was done).
+    #[inline(never)]
+    fn count_quickly(&self, grant: Grant, occupant: &Occupant) -> bool {
+        self.load().untimed_counted_success(grant) && occupant.count_success_quickly(grant.epoch())
+    }
+
+    /// A verdict that is not a quiet success, nor a quick one
+    /// ([`count_quickly`](Self::count_quickly)): a closed success of a
     /// borrowed permit of a `rate` circuit (not slow) is added to its
-    /// thread's lane here, in a function small enough to save few
-    /// registers; everything else goes on to the engine.
+    /// thread's lane; everything else goes on to the engine.
     #[inline(never)]
     fn conclude_loudly(&self, grant: Grant, verdict: Verdict, started: u64, circuit: Circuit<'_>) {
         if verdict == Verdict::Success

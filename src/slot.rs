@@ -118,12 +118,27 @@ impl Occupant {
         &self.events
     }
 
+    /// Adds a closed success of `epoch` of an untimed circuit to the
+    /// `rate` window, if the window is read coarsely (from the process's
+    /// coarse time) and this thread's lane is at that epoch and bucket:
+    /// `false` otherwise (nothing added; then
+    /// [`count_success`](Self::count_success) does). No calls but the
+    /// thread's id: the closed path of `rate`.
+    #[inline]
+    pub(crate) fn count_success_quickly(&self, epoch: crate::epoch::Epoch) -> bool {
+        match (&self.tallies, &self.window_time) {
+            (Some(tallies), Time::Coarse) => {
+                tallies.add_success_quickly(epoch, crate::sync::coarse_now())
+            }
+            _ => false,
+        }
+    }
+
     /// Adds a closed success of `epoch`, admitted at `started`, to the
     /// `rate` window, unless the circuit times its calls (`timed`) and the
     /// call was slow: `false` then, and nothing is added (a slow success
     /// takes the engine's path). Nothing to add under `count`. A circuit
     /// read coarsely reads one time for its window and the call's length.
-    #[inline]
     pub(crate) fn count_success(
         &self,
         config: &Config,
@@ -145,7 +160,7 @@ impl Occupant {
                 return false;
             }
         }
-        tallies.add_success(epoch, now);
+        tallies.add(epoch, crate::policy::Outcome::SUCCESS, now);
         true
     }
 

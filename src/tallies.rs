@@ -46,19 +46,26 @@ pub(crate) struct Tallies {
     width: u64,
 }
 
-/// One thread's cells, and the bucket it last added to (so that a verdict
-/// in the same bucket finds its cell without a division).
+/// One thread's cells, and the stamp of the cell it last added to (so
+/// that a verdict of the same epoch in the same bucket finds its cell
+/// without a division, and adds to it without reading its stamp).
 #[derive(Debug)]
 struct Lane {
     cells: Box<[Cell]>,
-    /// The current bucket's first and last nanosecond + 1, the bucket and
-    /// its cell's index. This thread's own: relaxed (no other thread reads
-    /// them).
+    /// The current cell's bucket's first and last nanosecond + 1, its
+    /// epoch ([`NO_EPOCH`] before the first verdict), its bucket and its
+    /// index: always the stamp the cell at `index` holds, since only this
+    /// thread moves its cells. This thread's own: relaxed (no other thread
+    /// reads them).
     start: AtomicU64,
     end: AtomicU64,
+    epoch: AtomicU64,
     bucket: AtomicU64,
     index: AtomicU64,
 }
+
+/// A lane's epoch before its first verdict (epochs are 30 bits).
+const NO_EPOCH: u64 = u64::MAX;
 
 impl Tallies {
     /// The empty window of `config` (under `rate`).
@@ -77,63 +84,40 @@ impl Tallies {
     pub(crate) fn add(&self, epoch: Epoch, outcome: Outcome, now: u64) {
         let lane = self.lanes.get_or(|| Lane::new(self.cells));
         let counts = Counts::of(outcome);
-        // Relaxed: this thread's own cache of its current bucket.
-        if now >= lane.start.load(Relaxed) && now < lane.end.load(Relaxed) {
-            let bucket = lane.bucket.load(Relaxed);
-            #[allow(clippy::cast_possible_truncation)] // an index below 61
-            let index = lane.index.load(Relaxed) as usize;
-            if let Some(cell) = lane.cells.get(index) {
-                cell.add(epoch.get(), bucket, counts);
-            }
-        } else {
-            self.add_in_new_bucket(lane, epoch, counts, now);
+        match lane.current(epoch, now) {
+            Some(cell) => cell.add(epoch.get(), lane.bucket.load(Relaxed), counts),
+            None => self.add_in_new_bucket(lane, epoch, counts, now),
         }
     }
 
-    /// [`add`](Self::add) of a success (the closed path of `rate`): the
-    /// lane's current cell gains a call, unless the time or the epoch has
-    /// moved on.
+    /// Adds a closed success of `epoch` at window time `now` (the closed
+    /// path of `rate`) if this thread's lane has a current cell of that
+    /// epoch and `now`'s bucket: `false` if not (nothing was added; then
+    /// [`add`](Self::add) does). A function without calls but the
+    /// thread's id, for the caller's few registers.
     #[inline]
-    pub(crate) fn add_success(&self, epoch: Epoch, now: u64) {
-        let lane = self.lanes.get_or(|| Lane::new(self.cells));
-        // Relaxed: this thread's own cache of its current bucket.
-        if now >= lane.start.load(Relaxed) && now < lane.end.load(Relaxed) {
-            #[allow(clippy::cast_possible_truncation)] // an index below 61
-            let index = lane.index.load(Relaxed) as usize;
-            let bucket = lane.bucket.load(Relaxed);
-            if let Some(cell) = lane.cells.get(index)
-                && cell.add_call(epoch.get(), bucket)
-            {
-                return;
-            }
-        }
-        self.add_slowly(lane, epoch, Outcome::SUCCESS, now);
+    pub(crate) fn add_success_quickly(&self, epoch: Epoch, now: u64) -> bool {
+        let Some(cell) = self.lanes.get().and_then(|lane| lane.current(epoch, now)) else {
+            return false;
+        };
+        cell.add_call();
+        true
     }
 
-    /// [`add_success`](Self::add_success) in a new bucket or epoch.
-    #[cold]
-    fn add_slowly(&self, lane: &Lane, epoch: Epoch, outcome: Outcome, now: u64) {
-        let counts = Counts::of(outcome);
-        if now >= lane.start.load(Relaxed) && now < lane.end.load(Relaxed) {
-            let bucket = lane.bucket.load(Relaxed);
-            lane.cell(lane.index.load(Relaxed))
-                .add(epoch.get(), bucket, counts);
-        } else {
-            self.add_in_new_bucket(lane, epoch, counts, now);
-        }
-    }
-
-    /// [`add`](Self::add) for a time outside the lane's current bucket.
+    /// [`add`](Self::add) for a time outside the lane's current bucket,
+    /// or another epoch: the lane's current cell becomes that of `now`'s
+    /// bucket, stamped with `epoch`.
     #[cold]
     fn add_in_new_bucket(&self, lane: &Lane, epoch: Epoch, counts: Counts, now: u64) {
         let bucket = now / self.width;
         let start = bucket.saturating_mul(self.width);
+        let index = bucket % self.cells;
+        lane.cell(index).add(epoch.get(), bucket, counts);
         lane.start.store(start, Relaxed);
         lane.end.store(start.saturating_add(self.width), Relaxed);
+        lane.epoch.store(u64::from(epoch.get()), Relaxed);
         lane.bucket.store(bucket, Relaxed);
-        let index = bucket % self.cells;
         lane.index.store(index, Relaxed);
-        lane.cell(index).add(epoch.get(), bucket, counts);
     }
 
     /// After a failed or slow verdict of `epoch` was added at window time
@@ -211,9 +195,22 @@ impl Lane {
             cells: (0..cells).map(|_| Cell::new()).collect(),
             start: AtomicU64::new(1),
             end: AtomicU64::new(0),
+            epoch: AtomicU64::new(NO_EPOCH),
             bucket: AtomicU64::new(0),
             index: AtomicU64::new(0),
         }
+    }
+
+    /// The current cell, if it holds `epoch` and `now`'s bucket.
+    #[inline]
+    fn current(&self, epoch: Epoch, now: u64) -> Option<&Cell> {
+        // Relaxed: this thread's own stamp of its current cell.
+        let current = now >= self.start.load(Relaxed)
+            && now < self.end.load(Relaxed)
+            && self.epoch.load(Relaxed) == u64::from(epoch.get());
+        #[allow(clippy::cast_possible_truncation)] // an index below 61
+        let index = self.index.load(Relaxed) as usize;
+        self.cells.get(index).filter(|_| current)
     }
 
     fn cell(&self, index: u64) -> &Cell {

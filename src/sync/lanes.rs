@@ -93,19 +93,16 @@ impl Cell {
         }
     }
 
-    /// Adds one call that neither failed nor was slow (a closed success):
-    /// [`add`](Self::add) without the counts to carry. `false` if the cell
-    /// holds another stamp (nothing was added).
+    /// Adds one call that neither failed nor was slow (a closed success)
+    /// to the stamp the cell holds, which its thread knows to be the
+    /// verdict's: [`add`](Self::add) without the stamp to compare or the
+    /// counts to carry. Only the lane's own thread calls it.
     #[inline]
-    pub(crate) fn add_call(&self, epoch: u32, bucket: u64) -> bool {
-        // Relaxed: as in `add`.
-        let same = self.epoch.load(Ordering::Relaxed) == u64::from(epoch)
-            && self.bucket.load(Ordering::Relaxed) == bucket;
-        if same {
-            let calls = self.calls.load(Ordering::Relaxed);
-            self.calls.store(calls.saturating_add(1), Ordering::Relaxed);
-        }
-        same
+    pub(crate) fn add_call(&self) {
+        // Relaxed: as in `add`. Not saturating: one thread's calls in one
+        // bucket do not reach 2^64.
+        let calls = self.calls.load(Ordering::Relaxed);
+        self.calls.store(calls.wrapping_add(1), Ordering::Relaxed);
     }
 
     /// Moves the cell to a new stamp holding `counts`.
@@ -205,6 +202,12 @@ impl<T: Send + Sync> PerThread<T> {
         self.0.get_or(make)
     }
 
+    /// This thread's value, if it has one.
+    #[inline]
+    pub(crate) fn get(&self) -> Option<&T> {
+        self.0.get()
+    }
+
     /// Every thread's value (of threads that exited too: their counts
     /// still count, and the next thread given their slot goes on with it).
     pub(crate) fn each(&self, mut visit: impl FnMut(&T)) {
@@ -271,6 +274,17 @@ impl<T: Send + Sync> PerThread<T> {
             present.store(true, Ordering::Release);
         }
         value
+    }
+
+    pub(crate) fn get(&self) -> Option<&T> {
+        let id = loom::thread::current().id();
+        let index = self
+            .owners
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .position(|owner| *owner == id)?;
+        self.slots[index].1.get()
     }
 
     pub(crate) fn each(&self, mut visit: impl FnMut(&T)) {
