@@ -21,7 +21,9 @@ pub use kind::{Policy, UnknownPolicy};
 use crate::config::Config;
 
 pub(crate) use count::{Failures, could_open, in_window};
-pub(crate) use rate::{Buckets, Counts, bucket, is_slow, live, trips};
+#[cfg(feature = "store")]
+pub(crate) use rate::bucket;
+pub(crate) use rate::{Buckets, Counts, is_slow, live, trips};
 
 /// A closed verdict as a window sees it: whether it is a counted failure,
 /// and whether it was slow (only a rule that times calls says so).
@@ -122,6 +124,7 @@ impl Window {
     }
 
     /// See [`Rule::prune`].
+    #[cfg_attr(not(feature = "store"), allow(dead_code))] // the stored model's
     pub(crate) fn prune(&mut self, config: &Config, now: u64) -> bool {
         match self {
             Window::Count(failures) => failures.prune(config, now),
@@ -138,6 +141,7 @@ impl Window {
     }
 
     /// Whether the window has recorded nothing.
+    #[cfg_attr(not(feature = "store"), allow(dead_code))] // the stored model's
     pub(crate) fn is_empty(&self) -> bool {
         match self {
             Window::Count(failures) => failures.times().is_empty(),

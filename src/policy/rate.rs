@@ -85,6 +85,7 @@ pub(crate) struct Buckets(Vec<(u64, Counts)>);
 impl Buckets {
     /// A window of these buckets (a payload's): sorted, one entry per
     /// bucket (repeated buckets summed).
+    #[cfg_attr(not(any(test, feature = "store")), allow(dead_code))] // a payload's window
     pub(crate) fn from_entries(entries: impl IntoIterator<Item = (u64, Counts)>) -> Self {
         let mut buckets = Buckets(Vec::new());
         for (bucket, counts) in entries {

@@ -18,6 +18,7 @@ use super::common::unique;
 /// Every store to run on, unwrapped (the server's own clock): memory,
 /// Redis, SQLite and PostgreSQL where the build and the machine have them.
 fn raw_stores() -> Vec<(&'static str, Arc<dyn Store>)> {
+    #[cfg_attr(not(any(feature = "redis", feature = "sql")), allow(unused_mut))]
     let mut stores: Vec<(&'static str, Arc<dyn Store>)> =
         vec![("memory", Arc::new(MemoryStore::new()))];
     #[cfg(feature = "redis")]
