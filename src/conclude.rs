@@ -53,7 +53,7 @@ impl Slot {
                 return;
             }
             if let Some(occupant) = circuit.borrowed
-                && self.count_quickly(grant, occupant)
+                && self.count_quickly(grant, started, occupant)
             {
                 return;
             }
@@ -61,14 +61,22 @@ impl Slot {
         self.conclude_loudly(grant, verdict, started, circuit);
     }
 
-    /// A success that is not quiet: if it is an untimed closed success of
-    /// a `rate` circuit whose thread's lane is at the permit's epoch and
-    /// the coarse time's bucket, it is added to that lane here, in a small
-    /// function of three arguments without calls but the thread's id (few
-    /// registers to save). `false` if not (nothing was done).
+    /// A success that is not quiet, admitted at `started`: if it is a
+    /// closed success of a `rate` circuit read on the coarse time, not
+    /// slow, whose thread's lane is at the permit's epoch and the coarse
+    /// time's bucket, it is added to that lane here, in a small function
+    /// without calls but the thread's id (few registers to save). `false`
+    /// if not (nothing was done).
     #[inline(never)]
-    fn count_quickly(&self, grant: Grant, occupant: &Occupant) -> bool {
-        self.load().untimed_counted_success(grant) && occupant.count_success_quickly(grant.epoch())
+    fn count_quickly(&self, grant: Grant, started: u64, occupant: &Occupant) -> bool {
+        let word = self.load();
+        word.counted_success(grant)
+            && occupant.count_success_quickly(
+                self.config(),
+                grant.epoch(),
+                word.times_calls(),
+                started,
+            )
     }
 
     /// A verdict that is not a quiet success, nor a quick one

@@ -235,14 +235,6 @@ impl Word {
         self.0 & (STATE.mask() | IN_PLACE_EPOCH | RATE_BIT) == grant.bits() | RATE_BIT
     }
 
-    /// [`counted_success`](Self::counted_success) of a circuit that does
-    /// not time its calls (one mask and one compare): a success the tallies
-    /// add without reading a clock.
-    #[inline]
-    pub(crate) const fn untimed_counted_success(self, grant: Grant) -> bool {
-        self.0 & (STATE.mask() | IN_PLACE_EPOCH | RATE_BIT | TIMED_BIT) == grant.bits() | RATE_BIT
-    }
-
     /// Whether the circuit times its calls (an admission reads the clock).
     #[inline]
     pub(crate) const fn times_calls(self) -> bool {
@@ -444,10 +436,6 @@ mod tests {
             let records = effect == crate::model::Effect::Record(crate::policy::Outcome::SUCCESS);
             prop_assert_eq!(word.counted_success(grant), records && cursor.marks.rate);
             prop_assert_eq!(word.times_calls(), cursor.marks.timed);
-            prop_assert_eq!(
-                word.untimed_counted_success(grant),
-                word.counted_success(grant) && !cursor.marks.timed
-            );
         }
 
         /// The marks survive every move of the word.

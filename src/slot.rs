@@ -118,20 +118,32 @@ impl Occupant {
         &self.events
     }
 
-    /// Adds a closed success of `epoch` of an untimed circuit to the
+    /// Adds a closed success of `epoch`, admitted at `started`, to the
     /// `rate` window, if the window is read coarsely (from the process's
-    /// coarse time) and this thread's lane is at that epoch and bucket:
-    /// `false` otherwise (nothing added; then
-    /// [`count_success`](Self::count_success) does). No calls but the
-    /// thread's id: the closed path of `rate`.
+    /// coarse time), the call was not slow (when the circuit times its
+    /// calls, `timed`, on that same coarse time) and this thread's lane is
+    /// at that epoch and bucket: `false` otherwise (nothing added; then
+    /// [`count_success`](Self::count_success) does). One coarse read and no
+    /// calls but the thread's id: the closed path of `rate`.
     #[inline]
-    pub(crate) fn count_success_quickly(&self, epoch: crate::epoch::Epoch) -> bool {
-        match (&self.tallies, &self.window_time) {
-            (Some(tallies), Time::Coarse) => {
-                tallies.add_success_quickly(epoch, crate::sync::coarse_now())
-            }
-            _ => false,
+    pub(crate) fn count_success_quickly(
+        &self,
+        config: &Config,
+        epoch: crate::epoch::Epoch,
+        timed: bool,
+        started: u64,
+    ) -> bool {
+        let (Some(tallies), Time::Coarse) = (&self.tallies, &self.window_time) else {
+            return false;
+        };
+        let now = crate::sync::coarse_now();
+        if timed
+            && (!matches!(self.time, Time::Coarse)
+                || crate::policy::is_slow(config, now.saturating_sub(started)))
+        {
+            return false;
         }
+        tallies.add_success_quickly(epoch, now)
     }
 
     /// Adds a closed success of `epoch`, admitted at `started`, to the

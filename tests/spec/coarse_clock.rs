@@ -19,3 +19,35 @@ fn coarse_clock_on_a_mock_clock_follows_the_mock() {
     probe(&fuse).success();
     assert_eq!(fuse.state(), State::Closed);
 }
+
+/// A `rate` circuit on the real coarse time (the quick closed path):
+/// successes count as calls, a call longer than `slow_call_duration`
+/// counts as slow, a failure as failed; none is lost or counted twice.
+#[test]
+fn coarse_rate_counts_calls_and_times_them_on_the_coarse_time() {
+    let config = Config::builder()
+        .policy(fuse_breaker::Policy::Rate)
+        .minimum_calls(1_000)
+        .slow_call_duration(Duration::from_millis(20))
+        .build()
+        .expect("a valid configuration");
+    let fuse = Fuse::builder("coarse-rate")
+        .config(config)
+        .coarse_clock(true)
+        .build();
+    for _ in 0..100 {
+        fuse.try_acquire().expect("closed").success();
+    }
+    let slow = fuse.try_acquire().expect("closed");
+    // The coarse time is at most a few milliseconds old: 60 ms is slow.
+    std::thread::sleep(Duration::from_millis(60));
+    slow.success();
+    fuse.try_acquire().expect("closed").failure();
+    let snapshot = fuse.snapshot();
+    assert_eq!(
+        (snapshot.calls, snapshot.failed, snapshot.slow),
+        (102, 1, 1),
+        "{snapshot:?}"
+    );
+    assert_eq!(fuse.state(), State::Closed);
+}
