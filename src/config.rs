@@ -6,65 +6,11 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::classify::FailureKind;
+pub use crate::limits::{
+    MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES, MAX_MINIMUM_CALLS,
+    MAX_WINDOW_BUCKETS,
+};
 use crate::policy::kind::Policy;
-
-/// The largest accepted [`failure_threshold`](Config::failure_threshold).
-///
-/// The engine keeps one failure slot per unit of threshold and counts the
-/// failures of the current closed epoch in a 13-bit field of its state word.
-///
-/// ```
-/// use fuse_breaker::{Config, MAX_FAILURE_THRESHOLD};
-/// assert!(Config::builder().failure_threshold(MAX_FAILURE_THRESHOLD).build().is_ok());
-/// assert!(Config::builder().failure_threshold(MAX_FAILURE_THRESHOLD + 1).build().is_err());
-/// ```
-pub const MAX_FAILURE_THRESHOLD: u32 = 4096;
-
-/// The largest accepted [`half_open_probes`](Config::half_open_probes).
-///
-/// The half-open success and in-flight counters are 13-bit fields of the
-/// engine's state word.
-///
-/// ```
-/// use fuse_breaker::{Config, MAX_HALF_OPEN_PROBES};
-/// assert!(Config::builder().half_open_probes(MAX_HALF_OPEN_PROBES).build().is_ok());
-/// assert!(Config::builder().half_open_probes(MAX_HALF_OPEN_PROBES + 1).build().is_err());
-/// ```
-pub const MAX_HALF_OPEN_PROBES: u32 = 4096;
-
-/// The longest accepted [`failure_window`](Config::failure_window) and
-/// [`open_duration`](Config::open_duration): 365 days.
-///
-/// Times are kept as `u64` nanoseconds; a year keeps every sum of a time and
-/// a duration far from overflow while allowing any realistic setting.
-///
-/// ```
-/// use std::time::Duration;
-/// use fuse_breaker::{Config, MAX_DURATION};
-/// assert!(Config::builder().open_duration(MAX_DURATION).build().is_ok());
-/// let too_long = MAX_DURATION + Duration::from_nanos(1);
-/// assert!(Config::builder().failure_window(too_long).build().is_err());
-/// ```
-pub const MAX_DURATION: Duration = Duration::from_hours(8760);
-
-/// The largest accepted [`minimum_calls`](Config::minimum_calls).
-///
-/// ```
-/// use fuse_breaker::{Config, MAX_MINIMUM_CALLS, Policy};
-/// let rate = Config::builder().policy(Policy::Rate);
-/// assert!(rate.clone().minimum_calls(MAX_MINIMUM_CALLS).build().is_ok());
-/// assert!(rate.minimum_calls(MAX_MINIMUM_CALLS + 1).build().is_err());
-/// ```
-pub const MAX_MINIMUM_CALLS: u32 = 1_000_000;
-
-/// The largest accepted [`window_buckets`](Config::window_buckets).
-///
-/// ```
-/// use fuse_breaker::{Config, MAX_WINDOW_BUCKETS};
-/// assert!(Config::builder().window_buckets(MAX_WINDOW_BUCKETS).build().is_ok());
-/// assert!(Config::builder().window_buckets(MAX_WINDOW_BUCKETS + 1).build().is_err());
-/// ```
-pub const MAX_WINDOW_BUCKETS: u32 = 60;
 
 const DEFAULT_STATUSES: [u16; 3] = [502, 503, 504];
 /// The default first piece of every key.

@@ -94,6 +94,7 @@ pub mod fuzz;
 mod fuzz;
 #[cfg(feature = "metrics")]
 mod lanes;
+mod limits;
 mod model;
 mod names;
 #[cfg(any(test, fuzzing))]

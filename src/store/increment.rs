@@ -27,8 +27,11 @@ use super::stored::Ticket;
 use crate::Policy;
 use crate::config::Config;
 
-/// Calls to add to the current bucket of a `rate` window kept in a store
-/// (see the [module docs](self)): the text a payload must start with,
+/// Calls to add to the current bucket of a `rate` window kept in a store,
+/// in the store's own atomic step, so that two processes' closed successes
+/// commute instead of racing a compare-and-set: the text a payload must
+/// start with (a closed circuit of this generation and epoch, with a
+/// window of this width),
 /// the bucket width in microseconds, how many buckets the window keeps,
 /// how many calls to add, and the time-to-live of the written payload.
 ///

@@ -1,0 +1,62 @@
+//! The bounds of the settings: the largest values [`Config`](crate::Config)
+//! accepts, each set by what the engine's state word or its times hold.
+
+use std::time::Duration;
+
+/// The largest accepted [`failure_threshold`](crate::Config::failure_threshold).
+///
+/// The engine keeps one failure slot per unit of threshold and counts the
+/// failures of the current closed epoch in a 13-bit field of its state word.
+///
+/// ```
+/// use fuse_breaker::{Config, MAX_FAILURE_THRESHOLD};
+/// assert!(crate::Config::builder().failure_threshold(MAX_FAILURE_THRESHOLD).build().is_ok());
+/// assert!(crate::Config::builder().failure_threshold(MAX_FAILURE_THRESHOLD + 1).build().is_err());
+/// ```
+pub const MAX_FAILURE_THRESHOLD: u32 = 4096;
+
+/// The largest accepted [`half_open_probes`](crate::Config::half_open_probes).
+///
+/// The half-open success and in-flight counters are 13-bit fields of the
+/// engine's state word.
+///
+/// ```
+/// use fuse_breaker::{Config, MAX_HALF_OPEN_PROBES};
+/// assert!(crate::Config::builder().half_open_probes(MAX_HALF_OPEN_PROBES).build().is_ok());
+/// assert!(crate::Config::builder().half_open_probes(MAX_HALF_OPEN_PROBES + 1).build().is_err());
+/// ```
+pub const MAX_HALF_OPEN_PROBES: u32 = 4096;
+
+/// The longest accepted [`failure_window`](crate::Config::failure_window) and
+/// [`open_duration`](crate::Config::open_duration): 365 days.
+///
+/// Times are kept as `u64` nanoseconds; a year keeps every sum of a time and
+/// a duration far from overflow while allowing any realistic setting.
+///
+/// ```
+/// use std::time::Duration;
+/// use fuse_breaker::{Config, MAX_DURATION};
+/// assert!(crate::Config::builder().open_duration(MAX_DURATION).build().is_ok());
+/// let too_long = MAX_DURATION + Duration::from_nanos(1);
+/// assert!(crate::Config::builder().failure_window(too_long).build().is_err());
+/// ```
+pub const MAX_DURATION: Duration = Duration::from_hours(8760);
+
+/// The largest accepted [`minimum_calls`](crate::Config::minimum_calls).
+///
+/// ```
+/// use fuse_breaker::{Config, MAX_MINIMUM_CALLS, Policy};
+/// let rate = Config::builder().policy(Policy::Rate);
+/// assert!(rate.clone().minimum_calls(MAX_MINIMUM_CALLS).build().is_ok());
+/// assert!(rate.minimum_calls(MAX_MINIMUM_CALLS + 1).build().is_err());
+/// ```
+pub const MAX_MINIMUM_CALLS: u32 = 1_000_000;
+
+/// The largest accepted [`window_buckets`](crate::Config::window_buckets).
+///
+/// ```
+/// use fuse_breaker::{Config, MAX_WINDOW_BUCKETS};
+/// assert!(crate::Config::builder().window_buckets(MAX_WINDOW_BUCKETS).build().is_ok());
+/// assert!(crate::Config::builder().window_buckets(MAX_WINDOW_BUCKETS + 1).build().is_err());
+/// ```
+pub const MAX_WINDOW_BUCKETS: u32 = 60;
