@@ -10,8 +10,8 @@ use std::time::Duration;
 ///
 /// ```
 /// use fuse_breaker::{Config, MAX_FAILURE_THRESHOLD};
-/// assert!(crate::Config::builder().failure_threshold(MAX_FAILURE_THRESHOLD).build().is_ok());
-/// assert!(crate::Config::builder().failure_threshold(MAX_FAILURE_THRESHOLD + 1).build().is_err());
+/// assert!(Config::builder().failure_threshold(MAX_FAILURE_THRESHOLD).build().is_ok());
+/// assert!(Config::builder().failure_threshold(MAX_FAILURE_THRESHOLD + 1).build().is_err());
 /// ```
 pub const MAX_FAILURE_THRESHOLD: u32 = 4096;
 
@@ -22,8 +22,8 @@ pub const MAX_FAILURE_THRESHOLD: u32 = 4096;
 ///
 /// ```
 /// use fuse_breaker::{Config, MAX_HALF_OPEN_PROBES};
-/// assert!(crate::Config::builder().half_open_probes(MAX_HALF_OPEN_PROBES).build().is_ok());
-/// assert!(crate::Config::builder().half_open_probes(MAX_HALF_OPEN_PROBES + 1).build().is_err());
+/// assert!(Config::builder().half_open_probes(MAX_HALF_OPEN_PROBES).build().is_ok());
+/// assert!(Config::builder().half_open_probes(MAX_HALF_OPEN_PROBES + 1).build().is_err());
 /// ```
 pub const MAX_HALF_OPEN_PROBES: u32 = 4096;
 
@@ -36,9 +36,9 @@ pub const MAX_HALF_OPEN_PROBES: u32 = 4096;
 /// ```
 /// use std::time::Duration;
 /// use fuse_breaker::{Config, MAX_DURATION};
-/// assert!(crate::Config::builder().open_duration(MAX_DURATION).build().is_ok());
+/// assert!(Config::builder().open_duration(MAX_DURATION).build().is_ok());
 /// let too_long = MAX_DURATION + Duration::from_nanos(1);
-/// assert!(crate::Config::builder().failure_window(too_long).build().is_err());
+/// assert!(Config::builder().failure_window(too_long).build().is_err());
 /// ```
 pub const MAX_DURATION: Duration = Duration::from_hours(8760);
 
@@ -56,7 +56,7 @@ pub const MAX_MINIMUM_CALLS: u32 = 1_000_000;
 ///
 /// ```
 /// use fuse_breaker::{Config, MAX_WINDOW_BUCKETS};
-/// assert!(crate::Config::builder().window_buckets(MAX_WINDOW_BUCKETS).build().is_ok());
-/// assert!(crate::Config::builder().window_buckets(MAX_WINDOW_BUCKETS + 1).build().is_err());
+/// assert!(Config::builder().window_buckets(MAX_WINDOW_BUCKETS).build().is_ok());
+/// assert!(Config::builder().window_buckets(MAX_WINDOW_BUCKETS + 1).build().is_err());
 /// ```
 pub const MAX_WINDOW_BUCKETS: u32 = 60;
