@@ -5,6 +5,7 @@
 
 use crate::engine::Engine;
 use crate::model::{self, Effect, Grant};
+use crate::packed::Word;
 use crate::policy;
 use crate::slot::{Occupant, Slot};
 use crate::snapshot::State;
@@ -42,18 +43,19 @@ impl Slot {
     /// path inlined in a caller's loop holds).
     #[inline]
     pub(crate) fn conclude(
-        &self,
+        &'static self,
         grant: Grant,
         verdict: Verdict,
         started: u64,
         circuit: Circuit<'_>,
     ) {
         if verdict == Verdict::Success {
-            if self.load().quiet_success(grant) {
+            let word = self.load();
+            if word.quiet_success(grant) {
                 return;
             }
             if let Some(occupant) = circuit.borrowed
-                && self.count_quickly(grant, started, occupant)
+                && self.count_quickly(word, grant, started, occupant)
             {
                 return;
             }
@@ -67,16 +69,10 @@ impl Slot {
     /// time's bucket, it is added to that lane here, in a small function
     /// without calls but the thread's id (few registers to save). `false`
     /// if not (nothing was done).
-    #[inline(never)]
-    fn count_quickly(&self, grant: Grant, started: u64, occupant: &Occupant) -> bool {
-        let word = self.load();
+    #[inline]
+    fn count_quickly(&self, word: Word, grant: Grant, started: u64, occupant: &Occupant) -> bool {
         word.counted_success(grant)
-            && occupant.count_success_quickly(
-                self.config(),
-                grant.epoch(),
-                word.times_calls(),
-                started,
-            )
+            && occupant.count_success_quickly(self, grant.epoch(), word.times_calls(), started)
     }
 
     /// A verdict that is not a quiet success, nor a quick one
@@ -84,13 +80,19 @@ impl Slot {
     /// borrowed permit of a `rate` circuit (not slow) is added to its
     /// thread's lane; everything else goes on to the engine.
     #[inline(never)]
-    fn conclude_loudly(&self, grant: Grant, verdict: Verdict, started: u64, circuit: Circuit<'_>) {
+    fn conclude_loudly(
+        &'static self,
+        grant: Grant,
+        verdict: Verdict,
+        started: u64,
+        circuit: Circuit<'_>,
+    ) {
         if verdict == Verdict::Success
             && let Some(occupant) = circuit.borrowed
         {
             let word = self.load();
             if word.counted_success(grant)
-                && occupant.count_success(self.config(), grant.epoch(), word.times_calls(), started)
+                && occupant.count_success(self, grant.epoch(), word.times_calls(), started)
             {
                 return;
             }
@@ -105,7 +107,7 @@ impl Slot {
     /// failures and ignores are counted here, once for both kinds.
     #[inline(never)]
     fn conclude_from_word(
-        &self,
+        &'static self,
         grant: Grant,
         verdict: Verdict,
         started: u64,

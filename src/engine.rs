@@ -54,7 +54,7 @@ const SNAPSHOT_TRIES: u32 = 64;
 /// one on the fast paths writes nothing to memory.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Engine<'a> {
-    pub(crate) slot: &'a Slot,
+    pub(crate) slot: &'static Slot,
     pub(crate) occupant: &'a Occupant,
 }
 
@@ -84,7 +84,7 @@ impl Now<'_> {
 }
 
 impl<'a> Engine<'a> {
-    pub(crate) fn new(slot: &'a Slot, occupant: &'a Occupant) -> Self {
+    pub(crate) fn new(slot: &'static Slot, occupant: &'a Occupant) -> Self {
         Engine { slot, occupant }
     }
 
@@ -309,7 +309,7 @@ impl<'a> Engine<'a> {
                     complete = false;
                 }
             }
-            let window = if let Some(tallies) = &self.occupant.tallies {
+            let window = if let Some(tallies) = &self.slot.tallies {
                 let at = self.occupant.window_time.now();
                 View {
                     counts: tallies.sum(self.config(), head.epoch, at),

@@ -20,7 +20,7 @@ fn engine(config: &Config) -> (Engine<'static>, Arc<Mock>) {
     let config = crate::config::intern(config.clone());
     let (slot, tag) = Slot::take(config);
     let occupant = Arc::new(Occupant::new(
-        config,
+        slot,
         tag,
         Some(clock),
         false,

@@ -16,7 +16,7 @@ impl Engine<'_> {
     /// one caller opens).
     #[inline(never)]
     pub(super) fn record_rated(self, grant: Grant, outcome: Outcome, now: &Now<'_>) {
-        let Some(tallies) = self.occupant.tallies.as_deref() else {
+        let Some(tallies) = self.slot.tallies.as_deref() else {
             return;
         };
         let at = self.occupant.window_time.now();

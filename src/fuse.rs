@@ -468,7 +468,7 @@ impl FuseBuilder {
         let config = crate::config::intern(config);
         let (slot, tag) = Slot::take(config);
         let occupant = Arc::new(Occupant::new(
-            config,
+            slot,
             tag,
             self.clock,
             self.coarse_clock,

@@ -41,21 +41,27 @@ pub(crate) struct Slot {
     /// The circuit in the slot, for the permits that concluded without it
     /// (owned permits, on their paths that write); `None` while free.
     occupant: ArcSwapOption<Occupant>,
+    /// The `rate` window (`None` under `count`): atomics, so the slot's,
+    /// and a later circuit of the slot goes on in its own epochs, which
+    /// the window keeps apart.
+    pub(crate) tallies: Option<Box<Tallies>>,
     /// How many circuits have taken this slot: the tag of the next one.
     occupancies: Tally,
 }
 
 /// What a circuit holds besides its atomics: the ring of failure times
-/// (`count`) or the tallies of its window (`rate`), the time, the names
-/// and the listeners.
+/// (`count`), the time (and the time of a `rate` window), the names and
+/// the listeners.
 #[derive(Debug)]
 pub(crate) struct Occupant {
     pub(crate) ring: Ring,
-    /// The `rate` window (`None` under `count`).
-    pub(crate) tallies: Option<Box<Tallies>>,
     /// The time the `rate` window reads: the circuit's clock read coarsely
     /// (for a clock of the caller's own, its value).
     pub(crate) window_time: Time,
+    /// The [`address`](Tallies::address) of the slot's `rate` window when
+    /// it is read on the coarse time (the quick path of a closed success);
+    /// 0 otherwise.
+    quick_window: usize,
     /// Which of its slot's circuits this is (see [`Slot::take`]).
     tag: u32,
     pub(crate) time: Time,
@@ -67,11 +73,11 @@ pub(crate) struct Occupant {
 }
 
 impl Occupant {
-    /// The circuit `tag` of its slot ([`Slot::take`]), with the ring or
-    /// the tallies `config` needs, reading `clock` (the real clock when
-    /// `None`) precisely, or coarsely when `coarse`.
+    /// The circuit `tag` of `slot` ([`Slot::take`]), with the ring its
+    /// configuration needs, reading `clock` (the real clock when `None`)
+    /// precisely, or coarsely when `coarse`.
     pub(crate) fn new(
-        config: &Config,
+        slot: &'static Slot,
         tag: u32,
         clock: Option<quanta::Clock>,
         coarse: bool,
@@ -80,6 +86,7 @@ impl Occupant {
     ) -> Self {
         #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
         let sinks = crate::sinks::install(&events.own, names.key());
+        let config = slot.config();
         let rate = config.policy() == Policy::Rate;
         let time = Time::new(clock.clone(), coarse);
         let window_time = if rate && !time.is_coarse() {
@@ -87,9 +94,13 @@ impl Occupant {
         } else {
             time.clone()
         };
+        let quick_window = match (&slot.tallies, &window_time) {
+            (Some(tallies), Time::Coarse) => tallies.address(),
+            _ => 0,
+        };
         Occupant {
+            quick_window,
             ring: Ring::new(if rate { 1 } else { config.failure_threshold() }),
-            tallies: rate.then(|| Box::new(Tallies::new(config))),
             window_time,
             tag,
             time,
@@ -121,29 +132,41 @@ impl Occupant {
     /// Adds a closed success of `epoch`, admitted at `started`, to the
     /// `rate` window, if the window is read coarsely (from the process's
     /// coarse time), the call was not slow (when the circuit times its
-    /// calls, `timed`, on that same coarse time) and this thread's lane is
-    /// at that epoch and bucket: `false` otherwise (nothing added; then
-    /// [`count_success`](Self::count_success) does). One coarse read and no
-    /// calls but the thread's id: the closed path of `rate`.
+    /// calls, `timed`, on that same coarse time) and this thread's last
+    /// verdict on the window was at that epoch and bucket: `false`
+    /// otherwise (nothing added; then [`count_success`](Self::count_success)
+    /// does). Untimed, one coarse read and no call: the closed path of
+    /// `rate`.
     #[inline]
     pub(crate) fn count_success_quickly(
         &self,
-        config: &Config,
+        slot: &Slot,
         epoch: crate::epoch::Epoch,
         timed: bool,
         started: u64,
     ) -> bool {
-        let (Some(tallies), Time::Coarse) = (&self.tallies, &self.window_time) else {
-            return false;
-        };
-        let now = crate::sync::coarse_now();
-        if timed
-            && (!matches!(self.time, Time::Coarse)
-                || crate::policy::is_slow(config, now.saturating_sub(started)))
-        {
+        if timed {
+            return self.count_timed_success_quickly(slot, epoch, started);
+        }
+        Tallies::add_success_quickly(self.quick_window, epoch, crate::sync::coarse_now())
+    }
+
+    /// [`count_success_quickly`](Self::count_success_quickly) of a circuit
+    /// that times its calls: out of line, so that the untimed path calls
+    /// nothing and saves no register.
+    #[inline(never)]
+    fn count_timed_success_quickly(
+        &self,
+        slot: &Slot,
+        epoch: crate::epoch::Epoch,
+        started: u64,
+    ) -> bool {
+        if !matches!(self.time, Time::Coarse) {
             return false;
         }
-        tallies.add_success_quickly(epoch, now)
+        let now = crate::sync::coarse_now();
+        !crate::policy::is_slow(slot.config(), now.saturating_sub(started))
+            && Tallies::add_success_quickly(self.quick_window, epoch, now)
     }
 
     /// Adds a closed success of `epoch`, admitted at `started`, to the
@@ -153,14 +176,15 @@ impl Occupant {
     /// read coarsely reads one time for its window and the call's length.
     pub(crate) fn count_success(
         &self,
-        config: &Config,
+        slot: &'static Slot,
         epoch: crate::epoch::Epoch,
         timed: bool,
         started: u64,
     ) -> bool {
-        let Some(tallies) = &self.tallies else {
+        let Some(tallies) = &slot.tallies else {
             return true;
         };
+        let config = slot.config();
         let now = self.window_time.now();
         if timed {
             let ended = if self.time.is_coarse() {
@@ -201,6 +225,7 @@ impl Slot {
                     config,
                 }),
                 occupant: ArcSwapOption::empty(),
+                tallies: (config.policy() == Policy::Rate).then(|| Box::new(Tallies::new(config))),
                 occupancies: Tally::default(),
             }))
         });

@@ -29,8 +29,64 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use crate::config::Config;
 use crate::epoch::Epoch;
+#[cfg(not(fuse_loom))]
+use crate::model::{Grant, PermitKind};
 use crate::policy::{self, Counts, Outcome};
 use crate::sync::{Cell, Passage, PerThread};
+
+/// The cell a thread last added to and its stamp (the end of its bucket,
+/// and the epoch), by its window's address: a window is a slot's, never
+/// freed, so its address names it for the life of the process (a later
+/// circuit of the slot has other epochs). So a closed success of the same
+/// window, epoch and bucket finds its cell with one thread-local read, not
+/// through [`PerThread`]'s table. The bucket's start is not compared: the
+/// quick path is the coarse time's, which no thread reads going back, and
+/// the cell was stamped at a time this thread read before.
+#[cfg(not(fuse_loom))]
+#[derive(Clone, Copy)]
+struct Recent {
+    /// The window's address; 0 for none.
+    window: usize,
+    end: u64,
+    /// The epoch as a closed permit's grant holds it.
+    grant: u64,
+    cell: &'static Cell,
+}
+
+#[cfg(not(fuse_loom))]
+impl Recent {
+    const NONE: Recent = Recent {
+        window: 0,
+        end: 0,
+        grant: u64::MAX,
+        cell: &NO_CELL,
+    };
+}
+
+/// The cell of [`Recent::NONE`], never added to (no window has address 0).
+#[cfg(not(fuse_loom))]
+static NO_CELL: Cell = Cell::new();
+
+/// Forgets this thread's [`Recent`] cell as the thread exits, before
+/// [`PerThread`] gives its lane to a later thread (it is dropped first:
+/// it is made after the thread's first lane, and thread-locals are
+/// dropped in the reverse order), so that a verdict given while the
+/// thread exits finds its lane anew and no two threads write one lane.
+#[cfg(not(fuse_loom))]
+struct Forget;
+
+#[cfg(not(fuse_loom))]
+impl Drop for Forget {
+    fn drop(&mut self) {
+        let _ = RECENT.try_with(|recent| recent.set(Recent::NONE));
+    }
+}
+
+#[cfg(not(fuse_loom))]
+thread_local! {
+    static RECENT: std::cell::Cell<Recent> = const { std::cell::Cell::new(Recent::NONE) };
+    static FORGET: Forget = const { Forget };
+}
 
 /// The most buckets a window has (the bound on [`Config::window_buckets`]),
 /// plus the current one a summing reader may be ahead by.
@@ -79,29 +135,83 @@ impl Tallies {
     }
 
     /// Adds a closed verdict of `epoch` at window time `now` to this
-    /// thread's lane.
+    /// thread's lane, whose cell becomes the one
+    /// [`add_success_quickly`](Self::add_success_quickly) finds.
     #[inline]
-    pub(crate) fn add(&self, epoch: Epoch, outcome: Outcome, now: u64) {
+    pub(crate) fn add(&'static self, epoch: Epoch, outcome: Outcome, now: u64) {
         let lane = self.lanes.get_or(|| Lane::new(self.cells));
         let counts = Counts::of(outcome);
         match lane.current(epoch, now) {
             Some(cell) => cell.add(epoch.get(), lane.bucket.load(Relaxed), counts),
             None => self.add_in_new_bucket(lane, epoch, counts, now),
         }
+        self.remember(lane);
     }
 
     /// Adds a closed success of `epoch` at window time `now` (the closed
-    /// path of `rate`) if this thread's lane has a current cell of that
-    /// epoch and `now`'s bucket: `false` if not (nothing was added; then
-    /// [`add`](Self::add) does). A function without calls but the
-    /// thread's id, for the caller's few registers.
+    /// path of `rate`) if this thread's last verdict was added to this
+    /// window, in that epoch and `now`'s bucket: `false` if not (nothing
+    /// was added; then [`add`](Self::add) does). One thread-local read,
+    /// compares, and the cell's count loaded and stored: no call.
+    ///
+    /// `window` is the window's [`address`](Self::address), or 0 for a
+    /// circuit without a window on the coarse time, which never matches
+    /// (no window is added to at time 0 or before, the end of `Recent::NONE`).
     #[inline]
-    pub(crate) fn add_success_quickly(&self, epoch: Epoch, now: u64) -> bool {
-        let Some(cell) = self.lanes.get().and_then(|lane| lane.current(epoch, now)) else {
-            return false;
-        };
-        cell.add_call();
-        true
+    pub(crate) fn add_success_quickly(window: usize, epoch: Epoch, now: u64) -> bool {
+        #[cfg(not(fuse_loom))]
+        {
+            // A thread-local without a destructor is never gone: `try_with`
+            // only keeps a panic out of the path.
+            let Ok(recent) = RECENT.try_with(std::cell::Cell::get) else {
+                return false;
+            };
+            let current = recent.window == window
+                && now < recent.end
+                && recent.grant == Grant::new(PermitKind::Closed, epoch).bits();
+            if current {
+                recent.cell.add_call();
+            }
+            current
+        }
+        // A loom model's threads share one OS thread's thread-locals: its
+        // verdicts all take `add`, whose same-bucket branch adds as here.
+        #[cfg(fuse_loom)]
+        {
+            let _ = (window, epoch, now);
+            false
+        }
+    }
+
+    /// The window's address, which names it for the life of the process
+    /// (it is a slot's: never freed).
+    pub(crate) fn address(&'static self) -> usize {
+        std::ptr::from_ref(self).addr()
+    }
+
+    /// Makes `lane`'s current cell (this thread's) the one
+    /// [`add_success_quickly`](Self::add_success_quickly) finds.
+    #[cfg_attr(fuse_loom, allow(clippy::unused_self, unused_variables))]
+    fn remember(&'static self, lane: &'static Lane) {
+        #[cfg(not(fuse_loom))]
+        {
+            if FORGET.try_with(|_| ()).is_err() {
+                // The thread is exiting: its verdicts find their lane anew.
+                return;
+            }
+            let epoch = lane.epoch.load(Relaxed);
+            let cell = lane.cells.get(lane.index()).filter(|_| epoch != NO_EPOCH);
+            let recent = match (cell, u32::try_from(epoch)) {
+                (Some(cell), Ok(epoch)) => Recent {
+                    window: self.address(),
+                    end: lane.end.load(Relaxed),
+                    grant: Grant::new(PermitKind::Closed, Epoch::new(epoch)).bits(),
+                    cell,
+                },
+                _ => Recent::NONE,
+            };
+            let _ = RECENT.try_with(|slot| slot.set(recent));
+        }
     }
 
     /// [`add`](Self::add) for a time outside the lane's current bucket,
@@ -208,9 +318,14 @@ impl Lane {
         let current = now >= self.start.load(Relaxed)
             && now < self.end.load(Relaxed)
             && self.epoch.load(Relaxed) == u64::from(epoch.get());
+        self.cells.get(self.index()).filter(|_| current)
+    }
+
+    /// The index of the current cell.
+    fn index(&self) -> usize {
         #[allow(clippy::cast_possible_truncation)] // an index below 61
         let index = self.index.load(Relaxed) as usize;
-        self.cells.get(index).filter(|_| current)
+        index
     }
 
     fn cell(&self, index: u64) -> &Cell {
@@ -239,7 +354,7 @@ mod tests {
     #[test]
     fn verdicts_count_in_their_bucket_until_it_leaves_the_window() {
         let config = config(3);
-        let tallies = Tallies::new(&config);
+        let tallies: &'static Tallies = Box::leak(Box::new(Tallies::new(&config)));
         let epoch = Epoch::new(4);
         tallies.add(epoch, Outcome::SUCCESS, 50);
         tallies.add(epoch, Outcome::FAILURE, 150);
@@ -268,7 +383,7 @@ mod tests {
     #[test]
     fn a_lane_reuses_its_cells_round_the_ring() {
         let config = config(2);
-        let tallies = Tallies::new(&config);
+        let tallies: &'static Tallies = Box::leak(Box::new(Tallies::new(&config)));
         let epoch = Epoch::ZERO;
         for bucket in 0..20u64 {
             tallies.add(epoch, Outcome::FAILURE, bucket * 100);
@@ -290,7 +405,7 @@ mod tests {
     #[test]
     fn every_thread_counts_and_a_reader_sums_to_the_latest_bucket() {
         let config = config(2);
-        let tallies = Tallies::new(&config);
+        let tallies: &'static Tallies = Box::leak(Box::new(Tallies::new(&config)));
         let epoch = Epoch::ZERO;
         std::thread::scope(|scope| {
             for _ in 0..3 {
@@ -308,5 +423,82 @@ mod tests {
             scope.spawn(|| tallies.add(epoch, Outcome::SUCCESS, 300));
         });
         assert_eq!(tallies.sum(&config, epoch, 10).calls, 1);
+    }
+
+    #[test]
+    fn a_quick_success_counts_once_after_its_first_verdict_and_only_in_its_window() {
+        let config = config(3);
+        let one: &'static Tallies = Box::leak(Box::new(Tallies::new(&config)));
+        let two: &'static Tallies = Box::leak(Box::new(Tallies::new(&config)));
+        let epoch = Epoch::new(6);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                // Nothing added yet on this thread: no quick path.
+                assert!(!Tallies::add_success_quickly(one.address(), epoch, 10));
+                one.add(epoch, Outcome::SUCCESS, 10);
+                assert!(Tallies::add_success_quickly(one.address(), epoch, 20));
+                // Another epoch, the next bucket, another window: not quick.
+                assert!(!Tallies::add_success_quickly(
+                    one.address(),
+                    epoch.next(),
+                    20
+                ));
+                assert!(!Tallies::add_success_quickly(one.address(), epoch, 100));
+                assert!(!Tallies::add_success_quickly(two.address(), epoch, 20));
+                assert!(!Tallies::add_success_quickly(0, epoch, 20));
+                two.add(epoch, Outcome::SUCCESS, 20);
+                // The thread's recent window is now `two`.
+                assert!(!Tallies::add_success_quickly(one.address(), epoch, 30));
+                assert!(Tallies::add_success_quickly(two.address(), epoch, 30));
+            });
+        });
+        assert_eq!(one.sum(&config, epoch, 99).calls, 2);
+        assert_eq!(two.sum(&config, epoch, 99).calls, 2);
+    }
+
+    #[test]
+    fn lanes_of_exited_threads_keep_their_counts_for_the_next_threads() {
+        let config = config(3);
+        let tallies: &'static Tallies = Box::leak(Box::new(Tallies::new(&config)));
+        let epoch = Epoch::new(2);
+        for round in 1..=4 {
+            // One thread at a time: each after the first is likely given
+            // the lane of the one before (its id is reused).
+            std::thread::spawn(move || {
+                tallies.add(epoch, Outcome::SUCCESS, 10);
+                for _ in 0..99 {
+                    assert!(Tallies::add_success_quickly(tallies.address(), epoch, 10));
+                }
+            })
+            .join()
+            .unwrap();
+            assert_eq!(tallies.sum(&config, epoch, 10).calls, round * 100);
+        }
+    }
+
+    #[test]
+    fn a_circuit_that_reuses_a_rate_slot_starts_with_an_empty_window() {
+        // A configuration of this test's own, so that the second circuit
+        // takes the first's slot (and this thread's recent window).
+        let config = Config::builder()
+            .policy(Policy::Rate)
+            .minimum_calls(4321)
+            .build()
+            .unwrap();
+        let ok = || Ok::<(), std::io::Error>(());
+        let first = crate::Fuse::new("first", config.clone());
+        for _ in 0..5 {
+            first.run(ok).unwrap();
+        }
+        assert_eq!(first.snapshot().calls, 5);
+        let slot = first.slot();
+        drop(first);
+        let second = crate::Fuse::new("second", config);
+        assert!(std::ptr::eq(slot, second.slot()), "the slot was not reused");
+        assert_eq!(second.snapshot().calls, 0);
+        for _ in 0..3 {
+            second.run(ok).unwrap();
+        }
+        assert_eq!(second.snapshot().calls, 3);
     }
 }

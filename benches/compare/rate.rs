@@ -16,7 +16,9 @@
 //!   `minimum_calls` at its maximum both leave closed, every failure inside
 //!   the window; the peers' thresholds are ones they never reach.
 //!
-//! Rows:
+//! Rows (beside the baselines of `user_loop.rs`, and
+//! `baseline/closure_2_loads_count`, the floor of a per-call count: see
+//! [`counter_baseline`]):
 //!
 //! - `fuse`: the `count` policy (the defaults; the reference of the
 //!   ratios), `fuse_rate`: `rate` with its defaults (50 %, 20 calls, 10
@@ -40,6 +42,8 @@
 //!   by the no-op-waker executor ([`poll_now`](super::adapters::poll_now)),
 //!   its result reduced to an `Outcome` by the adapter.
 
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use criterion::Criterion;
@@ -157,6 +161,7 @@ fn tower_call(tower: &mut Tower) -> super::Outcome {
 pub(crate) fn rate_closed_success(c: &mut Criterion) {
     let mut group = c.benchmark_group("rate_closed_success");
     baselines(&mut group);
+    counter_baseline(&mut group);
     let fuses = fuse_rows("rate-success", Config::default(), fuse_rate());
     for (id, fuse) in &fuses {
         fuse_row(&mut group, id, fuse);
@@ -175,6 +180,23 @@ pub(crate) fn rate_closed_success(c: &mut Criterion) {
     for (id, fuse) in &fuses {
         assert_eq!(fuse.state(), State::Closed, "{id} is not closed");
     }
+}
+
+/// The floor of any per-call count: the closure, the two loads of
+/// `baseline/closure_2_loads`, and one count added with a load and a store
+/// to a counter only this thread writes (what a `rate` success must do at
+/// least). Each call's store is the next call's load, so the row also
+/// shows what the machine's store-to-load forwarding costs.
+fn counter_baseline(group: &mut BenchmarkGroup<'_, WallTime>) {
+    let word = AtomicU64::new(0);
+    let count = AtomicU64::new(0);
+    row(group, "baseline/closure_2_loads_count", || {
+        let before = word.load(Ordering::Acquire);
+        let out = call();
+        black_box((before, word.load(Ordering::Acquire)));
+        count.store(count.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        out
+    });
 }
 
 pub(crate) fn rate_closed_success_threads(c: &mut Criterion) {

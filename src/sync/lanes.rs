@@ -49,8 +49,9 @@ pub(crate) struct Held {
     pub(crate) counts: Counts,
 }
 
-impl Cell {
-    pub(crate) fn new() -> Self {
+/// A cell never written (a `const` where the atomics allow it).
+macro_rules! new_cell {
+    () => {
         Cell {
             seq: AtomicU64::new(0),
             epoch: AtomicU64::new(NO_EPOCH),
@@ -59,6 +60,18 @@ impl Cell {
             failed: AtomicU64::new(0),
             slow: AtomicU64::new(0),
         }
+    };
+}
+
+impl Cell {
+    #[cfg(not(fuse_loom))]
+    pub(crate) const fn new() -> Self {
+        new_cell!()
+    }
+
+    #[cfg(fuse_loom)]
+    pub(crate) fn new() -> Self {
+        new_cell!()
     }
 
     /// Adds `counts` to this cell under the stamp `epoch`, `bucket`: to its
@@ -96,7 +109,11 @@ impl Cell {
     /// Adds one call that neither failed nor was slow (a closed success)
     /// to the stamp the cell holds, which its thread knows to be the
     /// verdict's: [`add`](Self::add) without the stamp to compare or the
-    /// counts to carry. Only the lane's own thread calls it.
+    /// counts to carry. Only the lane's own thread calls it. Loom models
+    /// do not take it (their threads share one OS thread's thread-locals,
+    /// where the quick path finds its cell): they add a success through
+    /// `add`'s same-stamp branch, the same relaxed load and store.
+    #[cfg_attr(fuse_loom, allow(dead_code))]
     #[inline]
     pub(crate) fn add_call(&self) {
         // Relaxed: as in `add`. Not saturating: one thread's calls in one
@@ -202,12 +219,6 @@ impl<T: Send + Sync> PerThread<T> {
         self.0.get_or(make)
     }
 
-    /// This thread's value, if it has one.
-    #[inline]
-    pub(crate) fn get(&self) -> Option<&T> {
-        self.0.get()
-    }
-
     /// Every thread's value (of threads that exited too: their counts
     /// still count, and the next thread given their slot goes on with it).
     pub(crate) fn each(&self, mut visit: impl FnMut(&T)) {
@@ -274,17 +285,6 @@ impl<T: Send + Sync> PerThread<T> {
             present.store(true, Ordering::Release);
         }
         value
-    }
-
-    pub(crate) fn get(&self) -> Option<&T> {
-        let id = loom::thread::current().id();
-        let index = self
-            .owners
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .iter()
-            .position(|owner| *owner == id)?;
-        self.slots[index].1.get()
     }
 
     pub(crate) fn each(&self, mut visit: impl FnMut(&T)) {
