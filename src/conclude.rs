@@ -55,7 +55,7 @@ impl Slot {
                 return;
             }
             if let Some(occupant) = circuit.borrowed
-                && self.count_quickly(word, grant, started, occupant)
+                && Self::count_quickly(word, grant, started, occupant)
             {
                 return;
             }
@@ -65,14 +65,14 @@ impl Slot {
 
     /// A success that is not quiet, admitted at `started`: if it is a
     /// closed success of a `rate` circuit read on the coarse time, not
-    /// slow, whose thread's lane is at the permit's epoch and the coarse
-    /// time's bucket, it is added to that lane here, in a small function
-    /// without calls but the thread's id (few registers to save). `false`
-    /// if not (nothing was done).
+    /// slow, and this thread's last verdict on its window was at the
+    /// permit's epoch and the coarse time's bucket, it is added to that
+    /// cell here, inline: a mask, a coarse read, one thread-local read and
+    /// three compares. `false` if not (nothing was done).
     #[inline]
-    fn count_quickly(&self, word: Word, grant: Grant, started: u64, occupant: &Occupant) -> bool {
+    fn count_quickly(word: Word, grant: Grant, started: u64, occupant: &Occupant) -> bool {
         word.counted_success(grant)
-            && occupant.count_success_quickly(self, grant.epoch(), word.times_calls(), started)
+            && occupant.count_success_quickly(grant.epoch(), word.times_calls(), started)
     }
 
     /// A verdict that is not a quiet success, nor a quick one

@@ -62,6 +62,11 @@ pub(crate) struct Occupant {
     /// it is read on the coarse time (the quick path of a closed success);
     /// 0 otherwise.
     quick_window: usize,
+    /// The `slow_call_duration` in nanoseconds when the circuit times its
+    /// calls on the coarse time (the quick path of a timed closed success,
+    /// which reads its end there too); 0 otherwise, which no call is
+    /// quicker than.
+    quick_slow: u64,
     /// Which of its slot's circuits this is (see [`Slot::take`]).
     tag: u32,
     pub(crate) time: Time,
@@ -98,8 +103,13 @@ impl Occupant {
             (Some(tallies), Time::Coarse) => tallies.address(),
             _ => 0,
         };
+        let quick_slow = match time {
+            Time::Coarse if config.times_calls() => config.slow_nanos(),
+            _ => 0,
+        };
         Occupant {
             quick_window,
+            quick_slow,
             ring: Ring::new(if rate { 1 } else { config.failure_threshold() }),
             window_time,
             tag,
@@ -140,32 +150,23 @@ impl Occupant {
     #[inline]
     pub(crate) fn count_success_quickly(
         &self,
-        slot: &Slot,
         epoch: crate::epoch::Epoch,
         timed: bool,
         started: u64,
     ) -> bool {
         if timed {
-            return self.count_timed_success_quickly(slot, epoch, started);
+            return self.count_timed_success_quickly(epoch, started);
         }
         Tallies::add_success_quickly(self.quick_window, epoch, crate::sync::coarse_now())
     }
 
     /// [`count_success_quickly`](Self::count_success_quickly) of a circuit
-    /// that times its calls: out of line, so that the untimed path calls
-    /// nothing and saves no register.
-    #[inline(never)]
-    fn count_timed_success_quickly(
-        &self,
-        slot: &Slot,
-        epoch: crate::epoch::Epoch,
-        started: u64,
-    ) -> bool {
-        if !matches!(self.time, Time::Coarse) {
-            return false;
-        }
+    /// that times its calls: one more coarse read (the call's end) and a
+    /// compare with [`quick_slow`](Self::quick_slow).
+    #[inline]
+    fn count_timed_success_quickly(&self, epoch: crate::epoch::Epoch, started: u64) -> bool {
         let now = crate::sync::coarse_now();
-        !crate::policy::is_slow(slot.config(), now.saturating_sub(started))
+        now.saturating_sub(started) < self.quick_slow
             && Tallies::add_success_quickly(self.quick_window, epoch, now)
     }
 
