@@ -39,13 +39,21 @@ fn permit(stored: &mut Stored, config: &Config, now: u64) -> Option<Ticket> {
     }
 }
 
+/// How far the store's clock goes back, at most, behind the latest time
+/// it showed: less than the minute a payload's times may be ahead of the
+/// store's clock. A clock that went back further finds the window's newest
+/// buckets in its future, and the payload unreadable (`payload_rate_tests`
+/// has that refusal), which is no increment's doing.
+const MAX_BACK: u64 = 50 * SEC;
+
 #[derive(Clone, Debug)]
 enum Op {
     Success,
     Failure,
     /// Microseconds to wait.
     Wait(u64),
-    /// The clock goes back this many microseconds.
+    /// The clock goes back this many microseconds, no further than
+    /// [`MAX_BACK`] behind the latest time it showed.
     Back(u64),
     /// A new permit (of the epoch the circuit is in now).
     Permit,
@@ -73,6 +81,7 @@ proptest! {
         let config = config(buckets, minimum);
         let width = payload::width(&config);
         let mut now = 1_700_000_000 * SEC;
+        let mut latest = now;
         let mut stored = Stored::fresh(11);
         stored.fit(&config);
         let mut ticket = permit(&mut stored, &config, now).unwrap();
@@ -112,8 +121,11 @@ proptest! {
                 Op::Failure => {
                     stored.timed_verdict(&config, &ticket, Verdict::Failure, false, now);
                 }
-                Op::Wait(us) => now += us * 1_000,
-                Op::Back(us) => now -= us * 1_000,
+                Op::Wait(us) => {
+                    now += us * 1_000;
+                    latest = latest.max(now);
+                }
+                Op::Back(us) => now = (now - us * 1_000).max(latest - MAX_BACK),
                 Op::Permit => {
                     if let Some(new) = permit(&mut stored, &config, now) {
                         ticket = new;
