@@ -17,6 +17,7 @@ use super::stored::{Stored, Ticket};
 use crate::config::Config;
 use crate::model::{self, Effect};
 use crate::policy::{self, Counts, Outcome, Window};
+use crate::sync::Tally;
 use crate::verdict::Verdict;
 
 /// The successes of closed permits of one epoch not yet sent: for each
@@ -45,10 +46,35 @@ impl Batch {
 /// was absent still counts in it).
 const MAX_BATCHES: usize = 4;
 
-/// The batches being filled, one per permit.
+/// The batches being filled, one per permit, and how many successes of
+/// batches taken to be sent have not been sent yet.
 #[derive(Debug, Default)]
 pub(crate) struct Pending {
     batches: Mutex<Vec<Batch>>,
+    sending: Tally,
+}
+
+/// Batches taken to be sent: their successes count as unsent until this
+/// is dropped, after the step that carries them (answered, refused or
+/// cancelled).
+pub(crate) struct Sending<'a> {
+    batches: Vec<Batch>,
+    calls: u64,
+    pending: &'a Pending,
+}
+
+impl std::ops::Deref for Sending<'_> {
+    type Target = [Batch];
+
+    fn deref(&self) -> &[Batch] {
+        &self.batches
+    }
+}
+
+impl Drop for Sending<'_> {
+    fn drop(&mut self) {
+        self.pending.sending.sub(self.calls);
+    }
 }
 
 impl Pending {
@@ -84,18 +110,25 @@ impl Pending {
     }
 
     /// The batches to send, taken at `local` on the local clock (the next
-    /// success starts new ones).
-    pub(crate) fn take(&self, local: u64) -> Vec<Batch> {
+    /// success starts new ones); they count as waiting until the step that
+    /// carries them is over.
+    pub(crate) fn take(&self, local: u64) -> Sending<'_> {
         let mut batches = std::mem::take(&mut *self.lock());
         for batch in &mut batches {
             batch.taken = local;
         }
-        batches
+        let calls = batches.iter().map(Batch::calls).sum();
+        self.sending.add(calls);
+        Sending {
+            batches,
+            calls,
+            pending: self,
+        }
     }
 
-    /// How many successes wait to be sent.
+    /// How many successes wait to be sent, or are being sent.
     pub(crate) fn calls(&self) -> u64 {
-        self.lock().iter().map(Batch::calls).sum()
+        self.lock().iter().map(Batch::calls).sum::<u64>() + self.sending.get()
     }
 }
 
@@ -196,8 +229,11 @@ mod tests {
             one_by_one.timed_verdict(&config, &ticket, Verdict::Success, false, now - ago * SEC);
         }
         assert_eq!(pending.calls(), 4);
-        let batch = pending.take(sent).pop().unwrap();
-        assert_eq!(pending.calls(), 0, "taken");
+        let sending = pending.take(sent);
+        assert_eq!(pending.calls(), 4, "being sent: still waiting");
+        let batch = sending.last().unwrap().clone();
+        drop(sending);
+        assert_eq!(pending.calls(), 0, "sent");
         assert_eq!(batch.spans, vec![(75 * SEC, 3), (99 * SEC, 1)]);
         assert!(batched.record_batch(&config, &batch, now));
         assert_eq!(batched.snapshot(&config, now).calls, 4);
@@ -214,7 +250,7 @@ mod tests {
         let ticket = closed_permit(&mut stored, &config, now);
         let pending = Pending::default();
         pending.add(ticket, 0, SEC);
-        let batch = pending.take(0).pop().unwrap();
+        let batch = pending.take(0).last().unwrap().clone();
         stored.force_open(now);
         let before = stored.clone();
         assert!(!stored.record_batch(&config, &batch, now));

@@ -5,7 +5,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::batch::{Batch, Pending};
+use super::batch::{Pending, Sending};
 use super::mirror::Mirror;
 use super::payload::{self, Fresh};
 use super::stored::{Stored, Ticket};
@@ -54,7 +54,7 @@ impl Cache {
     }
 
     /// The batches to send with a step.
-    pub(crate) fn take_batches(&self) -> Vec<Batch> {
+    pub(crate) fn take_batches(&self) -> Sending<'_> {
         self.pending.take(self.clock.now())
     }
 

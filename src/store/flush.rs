@@ -64,19 +64,17 @@ impl Flush {
             if batches.is_empty() {
                 continue;
             }
-            drop(live);
             let step = key.step(false, |stored, now| {
                 batches.iter().fold(false, |sent, batch| {
                     stored.record_batch(&self.config, batch, now) | sent
                 })
             });
-            let Ok(stepped) = step.await else {
-                continue;
-            };
-            let Some(live) = cache.upgrade() else {
-                return;
-            };
-            live.remember(&stepped.stored, stepped.now);
+            let stepped = step.await;
+            // Sent, or lost with the step: no longer waiting.
+            drop(batches);
+            if let Ok(stepped) = stepped {
+                live.remember(&stepped.stored, stepped.now);
+            }
         }
     }
 }

@@ -29,11 +29,8 @@ impl SharedFuse {
         // Cached mode under `rate`: the successes batched so far go with
         // this step, recorded before its own decision (they happened
         // before it). A step the store does not answer loses them.
-        let batches = self
-            .cache
-            .as_ref()
-            .map(|cache| cache.take_batches())
-            .unwrap_or_default();
+        let batches = self.cache.as_ref().map(|cache| cache.take_batches());
+        let batches = batches.as_deref().unwrap_or_default();
         let with_batch = |stored: &mut Stored, now: u64| {
             let sent = batches.iter().fold(false, |any, batch| {
                 stored.record_batch(&self.config, batch, now) | any

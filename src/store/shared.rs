@@ -135,8 +135,13 @@ impl SharedFuse {
     /// Under the `rate` policy in cached mode: the closed successes this
     /// process has counted and not sent to the store yet (they go with its
     /// next round trip on the key: a failure, a slow call, or the first
-    /// admission after `staleness`). Always 0 in strict mode, where every
-    /// verdict is recorded in the store before it returns.
+    /// admission after `staleness`, or with the step a task of the
+    /// circuit's makes once per `staleness`), including those a step is
+    /// carrying now. When it reaches 0, every success counted before has
+    /// been sent, or lost with a step the store did not answer: a process
+    /// that waits for it before it exits leaves none behind. Always 0 in
+    /// strict mode, where every verdict is recorded in the store before it
+    /// returns.
     ///
     /// ```
     /// use std::sync::Arc;

@@ -266,6 +266,12 @@ impl Tally {
         self.0.load(Ordering::Relaxed)
     }
 
+    /// Takes `n` back (after an [`add`](Self::add) of at least `n`).
+    #[cfg(any(feature = "redis", feature = "sql", feature = "store"))]
+    pub(crate) fn sub(&self, n: u64) {
+        self.0.fetch_sub(n, Ordering::Relaxed);
+    }
+
     /// Sets the count to `n` (for a hint whose last value wins; Relaxed,
     /// as every use of a tally: it orders nothing else).
     #[cfg(any(feature = "redis", feature = "sql"))]
