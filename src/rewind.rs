@@ -41,6 +41,11 @@ impl Engine<'_> {
                 ..Cursor::default()
             },
         );
+        // A reused `rate` slot keeps the last circuit's window, which may
+        // hold counts of `epoch`: empty it.
+        if let Some(tallies) = &self.slot.tallies {
+            tallies.clear();
+        }
         let Some((opened, slots)) = ages else {
             // A reused slot keeps the last circuit's opening: forget it, as
             // the jump to `epoch` forgets the epochs in between.

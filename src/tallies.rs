@@ -183,6 +183,24 @@ impl Tallies {
         }
     }
 
+    /// Empties the window, for tests that start a circuit in a slot an
+    /// earlier one used, at an epoch of their choosing, which the earlier
+    /// circuit's counts may hold (no other thread adds to it then); this
+    /// thread forgets its recent cell.
+    #[cfg(any(test, fuzzing, fuse_loom))]
+    pub(crate) fn clear(&self) {
+        self.lanes.each(|lane| {
+            for cell in &lane.cells {
+                cell.clear();
+            }
+            lane.start.store(1, Relaxed);
+            lane.end.store(0, Relaxed);
+            lane.epoch.store(NO_EPOCH, Relaxed);
+        });
+        #[cfg(not(fuse_loom))]
+        let _ = RECENT.try_with(|recent| recent.set(Recent::NONE));
+    }
+
     /// The window's address, which names it for the life of the process
     /// (it is a slot's: never freed).
     pub(crate) fn address(&'static self) -> usize {

@@ -74,6 +74,18 @@ impl Cell {
         new_cell!()
     }
 
+    /// Makes the cell unwritten again, for tests that start a circuit in
+    /// a slot an earlier one used, at an epoch of their choosing (no
+    /// other thread adds to it then).
+    #[cfg(any(test, fuzzing, fuse_loom))]
+    pub(crate) fn clear(&self) {
+        self.epoch.store(NO_EPOCH, Ordering::Relaxed);
+        self.bucket.store(0, Ordering::Relaxed);
+        self.calls.store(0, Ordering::Relaxed);
+        self.failed.store(0, Ordering::Relaxed);
+        self.slow.store(0, Ordering::Relaxed);
+    }
+
     /// Adds `counts` to this cell under the stamp `epoch`, `bucket`: to its
     /// counts if it holds that stamp, otherwise in place of what it holds.
     /// Only the lane's own thread calls it.
