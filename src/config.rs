@@ -6,6 +6,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::classify::FailureKind;
+use crate::factor::Factor;
 pub use crate::limits::{
     MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES, MAX_MINIMUM_CALLS,
     MAX_WINDOW_BUCKETS,
@@ -23,7 +24,8 @@ pub(crate) const DEFAULT_KEY_PREFIX: &str = "fuse";
 /// 2 probes, statuses 502/503/504, timeouts and connection errors counted,
 /// HTTP 500 not counted, key prefix `fuse`; policy `count` (SPEC §9: the
 /// `rate` settings default to 50 %, 20 calls, 10 buckets, no slow calls,
-/// 100 % slow).
+/// 100 % slow); a fixed open duration without jitter, probes that time
+/// out after the open duration (SPEC §10).
 ///
 /// ```
 /// use std::time::Duration;
@@ -54,6 +56,10 @@ pub struct Config {
     pub(crate) window_buckets: u32,
     pub(crate) slow_call_duration: Option<Duration>,
     pub(crate) slow_call_rate: u32,
+    pub(crate) open_backoff: Factor,
+    pub(crate) max_open_duration: Option<Duration>,
+    pub(crate) open_jitter: Factor,
+    pub(crate) probe_timeout: Option<Duration>,
 }
 
 impl Default for Config {
@@ -81,6 +87,10 @@ impl Default for Config {
             window_buckets: 10,
             slow_call_duration: None,
             slow_call_rate: 100,
+            open_backoff: Factor::ONE,
+            max_open_duration: None,
+            open_jitter: Factor::ZERO,
+            probe_timeout: None,
         }
     }
 }
@@ -299,6 +309,73 @@ impl Config {
         self.slow_call_rate
     }
 
+    /// How much longer each opening in a row lasts than the one before
+    /// (SPEC §10; default 1, a fixed open duration; 1 to 10).
+    ///
+    /// ```
+    /// use fuse_breaker::{Config, Factor};
+    /// assert_eq!(Config::default().open_backoff(), Factor::ONE);
+    /// let doubling = Config::builder().open_backoff(2.0).build()?;
+    /// assert_eq!(doubling.open_backoff().to_f64(), 2.0);
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn open_backoff(&self) -> Factor {
+        self.open_backoff
+    }
+
+    /// The longest an opening lasts, whatever the backoff or the server's
+    /// hint (SPEC §10; default the [`open_duration`](Self::open_duration)).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let config = fuse_breaker::Config::builder()
+    ///     .open_backoff(2.0)
+    ///     .max_open_duration(Duration::from_secs(300))
+    ///     .build()?;
+    /// assert_eq!(config.max_open_duration(), Duration::from_secs(300));
+    /// assert_eq!(fuse_breaker::Config::default().max_open_duration(), Duration::from_secs(30));
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn max_open_duration(&self) -> Duration {
+        self.max_open_duration.unwrap_or(self.open_duration)
+    }
+
+    /// The share of an opening by which a random draw may shorten it, so
+    /// that processes do not all come back at one instant (SPEC §10;
+    /// default 0; from 0 to 1, exclusive).
+    ///
+    /// ```
+    /// let config = fuse_breaker::Config::builder().open_jitter(0.2).build()?;
+    /// assert_eq!(config.open_jitter().to_f64(), 0.2);
+    /// assert!(fuse_breaker::Config::builder().open_jitter(1.0).build().is_err());
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn open_jitter(&self) -> Factor {
+        self.open_jitter
+    }
+
+    /// How long a half-open circuit waits for its probes before it starts
+    /// half-open over with new ones (SPEC §10; default the
+    /// [`open_duration`](Self::open_duration)). Shared circuits' probe
+    /// leases last this long unless set otherwise.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let config = fuse_breaker::Config::builder().probe_timeout(Duration::from_secs(5)).build()?;
+    /// assert_eq!(config.probe_timeout(), Duration::from_secs(5));
+    /// assert_eq!(fuse_breaker::Config::default().probe_timeout(), Duration::from_secs(30));
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn probe_timeout(&self) -> Duration {
+        self.probe_timeout.unwrap_or(self.open_duration)
+    }
+
+    /// The probe timeout in nanoseconds.
+    #[inline]
+    pub(crate) fn probe_timeout_nanos(&self) -> u64 {
+        nanos(self.probe_timeout())
+    }
+
     /// Whether admissions read the clock to time calls: `rate` with a
     /// `slow_call_duration`.
     #[inline]
@@ -328,6 +405,24 @@ impl Config {
         check_count("slow_call_rate", c.slow_call_rate, 100)?;
         if let Some(slow) = c.slow_call_duration {
             check_duration("slow_call_duration", slow)?;
+        }
+        check_factor("open_backoff", c.open_backoff, Factor::ONE, true)?;
+        check_factor("open_jitter", c.open_jitter, Factor::ZERO, false)?;
+        if let Some(max) = c.max_open_duration {
+            check_duration("max_open_duration", max)?;
+            if max < c.open_duration {
+                return Err(ConfigError::new(
+                    "max_open_duration",
+                    format!("{max:?}"),
+                    format!(
+                        "must be at least open_duration ({:?})",
+                        c.open_duration
+                    ),
+                ));
+            }
+        }
+        if let Some(timeout) = c.probe_timeout {
+            check_duration("probe_timeout", timeout)?;
         }
         if let Some(bad) = c
             .counted_http_statuses
@@ -377,11 +472,11 @@ impl Config {
     }
 
     /// milon/fuse's store TTL, in nanoseconds: twice the longer of the
-    /// window and the open duration (how long a shared circuit's payload
+    /// window and the longest opening (how long a shared circuit's payload
     /// lives, and how long an unused circuit is kept by default).
     #[inline]
     pub(crate) fn ttl_nanos(&self) -> u64 {
-        2 * self.window_nanos().max(self.open_nanos())
+        2 * self.window_nanos().max(nanos(self.max_open_duration()))
     }
 }
 
@@ -469,6 +564,31 @@ fn check_count(setting: &'static str, value: u32, max: u32) -> Result<(), Config
             value.to_string(),
             format!("must be between 1 and {max}"),
         ))
+    }
+}
+
+/// A factor from `min` to 10 (`up_to_ten`), or from `min` to 1 exclusive.
+fn check_factor(
+    setting: &'static str,
+    value: Factor,
+    min: Factor,
+    up_to_ten: bool,
+) -> Result<(), ConfigError> {
+    let (fits, rule) = if up_to_ten {
+        (
+            value >= min && value <= Factor::from_millionths(10_000_000),
+            format!("must be a number from {min} to 10"),
+        )
+    } else {
+        (
+            value >= min && value < Factor::ONE,
+            format!("must be a number from {min} to 1 (exclusive)"),
+        )
+    };
+    if fits {
+        Ok(())
+    } else {
+        Err(ConfigError::new(setting, value.to_string(), rule))
     }
 }
 

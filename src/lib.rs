@@ -86,6 +86,7 @@ mod engine;
 mod epoch;
 mod error;
 mod events;
+mod factor;
 mod fallback;
 mod fuse;
 #[cfg(fuzzing)]
@@ -104,6 +105,7 @@ mod packed;
 mod permit;
 mod policy;
 pub mod redact;
+mod recovery;
 #[cfg(any(test, fuzzing))]
 mod reference;
 mod registry;
@@ -145,6 +147,7 @@ pub use config::{
 };
 pub use error::{Error, OpenError};
 pub use events::Listener;
+pub use factor::Factor;
 pub use fallback::Fallback;
 pub use fuse::{Fuse, FuseBuilder};
 pub use names::key;

@@ -245,4 +245,36 @@ settings! {
     /// assert!(fuse_breaker::Config::builder().slow_call_rate(0).build().is_err());
     /// ```
     slow_call_rate: u32 = |value: u32| value;
+
+    /// Sets [`Config::open_backoff`] (1 ..= 10; rounded to a millionth).
+    ///
+    /// ```
+    /// assert!(fuse_breaker::Config::builder().open_backoff(0.5).build().is_err());
+    /// assert!(fuse_breaker::Config::builder().open_backoff(f64::NAN).build().is_err());
+    /// ```
+    open_backoff: crate::Factor = |value: f64| crate::Factor::from_f64(value);
+
+    /// Sets [`Config::max_open_duration`] (>= `open_duration` and <= [`MAX_DURATION`](crate::MAX_DURATION)).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let short = fuse_breaker::Config::builder().max_open_duration(Duration::from_secs(1)).build();
+    /// assert_eq!(short.unwrap_err().setting(), "max_open_duration");
+    /// ```
+    max_open_duration: Option<std::time::Duration> = |value: std::time::Duration| Some(value);
+
+    /// Sets [`Config::open_jitter`] (0 ..= 1, exclusive; rounded to a millionth).
+    ///
+    /// ```
+    /// assert!(fuse_breaker::Config::builder().open_jitter(-0.1).build().is_err());
+    /// ```
+    open_jitter: crate::Factor = |value: f64| crate::Factor::from_f64(value);
+
+    /// Sets [`Config::probe_timeout`] (> 0 and <= [`MAX_DURATION`](crate::MAX_DURATION)).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// assert!(fuse_breaker::Config::builder().probe_timeout(Duration::ZERO).build().is_err());
+    /// ```
+    probe_timeout: Option<std::time::Duration> = |value: std::time::Duration| Some(value);
 }

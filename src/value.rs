@@ -3,6 +3,7 @@
 //! text of an environment variable (feature `config-file`).
 
 mod duration;
+mod factor;
 mod policy;
 
 use std::fmt;

@@ -1,0 +1,99 @@
+//! A factor as a setting (`open_backoff`, `open_jitter`): a number such as
+//! `2` or `0.25`, written as a number or as text, with at most six decimal
+//! places.
+
+use std::fmt;
+
+use serde::Deserializer;
+use serde::de::{self, Visitor};
+
+use super::Value;
+use crate::factor::Factor;
+
+/// The largest number a factor holds.
+const LARGEST: f64 = 4294.967295;
+
+impl Value for Factor {
+    fn from_text(text: &str) -> Result<Self, String> {
+        text.parse()
+    }
+
+    fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(Number)
+    }
+}
+
+/// A factor as the file writes it: a number, or a string holding one.
+struct Number;
+
+impl Visitor<'_> for Number {
+    type Value = Factor;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a number such as 2 or 0.25")
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Self::Value, E> {
+        if (0.0..=LARGEST).contains(&value) {
+            Ok(Factor::from_f64(value))
+        } else {
+            Err(E::custom(format!(
+                "{value} is not a number from 0 to {LARGEST}"
+            )))
+        }
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<Self::Value, E> {
+        #[allow(clippy::cast_precision_loss)] // checked against a small range first
+        let number = if (0..=4294).contains(&value) {
+            value as f64
+        } else {
+            f64::NAN
+        };
+        if number.is_nan() {
+            return Err(E::custom(format!(
+                "{value} is not a number from 0 to {LARGEST}"
+            )));
+        }
+        self.visit_f64(number)
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<Self::Value, E> {
+        self.visit_i64(i64::try_from(value).unwrap_or(i64::MAX))
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+        text.parse().map_err(E::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, serde::Deserialize)]
+    struct File {
+        #[serde(deserialize_with = "Factor::deserialize")]
+        factor: Factor,
+    }
+
+    #[test]
+    fn a_factor_is_read_as_a_number_or_text_and_anything_else_refused() {
+        let read = |text: &str| toml::from_str::<File>(text).map(|file| file.factor);
+        assert_eq!(read("factor = 2").ok(), Some(Factor::from_millionths(2_000_000)));
+        assert_eq!(read("factor = 0.25").ok(), Some(Factor::from_millionths(250_000)));
+        assert_eq!(read("factor = \"1.5\"").ok(), Some(Factor::from_millionths(1_500_000)));
+        for (bad, says) in [
+            ("factor = -1", "-1 is not a number from 0"),
+            ("factor = -0.5", "-0.5 is not a number from 0"),
+            ("factor = nan", "NaN is not a number from 0"),
+            ("factor = \"x\"", "is not a decimal number"),
+            ("factor = true", "a number such as 2 or 0.25"),
+        ] {
+            let err = read(bad).unwrap_err().to_string();
+            assert!(err.contains(says), "{bad}: {err}");
+        }
+        assert_eq!(Factor::from_text(" 3 "), Ok(Factor::from_millionths(3_000_000)));
+        assert!(Factor::from_text("three").is_err());
+    }
+}
