@@ -97,14 +97,29 @@ impl Slot {
                 return;
             }
         }
-        self.conclude_from_word(grant, verdict, started, circuit);
+        self.conclude_from_word(grant, verdict, started, circuit, None);
+    }
+
+    /// A failure carrying the server's `hint` (nanoseconds) of when to
+    /// come back (SPEC §10): straight to the word and the engine, which
+    /// honour it if this verdict opens the circuit.
+    #[inline(never)]
+    pub(crate) fn conclude_with_hint(
+        &'static self,
+        grant: Grant,
+        started: u64,
+        circuit: Circuit<'_>,
+        hint: u64,
+    ) {
+        self.conclude_from_word(grant, Verdict::Failure, started, circuit, Some(hint));
     }
 
     /// A verdict that may write: decided from the word alone when it
     /// changes nothing (stale, an ignore on a closed circuit, a success
     /// with no failures to clear), otherwise by the engine of the permit's
-    /// circuit, if it is still in the slot. With the `metrics` feature,
-    /// failures and ignores are counted here, once for both kinds.
+    /// circuit, if it is still in the slot, with the failure's `hint`. With
+    /// the `metrics` feature, failures and ignores are counted here, once
+    /// for both kinds.
     #[inline(never)]
     fn conclude_from_word(
         &'static self,
@@ -112,6 +127,7 @@ impl Slot {
         verdict: Verdict,
         started: u64,
         circuit: Circuit<'_>,
+        hint: Option<u64>,
     ) {
         let word = self.load();
         let (head, cursor) = word.unpack();
@@ -144,6 +160,6 @@ impl Slot {
         let slow = word.times_calls()
             && verdict != Verdict::Ignore
             && policy::is_slow(self.config(), occupant.time().now().saturating_sub(started));
-        Engine::new(self, occupant).verdict_from(word, grant, verdict, slow);
+        Engine::new(self, occupant).verdict_from(word, grant, verdict, slow, hint);
     }
 }

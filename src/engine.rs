@@ -7,25 +7,36 @@
 //! closed circuit with no failures is thus only ever loaded by admission
 //! and success, and those two decide inline, before the loop.
 //!
-//! Three kinds of memory: the packed state word (see [`packed`](crate::packed)),
-//! the `opened` record (when the current or last opening happened, stamped
-//! with its epoch) and the ring of failure times (see [`ring`](crate::ring)).
-//! The state word is the only authority. A failure's time is written into
-//! its ring slot before the compare-and-swap that claims the slot, so the
-//! claim sees every earlier failure and decides the trip itself. The
-//! `opened` record is written right after the compare-and-swap that opens
-//! the circuit, and any thread that finds it missing writes it with its own
-//! time ("helping"), so no thread ever waits for another. A closed epoch
-//! that follows a closed one (`force_closed`, `reset`) stamps the record
-//! too (with no time), so that it never lags the word by more than two
-//! epochs and no opening from a multiple of 2^30 epochs ago can pass for a
-//! new one.
+//! Four kinds of memory: the packed state word (see [`packed`](crate::packed)),
+//! the `phase` record, the `opening` record and the ring of failure times
+//! (see [`ring`](crate::ring)). The state word is the only authority. A
+//! failure's time is written into its ring slot before the compare-and-swap
+//! that claims the slot, so the claim sees every earlier failure and
+//! decides the trip itself.
+//!
+//! The `phase` record holds, stamped with the epoch and the n of the
+//! opening (SPEC §10), an open epoch's `retry_at` (when the opening ends:
+//! its duration, with backoff, jitter and any hint of the server, is drawn
+//! once, by whoever stamps it) or a half-open epoch's start (for the probe
+//! timeout). It is written right after the compare-and-swap that enters
+//! the epoch, and any thread that finds it missing writes it with its own
+//! time ("helping"), so no thread ever waits for another; the first stamp
+//! wins, and every caller then sees the same `retry_at`. Every move out of
+//! an open or half-open epoch reads (or helps stamp) its record first, so
+//! while the word is in an open or half-open epoch E the record holds E or
+//! the epoch before: a half-open epoch's helper takes the n from there. A
+//! closed epoch that follows a closed one (`force_closed`, `reset`) stamps
+//! the record too (with no time), so that it never lags the word by more
+//! than two epochs and no opening from a multiple of 2^30 epochs ago can
+//! pass for a new one. The `opening` record, written by whoever won an
+//! open epoch's `phase` stamp, keeps when that opening happened, for
+//! snapshots only.
 //!
 //! Progress: the loop goes round again only with a state word other than
 //! the one it just stepped from (returned by a compare-and-swap that lost,
 //! or by [`Engine::unchanged`] after a record did not match). A record
 //! never sends a caller round with the same word: one that does not match a
-//! word still current (for the `opened` record: a word still in the same
+//! word still current (for the `phase` record: a word still in the same
 //! epoch) is older than it, whatever its age, and is overwritten (see
 //! `ring`, whose record writes are the crate's only other loop).
 
@@ -35,9 +46,10 @@ use std::time::Duration;
 use crate::clock::Time;
 use crate::config::Config;
 use crate::epoch::Epoch;
-use crate::model::{self, Decision, Effect, Grant, Head};
+use crate::model::{self, Decision, Effect, Grant, Head, Opening};
 use crate::packed::{Cursor, Word};
 use crate::policy::{Failures, Rule, View};
+use crate::recovery;
 use crate::ring::{Keep, Stamp};
 use crate::slot::{Occupant, Slot};
 use crate::snapshot::{Snapshot, State};
@@ -59,10 +71,12 @@ pub(crate) struct Engine<'a> {
 }
 
 /// The time of one call, read from the clock at most once (a cell, so that
-/// a step and the code after it can share it).
+/// a step and the code after it can share it), and the server's hint the
+/// call's verdict carried (SPEC §10), which an opening it makes honours.
 struct Now<'a> {
     time: &'a Time,
     at: Cell<Option<u64>>,
+    hint: Option<u64>,
 }
 
 impl Now<'_> {
@@ -98,6 +112,7 @@ impl<'a> Engine<'a> {
         Now {
             time: &self.occupant.time,
             at: Cell::new(None),
+            hint: None,
         }
     }
 
@@ -108,7 +123,7 @@ impl<'a> Engine<'a> {
 
     /// Admission (SPEC §3). Closed: one load and one mask (see
     /// [`Word::closed_grant`]). Open: one load of the word and one of the
-    /// `opened` record, one clock read.
+    /// `phase` record, one clock read.
     #[inline]
     pub(crate) fn acquire(self) -> Decision {
         let word = self.load();
@@ -124,30 +139,52 @@ impl<'a> Engine<'a> {
         self.acquire_from(word)
     }
 
-    /// Admission that reads the `opened` record or changes the word.
+    /// Admission that reads the `phase` record or changes the word.
     #[inline(never)]
     fn acquire_from(self, word: Word) -> Decision {
         let now = self.now();
-        let (admission, written) = self.update(word, |word| {
-            let (head, cursor) = word.unpack();
-            let opened = || self.opened_at(head.epoch, now.get());
-            match model::acquire(self.config(), head, opened, || now.get()) {
-                Ok((admission, None)) => Step::Done(admission),
-                Ok((admission, Some(next))) => {
-                    Step::Write(Word::next(&head, cursor, &next), admission)
-                }
+        let ((admission, n), written) = self.update(word, |word| {
+            let (mut head, cursor) = word.unpack();
+            let phase = match self.phase(&mut head, &now) {
+                Ok(phase) => phase,
                 Err(moved) => {
                     // A time read before this word could precede its
-                    // opening: read the clock again for it.
+                    // phase: read the clock again for it.
                     now.forget();
-                    Step::Moved(moved)
+                    return Step::Moved(moved);
                 }
+            };
+            let at = || Ok::<_, Word>(phase.unwrap_or(0));
+            match model::acquire(self.config(), head, at, || now.get()) {
+                Ok((admission, None)) => Step::Done((admission, head.n)),
+                Ok((admission, Some(next))) => {
+                    Step::Write(Word::next(&head, cursor, &next), (admission, next.n))
+                }
+                Err(moved) => Step::Moved(moved),
             }
         });
         if let (Some(written), Decision::Granted(grant)) = (written, admission) {
-            self.probe_installed(written, grant, &now);
+            self.probe_installed(written, grant, n, &now);
         }
         admission
+    }
+
+    /// The time of the phase of `head` (an open epoch's `retry_at`, a
+    /// half-open one's start; `None` while closed), filling in a half-open
+    /// head's n from the record; a missing stamp is stamped with this
+    /// call's time (helping). `Err` with the current word when the record
+    /// shows that `head` is out of date.
+    #[inline]
+    fn phase(&self, head: &mut Head, now: &Now<'_>) -> Result<Option<u64>, Word> {
+        match head.state {
+            State::Closed => Ok(None),
+            State::Open => self.retry_at(head.epoch, head.n, now).map(Some),
+            State::HalfOpen => {
+                let (n, since) = self.half_open_since(head.epoch, now)?;
+                head.n = n;
+                Ok(Some(since))
+            }
+        }
     }
 
     /// The rejection of an open circuit still cooling down, with its
@@ -162,9 +199,9 @@ impl<'a> Engine<'a> {
         }
         let stamp = Stamp {
             epoch: head.epoch,
-            claim: 0,
+            claim: head.n,
         };
-        let opened = || self.slot.words.opened.read(stamp).ok_or(());
+        let opened = || self.slot.words.phase.read(stamp).ok_or(());
         let now = || self.occupant.time.now();
         match model::acquire(self.config(), head, opened, now) {
             Ok((admission, None)) => Some(admission),
@@ -177,19 +214,30 @@ impl<'a> Engine<'a> {
     /// without a permit: if it unwinds, the grant is given an ignore verdict.
     #[cold]
     #[inline(never)]
-    fn probe_installed(&self, written: Written, grant: Grant, now: &Now<'_>) {
+    fn probe_installed(&self, written: Written, grant: Grant, n: u32, now: &Now<'_>) {
         let release = Release {
             engine: self,
             grant,
         };
-        self.installed(written, None, now);
+        self.installed_with(written, None, n, now);
         std::mem::forget(release);
     }
 
     /// A verdict that may write, from `word` (read by
-    /// [`Slot::conclude`]), on a call that was `slow` or not.
-    pub(crate) fn verdict_from(self, word: Word, grant: Grant, verdict: Verdict, slow: bool) {
-        let now = self.now();
+    /// [`Slot::conclude`]), on a call that was `slow` or not, with the
+    /// server's `hint` (nanoseconds) of when to come back, if it gave one.
+    pub(crate) fn verdict_from(
+        self,
+        word: Word,
+        grant: Grant,
+        verdict: Verdict,
+        slow: bool,
+        hint: Option<u64>,
+    ) {
+        let now = Now {
+            hint,
+            ..self.now()
+        };
         let word = if verdict == Verdict::Failure {
             // Read the time before the word a failure is decided on: it can
             // then never be later than the claim that records it, even if
@@ -200,7 +248,14 @@ impl<'a> Engine<'a> {
             word
         };
         let (rated, written) = self.update(word, |word| {
-            let (head, cursor) = word.unpack();
+            let (mut head, cursor) = word.unpack();
+            if head.state == State::HalfOpen {
+                // A failed probe opens the next opening in a row: its n.
+                if let Err(moved) = self.phase(&mut head, &now) {
+                    now.forget();
+                    return Step::Moved(moved);
+                }
+            }
             match model::timed_verdict(self.config(), head, grant, verdict, slow) {
                 Effect::Stale | Effect::Nothing => Step::Done(None),
                 // The tallies record it, after the loop: nothing to write.
@@ -292,23 +347,8 @@ impl<'a> Engine<'a> {
             tries += 1;
             let last_try = tries >= SNAPSHOT_TRIES;
             let (head, cursor) = word.unpack();
-            let opened_epoch = match head.state {
-                State::Closed => None,
-                State::Open => Some(head.epoch),
-                // Half-open is only entered from the open epoch just before.
-                State::HalfOpen => Some(head.epoch.previous()),
-            };
-            let mut complete = true;
-            let mut opened_at = now;
-            if let Some(epoch) = opened_epoch {
-                if let Some(at) = self.slot.words.opened.read(Stamp { epoch, claim: 0 }) {
-                    opened_at = at;
-                } else {
-                    // Opened an instant ago (its opener is about to stamp
-                    // it), or this reading of the word is out of date.
-                    complete = false;
-                }
-            }
+            let mut head = head;
+            let (opening, mut complete) = self.opening_seen(&mut head, now);
             let window = if let Some(tallies) = &self.slot.tallies {
                 let at = self.occupant.window_time.now();
                 View {
@@ -328,39 +368,87 @@ impl<'a> Engine<'a> {
             };
             let again = self.load();
             if (complete && again == word) || last_try {
-                return model::snapshot(&head, opened_at, window);
+                return model::snapshot(&head, opening, window);
             }
             sync::spin_loop();
             word = again;
         }
     }
 
-    /// After a write of the word that started a new epoch: stamps the
-    /// `opened` record for a new open epoch (with its opening time, the
-    /// call's `now`: every rule and `force_open` open at it) or for a closed
-    /// epoch after a closed one (with none: only manual changes do that, and
-    /// without it the record could fall behind by any number of them), then
-    /// reports the transition (`manual` gives a manual change's reason).
+    /// What a snapshot shows of `head`'s last opening (filling in a
+    /// half-open head's n), and whether the records agreed with the word.
+    fn opening_seen(&self, head: &mut Head, now: u64) -> (Opening, bool) {
+        let words = &self.slot.words;
+        let missing = Opening { at: now, retry_at: now };
+        match head.state {
+            State::Closed => (missing, true),
+            State::Open => {
+                let stamp = Stamp {
+                    epoch: head.epoch,
+                    claim: head.n,
+                };
+                match (words.phase.read(stamp), words.opening.read(stamp)) {
+                    (Some(retry_at), Some(at)) => (Opening { at, retry_at }, true),
+                    // Opened an instant ago (its opener is about to stamp
+                    // it), or this reading of the word is out of date.
+                    _ => (missing, false),
+                }
+            }
+            State::HalfOpen => {
+                let Some((n, _)) = words.phase.read_epoch(head.epoch) else {
+                    return (missing, false);
+                };
+                head.n = n;
+                match words.opening.read_any() {
+                    Some((_, at)) => (Opening { at, retry_at: at }, true),
+                    None => (missing, false),
+                }
+            }
+        }
+    }
+
+    /// After a write of the word that started a new epoch: stamps its
+    /// `phase` record (see [`stamp`](Self::stamp)), then reports the
+    /// transition (`manual` gives a manual change's reason).
     fn installed(&self, written: Written, manual: Option<Reason>, now: &Now<'_>) {
-        if self.stamp(written, now) {
+        self.installed_with(written, manual, 0, now);
+    }
+
+    /// [`installed`](Self::installed), for a write that may have entered a
+    /// half-open epoch after the n-th opening in a row.
+    fn installed_with(&self, written: Written, manual: Option<Reason>, n: u32, now: &Now<'_>) {
+        if self.stamp(written, n, now) {
             self.report(written.from.state(), written.to.state(), manual, now);
         }
     }
 
     /// The stamping half of [`installed`](Self::installed); whether the
-    /// write started a new epoch.
-    fn stamp(&self, written: Written, now: &Now<'_>) -> bool {
+    /// write started a new epoch. A new open epoch's `retry_at` (from the
+    /// call's `now`: every rule and `force_open` open at it, the n in the
+    /// word and the call's hint), a new half-open epoch's start (the
+    /// call's `now`, after the n-th opening in a row), or for a closed epoch
+    /// after a closed one no time (only manual changes do that, and without
+    /// it the record could fall behind by any number of them). If the epoch
+    /// has moved on already, whoever moved it has read or stamped the
+    /// record: nothing is lost by not stamping.
+    fn stamp(&self, written: Written, n: u32, now: &Now<'_>) -> bool {
         let Written { from, to } = written;
         if from.epoch() == to.epoch() {
             return false;
         }
-        let (from, to, epoch) = (from.state(), to.state(), to.epoch());
-        if to == State::Open {
-            // If the epoch has moved on already, whoever moved it stamps
-            // the record: nothing is lost by not stamping.
-            let _ = self.stamp_opened(epoch, now.get());
-        } else if from == State::Closed && to == State::Closed {
-            let _ = self.stamp_opened(epoch, 0);
+        let epoch = to.epoch();
+        match (from.state(), to.state()) {
+            (_, State::Open) => {
+                let n = to.unpack().0.n;
+                let _ = self.stamp_opening(epoch, n, now.get(), now.hint);
+            }
+            (_, State::HalfOpen) => {
+                let _ = self.stamp_phase(Stamp { epoch, claim: n }, now.get());
+            }
+            (State::Closed, State::Closed) => {
+                let _ = self.stamp_phase(Stamp { epoch, claim: 0 }, 0);
+            }
+            _ => {}
         }
         true
     }
@@ -374,7 +462,7 @@ impl<'a> Engine<'a> {
             Step::Write(Word::next(&head, cursor, &model::reset(head)), ())
         });
         if let Some(written) = written {
-            self.stamp(written, &now);
+            self.stamp(written, 0, &now);
         }
     }
 
@@ -406,9 +494,9 @@ impl<'a> Engine<'a> {
     }
 
     /// `Ok` if the state word is still in `epoch`; otherwise the word it
-    /// reads now. Asked after the `opened` record did not match `epoch`: if
-    /// the word is still in it, the record is older (it is written only for
-    /// the word's epoch, or for one the word has left).
+    /// reads now. Asked after the `phase` or `opening` record did not match
+    /// `epoch`: if the word is still in it, the record is older (it is
+    /// written only for the word's epoch, or for one the word has left).
     #[inline]
     fn epoch_unchanged(&self, epoch: Epoch) -> Result<(), Word> {
         let now = self.load();
@@ -433,30 +521,72 @@ impl<'a> Engine<'a> {
             .map_err(Word::from_bits)
     }
 
-    /// When the open epoch `epoch` opened: the stamped time if there is
-    /// one, else `now`, stamped by this thread (a helper; the first to
-    /// stamp wins). `Err` with the current word when the record holds
-    /// another epoch and the word has left `epoch`.
+    /// When the open epoch `epoch`, the n-th opening in a row, ends: the
+    /// stamped `retry_at` if there is one, else one drawn at `now` without
+    /// a hint and stamped by this thread (a helper; the first to stamp
+    /// wins). `Err` with the current word when the record holds another
+    /// epoch and the word has left `epoch`.
     #[inline]
-    fn opened_at(&self, epoch: Epoch, now: u64) -> Result<u64, Word> {
-        match self.slot.words.opened.read(Stamp { epoch, claim: 0 }) {
+    fn retry_at(&self, epoch: Epoch, n: u32, now: &Now<'_>) -> Result<u64, Word> {
+        match self.slot.words.phase.read(Stamp { epoch, claim: n }) {
             Some(at) => Ok(at),
-            None => self.stamp_opened(epoch, now),
+            None => self.stamp_opening(epoch, n, now.get(), None),
         }
     }
 
-    /// Stamps the `opened` record for `epoch` with `now`, unless it is
-    /// stamped for that epoch already (by its opener, a helper or us);
-    /// returns the time it holds for `epoch`. The slow half of
-    /// [`opened_at`](Self::opened_at).
+    /// Stamps the open epoch `epoch`, the n-th opening in a row, opened at
+    /// `at` with the server's `hint`: its `retry_at` in the `phase` record
+    /// unless it is stamped for that epoch already (by its opener, a helper
+    /// or us), and, by whoever wins that, when it opened in the `opening`
+    /// record; returns the `retry_at` the record holds.
     #[cold]
-    fn stamp_opened(&self, epoch: Epoch, now: u64) -> Result<u64, Word> {
+    fn stamp_opening(&self, epoch: Epoch, n: u32, at: u64, hint: Option<u64>) -> Result<u64, Word> {
+        let stamp = Stamp { epoch, claim: n };
+        let retry_at = recovery::retry_at(self.config(), n, at, self.occupant.seed, hint);
+        let written = self.slot.words.phase.write_telling(stamp, retry_at, Keep::First, || {
+            self.epoch_unchanged(epoch)
+        })?;
+        if written.mine {
+            // For snapshots; a word that moved on meanwhile has its own.
+            let _ = self
+                .slot
+                .words
+                .opening
+                .write(stamp, at, Keep::First, || self.epoch_unchanged(epoch));
+        }
+        Ok(written.time)
+    }
+
+    /// The n of the opening before the half-open epoch `epoch`, and when
+    /// `epoch` started: stamped, or (a helper) this call's `now` with the n
+    /// of the epoch before, which the record then still holds. `Err` with
+    /// the current word when the word has left `epoch`.
+    fn half_open_since(&self, epoch: Epoch, now: &Now<'_>) -> Result<(u32, u64), Word> {
+        let phase = &self.slot.words.phase;
+        if let Some(found) = phase.read_epoch(epoch) {
+            return Ok(found);
+        }
+        let n = match phase.read_epoch(epoch.previous()) {
+            Some((n, _)) => n,
+            None => {
+                // The word has moved on (the record holds `epoch` or the
+                // one before while the word is in `epoch`).
+                self.epoch_unchanged(epoch)?;
+                0
+            }
+        };
+        let since = self.stamp_phase(Stamp { epoch, claim: n }, now.get())?;
+        Ok((n, since))
+    }
+
+    /// Stamps the `phase` record with `at` for `stamp`, unless it is
+    /// stamped for that epoch already; returns the time it holds.
+    #[cold]
+    fn stamp_phase(&self, stamp: Stamp, at: u64) -> Result<u64, Word> {
         self.slot
             .words
-            .opened
-            .write(Stamp { epoch, claim: 0 }, now, Keep::First, || {
-                self.epoch_unchanged(epoch)
-            })
+            .phase
+            .write(stamp, at, Keep::First, || self.epoch_unchanged(stamp.epoch))
     }
 }
 
@@ -499,8 +629,13 @@ struct Release<'a> {
 
 impl Drop for Release<'_> {
     fn drop(&mut self) {
-        self.engine
-            .verdict_from(self.engine.slot.load(), self.grant, Verdict::Ignore, false);
+        self.engine.verdict_from(
+            self.engine.slot.load(),
+            self.grant,
+            Verdict::Ignore,
+            false,
+            None,
+        );
     }
 }
 

@@ -106,7 +106,7 @@ impl FromStr for Factor {
         let text = text.trim();
         let (whole, part) = text.split_once('.').unwrap_or((text, ""));
         let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-        if !digits(whole) || !(part.is_empty() || digits(part)) {
+        if !digits(whole) || (text.contains('.') && !digits(part)) {
             return Err(format!("{text:?} is not a decimal number such as 2 or 0.25"));
         }
         if part.len() > 6 {

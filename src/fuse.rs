@@ -78,6 +78,7 @@ impl Fuse {
             config: None,
             clock: None,
             coarse_clock: false,
+            jitter_seed: None,
             listeners: None,
         }
     }
@@ -337,6 +338,7 @@ pub struct FuseBuilder {
     config: Option<Config>,
     clock: Option<Clock>,
     coarse_clock: bool,
+    jitter_seed: Option<u64>,
     listeners: Option<Arc<Listeners>>,
 }
 
@@ -418,6 +420,32 @@ impl FuseBuilder {
         self
     }
 
+    /// The seed of the draws that shorten the circuit's openings by up to
+    /// [`open_jitter`](Config::open_jitter) of themselves (SPEC §10;
+    /// default: a random seed per circuit, so that processes come back at
+    /// different instants). A circuit draws once per opening, from its seed
+    /// and the opening's time: two circuits with one seed and one clock open
+    /// for the same durations, which tests of jitter want.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fuse_breaker::{Config, Fuse};
+    ///
+    /// let config = Config::builder().open_jitter(0.5).build()?;
+    /// let (clock, _mock) = fuse_breaker::quanta::Clock::mock();
+    /// let a = Fuse::builder("a").config(config.clone()).clock(clock.clone()).jitter_seed(7).build();
+    /// let b = Fuse::builder("b").config(config).clock(clock).jitter_seed(7).build();
+    /// a.force_open();
+    /// b.force_open();
+    /// assert_eq!(a.snapshot().open_for, b.snapshot().open_for);
+    /// assert!(a.snapshot().open_for.unwrap() > Duration::from_secs(15));
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn jitter_seed(mut self, seed: u64) -> Self {
+        self.jitter_seed = Some(seed);
+        self
+    }
+
     /// The key the circuit will have (SPEC §1).
     pub(crate) fn key(&self) -> String {
         let prefix = self
@@ -474,6 +502,7 @@ impl FuseBuilder {
             self.coarse_clock,
             names,
             events,
+            self.jitter_seed.unwrap_or_else(crate::random::next),
         ));
         slot.occupy(&occupant);
         Fuse {

@@ -105,6 +105,7 @@ mod packed;
 mod permit;
 mod policy;
 pub mod redact;
+mod random;
 mod recovery;
 #[cfg(any(test, fuzzing))]
 mod reference;

@@ -21,12 +21,16 @@ use crate::snapshot::{Snapshot, State};
 use crate::transition::Reason;
 use crate::verdict::Verdict;
 
-/// Everything about a circuit except its failure list and when it last
-/// opened: the state, its epoch and, while half-open, the probe counters.
+/// Everything about a circuit except its failure list and the times of its
+/// phase: the state, its epoch, while half-open the probe counters, and
+/// while open or half-open the opening's place in a row (SPEC §10's n).
 ///
-/// When the circuit opened is not here: only admission to an open circuit
-/// needs it, and is given it ([`acquire`]); a rule that opens the circuit
-/// opens it at the `now` it is given, which the caller keeps.
+/// The times are not here: only admission needs them, and is given them
+/// ([`acquire`]): an open circuit's `retry_at` (when its opening ends),
+/// a half-open one's start. A rule that opens the circuit opens it at the
+/// `now` it is given, and the caller keeps when the opening ends
+/// ([`recovery::retry_at`](crate::recovery::retry_at)); a move to
+/// half-open starts it at the admission's `now`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Head {
     pub(crate) state: State,
@@ -36,6 +40,10 @@ pub(crate) struct Head {
     pub(crate) successes: u32,
     /// Probes granted and not yet finished (half-open only).
     pub(crate) inflight: u32,
+    /// Open and half-open: the n of the opening in a row (0 for an opening
+    /// from closed or by `force_open`, one more for each failed probe);
+    /// 0 while closed.
+    pub(crate) n: u32,
 }
 
 impl Head {
@@ -45,16 +53,23 @@ impl Head {
         Head::new(State::Closed, epoch)
     }
 
-    /// An open circuit in the given epoch.
+    /// The n-th opening in a row, in the given epoch.
     #[inline]
-    pub(crate) const fn open(epoch: Epoch) -> Self {
-        Head::new(State::Open, epoch)
+    pub(crate) const fn open(epoch: Epoch, n: u32) -> Self {
+        Head {
+            n,
+            ..Head::new(State::Open, epoch)
+        }
     }
 
-    /// A half-open circuit in the given epoch, with no probes yet.
+    /// A half-open circuit after the n-th opening in a row, in the given
+    /// epoch, with no probes yet.
     #[inline]
-    pub(crate) const fn half_open(epoch: Epoch) -> Self {
-        Head::new(State::HalfOpen, epoch)
+    pub(crate) const fn half_open(epoch: Epoch, n: u32) -> Self {
+        Head {
+            n,
+            ..Head::new(State::HalfOpen, epoch)
+        }
     }
 
     #[inline]
@@ -64,6 +79,7 @@ impl Head {
             epoch,
             successes: 0,
             inflight: 0,
+            n: 0,
         }
     }
 }
@@ -174,37 +190,37 @@ pub(crate) enum Effect {
     Move(Head),
 }
 
-/// Admission at `now` (SPEC §3 "Admission"): the decision and the next head,
-/// `None` when nothing changes. `opened` (when the circuit opened) and
-/// `now` are asked only while open, so an engine reads its opening time
-/// and its clock only there; an error from `opened` (an engine that finds
-/// its reading out of date) is the answer.
+/// Admission at `now` (SPEC §3 "Admission", §10 "Probe timeout"): the
+/// decision and the next head, `None` when nothing changes. `phase` (an
+/// open circuit's `retry_at`, a half-open one's start) and `now` are asked
+/// only while open or half-open, so an engine reads its record and its
+/// clock only there; an error from `phase` (an engine that finds its
+/// reading out of date) is the answer. A move to half-open starts the new
+/// half-open epoch at `now`.
 #[inline]
 pub(crate) fn acquire<E>(
     config: &Config,
     head: Head,
-    opened: impl FnOnce() -> Result<u64, E>,
+    phase: impl FnOnce() -> Result<u64, E>,
     now: impl FnOnce() -> u64,
 ) -> Result<(Decision, Option<Head>), E> {
     Ok(match head.state {
         State::Closed => (grant(PermitKind::Closed, head.epoch), None),
         State::Open => {
-            let opened_at = opened()?;
-            let elapsed = now().saturating_sub(opened_at);
-            let open = config.open_nanos();
-            if elapsed < open {
-                let retry_after = open - elapsed;
+            let retry_at = phase()?;
+            let now = now();
+            if now < retry_at {
+                let retry_after = retry_at - now;
                 (Decision::Rejected { retry_after }, None)
             } else {
-                let next = Head {
-                    inflight: 1,
-                    ..Head::half_open(head.epoch.next())
-                };
-                (grant(PermitKind::Probe, next.epoch), Some(next))
+                half_open_again(head)
             }
         }
         State::HalfOpen => {
-            if head.inflight < config.half_open_probes() {
+            let since = phase()?;
+            if now().saturating_sub(since) >= config.probe_timeout_nanos() {
+                half_open_again(head)
+            } else if head.inflight < config.half_open_probes() {
                 let next = Head {
                     inflight: head.inflight + 1,
                     ..head
@@ -217,13 +233,24 @@ pub(crate) fn acquire<E>(
     })
 }
 
+/// The move to a new half-open epoch whose first probe the caller is: at
+/// the end of an opening, or after a probe timeout.
+fn half_open_again(head: Head) -> (Decision, Option<Head>) {
+    let next = Head {
+        inflight: 1,
+        ..Head::half_open(head.epoch.next(), head.n)
+    };
+    (grant(PermitKind::Probe, next.epoch), Some(next))
+}
+
 #[inline]
 fn grant(kind: PermitKind, epoch: Epoch) -> Decision {
     Decision::Granted(Grant::new(kind, epoch))
 }
 
 /// The verdict of a permit (SPEC §3 "Verdicts") on a call that was not
-/// slow. A failed probe reopens the circuit, at `now`.
+/// slow. A failed probe reopens the circuit, at `now`, as the next opening
+/// in a row.
 #[inline]
 pub(crate) fn verdict(config: &Config, head: Head, permit: Grant, verdict: Verdict) -> Effect {
     timed_verdict(config, head, permit, verdict, false)
@@ -254,9 +281,7 @@ pub(crate) fn timed_verdict(
         }),
         (PermitKind::Closed, Verdict::Failure) => Effect::Record(Outcome { failed: true, slow }),
         (PermitKind::Closed, Verdict::Ignore) => Effect::Nothing,
-        (PermitKind::Probe, Verdict::Success) if slow => {
-            Effect::Move(Head::open(head.epoch.next()))
-        }
+        (PermitKind::Probe, Verdict::Success) if slow => Effect::Move(reopen(head)),
         (PermitKind::Probe, Verdict::Success) => {
             let successes = head.successes + 1;
             if successes >= config.half_open_probes() {
@@ -269,7 +294,7 @@ pub(crate) fn timed_verdict(
                 })
             }
         }
-        (PermitKind::Probe, Verdict::Failure) => Effect::Move(Head::open(head.epoch.next())),
+        (PermitKind::Probe, Verdict::Failure) => Effect::Move(reopen(head)),
         (PermitKind::Probe, Verdict::Ignore) => Effect::Move(Head {
             inflight: head.inflight.saturating_sub(1),
             ..head
@@ -277,12 +302,17 @@ pub(crate) fn timed_verdict(
     }
 }
 
+/// A failed probe's move: the next opening in a row.
+fn reopen(head: Head) -> Head {
+    Head::open(head.epoch.next(), head.n.saturating_add(1))
+}
+
 /// After the policy's window, with a closed verdict of `permit` recorded,
 /// said that its rule holds: the open head (opened at the verdict's `now`)
 /// if the permit's epoch is still current.
 pub(crate) fn trip(head: Head, permit: Grant) -> Option<Head> {
     let current = head.state == State::Closed && head.epoch == permit.epoch();
-    current.then(|| Head::open(head.epoch.next()))
+    current.then(|| Head::open(head.epoch.next(), 0))
 }
 
 /// Why the rules moved a circuit from `from` to `to` (manual changes carry
@@ -297,9 +327,9 @@ pub(crate) fn reason(from: State, to: State) -> Option<Reason> {
     }
 }
 
-/// `force_open`: open now, whatever the state.
+/// `force_open`: open now, whatever the state, as a first opening.
 pub(crate) fn force_open(head: Head) -> Head {
-    Head::open(head.epoch.next())
+    Head::open(head.epoch.next(), 0)
 }
 
 /// `force_closed`: closed with no failures, whatever the state.
@@ -313,11 +343,21 @@ pub(crate) fn reset(head: Head) -> Head {
     force_closed(head)
 }
 
-/// The snapshot of `head`, given when the circuit last opened (read only
-/// while open or half-open) and what the policy's window shows (see
+/// When a circuit last opened and when that opening ends (SPEC §10: the
+/// duration is the difference), as a snapshot shows them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Opening {
+    pub(crate) at: u64,
+    pub(crate) retry_at: u64,
+}
+
+/// The snapshot of `head`, given its last opening (read only while open
+/// or half-open) and what the policy's window shows (see
 /// [`Rule::view`](crate::policy::Rule::view)), used only while closed.
-pub(crate) fn snapshot(head: &Head, opened_at: u64, window: View) -> Snapshot {
+pub(crate) fn snapshot(head: &Head, opening: Opening, window: View) -> Snapshot {
     let closed = head.state == State::Closed;
+    let open = head.state == State::Open;
+    let opened_at = opening.at;
     let window = if closed { window } else { View::default() };
     let half_open = head.state == State::HalfOpen;
     Snapshot {
@@ -333,5 +373,7 @@ pub(crate) fn snapshot(head: &Head, opened_at: u64, window: View) -> Snapshot {
         slow: window.counts.slow,
         half_open_successes: if half_open { head.successes } else { 0 },
         half_open_inflight: if half_open { head.inflight } else { 0 },
+        open_for: open.then(|| Duration::from_nanos(opening.retry_at.saturating_sub(opening.at))),
+        openings: if closed { 0 } else { head.n.saturating_add(1) },
     }
 }

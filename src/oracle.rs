@@ -1,4 +1,4 @@
-//! A second reading of SPEC §3 and §9, written straight from its text and
+//! A second reading of SPEC §3, §9 and §10, written straight from its text and
 //! sharing no code with [`model`](crate::model) or
 //! [`policy`](crate::policy): the differential harness checks the engine
 //! and the reference circuit (which both run the model) against it, so
@@ -38,6 +38,18 @@ struct Call {
     slow: bool,
 }
 
+/// The recovery settings of SPEC §10, read once from the configuration:
+/// factors in millionths, durations in nanoseconds.
+#[derive(Clone, Copy, Debug)]
+struct Recovery {
+    backoff: u128,
+    max_open: u64,
+    jitter: u128,
+    probe_timeout: u64,
+    /// Where `u` comes from: a seed, mixed with the opening's time.
+    seed: u64,
+}
+
 /// One circuit, as SPEC §3 describes it.
 #[derive(Clone, Debug)]
 pub(crate) struct Oracle {
@@ -45,6 +57,14 @@ pub(crate) struct Oracle {
     window: u64,
     open: u64,
     probes: u32,
+    recovery: Recovery,
+    /// §10's n: "n = 0 when the circuit opens from Closed or by
+    /// force_open; n + 1 when a probe fails".
+    n: u32,
+    /// When the current opening ends (`opened_at + d`).
+    retry_at: u64,
+    /// When the circuit last entered HalfOpen.
+    half_open_at: u64,
     /// `Some` under `rate`, `None` under `count`.
     rate: Option<RateSettings>,
     state: State,
@@ -97,6 +117,16 @@ impl Oracle {
             window: nanos(config.failure_window()),
             open: nanos(config.open_duration()),
             probes: config.half_open_probes(),
+            recovery: Recovery {
+                backoff: u128::from(config.open_backoff().millionths()),
+                max_open: nanos(config.max_open_duration()),
+                jitter: u128::from(config.open_jitter().millionths()),
+                probe_timeout: nanos(config.probe_timeout()),
+                seed: 0,
+            },
+            n: 0,
+            retry_at: 0,
+            half_open_at: 0,
             rate: (config.policy() == Policy::Rate).then(|| RateSettings {
                 width: Self::width(config),
                 buckets: u64::from(config.window_buckets()),
@@ -123,27 +153,37 @@ impl Oracle {
         width
     }
 
+    /// This circuit, with `u` drawn from `seed` (§10: "drawn once when the
+    /// circuit opens").
+    pub(crate) fn with_seed(mut self, seed: u64) -> Self {
+        self.recovery.seed = seed;
+        self
+    }
+
     /// Admission at `now`.
     pub(crate) fn acquire(&mut self, now: u64) -> Admit {
         match self.state {
             // "Closed: grant a closed permit."
             State::Closed => self.grant(false, now),
             State::Open => {
-                let elapsed = now.saturating_sub(self.opened_at);
-                if elapsed < self.open {
-                    // "reject with OpenError, retry_after = open_duration - (now - opened_at)"
-                    Admit::Rejected(self.open - elapsed)
+                if now < self.retry_at {
+                    // "reject with OpenError, retry_after = open_duration -
+                    // (now - opened_at)", the opening lasting d (§10).
+                    Admit::Rejected(self.retry_at - now)
                 } else {
                     // "this call moves the circuit to HalfOpen (successes 0,
                     // in-flight 1) and is granted a probe"
-                    self.change(State::HalfOpen);
-                    self.successes = 0;
-                    self.inflight = 1;
-                    self.grant(true, now)
+                    self.half_open(now)
                 }
             }
             State::HalfOpen => {
-                if self.inflight < self.probes {
+                if now.saturating_sub(self.half_open_at) >= self.recovery.probe_timeout {
+                    // §10: "neither closed nor re-opened within probe_timeout
+                    // of entering HalfOpen starts over: the next admission
+                    // after that moves it to a new HalfOpen epoch (in-flight
+                    // 1, successes 0) and is its first probe".
+                    self.half_open(now)
+                } else if self.inflight < self.probes {
                     self.inflight += 1;
                     self.grant(true, now)
                 } else {
@@ -158,6 +198,20 @@ impl Oracle {
     /// still in the epoch that granted the permit". The call took `now -`
     /// the ticket's admission time.
     pub(crate) fn end(&mut self, ticket: Ticket, outcome: Outcome, now: u64) {
+        self.end_hinted(ticket, outcome, None, now);
+    }
+
+    /// [`end`](Self::end) for a counted failure that may carry the server's
+    /// `hint` (§10: "When that verdict opens or re-opens the circuit, the
+    /// opening lasts max(d, min(hint, max_open_duration)). A hint on a
+    /// failure that does not open the circuit changes nothing.")
+    pub(crate) fn end_hinted(
+        &mut self,
+        ticket: Ticket,
+        outcome: Outcome,
+        hint: Option<u64>,
+        now: u64,
+    ) {
         if ticket.epoch != self.epoch {
             return;
         }
@@ -171,7 +225,7 @@ impl Oracle {
         match (ticket.probe, outcome) {
             (false, Outcome::Ignore) => {}
             (false, outcome) if self.rate.is_some() => {
-                self.count_call(outcome == Outcome::Failure, slow, now);
+                self.count_call(outcome == Outcome::Failure, slow, hint, now);
             }
             // "closed permit, success: clear the failure list"
             (false, Outcome::Success) => self.failures.clear(),
@@ -187,12 +241,12 @@ impl Oracle {
                     .filter(|&&t| now.saturating_sub(t) <= window)
                     .count();
                 if counted >= self.threshold {
-                    self.open_at(now);
+                    self.open_at(now, 0, hint);
                 }
             }
             // §9: "Under rate, a probe whose success is slow is a failed
             // probe."
-            (true, Outcome::Success) if slow => self.open_at(now),
+            (true, Outcome::Success) if slow => self.reopen_at(now, hint),
             (true, Outcome::Success) => {
                 // "successes += 1, in-flight -= 1; when successes reach
                 // half_open_probes, move to Closed with an empty failure list"
@@ -203,7 +257,7 @@ impl Oracle {
                 }
             }
             // "probe, failure: move to Open with opened_at = now"
-            (true, Outcome::Failure) => self.open_at(now),
+            (true, Outcome::Failure) => self.reopen_at(now, hint),
             // "probe, ignore: in-flight -= 1"
             (true, Outcome::Ignore) => self.inflight -= 1,
         }
@@ -216,7 +270,7 @@ impl Oracle {
     /// failure_rate * calls` or `slow * 100 >= slow_call_rate * calls`, the
     /// circuit moves to Open with `opened_at = now`. A success never ...
     /// opens the circuit by itself."
-    fn count_call(&mut self, failed: bool, slow: bool, now: u64) {
+    fn count_call(&mut self, failed: bool, slow: bool, hint: Option<u64>, now: u64) {
         let Some(rate) = self.rate else { return };
         self.calls.push(Call {
             bucket: now / rate.width,
@@ -233,7 +287,7 @@ impl Oracle {
         if calls >= rate.minimum_calls
             && (at_least(failures, rate.failure_rate) || at_least(slows, rate.slow_call_rate))
         {
-            self.open_at(now);
+            self.open_at(now, 0, hint);
         }
     }
 
@@ -258,9 +312,10 @@ impl Oracle {
             })
     }
 
-    /// "`force_open`: Open, `opened_at = now`, counters and failures cleared."
+    /// "`force_open`: Open, `opened_at = now`, counters and failures
+    /// cleared", and (§10) n = 0.
     pub(crate) fn force_open(&mut self, now: u64) {
-        self.open_at(now);
+        self.open_at(now, 0, None);
     }
 
     /// "`force_closed`: Closed, failures cleared."
@@ -303,6 +358,14 @@ impl Oracle {
             calls,
             failed,
             slow,
+            // §10: "A snapshot shows the opening's duration and n."
+            open_for: (self.state == State::Open)
+                .then(|| Duration::from_nanos(self.retry_at - self.opened_at)),
+            openings: if self.state == State::Closed {
+                0
+            } else {
+                self.n + 1
+            },
         }
     }
 
@@ -314,9 +377,63 @@ impl Oracle {
         })
     }
 
-    fn open_at(&mut self, now: u64) {
+    /// Open at `now` as the n-th opening in a row, with the verdict's
+    /// `hint`.
+    fn open_at(&mut self, now: u64, n: u32, hint: Option<u64>) {
         self.change(State::Open);
         self.opened_at = now;
+        self.n = n;
+        self.retry_at = now + self.duration(n, now, hint);
+    }
+
+    /// A failed probe: "n + 1 when a probe fails".
+    fn reopen_at(&mut self, now: u64, hint: Option<u64>) {
+        self.open_at(now, self.n.saturating_add(1), hint);
+    }
+
+    /// A new HalfOpen epoch at `now` whose first probe this call is.
+    fn half_open(&mut self, now: u64) -> Admit {
+        self.change(State::HalfOpen);
+        self.half_open_at = now;
+        self.successes = 0;
+        self.inflight = 1;
+        self.grant(true, now)
+    }
+
+    /// §10: "The n-th opening in a row ... lasts d = min(max_open_duration,
+    /// open_duration * open_backoff^n) * (1 - open_jitter * u)", "at least
+    /// min(hint, max_open_duration)" with a hint. Each multiplication by
+    /// the factor is rounded down to the nanosecond, and so is the cut.
+    fn duration(&self, n: u32, at: u64, hint: Option<u64>) -> u64 {
+        let r = self.recovery;
+        let cap = u128::from(r.max_open);
+        let mut base = u128::from(self.open);
+        let mut steps = 0;
+        while steps < n && base < cap && r.backoff > 1_000_000 {
+            base = base * r.backoff / 1_000_000;
+            steps += 1;
+        }
+        let base = base.min(cap);
+        let u = u128::from(Self::u(r.seed, at));
+        let cut = base * r.jitter * u / (1_000_000 * (1 << 32));
+        let d = u64::try_from(base - cut).expect("d is at most the cap");
+        match hint {
+            Some(hint) => d.max(hint.min(r.max_open)),
+            None => d,
+        }
+    }
+
+    /// `u` in [0, 1), as a fraction of 2^32: splitmix64 over the seed and
+    /// the opening's time, its high half.
+    fn u(seed: u64, at: u64) -> u32 {
+        const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut x = seed ^ at.wrapping_mul(GOLDEN);
+        x ^= x >> 30;
+        x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        x ^= x >> 27;
+        x = x.wrapping_mul(0x94D0_49BB_1331_11EB);
+        x ^= x >> 31;
+        u32::try_from(x >> 32).expect("the high half")
     }
 
     /// A state change: a new epoch; "while `Open` or `HalfOpen` the failure
@@ -324,6 +441,10 @@ impl Oracle {
     /// Open empties the window; a circuit that closes starts with an empty
     /// window."
     fn change(&mut self, state: State) {
+        if state == State::Closed {
+            // §10: "Closing or reset sets n back to 0."
+            self.n = 0;
+        }
         self.state = state;
         self.epoch += 1;
         self.failures.clear();

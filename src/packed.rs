@@ -8,11 +8,14 @@
 //! +--+--+-+---------+---+-----------+------------------------------+----+
 //! |r |t |0| inflight(13)| succ.(13) | epoch (30)                   | st |  HalfOpen
 //! +--+--+-+-------------+-----------+------------------------------+----+
-//! |r |t | 0 (30)                    | epoch (30)                   | st |  Open
+//! |r |t | n (30)                    | epoch (30)                   | st |  Open
 //! ```
 //!
-//! `opened_at` is not here: it lives in the engine's `opened` record,
-//! tagged with the epoch it belongs to. The closed payload is what lets a
+//! The times of a phase are not here: an open epoch's `retry_at` and a
+//! half-open epoch's start live in the engine's `phase` record, tagged with
+//! the epoch they belong to, with the n of the opening (SPEC §10), which an
+//! open word also holds (saturating at 2^30 - 1), so that whoever stamps a
+//! missing opening knows it. The closed payload is what lets a
 //! success on a circuit without failures decide from one load: `live == 0`.
 //! The two marks, in every state, are the circuit's policy, fixed for the
 //! life of its slot: `r` for `rate` (whose closed success always records,
@@ -86,6 +89,11 @@ const RATE: Field = Field {
     shift: 63,
     width: 1,
 };
+/// Open: the n of the opening (SPEC §10), saturating.
+const OPENING: Field = Field {
+    shift: 32,
+    width: 30,
+};
 /// Half-open: successful probes so far.
 const SUCCESSES: Field = Field {
     shift: 32,
@@ -119,6 +127,7 @@ const _: () = {
     assert!(STATE.shift == 0 && STATE.width == 2);
     assert!(EPOCH.shift == 2 && EPOCH.shift + EPOCH.width == 32);
     assert!(INFLIGHT.shift + INFLIGHT.width <= 64);
+    assert!(OPENING.shift + OPENING.width == TIMED.shift);
 };
 
 /// The failure cursor of a closed epoch (zero in the other states), and
@@ -257,7 +266,8 @@ impl Word {
         Epoch::new(EPOCH.get(self.0))
     }
 
-    /// The head (with `opened_at` zero: it is not in the word) and cursor.
+    /// The head (a half-open one with `n` zero: it is in the phase record)
+    /// and cursor.
     #[inline]
     pub(crate) fn unpack(self) -> (Head, Cursor) {
         let state = self.state();
@@ -276,7 +286,7 @@ impl Word {
                 head.successes = SUCCESSES.get(self.0);
                 head.inflight = INFLIGHT.get(self.0);
             }
-            State::Open => {}
+            State::Open => head.n = OPENING.get(self.0),
         }
         (head, cursor)
     }
@@ -302,7 +312,7 @@ impl Word {
     pub(crate) fn pack(head: &Head, cursor: Cursor) -> Word {
         let (code, payload) = match head.state {
             State::Closed => (0, CLAIMS.put(cursor.claims) | LIVE.put(cursor.live)),
-            State::Open => (1, 0),
+            State::Open => (1, OPENING.put(head.n.min(OPENING.max()))),
             State::HalfOpen => (
                 2,
                 SUCCESSES.put(head.successes) | INFLIGHT.put(head.inflight),
@@ -323,12 +333,12 @@ mod tests {
             (0u32..(1 << Epoch::BITS)).prop_map(Epoch::new),
             0..=MAX_HALF_OPEN_PROBES,
             0..=MAX_HALF_OPEN_PROBES,
-            0..CLAIMS_MODULUS,
+            (0..CLAIMS_MODULUS, 0..OPENING.max()),
             0..=MAX_FAILURE_THRESHOLD,
             (any::<bool>(), any::<bool>()),
         )
             .prop_map(
-                |(s, epoch, successes, inflight, claims, live, (rate, timed))| {
+                |(s, epoch, successes, inflight, (claims, n), live, (rate, timed))| {
                     let mut head = Head::closed(epoch);
                     let marks = Marks {
                         rate,
@@ -346,7 +356,7 @@ mod tests {
                                 marks,
                             }
                         }
-                        1 => head.state = State::Open,
+                        1 => head = Head::open(epoch, n),
                         _ => {
                             head.state = State::HalfOpen;
                             head.successes = successes;

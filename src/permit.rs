@@ -2,9 +2,10 @@
 
 use std::fmt;
 use std::mem::ManuallyDrop;
+use std::time::Duration;
 
 use crate::conclude::Circuit;
-use crate::config::Config;
+use crate::config::{Config, nanos};
 use crate::error::OpenError;
 use crate::fuse::Fuse;
 use crate::model::{Decision, Grant, PermitKind};
@@ -188,6 +189,36 @@ impl Permit<'_> {
         self.conclude(Verdict::Failure);
     }
 
+    /// The call failed with a counted failure, and the server said when to
+    /// come back (an HTTP `Retry-After`, a gRPC retry pushback): if this
+    /// verdict opens the circuit, the opening lasts at least `hint`, capped
+    /// at [`max_open_duration`](Config::max_open_duration) (SPEC §10). A
+    /// hint on a failure that does not open the circuit changes nothing.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fuse_breaker::{Config, Fuse};
+    ///
+    /// let config = Config::builder()
+    ///     .failure_threshold(1)
+    ///     .max_open_duration(Duration::from_secs(300))
+    ///     .build()?;
+    /// let fuse = Fuse::new("billing", config);
+    /// fuse.try_acquire()?.failure_retry_after(Duration::from_secs(120));
+    /// assert_eq!(fuse.snapshot().open_for, Some(Duration::from_secs(120)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn failure_retry_after(self, hint: Duration) {
+        let this = ManuallyDrop::new(self);
+        let circuit = Circuit {
+            borrowed: Some(this.fuse.engine().occupant),
+            tag: 0,
+        };
+        this.fuse
+            .slot()
+            .conclude_with_hint(this.grant, this.started, circuit, nanos(hint));
+    }
+
     /// The call ended with an ignored error: nothing moves, but a probe
     /// slot is released.
     ///
@@ -309,6 +340,30 @@ impl OwnedPermit {
     #[inline]
     pub fn failure(self) {
         self.conclude(Verdict::Failure);
+    }
+
+    /// A counted failure with the server's hint of when to come back (see
+    /// [`Permit::failure_retry_after`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fuse_breaker::{Config, Fuse};
+    ///
+    /// let config = Config::builder().failure_threshold(1).max_open_duration(Duration::from_secs(90)).build()?;
+    /// let fuse = Fuse::new("billing", config);
+    /// fuse.try_acquire_owned()?.failure_retry_after(Duration::from_secs(600));
+    /// assert_eq!(fuse.snapshot().open_for, Some(Duration::from_secs(90)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn failure_retry_after(self, hint: Duration) {
+        let (grant, tag) = Grant::and_tag(self.grant);
+        let circuit = Circuit {
+            borrowed: None,
+            tag,
+        };
+        self.slot
+            .conclude_with_hint(grant, self.started, circuit, nanos(hint));
+        std::mem::forget(self);
     }
 
     /// The call ended with an ignored error (see [`Permit::ignore`]).

@@ -6,7 +6,8 @@ use std::convert::Infallible;
 
 use crate::config::Config;
 use crate::epoch::Epoch;
-use crate::model::{self, Decision, Effect, Grant, Head};
+use crate::model::{self, Decision, Effect, Grant, Head, Opening};
+use crate::recovery;
 use crate::policy::Window;
 use crate::snapshot::{Snapshot, State};
 use crate::verdict::Verdict;
@@ -16,9 +17,13 @@ use crate::verdict::Verdict;
 pub(crate) struct Reference {
     config: Config,
     head: Head,
-    /// When the circuit last opened (meaningful while open or half-open).
-    opened_at: u64,
+    /// When the open epoch ends, or when the half-open epoch started.
+    phase: u64,
+    /// The last opening (meaningful while open or half-open).
+    opening: Opening,
     window: Window,
+    /// The seed of the openings' draws (SPEC §10).
+    seed: u64,
 }
 
 impl Reference {
@@ -26,18 +31,25 @@ impl Reference {
     pub(crate) fn starting_at(config: Config, epoch: Epoch) -> Self {
         Reference {
             head: Head::closed(epoch),
-            opened_at: 0,
+            phase: 0,
+            opening: Opening::default(),
             window: Window::empty(&config),
             config,
+            seed: 0,
         }
+    }
+
+    /// This circuit, drawing its openings' jitter from `seed`.
+    pub(crate) fn with_seed(self, seed: u64) -> Self {
+        Reference { seed, ..self }
     }
 
     /// Admission at `now`.
     pub(crate) fn acquire(&mut self, now: u64) -> Decision {
-        let opened = || Ok::<_, Infallible>(self.opened_at);
-        let Ok((admission, next)) = model::acquire(&self.config, self.head, opened, || now);
+        let phase = || Ok::<_, Infallible>(self.phase);
+        let Ok((admission, next)) = model::acquire(&self.config, self.head, phase, || now);
         if let Some(next) = next {
-            self.set(next, now);
+            self.set(next, now, None);
         }
         admission
     }
@@ -50,32 +62,45 @@ impl Reference {
     /// The verdict of a permit granted earlier on a call that was `slow` or
     /// not, at `now`.
     pub(crate) fn timed_verdict(&mut self, grant: Grant, verdict: Verdict, slow: bool, now: u64) {
+        self.hinted_verdict(grant, verdict, slow, None, now);
+    }
+
+    /// The verdict of a permit on a call that was `slow` or not, with the
+    /// server's `hint` (nanoseconds) of when to come back, at `now`.
+    pub(crate) fn hinted_verdict(
+        &mut self,
+        grant: Grant,
+        verdict: Verdict,
+        slow: bool,
+        hint: Option<u64>,
+        now: u64,
+    ) {
         match model::timed_verdict(&self.config, self.head, grant, verdict, slow) {
             Effect::Stale | Effect::Nothing => {}
             Effect::Record(outcome) => {
                 if self.window.record(&self.config, outcome, now).opens
                     && let Some(open) = model::trip(self.head, grant)
                 {
-                    self.set(open, now);
+                    self.set(open, now, hint);
                 }
             }
-            Effect::Move(next) => self.set(next, now),
+            Effect::Move(next) => self.set(next, now, hint),
         }
     }
 
     /// `force_open` at `now`.
     pub(crate) fn force_open(&mut self, now: u64) {
-        self.set(model::force_open(self.head), now);
+        self.set(model::force_open(self.head), now, None);
     }
 
     /// `force_closed`.
     pub(crate) fn force_closed(&mut self) {
-        self.set(model::force_closed(self.head), 0);
+        self.set(model::force_closed(self.head), 0, None);
     }
 
     /// `reset`.
     pub(crate) fn reset(&mut self) {
-        self.set(model::reset(self.head), 0);
+        self.set(model::reset(self.head), 0, None);
     }
 
     /// The current state.
@@ -87,18 +112,25 @@ impl Reference {
     pub(crate) fn snapshot(&self, now: u64) -> Snapshot {
         model::snapshot(
             &self.head,
-            self.opened_at,
+            self.opening,
             self.window.view(&self.config, now),
         )
     }
 
-    /// Moves to `next` at `now`: a new epoch clears the failure list, and
-    /// an opening happens at `now`.
-    fn set(&mut self, next: Head, now: u64) {
+    /// Moves to `next` at `now`: a new epoch clears the failure list, an
+    /// opening happens at `now` and lasts as SPEC §10 says (with the
+    /// verdict's `hint`), a half-open epoch starts at `now`.
+    fn set(&mut self, next: Head, now: u64, hint: Option<u64>) {
         if next.epoch != self.head.epoch {
             self.window.clear();
-            if next.state == State::Open {
-                self.opened_at = now;
+            match next.state {
+                State::Open => {
+                    let retry_at = recovery::retry_at(&self.config, next.n, now, self.seed, hint);
+                    self.opening = Opening { at: now, retry_at };
+                    self.phase = retry_at;
+                }
+                State::HalfOpen => self.phase = now,
+                State::Closed => {}
             }
         }
         self.head = next;

@@ -28,7 +28,7 @@ impl Engine<'_> {
     /// Moves this circuit (not shared yet) to the closed epoch `epoch` with
     /// the claim counter at `claims` and no failures, for tests that start
     /// just before a wrap-around. With `ages = Some((opened, slots))`, the
-    /// records are also left behind (times zero): the `opened` record
+    /// records are also left behind (times zero): the `phase` record
     /// `opened` epochs back, each failure slot `slots` epochs back (zero:
     /// the start epoch's own latest claims, already cleared), stamped with
     /// the latest claim at or before `claims` that uses it.
@@ -49,11 +49,13 @@ impl Engine<'_> {
         let Some((opened, slots)) = ages else {
             // A reused slot keeps the last circuit's opening: forget it, as
             // the jump to `epoch` forgets the epochs in between.
-            self.slot.words.opened.clear();
+            self.slot.words.phase.clear();
+            self.slot.words.opening.clear();
             return;
         };
         let behind = |age: u32| epoch.back(age);
-        self.slot.words.opened.set(
+        self.slot.words.opening.clear();
+        self.slot.words.phase.set(
             Stamp {
                 epoch: behind(opened),
                 claim: 0,
@@ -72,10 +74,12 @@ impl Engine<'_> {
         }
     }
 
-    /// How many writes the state word and the `opened` record have taken
+    /// How many writes the state word and the `phase` and `opening` records have taken
     /// (loom builds only: the models check paths that must write nothing).
     #[cfg(fuse_loom)]
     pub(crate) fn writes(&self) -> usize {
-        self.slot.words.head.writes() + self.slot.words.opened.writes()
+        self.slot.words.head.writes()
+            + self.slot.words.phase.writes()
+            + self.slot.words.opening.writes()
     }
 }

@@ -1,5 +1,5 @@
-//! Stamped 128-bit records: the ring of failure times and the `opened`
-//! record of the engine.
+//! Stamped 128-bit records: the ring of failure times and the `phase` and
+//! `opening` records of the engine.
 //!
 //! A record is `stamp << 64 | time`. The stamp names what the time belongs
 //! to (an epoch and, in the ring, a claim number), so a reader recognises a
@@ -22,7 +22,8 @@ use crate::sync::{AtomicU128, RECORD_LOAD, RECORD_WRITE};
 const WRITTEN: u64 = 1 << 63;
 
 /// What a record belongs to: an epoch and, for a failure, its claim number
-/// in that epoch (zero for the `opened` record).
+/// in that epoch (for the `phase` and `opening` records, the n of the
+/// opening, SPEC §10).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Stamp {
     pub(crate) epoch: Epoch,
@@ -86,6 +87,29 @@ impl Record {
         found(stamp, self.0.load(RECORD_LOAD))
     }
 
+    /// The claim and time stamped with `epoch` (whatever the claim), or
+    /// `None` if the record holds another epoch.
+    #[inline]
+    pub(crate) fn read_epoch(&self, epoch: Epoch) -> Option<(u32, u64)> {
+        self.read_any()
+            .and_then(|(stamp, at)| (stamp.epoch == epoch).then_some((stamp.claim, at)))
+    }
+
+    /// Whatever the record holds, if it was ever written.
+    #[allow(clippy::cast_possible_truncation)] // the halves of the record
+    #[inline]
+    pub(crate) fn read_any(&self) -> Option<(Stamp, u64)> {
+        let record = self.0.load(RECORD_LOAD);
+        let bits = (record >> 64) as u64;
+        (bits & WRITTEN != 0).then(|| {
+            let stamp = Stamp {
+                epoch: Epoch::new(((bits >> 32) & u64::from(u32::MAX >> 2)) as u32),
+                claim: bits as u32,
+            };
+            (stamp, record as u64)
+        })
+    }
+
     /// Writes `at` stamped `stamp` and returns the time the record then
     /// holds for `stamp`; a record that already holds `stamp` keeps the
     /// time `keep` prefers. A record holding another stamp is replaced only
@@ -107,11 +131,26 @@ impl Record {
         keep: Keep,
         current: impl Fn() -> Result<(), E>,
     ) -> Result<u64, E> {
+        self.write_telling(stamp, at, keep, current)
+            .map(|written| written.time)
+    }
+
+    /// [`write`](Self::write), telling also whether this writer's time is
+    /// the one the record holds (it wrote it) or another writer's.
+    pub(crate) fn write_telling<E>(
+        &self,
+        stamp: Stamp,
+        at: u64,
+        keep: Keep,
+        current: impl Fn() -> Result<(), E>,
+    ) -> Result<Written, E> {
         let mine = pack(stamp, at);
         let mut held = self.0.load(RECORD_LOAD);
         loop {
             match found(stamp, held) {
-                Some(time) if keep == Keep::First || time >= at => return Ok(time),
+                Some(time) if keep == Keep::First || time >= at => {
+                    return Ok(Written { time, mine: false });
+                }
                 Some(_) => {}
                 None => current()?,
             }
@@ -120,11 +159,20 @@ impl Record {
                 .0
                 .compare_exchange(held, mine, RECORD_WRITE, RECORD_LOAD)
             {
-                Ok(_) => return Ok(at),
+                Ok(_) => return Ok(Written { time: at, mine: true }),
                 Err(actual) => held = actual,
             }
         }
     }
+}
+
+/// What a record holds for a writer's stamp after its write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Written {
+    /// The time the record holds for the stamp.
+    pub(crate) time: u64,
+    /// Whether this writer wrote it.
+    pub(crate) mine: bool,
 }
 
 /// Which time a record keeps when several writers stamp it alike.

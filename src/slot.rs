@@ -24,7 +24,9 @@ use crate::tallies::Tallies;
 #[derive(Debug)]
 pub(crate) struct Words {
     pub(crate) head: AtomicU64,
-    pub(crate) opened: Record,
+    pub(crate) phase: Record,
+    /// When the last opening happened (snapshots only).
+    pub(crate) opening: Record,
     config: &'static Config,
 }
 
@@ -69,6 +71,8 @@ pub(crate) struct Occupant {
     quick_slow: u64,
     /// Which of its slot's circuits this is (see [`Slot::take`]).
     tag: u32,
+    /// The seed of the draws that jitter its openings (SPEC §10).
+    pub(crate) seed: u64,
     pub(crate) time: Time,
     pub(crate) names: Names,
     pub(crate) events: Events,
@@ -88,6 +92,7 @@ impl Occupant {
         coarse: bool,
         names: Names,
         events: Events,
+        seed: u64,
     ) -> Self {
         #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
         let sinks = crate::sinks::install(&events.own, names.key());
@@ -113,6 +118,7 @@ impl Occupant {
             ring: Ring::new(if rate { 1 } else { config.failure_threshold() }),
             window_time,
             tag,
+            seed,
             time,
             names,
             events,
@@ -222,7 +228,8 @@ impl Slot {
             Box::leak(Box::new(Slot {
                 words: CachePadded::new(Words {
                     head: AtomicU64::new(Word::initial(config).bits()),
-                    opened: Record::new(),
+                    phase: Record::new(),
+                    opening: Record::new(),
                     config,
                 }),
                 occupant: ArcSwapOption::empty(),

@@ -84,4 +84,13 @@ pub struct Snapshot {
     pub half_open_successes: u32,
     /// Probes started and not yet finished (half-open only).
     pub half_open_inflight: u32,
+    /// While open: how long this opening lasts, from `opened_at` (SPEC
+    /// §10: the backoff, the jitter and any hint of the server applied);
+    /// `None` otherwise.
+    pub open_for: Option<Duration>,
+    /// While open or half-open: how many times in a row the circuit has
+    /// opened, this opening included (1 for an opening from closed or by
+    /// `force_open`, one more for each failed probe; SPEC §10's n + 1); 0
+    /// while closed.
+    pub openings: u32,
 }

@@ -5,7 +5,7 @@
 use super::error::{Refusal, StoreError};
 use super::future::Admission;
 use super::permit::{Grantor, SharedPermit};
-use super::random;
+use crate::random;
 use super::shared::SharedFuse;
 use super::stored::{At, Entry};
 use crate::config::nanos;

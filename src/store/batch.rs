@@ -226,7 +226,7 @@ mod tests {
                 sent - ago * SEC,
                 crate::store::payload::width(&config),
             );
-            one_by_one.timed_verdict(&config, &ticket, Verdict::Success, false, now - ago * SEC);
+            one_by_one.timed_verdict(&config, &ticket, Verdict::Success, false, None, now - ago * SEC);
         }
         assert_eq!(pending.calls(), 4);
         let sending = pending.take(sent);
@@ -251,7 +251,7 @@ mod tests {
         let pending = Pending::default();
         pending.add(ticket, 0, SEC);
         let batch = pending.take(0).last().unwrap().clone();
-        stored.force_open(now);
+        stored.force_open(&config, now);
         let before = stored.clone();
         assert!(!stored.record_batch(&config, &batch, now));
         assert_eq!(stored, before);
@@ -276,7 +276,7 @@ mod tests {
         let pending = Pending::default();
         pending.add(first, 0, SEC);
         pending.add(first, 1, SEC);
-        stored.force_closed();
+        stored.force_closed(&config);
         let second = closed_permit(&mut stored, &config, now);
         assert_ne!(first, second);
         pending.add(second, 2, SEC);

@@ -105,7 +105,7 @@ impl SharedFuse {
                 });
                 return false;
             }
-            stored.timed_verdict(&self.config, &ticket, verdict, slow, now)
+            stored.timed_verdict(&self.config, &ticket, verdict, slow, None, now)
         });
         self.round_trip(step).await?;
         let Some(named) = named else {
@@ -116,7 +116,7 @@ impl SharedFuse {
         }
         // The key moved on since: the model's step decides.
         let step = self.step(None, |stored, now| {
-            stored.timed_verdict(&self.config, &named, verdict, slow, now)
+            stored.timed_verdict(&self.config, &named, verdict, slow, None, now)
         });
         self.round_trip(step).await.map(drop)
     }

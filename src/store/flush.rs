@@ -53,6 +53,7 @@ impl Flush {
             lease: nanos(self.lease),
             ttl: self.ttl,
             width: payload::width(&self.config),
+            open: self.config.open_nanos(),
             turns: &turns,
         };
         loop {

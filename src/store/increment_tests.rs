@@ -90,7 +90,7 @@ proptest! {
             match op {
                 Op::Success if ticket.is_probe() => {
                     prop_assert!(Increment::success(&config, &ticket, TTL).is_none());
-                    stored.timed_verdict(&config, &ticket, Verdict::Success, false, now);
+                    stored.timed_verdict(&config, &ticket, Verdict::Success, false, None, now);
                 }
                 Op::Success => {
                     let increment = Increment::success(&config, &ticket, TTL).unwrap();
@@ -98,7 +98,7 @@ proptest! {
                     // It applies exactly where the model records a success.
                     prop_assert_eq!(incremented.is_some(), stored.owns_closed(&ticket));
                     let changed =
-                        stored.timed_verdict(&config, &ticket, Verdict::Success, false, now);
+                        stored.timed_verdict(&config, &ticket, Verdict::Success, false, None, now);
                     match incremented {
                         Some(incremented) => {
                             prop_assert!(changed, "an increment where the model records nothing");
@@ -119,7 +119,7 @@ proptest! {
                     }
                 }
                 Op::Failure => {
-                    stored.timed_verdict(&config, &ticket, Verdict::Failure, false, now);
+                    stored.timed_verdict(&config, &ticket, Verdict::Failure, false, None, now);
                 }
                 Op::Wait(us) => {
                     now += us * 1_000;
@@ -131,7 +131,7 @@ proptest! {
                         ticket = new;
                     }
                 }
-                Op::ForceClosed => stored.force_closed(),
+                Op::ForceClosed => stored.force_closed(&config),
             }
         }
     }
@@ -161,13 +161,13 @@ fn an_increment_applies_only_to_its_circuit_closed_in_its_epoch() {
             .is_none()
     );
     let mut opened = stored.clone();
-    opened.force_open(now);
+    opened.force_open(&config, now);
     assert!(
         increment
             .apply(&payload::write(&opened, width), at)
             .is_none()
     );
-    opened.force_closed();
+    opened.force_closed(&config);
     assert!(
         increment
             .apply(&payload::write(&opened, width), at)

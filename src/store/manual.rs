@@ -4,7 +4,6 @@
 use super::error::StoreError;
 use super::payload::PayloadError;
 use super::shared::SharedFuse;
-use super::stored::Stored;
 use crate::snapshot::State;
 use crate::transition::{Reason, Transition};
 
@@ -67,7 +66,9 @@ impl SharedFuse {
     /// # }).unwrap();
     /// ```
     pub async fn force_open(&self) -> Result<ManualChange, StoreError> {
-        let overwritten = self.manual(Reason::Forced, Stored::force_open).await?;
+        let overwritten = self.manual(Reason::Forced, |stored, now| {
+                stored.force_open(&self.config, now);
+            }).await?;
         Ok(self.changed(overwritten))
     }
 
@@ -88,7 +89,7 @@ impl SharedFuse {
     /// ```
     pub async fn force_closed(&self) -> Result<ManualChange, StoreError> {
         let overwritten = self
-            .manual(Reason::Forced, |stored, _| stored.force_closed())
+            .manual(Reason::Forced, |stored, _| stored.force_closed(&self.config))
             .await?;
         Ok(self.changed(overwritten))
     }

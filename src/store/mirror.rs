@@ -132,6 +132,6 @@ impl Mirror {
         !self
             .stored
             .clone()
-            .timed_verdict(config, ticket, verdict, slow, now)
+            .timed_verdict(config, ticket, verdict, slow, None, now)
     }
 }

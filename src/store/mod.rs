@@ -58,7 +58,7 @@ mod mirror;
 mod open;
 mod payload;
 mod permit;
-mod random;
+
 #[cfg(feature = "redis")]
 mod redis;
 mod registry;
@@ -123,7 +123,14 @@ pub async fn snapshot_of(
     if loaded.payload.is_none() {
         return Ok(None);
     }
-    let stored = step::read(store, key, &loaded, 0, payload::width(config))?;
+    let stored = step::read(
+        store,
+        key,
+        &loaded,
+        0,
+        payload::width(config),
+        config.open_nanos(),
+    )?;
     Ok(Some(
         stored.snapshot(config, payload::store_time(loaded.now)),
     ))

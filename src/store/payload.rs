@@ -1,6 +1,10 @@
 //! The payload under a key (SPEC §8): JSON with milon/fuse's five fields,
 //! which milon/fuse reads and writes, and this crate's own under `fuse`
-//! (times in microseconds, the generation, the epoch, the probe leases).
+//! (times in microseconds, the generation, the epoch, the probe leases,
+//! and SPEC §10's opening: when it ends, its n, when half-open started).
+//! An opening that a payload does not give the end of (milon/fuse wrote
+//! it) lasts the reader's `open_duration` from `opened_at`, as milon/fuse
+//! has it, and is a first opening.
 //!
 //! A payload whose `fuse` part is missing, of another version, or does not
 //! agree with the five fields (milon/fuse wrote it over ours) is read by the
@@ -155,6 +159,17 @@ struct Own {
     /// is `failures_us`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     rate: Option<OwnRate>,
+    /// While open: when the opening ends (SPEC §10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    retry_at_us: Option<u64>,
+    /// While open or half-open: the openings in a row, this one included
+    /// (SPEC §10's n + 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    openings: Option<u32>,
+    /// While half-open: when the half-open epoch started (for the probe
+    /// timeout).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    half_open_since_us: Option<u64>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -174,6 +189,9 @@ pub(crate) struct Fresh {
     /// The reader's bucket width under `rate`, in nanoseconds (0: keep a
     /// payload's bucket numbers as written).
     pub(crate) width: u64,
+    /// The reader's open duration, in nanoseconds: how long an opening
+    /// whose end a payload does not give lasts.
+    pub(crate) open: u64,
 }
 
 impl Fresh {
@@ -184,6 +202,7 @@ impl Fresh {
             now,
             lease_until: now.saturating_add(lease),
             width: 0,
+            open: 0,
         }
     }
 
@@ -193,6 +212,7 @@ impl Fresh {
     pub(crate) fn of(self, config: &Config) -> Self {
         Fresh {
             width: width(config),
+            open: config.open_nanos(),
             ..self
         }
     }
@@ -200,6 +220,13 @@ impl Fresh {
     /// The latest `opened_at` or failure a payload may hold.
     pub(super) fn latest_event(self) -> u64 {
         self.now.saturating_add(MAX_AHEAD)
+    }
+
+    /// The latest end of an opening a payload may hold: the latest
+    /// opening, plus the longest duration a configuration takes.
+    fn latest_retry(self) -> u64 {
+        let longest = u64::try_from(MAX_DURATION.as_nanos()).unwrap_or(u64::MAX);
+        self.latest_event().saturating_add(longest)
     }
 
     /// The latest end of a probe's lease a payload may hold (no lease is
@@ -262,6 +289,10 @@ pub(crate) fn write(stored: &Stored, width: u64) -> Vec<u8> {
                 Window::Rate(buckets) => Some(OwnRate::of(buckets, width)),
                 Window::Count(_) => None,
             },
+            retry_at_us: (stored.head.state == State::Open)
+                .then_some(stored.phase / NANOS_PER_MICRO),
+            openings: (!closed).then_some(stored.head.n.saturating_add(1)),
+            half_open_since_us: half_open.then_some(stored.phase / NANOS_PER_MICRO),
         }),
     };
     serde_json::to_vec(&payload).unwrap_or_default()
@@ -330,7 +361,7 @@ pub(crate) fn read(key: &str, bytes: &[u8], fresh: Fresh) -> Result<Stored, Payl
             && own.leases.len() == inflight as usize
             && closed == own.opened_at_us.is_none()
     }) {
-        return read_own(key, own, head(state, own.epoch, successes, inflight), fresh);
+        return read_own(key, own, head(state, own.epoch, successes, inflight, 0), fresh);
     }
     // milon/fuse's fields alone: no generation yet.
     let seconds = |field, time| checked(key, field, NANOS_PER_SEC, time, fresh.latest_event());
@@ -340,14 +371,16 @@ pub(crate) fn read(key: &str, bytes: &[u8], fresh: Fresh) -> Result<Stored, Payl
         .filter(|_| closed)
         .map(|&at| seconds("failures", at))
         .collect::<Result<Vec<_>, _>>()?;
+    let opened_at = payload
+        .opened_at
+        .filter(|_| !closed)
+        .map_or(Ok(0), |at| seconds("opened_at", at))?;
     Ok(Stored {
         generation: 0,
         epoch: 0,
-        head: head(state, 0, successes, inflight),
-        opened_at: payload
-            .opened_at
-            .filter(|_| !closed)
-            .map_or(Ok(0), |at| seconds("opened_at", at))?,
+        head: head(state, 0, successes, inflight, 0),
+        opened_at,
+        phase: opened_at.saturating_add(fresh.open),
         window: Window::Count(Failures::from_times(failures)),
         leases: (0..u64::from(inflight))
             .map(|id| Lease {
@@ -379,13 +412,34 @@ fn read_own(key: &str, own: &Own, head: Head, fresh: Fresh) -> Result<Stored, Pa
             })
         })
         .collect::<Result<_, _>>()?;
+    let opened_at = own
+        .opened_at_us
+        .map_or(Ok(0), |at| micros("opened_at_us", at, event))?;
+    // Written before SPEC §10, an opening lasted the open duration.
+    let phase = match head.state {
+        State::Open => own
+            .retry_at_us
+            .map(|at| micros("retry_at_us", at, fresh.latest_retry())),
+        State::HalfOpen => own
+            .half_open_since_us
+            .map(|at| micros("half_open_since_us", at, event)),
+        State::Closed => Some(Ok(0)),
+    };
+    let phase = phase.unwrap_or(Ok(opened_at.saturating_add(fresh.open)))?;
+    let head = Head {
+        n: if head.state == State::Closed {
+            0
+        } else {
+            own.openings.unwrap_or(1).saturating_sub(1)
+        },
+        ..head
+    };
     Ok(Stored {
         generation: own.generation,
         epoch: own.epoch,
         head,
-        opened_at: own
-            .opened_at_us
-            .map_or(Ok(0), |at| micros("opened_at_us", at, event))?,
+        opened_at,
+        phase,
         window: match &own.rate {
             None => Window::Count(Failures::from_times(failures)),
             Some(_) if head.state != State::Closed => Window::Rate(Buckets::default()),
@@ -395,13 +449,13 @@ fn read_own(key: &str, own: &Own, head: Head, fresh: Fresh) -> Result<Stored, Pa
     })
 }
 
-fn head(state: State, epoch: u64, successes: u32, inflight: u32) -> Head {
+fn head(state: State, epoch: u64, successes: u32, inflight: u32, n: u32) -> Head {
     #[allow(clippy::cast_possible_truncation)] // the head keeps the low bits
     let epoch = Epoch::new(epoch as u32);
     let head = match state {
         State::Closed => Head::closed(epoch),
-        State::Open => Head::open(epoch),
-        State::HalfOpen => Head::half_open(epoch),
+        State::Open => Head::open(epoch, n),
+        State::HalfOpen => Head::half_open(epoch, n),
     };
     Head {
         successes,

@@ -111,8 +111,9 @@ pub(crate) fn rate_prefix(generation: u64, epoch: u64, width: u64) -> Vec<u8> {
     let stored = Stored {
         generation,
         epoch,
-        head: head(State::Closed, epoch, 0, 0),
+        head: head(State::Closed, epoch, 0, 0, 0),
         opened_at: 0,
+        phase: 0,
         window: Window::Rate(Buckets::default()),
         leases: Vec::new(),
     };

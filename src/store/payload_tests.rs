@@ -12,6 +12,7 @@ const FRESH: Fresh = Fresh {
     now: 1_800_000_000 * SEC,
     lease_until: 1_800_000_000 * SEC,
     width: WIDTH,
+    open: 30 * SEC,
 };
 
 /// The `rate` bucket width of the payloads the tests write (6 s: a minute
@@ -79,8 +80,13 @@ fn stored() -> impl Strategy<Value = Stored> {
                         epoch,
                         if half_open { successes } else { 0 },
                         inflight,
+                        0,
                     ),
                     opened_at: if state == State::Closed { 0 } else { opened_at },
+                    phase: match state {
+                        State::Closed => 0,
+                        _ => opened_at,
+                    },
                     window: match rate {
                         Some(_) if state != State::Closed => Window::Rate(Buckets::default()),
                         Some(rate) => rate,
@@ -237,8 +243,9 @@ fn the_largest_payloads_the_crate_writes_are_well_within_the_bound() {
     let probing = Stored {
         generation: u64::MAX,
         epoch: u64::MAX,
-        head: head(State::HalfOpen, u64::MAX, probes - 1, probes),
+        head: head(State::HalfOpen, u64::MAX, probes - 1, probes, u32::MAX - 1),
         opened_at: late,
+        phase: late,
         window: counted(Vec::new()),
         leases: (0..probes)
             .map(|_| Lease {

@@ -293,6 +293,7 @@ impl SharedFuse {
             lease: nanos(self.lease),
             ttl: self.ttl,
             width: payload::width(&self.config),
+            open: self.config.open_nanos(),
             turns: &self.turns,
         }
     }

@@ -10,7 +10,7 @@ use tokio::sync::{Mutex, MutexGuard};
 
 use super::error::StoreError;
 use super::payload::{self, Fresh, PayloadError};
-use super::random;
+use crate::random;
 use super::stored::Stored;
 use super::{Loaded, Store, Swap};
 
@@ -30,12 +30,14 @@ pub(super) fn read(
     loaded: &Loaded,
     lease: u64,
     width: u64,
+    open: u64,
 ) -> Result<Stored, StoreError> {
     let Some(bytes) = &loaded.payload else {
         return Ok(Stored::absent());
     };
     let fresh = Fresh {
         width,
+        open,
         ..Fresh::at(payload::store_time(loaded.now), lease)
     };
     payload::read(key, bytes, fresh).map_err(|err| StoreError::payload(store.name(), err))
@@ -93,6 +95,9 @@ pub(super) struct InStore<'a> {
     pub(super) ttl: Duration,
     /// The width of a `rate` bucket, in nanoseconds ([`payload::width`]).
     pub(super) width: u64,
+    /// The open duration, in nanoseconds: how long an opening that a
+    /// payload does not give the end of lasts.
+    pub(super) open: u64,
     pub(super) turns: &'a Turns,
 }
 
@@ -116,7 +121,7 @@ pub(super) struct Stepped<'a> {
 impl<'a> InStore<'a> {
     /// The circuit in `loaded`, read from this key.
     pub(super) fn read(&self, loaded: &Loaded) -> Result<Stored, StoreError> {
-        read(self.store, self.key, loaded, self.lease, self.width)
+        read(self.store, self.key, loaded, self.lease, self.width, self.open)
     }
 
     /// One step: read the circuit with the store's time, apply `step`

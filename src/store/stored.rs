@@ -5,14 +5,17 @@
 //! counted in 64 bits, and a lease on every probe.
 //!
 //! Pure: the store's time, the lease length and the random numbers are
-//! given. Each step says whether it changed the snapshot, so that a store
+//! given. An opening's duration (SPEC §10) is drawn from the key's
+//! generation and the opening's time, once, by the process whose write
+//! opens the circuit; every process then reads the same `retry_at`. Each step says whether it changed the snapshot, so that a store
 //! writes nothing when nothing changed.
 
 use std::convert::Infallible;
 
 use crate::config::Config;
 use crate::epoch::Epoch;
-use crate::model::{self, Decision, Effect, Grant, Head, PermitKind};
+use crate::model::{self, Decision, Effect, Grant, Head, Opening, PermitKind};
+use crate::recovery;
 use crate::policy::{Failures, Window};
 use crate::snapshot::{Snapshot, State};
 use crate::verdict::Verdict;
@@ -36,6 +39,9 @@ pub(crate) struct Stored {
     pub(crate) head: Head,
     /// When the circuit last opened (meaningful while open or half-open).
     pub(crate) opened_at: u64,
+    /// While open, when the opening ends (`retry_at`); while half-open,
+    /// when the half-open epoch started (for the probe timeout).
+    pub(crate) phase: u64,
     /// The closed window of the policy (see [`Window`]).
     pub(crate) window: Window,
     /// The probes in flight while half-open (as many as `head.inflight`).
@@ -108,6 +114,7 @@ impl Stored {
             epoch: 0,
             head: Head::closed(Epoch::new(0)),
             opened_at: 0,
+            phase: 0,
             window: Window::Count(Failures::default()),
             leases: Vec::new(),
         }
@@ -117,10 +124,10 @@ impl Stored {
     pub(crate) fn acquire(&mut self, config: &Config, at: At) -> (Entry, bool) {
         self.window.prune(config, at.now);
         let mut changed = self.expire(config, at.now);
-        let opened = || Ok::<_, Infallible>(self.opened_at);
-        let Ok((admission, next)) = model::acquire(config, self.head, opened, || at.now);
+        let phase = || Ok::<_, Infallible>(self.phase);
+        let Ok((admission, next)) = model::acquire(config, self.head, phase, || at.now);
         if let Some(next) = next {
-            self.set(next, at.now);
+            self.set(config, next, at.now, None);
             changed = true;
         }
         if changed && self.generation == 0 {
@@ -158,18 +165,20 @@ impl Stored {
         verdict: Verdict,
         now: u64,
     ) -> bool {
-        self.timed_verdict(config, ticket, verdict, false, now)
+        self.timed_verdict(config, ticket, verdict, false, None, now)
     }
 
     /// The verdict of `ticket` on a call that was `slow` or not (see
-    /// [`is_slow`](crate::policy::is_slow)) at `now`: stale when the ticket is of
-    /// another generation or epoch, or a probe whose lease has ended.
+    /// [`is_slow`](crate::policy::is_slow)), with the server's `hint` of
+    /// when to come back (nanoseconds), at `now`: stale when the ticket is
+    /// of another generation or epoch, or a probe whose lease has ended.
     pub(crate) fn timed_verdict(
         &mut self,
         config: &Config,
         ticket: &Ticket,
         verdict: Verdict,
         slow: bool,
+        hint: Option<u64>,
         now: u64,
     ) -> bool {
         self.window.prune(config, now);
@@ -192,11 +201,11 @@ impl Stored {
                 if recorded.opens
                     && let Some(open) = model::trip(self.head, ticket.grant)
                 {
-                    self.set(open, now);
+                    self.set(config, open, now, hint);
                 }
             }
             Effect::Move(next) => {
-                self.set(next, now);
+                self.set(config, next, now, hint);
                 changed = true;
             }
         }
@@ -226,18 +235,26 @@ impl Stored {
     }
 
     /// `force_open` at `now`.
-    pub(crate) fn force_open(&mut self, now: u64) {
-        self.set(model::force_open(self.head), now);
+    pub(crate) fn force_open(&mut self, config: &Config, now: u64) {
+        self.set(config, model::force_open(self.head), now, None);
     }
 
     /// `force_closed`.
-    pub(crate) fn force_closed(&mut self) {
-        self.set(model::force_closed(self.head), 0);
+    pub(crate) fn force_closed(&mut self, config: &Config) {
+        self.set(config, model::force_closed(self.head), 0, None);
     }
 
     /// The snapshot at `now` (times since the Unix epoch).
     pub(crate) fn snapshot(&self, config: &Config, now: u64) -> Snapshot {
-        model::snapshot(&self.head, self.opened_at, self.window.view(config, now))
+        let opening = Opening {
+            at: self.opened_at,
+            retry_at: if self.head.state == State::Open {
+                self.phase
+            } else {
+                self.opened_at
+            },
+        };
+        model::snapshot(&self.head, opening, self.window.view(config, now))
     }
 
     /// The state.
@@ -258,21 +275,28 @@ impl Stored {
         for _ in 0..expired {
             let probe = Grant::new(PermitKind::Probe, self.head.epoch);
             if let Effect::Move(next) = model::verdict(config, self.head, probe, Verdict::Ignore) {
-                self.set(next, now);
+                self.set(config, next, now, None);
             }
         }
         self.leases.len() != before
     }
 
     /// Moves to `next` at `now`: a new epoch empties the window and the
-    /// leases, and an opening happens at `now`.
-    fn set(&mut self, next: Head, now: u64) {
+    /// leases, an opening happens at `now` and lasts as SPEC §10 says
+    /// (with the verdict's `hint`, the draw of the key's generation), a
+    /// half-open epoch starts at `now`.
+    fn set(&mut self, config: &Config, next: Head, now: u64, hint: Option<u64>) {
         if next.epoch != self.head.epoch {
             self.epoch = self.epoch.wrapping_add(1);
             self.window.clear();
             self.leases.clear();
-            if next.state == State::Open {
-                self.opened_at = now;
+            match next.state {
+                State::Open => {
+                    self.opened_at = now;
+                    self.phase = recovery::retry_at(config, next.n, now, self.generation, hint);
+                }
+                State::HalfOpen => self.phase = now,
+                State::Closed => {}
             }
         }
         self.head = next;

@@ -110,11 +110,11 @@ proptest! {
                 Op::Wait(nanos) => now += nanos,
                 Op::ForceOpen => {
                     oracle.force_open(now);
-                    stored.force_open(now);
+                    stored.force_open(&config, now);
                 }
                 Op::ForceClosed => {
                     oracle.force_closed();
-                    stored.force_closed();
+                    stored.force_closed(&config);
                 }
             }
             prop_assert_eq!(stored.snapshot(&config, now), oracle.snapshot(now), "step {}", step);
@@ -127,7 +127,7 @@ proptest! {
 /// `now` under lease `id`.
 fn probing(config: &Config, now: u64, lease: u64) -> (Stored, Ticket) {
     let mut stored = Stored::fresh(1);
-    stored.force_open(now - 30 * SEC);
+    stored.force_open(&config, now - 30 * SEC);
     let (entry, changed) = stored.acquire(config, at(now, lease, 11));
     assert!(changed, "the move to half-open is written");
     (stored, granted(entry))
@@ -219,9 +219,9 @@ fn epochs_count_past_the_engine_s_thirty_bits() {
     let config = config(1, 1);
     let mut stored = Stored::fresh(3);
     stored.epoch = (1 << 30) - 1;
-    stored.force_open(SEC);
+    stored.force_open(&config, SEC);
     assert_eq!(stored.epoch, 1 << 30);
-    stored.force_closed();
+    stored.force_closed(&config);
     assert_eq!(stored.epoch, (1 << 30) + 1);
     let ticket = granted(stored.acquire(&config, at(2 * SEC, SEC, 1)).0);
     assert_eq!(ticket.epoch, (1 << 30) + 1);
@@ -266,7 +266,7 @@ fn the_admission_that_first_writes_a_key_names_its_generation_in_its_permit() {
     let now = 1_700_000_000 * SEC;
     // As read from a payload milon/fuse wrote: open, no generation.
     let mut stored = Stored::absent();
-    stored.force_open(now - 30 * SEC);
+    stored.force_open(&config, now - 30 * SEC);
     stored.generation = 0;
     let (entry, changed) = stored.acquire(&config, at(now, SEC, 5));
     assert!(changed);

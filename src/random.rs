@@ -1,4 +1,5 @@
-//! Random numbers for generations and lease ids: the standard library's
+//! Random numbers for stores' generations and lease ids and circuits'
+//! jitter seeds: the standard library's
 //! per-process random hasher keys (seeded by the operating system) over a
 //! counter. Not for secrets; enough that two processes, or two lives of
 //! one key, never pick the same generation by accident.
