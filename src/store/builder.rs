@@ -97,7 +97,8 @@ impl SharedFuseBuilder {
     }
 
     /// How long a probe holds its slot without a verdict before it counts
-    /// as an ignore verdict (default: the open duration).
+    /// as an ignore verdict (default: the configuration's
+    /// [`probe_timeout`](crate::Config::probe_timeout), SPEC §10).
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -196,7 +197,7 @@ impl SharedFuseBuilder {
         let listeners = Listeners::default();
         // The sinks of the features, ahead of any listener the user adds.
         crate::sinks::install(&listeners, names.key());
-        let lease = self.lease.unwrap_or(self.config.open_duration());
+        let lease = self.lease.unwrap_or(self.config.probe_timeout());
         let cache = self.staleness.map(|staleness| {
             let cache = Arc::new(Cache::new(names.key(), &self.config, lease, staleness));
             if let Some(changes) = self.store.changes() {

@@ -10,14 +10,16 @@ use crate::verdict::Verdict;
 
 impl SharedFuse {
     /// Ends a permit the store granted, on a call that was `slow` or not
-    /// (see [`is_slow`](crate::policy::is_slow)); `Ok` also when the
-    /// verdict was stale.
+    /// (see [`is_slow`](crate::policy::is_slow)), with the server's `hint`
+    /// of when to come back on a failure; `Ok` also when the verdict was
+    /// stale.
     #[inline]
     pub(super) fn conclude_in_store(
         &self,
         ticket: Ticket,
         verdict: Verdict,
         slow: bool,
+        hint: Option<u64>,
     ) -> Conclusion<'_> {
         let quiet = verdict != Verdict::Failure
             && !slow
@@ -31,7 +33,7 @@ impl SharedFuse {
             }
             return Conclusion::settled();
         }
-        self.conclude_slow(ticket, verdict, slow)
+        self.conclude_slow(ticket, verdict, slow, hint)
     }
 
     /// Under `rate`, counts a quiet success in the batch.
@@ -46,7 +48,13 @@ impl SharedFuse {
 
     /// A verdict the quiet mirror does not settle.
     #[inline(never)]
-    fn conclude_slow(&self, ticket: Ticket, verdict: Verdict, slow: bool) -> Conclusion<'_> {
+    fn conclude_slow(
+        &self,
+        ticket: Ticket,
+        verdict: Verdict,
+        slow: bool,
+        hint: Option<u64>,
+    ) -> Conclusion<'_> {
         let settled = self.by_mirror(|mirror, staleness| {
             if verdict == Verdict::Success
                 && !slow
@@ -66,7 +74,7 @@ impl SharedFuse {
                 }
                 Conclusion::settled()
             }
-            None => Conclusion::asking(self.conclude_asking(ticket, verdict, slow)),
+            None => Conclusion::asking(self.conclude_asking(ticket, verdict, slow, hint)),
         }
     }
 
@@ -86,6 +94,7 @@ impl SharedFuse {
         ticket: Ticket,
         verdict: Verdict,
         slow: bool,
+        hint: Option<u64>,
     ) -> Result<(), StoreError> {
         let increments = verdict == Verdict::Success
             && !slow
@@ -105,7 +114,7 @@ impl SharedFuse {
                 });
                 return false;
             }
-            stored.timed_verdict(&self.config, &ticket, verdict, slow, None, now)
+            stored.timed_verdict(&self.config, &ticket, verdict, slow, hint, now)
         });
         self.round_trip(step).await?;
         let Some(named) = named else {
@@ -116,7 +125,7 @@ impl SharedFuse {
         }
         // The key moved on since: the model's step decides.
         let step = self.step(None, |stored, now| {
-            stored.timed_verdict(&self.config, &named, verdict, slow, None, now)
+            stored.timed_verdict(&self.config, &named, verdict, slow, hint, now)
         });
         self.round_trip(step).await.map(drop)
     }

@@ -1,11 +1,12 @@
 //! [`SharedPermit`]: the right to run one call of a shared circuit.
 
 use std::fmt;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::conclusion::Conclusion;
 use super::shared::SharedFuse;
 use super::stored::Ticket;
+use crate::config::nanos;
 use crate::permit::OwnedPermit;
 use crate::policy::is_slow;
 use crate::verdict::Verdict;
@@ -127,7 +128,7 @@ impl<'a> SharedPermit<'a> {
         match self.grantor {
             Grantor::Store(ticket) => {
                 let slow = self.slow();
-                self.fuse.conclude_in_store(ticket, verdict, slow)
+                self.fuse.conclude_in_store(ticket, verdict, slow, None)
             }
             Grantor::Local(permit) => {
                 permit.conclude(verdict);
@@ -168,6 +169,46 @@ impl<'a> SharedPermit<'a> {
     #[inline]
     pub fn failure(self) -> Conclusion<'a> {
         self.conclude(Verdict::Failure)
+    }
+
+    /// The call failed with a counted failure, and the server said when to
+    /// come back: if this verdict opens the circuit, for the whole fleet,
+    /// the opening lasts at least `hint`, capped at
+    /// [`max_open_duration`](crate::Config::max_open_duration) (SPEC §10;
+    /// see [`Permit::failure_retry_after`](crate::Permit::failure_retry_after)).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use fuse_breaker::Config;
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// # futures::executor::block_on(async {
+    /// let config = Config::builder()
+    ///     .failure_threshold(1)
+    ///     .max_open_duration(Duration::from_secs(300))
+    ///     .build()?;
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new()))
+    ///     .config(config)
+    ///     .build();
+    /// fuse.try_acquire().await?.failure_retry_after(Duration::from_secs(120)).await?;
+    /// assert_eq!(fuse.snapshot().await?.open_for, Some(Duration::from_secs(120)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn failure_retry_after(self, hint: Duration) -> Conclusion<'a> {
+        match self.grantor {
+            Grantor::Store(ticket) => {
+                let slow = self.slow();
+                let hint = Some(nanos(hint));
+                self.fuse
+                    .conclude_in_store(ticket, Verdict::Failure, slow, hint)
+            }
+            Grantor::Local(permit) => {
+                permit.failure_retry_after(hint);
+                Conclusion::settled()
+            }
+            Grantor::Allowed => Conclusion::settled(),
+        }
     }
 
     /// The call ended with an ignored error.
