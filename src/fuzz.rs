@@ -66,11 +66,14 @@ impl Bytes<'_> {
 /// counters, with records left any number of epochs behind; see
 /// [`Start`]); each following byte is one operation: acquire; success,
 /// failure or ignore of a held permit (any of them, by index); drop of a
-/// held permit; a clock advance (see [`setup::advance`]: zero, a few
+/// held permit; a failure with the server's hint of when to come back (see
+/// [`setup::hint`]); a clock advance (see [`setup::advance`]: zero, a few
 /// nanoseconds, about a window, exactly a window or an open duration, a
-/// bucket's edge, a slow call's duration, or a huge step), so that a call
-/// takes the time the clock advanced between its admission and its
-/// verdict; `force_open`, `force_closed`, `reset`.
+/// bucket's edge, a slow call's duration, a probe timeout, the longest
+/// opening, or a huge step), so that a call takes the time the clock
+/// advanced between its admission and its verdict; `force_open`,
+/// `force_closed`, `reset`. The configuration may have SPEC §10's backoff,
+/// jitter (the three sides draw from one seed) and probe timeout.
 pub fn differential(data: &[u8]) {
     run(data, true);
 }
@@ -86,10 +89,12 @@ pub fn models(data: &[u8]) {
 fn run(data: &[u8], engine: bool) {
     let mut bytes = Bytes(data);
     let config = setup::config(&mut bytes);
+    let seed = u64::from(bytes.u32());
     let (clock, mock) = Clock::mock();
     let fuse = Fuse::builder("differential")
         .config(config.clone())
         .clock(clock)
+        .jitter_seed(seed)
         .build();
     let start = Start::decode(&mut bytes);
     if engine {
@@ -97,8 +102,8 @@ fn run(data: &[u8], engine: bool) {
     }
     let mut sides = Sides {
         fuse: engine.then_some(&fuse),
-        reference: Reference::starting_at(config.clone(), start.epoch),
-        oracle: Oracle::new(&config),
+        reference: Reference::starting_at(config.clone(), start.epoch).with_seed(seed),
+        oracle: Oracle::new(&config).with_seed(seed),
         held: Vec::new(),
     };
     let mut step = 0usize;
@@ -116,7 +121,9 @@ fn run(data: &[u8], engine: bool) {
                     _ => None,
                 };
                 let at = usize::from(bytes.u8());
-                sides.conclude(&config, at, verdict, now);
+                let hint = (op >= 128 && verdict == Some(Verdict::Failure))
+                    .then(|| setup::hint(&config, &mut bytes));
+                sides.conclude(&config, at, verdict, hint, now);
             }
             180..=239 => setup::advance(&mock, &config, &mut bytes),
             240..=245 => {
@@ -212,23 +219,35 @@ impl Sides<'_> {
         }
     }
 
-    /// Ends the held permit at `at` (modulo those held) with `verdict`, or
-    /// drops it (`None`, an ignore), at `now`.
-    fn conclude(&mut self, config: &Config, at: usize, verdict: Option<Verdict>, now: u64) {
+    /// Ends the held permit at `at` (modulo those held) with `verdict`
+    /// (a failure with the server's `hint`, if any), or drops it (`None`,
+    /// an ignore), at `now`.
+    fn conclude(
+        &mut self,
+        config: &Config,
+        at: usize,
+        verdict: Option<Verdict>,
+        hint: Option<u64>,
+        now: u64,
+    ) {
         if self.held.is_empty() {
             return;
         }
         let held = self.held.remove(at % self.held.len());
-        match (held.permit, verdict) {
-            (Some(permit), Some(verdict)) => permit.conclude(verdict),
-            (permit, _) => drop(permit),
+        match (held.permit, verdict, hint) {
+            (Some(permit), Some(_), Some(hint)) => {
+                permit.failure_retry_after(Duration::from_nanos(hint));
+            }
+            (Some(permit), Some(verdict), None) => permit.conclude(verdict),
+            (permit, _, _) => drop(permit),
         }
         let verdict = verdict.unwrap_or(Verdict::Ignore);
         // A configuration that does not time calls takes the untimed
         // verdict, as the engine's count path does.
-        if config.times_calls() {
-            let slow = is_slow(config, now - held.admitted);
-            self.reference.timed_verdict(held.grant, verdict, slow, now);
+        if config.times_calls() || hint.is_some() {
+            let slow = config.times_calls() && is_slow(config, now - held.admitted);
+            self.reference
+                .hinted_verdict(held.grant, verdict, slow, hint, now);
         } else {
             self.reference.verdict(held.grant, verdict, now);
         }
@@ -237,7 +256,7 @@ impl Sides<'_> {
             Verdict::Failure => Outcome::Failure,
             Verdict::Ignore => Outcome::Ignore,
         };
-        self.oracle.end(held.ticket, outcome, now);
+        self.oracle.end_hinted(held.ticket, outcome, hint, now);
     }
 
     /// Panics unless the circuits agree on the state and the snapshot.

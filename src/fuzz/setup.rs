@@ -1,7 +1,8 @@
 //! What a differential history runs under: a small configuration of
 //! either policy decoded from bytes, and the clock advances a history
 //! takes, chosen to land on the edges the rules turn on (a window, an open
-//! duration, a bucket's edge, a slow call's duration).
+//! duration, a bucket's edge, a slow call's duration, a probe timeout, the
+//! longest opening).
 
 use std::time::Duration;
 
@@ -59,7 +60,33 @@ pub(super) fn config(bytes: &mut Bytes<'_>) -> Config {
             1 + u64::from(bytes.u16()) % (2 * window),
         )),
     };
-    builder.build().expect("the decoded configuration is valid")
+    recovery(builder, bytes)
+        .build()
+        .expect("the decoded configuration is valid")
+}
+
+/// SPEC §10's settings, half the time: a backoff of 1 to 5.75 in quarters,
+/// the longest opening 1 to 8 open durations, a jitter of 0 to 0.8 in
+/// fifths, a probe timeout of 1 ns to 10 µs. The defaults otherwise.
+fn recovery(builder: crate::ConfigBuilder, bytes: &mut Bytes<'_>) -> crate::ConfigBuilder {
+    if bytes.u8() % 2 == 0 {
+        return builder;
+    }
+    let open = builder.clone().build().map_or(1, |c| c.open_nanos());
+    builder
+        .open_backoff(1.0 + f64::from(bytes.u8() % 20) * 0.25)
+        .max_open_duration(Duration::from_nanos(open * (1 + u64::from(bytes.u8() % 8))))
+        .open_jitter(f64::from(bytes.u8() % 5) * 0.2)
+        .probe_timeout(Duration::from_nanos(1 + u64::from(bytes.u16() % 10_000)))
+}
+
+/// A hint of the server's for a failure: 0 to about 4 open durations, or
+/// beyond any opening.
+pub(super) fn hint(config: &Config, bytes: &mut Bytes<'_>) -> u64 {
+    match bytes.u8() % 4 {
+        0 => u64::MAX / 2,
+        choice => config.open_nanos() * u64::from(choice) + u64::from(bytes.u8()),
+    }
 }
 
 /// Advances the clock by a step the next byte chooses: zero, a few
@@ -74,7 +101,7 @@ pub(super) fn advance(mock: &Mock, config: &Config, bytes: &mut Bytes<'_>) {
         .slow_call_duration()
         .map_or(window, crate::config::nanos);
     let to_edge = width - mock.value() % width;
-    let step = match bytes.u8() % 12 {
+    let step = match bytes.u8() % 14 {
         0 => 0,
         1 => u64::from(bytes.u8() % 4),
         2 => window,
@@ -86,7 +113,9 @@ pub(super) fn advance(mock: &Mock, config: &Config, bytes: &mut Bytes<'_>) {
         8 => to_edge,
         9 => to_edge - 1,
         10 => slow,
-        _ => slow - 1,
+        11 => slow - 1,
+        12 => config.probe_timeout_nanos(),
+        _ => crate::config::nanos(config.max_open_duration()),
     };
     mock.increment(step);
 }

@@ -1,8 +1,9 @@
-//! One test per rule of SPEC.md §1-§5 and §9, on the public API only, driven by a
+//! One test per rule of SPEC.md §1-§5, §9 and §10, on the public API only, driven by a
 //! mock clock (time starts at 0 and moves only when a test moves it): one
 //! module per section of the specification, the helpers here.
 
 use std::cell::Cell;
+use std::future::Future;
 use std::io::{self, ErrorKind};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
@@ -129,6 +130,7 @@ mod keys;
 mod manual_control;
 mod policies;
 mod reads;
+mod recovery;
 mod snapshot;
 mod stale_verdicts;
 mod verdicts;
