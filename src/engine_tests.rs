@@ -91,6 +91,79 @@ fn a_missing_opened_record_is_stamped_by_the_first_reader() {
     assert_eq!(engine.snapshot().opened_at, Some(Duration::from_secs(7)));
 }
 
+/// A helper that stamps a missing opening draws it for the opening's n,
+/// which the open word holds: the third opening in a row of a doubling
+/// backoff lasts four open durations whoever stamps it.
+#[test]
+fn a_missing_opening_is_stamped_for_its_place_in_the_row() {
+    let config = Config::builder()
+        .open_backoff(2.0)
+        .max_open_duration(Duration::from_secs(600))
+        .build()
+        .unwrap();
+    let (engine, mock) = engine(&config);
+    let head = Head::open(Epoch::new(5), 2);
+    engine.set_word(head, Cursor::default());
+    mock.increment(Duration::from_secs(1));
+    assert_eq!(
+        engine.acquire(),
+        Decision::Rejected {
+            retry_after: 4 * config.open_nanos()
+        }
+    );
+    let snapshot = engine.snapshot();
+    assert_eq!(snapshot.openings, 3);
+    assert_eq!(snapshot.open_for, Some(4 * config.open_duration()));
+    assert_eq!(snapshot.opened_at, Some(Duration::from_secs(1)));
+}
+
+/// A half-open epoch whose start is missing (its mover stalled before
+/// stamping it) is stamped by the next caller with its own time and the n
+/// of the opening before, which the record still holds: the probe timeout
+/// counts from there, and a failed probe is the next opening in a row.
+#[test]
+fn a_missing_half_open_start_is_stamped_with_the_n_before_it() {
+    let config = Config::builder()
+        .half_open_probes(2)
+        .open_backoff(3.0)
+        .max_open_duration(Duration::from_secs(3_600))
+        .probe_timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let (engine, mock) = engine(&config);
+    let open = Head::open(Epoch::new(8), 1);
+    engine.set_word(open, Cursor::default());
+    // The opening of epoch 8 is stamped (by whoever read it); the move to
+    // half-open in epoch 9 is not yet.
+    let Decision::Rejected { .. } = engine.acquire() else {
+        panic!("open");
+    };
+    engine.set_word(
+        Head {
+            inflight: 1,
+            ..Head::half_open(Epoch::new(9), 0)
+        },
+        Cursor::default(),
+    );
+    mock.increment(Duration::from_secs(100));
+    let Decision::Granted(probe) = engine.acquire() else {
+        panic!("a free probe slot");
+    };
+    mock.increment(Duration::from_secs(9));
+    assert_eq!(engine.acquire(), Decision::Rejected { retry_after: 0 });
+    mock.increment(Duration::from_secs(1));
+    let Decision::Granted(restarted) = engine.acquire() else {
+        panic!("the probe timeout passed: a new half-open epoch");
+    };
+    assert_eq!(restarted.epoch(), Epoch::new(10));
+    engine.verdict(probe, Verdict::Failure, 0);
+    assert_eq!(engine.state(), State::HalfOpen, "a stale probe");
+    engine.verdict(restarted, Verdict::Failure, 0);
+    let snapshot = engine.snapshot();
+    assert_eq!(snapshot.openings, 3);
+    assert_eq!(snapshot.open_for, Some(9 * config.open_duration()));
+}
+
 #[test]
 fn concurrent_failures_reaching_the_threshold_open_the_circuit() {
     for _ in 0..200 {
