@@ -121,35 +121,46 @@ fn a_late_verdict_of_a_hung_probe_races_the_restart() {
     });
 }
 
-/// 3. An opening's duration read by racing rejections: an opener fails
-///    while two readers ask for admission (a reader may find the opening
-///    before its opener stamped it, and stamp it itself). Every rejection
-///    counts down from one drawn duration, the one the snapshot shows.
+/// 3. An opening's duration read by racing rejections: an opener fails at
+///    0 s while two readers ask for admission, one at 0 s and one at 1 s (a
+///    reader may find the opening before its opener stamped it, and stamp
+///    it itself, with its own time and draw). Every rejection counts down
+///    to one end, the one the snapshot shows: a reader that used a draw of
+///    its own, or overwrote the first stamp, would count down to another.
 #[test]
 fn racing_rejections_see_one_drawn_opening() {
     loom::model(|| {
-        let (fuse, _mock) = circuit(config(1));
+        let (fuse, mock) = circuit(config(1));
         let opener = {
             let fuse = fuse.clone();
             thread::spawn(move || fuse.try_acquire().expect("closed").failure())
         };
-        let readers: Vec<_> = (0..2)
-            .map(|_| {
-                let fuse = fuse.clone();
-                thread::spawn(move || fuse.try_acquire().err().map(|open| open.retry_after()))
+        let late = {
+            let fuse = fuse.clone();
+            let mock = mock.clone();
+            thread::spawn(move || {
+                mock.increment(Duration::from_secs(1));
+                fuse.try_acquire().err().map(|open| open.retry_after())
             })
-            .collect();
+        };
+        let early = {
+            let fuse = fuse.clone();
+            thread::spawn(move || fuse.try_acquire().err().map(|open| open.retry_after()))
+        };
         opener.join().unwrap();
-        let seen: Vec<Duration> = readers
+        let seen: Vec<Duration> = [late, early]
             .into_iter()
             .filter_map(|reader| reader.join().unwrap())
             .collect();
-        let open_for = fuse.snapshot().open_for.expect("open");
-        assert!(open_for <= OPEN && open_for > OPEN / 2);
+        let snapshot = fuse.snapshot();
+        let end = snapshot.opened_at.expect("open") + snapshot.open_for.expect("open");
         for retry_after in seen {
-            assert_eq!(retry_after, open_for);
+            assert!(
+                retry_after == end || retry_after + Duration::from_secs(1) == end,
+                "{retry_after:?} counts down to another end than {end:?}"
+            );
         }
         let open = fuse.try_acquire().expect_err("still open");
-        assert_eq!(open.retry_after(), open_for);
+        assert_eq!(open.retry_after() + Duration::from_secs(1), end);
     });
 }
