@@ -1,14 +1,16 @@
 //! A dependency goes down and comes back, behind a [`Fuse`].
 //!
 //! Run it with `cargo run --example demo` (add `--release` for representative
-//! latency figures). It takes about 3.3 s of real time on one thread.
+//! latency figures). It takes about 4 s of real time on one thread.
 //!
 //! The simulated dependency, `Inventory`, answers in about 1 ms while healthy
 //! (and now and then with a "not found" business error, which the circuit
-//! ignores). From 0.8 s to 2.2 s it refuses every connection
+//! ignores). From 0.8 s to 2.6 s it refuses every connection
 //! (`ErrorKind::ConnectionRefused`, a counted failure); after that it is
 //! healthy again. One loop calls it every ~6 ms through a circuit with short
-//! durations: threshold 5, failure window 1 s, open duration 500 ms, 2 probes.
+//! durations: threshold 5, failure window 1 s, open duration 400 ms doubling
+//! after each failed probe up to 1.6 s and shortened at random by up to a
+//! quarter (SPEC §10's backoff and jitter), 2 probes.
 //!
 //! The timeline shows, every 250 ms, how many calls were admitted, rejected,
 //! failed (counted) and ignored, and the state at the end of that stretch,
@@ -19,10 +21,13 @@
 //! 2. **rejections**: while open, calls are rejected with an
 //!    [`OpenError`](fuse_breaker::OpenError) and the dependency is not called
 //!    at all; the first rejection of each opening prints its `retry_after`.
-//! 3. **`open -> half_open`**: the first call after the 500 ms cooldown is let
+//! 3. **`open -> half_open`**: the first call after the cooldown is let
 //!    through as a probe. While the dependency is still down that probe fails
-//!    and the circuit goes straight back to open (`half_open -> open`), and the
-//!    cooldown starts over.
+//!    and the circuit goes straight back to open (`half_open -> open`) for
+//!    longer: each opening in a row lasts twice the last (up to 1.6 s), less
+//!    a random share of up to a quarter drawn once per opening, so that many
+//!    processes do not all probe at one instant. Each opening prints its
+//!    place in the row and its duration.
 //! 4. **`half_open -> closed`**: once the dependency is back, two successful
 //!    probes close the circuit and traffic flows again.
 //!
@@ -47,15 +52,21 @@ use fuse_breaker::{Classify, Config, Fuse, OpenError, Permit, State, Verdict};
 const THRESHOLD: u32 = 5;
 /// How long a counted failure counts.
 const WINDOW: Duration = Duration::from_secs(1);
-/// How long an open circuit rejects calls before probing.
-const OPEN_FOR: Duration = Duration::from_millis(500);
+/// How long an open circuit first rejects calls before probing.
+const OPEN_FOR: Duration = Duration::from_millis(400);
+/// Each failed probe doubles the next opening...
+const BACKOFF: f64 = 2.0;
+/// ...up to this.
+const MAX_OPEN_FOR: Duration = Duration::from_millis(1600);
+/// Each opening is shortened by a random share of up to this much of itself.
+const JITTER: f64 = 0.25;
 /// Probes allowed while half-open, and successes needed to close.
 const PROBES: u32 = 2;
 
 /// When the dependency starts refusing connections.
 const DOWN_AT: Duration = Duration::from_millis(800);
 /// When the dependency is healthy again.
-const UP_AT: Duration = Duration::from_millis(2200);
+const UP_AT: Duration = Duration::from_millis(2600);
 /// Latency of a healthy answer.
 const LATENCY: Duration = Duration::from_millis(1);
 /// Every n-th request received is answered with an ignored business error.
@@ -63,8 +74,8 @@ const BUSINESS_ERROR_EVERY: u64 = 25;
 
 /// Length of one row of the timeline.
 const BUCKET: Duration = Duration::from_millis(250);
-/// Number of rows: 13 x 250 ms = 3.25 s.
-const BUCKETS: u32 = 13;
+/// Number of rows: 16 x 250 ms = 4 s.
+const BUCKETS: u32 = 16;
 /// Pause between two calls.
 const PACE: Duration = Duration::from_millis(5);
 
@@ -72,11 +83,15 @@ fn main() {
     let fuse = circuit();
     let config = fuse.config();
     println!(
-        "circuit {}: threshold {}, window {:?}, open {:?}, {} probes",
+        "circuit {}: threshold {}, window {:?}, open {:?} (x{} per failed probe, \
+         at most {:?}, jitter {}), {} probes",
         fuse.key(),
         config.failure_threshold(),
         config.failure_window(),
         config.open_duration(),
+        config.open_backoff(),
+        config.max_open_duration(),
+        config.open_jitter(),
         config.half_open_probes(),
     );
     println!(
@@ -116,6 +131,9 @@ fn circuit() -> Arc<Fuse> {
         .failure_threshold(THRESHOLD)
         .failure_window(WINDOW)
         .open_duration(OPEN_FOR)
+        .open_backoff(BACKOFF)
+        .max_open_duration(MAX_OPEN_FOR)
+        .open_jitter(JITTER)
         .half_open_probes(PROBES)
         .build()
         .expect("the demo's settings are inside the documented limits");
@@ -224,8 +242,9 @@ struct Timeline {
     rejection_reported: bool,
     /// The circuit's settings, to explain its transitions.
     window: Duration,
-    open_for: Duration,
     probes: u32,
+    /// How long each opening lasted (as drawn when it opened).
+    openings: Vec<Duration>,
 }
 
 impl Timeline {
@@ -238,26 +257,39 @@ impl Timeline {
         }
     }
 
-    /// Prints a line if `now` differs from the state seen last.
-    fn observe(&mut self, now: State, error: Option<&io::Error>) {
+    /// Prints a line if the state of `fuse` differs from the state seen
+    /// last; an opening also prints its place in the row and its duration.
+    fn observe(&mut self, fuse: &Fuse, error: Option<&io::Error>) {
         let before = self.state;
+        let snapshot = fuse.snapshot();
+        let now = snapshot.state;
         if now == before {
             return;
         }
         let at = self.start.elapsed();
+        let opening = match snapshot.open_for {
+            Some(open_for) => {
+                self.openings.push(open_for);
+                format!("opening {} in a row, for {}", snapshot.openings, ms(open_for))
+            }
+            None => String::new(),
+        };
         let why = match (before, now) {
             (State::Closed, State::Open) => {
                 format!(
-                    "{} counted failures within {:?}",
-                    self.failure_streak, self.window
+                    "{} counted failures within {:?}; {}",
+                    self.failure_streak,
+                    self.window,
+                    opening
                 )
             }
             (State::Open, State::HalfOpen) => {
-                format!("cooldown of {:?} over: this call is a probe", self.open_for)
+                let last = self.openings.last().copied().unwrap_or_default();
+                format!("cooldown of {} over: this call is a probe", ms(last))
             }
             (State::HalfOpen, State::Open) => match error {
-                Some(err) => format!("probe failed: {err}; cooldown starts over"),
-                None => "probe failed; cooldown starts over".to_owned(),
+                Some(err) => format!("probe failed: {err}; {}", opening),
+                None => format!("probe failed; {}", opening),
             },
             (State::HalfOpen, State::Closed) => format!("{} probes succeeded", self.probes),
             _ => String::new(),
@@ -330,8 +362,8 @@ impl Demo {
                 start,
                 state: fuse.state(),
                 window: fuse.config().failure_window(),
-                open_for: fuse.config().open_duration(),
                 probes: fuse.config().half_open_probes(),
+                openings: Vec::new(),
                 transitions: Vec::new(),
                 failure_streak: 0,
                 rejection_reported: false,
@@ -364,7 +396,7 @@ impl Demo {
         };
 
         // A probe granted by an open circuit has moved it to half-open.
-        self.timeline.observe(self.fuse.state(), None);
+        self.timeline.observe(&self.fuse, None);
 
         let probe = permit.is_probe();
         // The dependency call itself is outside both timed sections.
@@ -386,7 +418,7 @@ impl Demo {
         if probe && state == State::HalfOpen {
             self.timeline.probe_ended(outcome);
         }
-        self.timeline.observe(state, result.as_ref().err());
+        self.timeline.observe(&self.fuse, result.as_ref().err());
     }
 
     /// Prints the row of the stretch that ends at `end` and starts a new one.
@@ -427,6 +459,12 @@ impl Demo {
             "  state changes            {:>6}  {}",
             self.timeline.transitions.len(),
             self.timeline.path()
+        );
+        let openings: Vec<String> = self.timeline.openings.iter().map(|&d| ms(d)).collect();
+        println!(
+            "  openings                 {:>6}  {}",
+            openings.len(),
+            openings.join(", ")
         );
 
         println!(

@@ -16,6 +16,7 @@ use quanta::Clock;
 
 use crate::config::{Config, MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES};
 use crate::epoch::Epoch;
+use crate::factor::Factor;
 use crate::fuse::Fuse;
 use crate::model::{Decision, Grant, PermitKind};
 use crate::oracle::{Admit, Oracle, Outcome, Ticket};
@@ -375,6 +376,7 @@ pub fn config(data: &[u8]) {
     );
     let statuses: Vec<u16> = (0..bytes.u8() % 6).map(|_| bytes.u16() % 700).collect();
     let flags = bytes.u8();
+    let recovery = Recovery::decode(&mut bytes, open);
     let prefix = String::from_utf8_lossy(&bytes.0[..bytes.0.len().min(12)]).into_owned();
 
     let built = Config::builder()
@@ -386,10 +388,11 @@ pub fn config(data: &[u8]) {
         .count_timeouts(flags & 1 != 0)
         .count_connection_errors(flags & 2 != 0)
         .count_http_500(flags & 4 != 0)
-        .key_prefix(prefix.clone())
-        .build();
+        .key_prefix(prefix.clone());
+    let built = recovery.apply(built).build();
 
     let valid_duration = |d: Duration| !d.is_zero() && d <= MAX_DURATION;
+    let ten = Factor::from_millionths(10_000_000);
     let first_invalid = [
         (
             "failure_threshold",
@@ -400,6 +403,21 @@ pub fn config(data: &[u8]) {
         (
             "half_open_probes",
             (1..=MAX_HALF_OPEN_PROBES).contains(&probes),
+        ),
+        (
+            "open_backoff",
+            (Factor::ONE..=ten).contains(&recovery.backoff),
+        ),
+        ("open_jitter", recovery.jitter < Factor::ONE),
+        (
+            "max_open_duration",
+            recovery
+                .max_open
+                .is_none_or(|max| valid_duration(max) && max >= open),
+        ),
+        (
+            "probe_timeout",
+            recovery.probe_timeout.is_none_or(valid_duration),
         ),
         (
             "counted_http_statuses",
@@ -425,6 +443,16 @@ pub fn config(data: &[u8]) {
             assert_eq!(config.count_connection_errors(), flags & 2 != 0);
             assert_eq!(config.count_http_500(), flags & 4 != 0);
             assert_eq!(config.key_prefix(), prefix);
+            assert_eq!(config.open_backoff(), recovery.backoff);
+            assert_eq!(config.open_jitter(), recovery.jitter);
+            assert_eq!(
+                config.max_open_duration(),
+                recovery.max_open.unwrap_or(open)
+            );
+            assert_eq!(
+                config.probe_timeout(),
+                recovery.probe_timeout.unwrap_or(open)
+            );
             assert_eq!(config.to_builder().build().as_ref(), Ok(&config));
         }
         (Err(err), Some(setting)) => {
@@ -448,8 +476,70 @@ pub fn config(data: &[u8]) {
             statuses: &statuses,
             flags,
             prefix: &prefix,
+            recovery,
         },
     );
+}
+
+/// SPEC §10's settings of a [`config`] history: factors of any millionths
+/// (mostly near their bounds), the longest opening and the probe timeout
+/// unset or any duration (mostly near the open duration).
+#[derive(Clone, Copy, Debug)]
+struct Recovery {
+    backoff: Factor,
+    jitter: Factor,
+    max_open: Option<Duration>,
+    probe_timeout: Option<Duration>,
+}
+
+impl Recovery {
+    fn decode(bytes: &mut Bytes<'_>, open: Duration) -> Self {
+        let factor = |bytes: &mut Bytes<'_>, near: u32| {
+            let raw = bytes.u32();
+            Factor::from_millionths(if raw % 2 == 0 {
+                near.wrapping_add(raw % 5).wrapping_sub(2)
+            } else {
+                raw
+            })
+        };
+        let duration = |bytes: &mut Bytes<'_>| match bytes.u8() % 4 {
+            0 => None,
+            1 => Some(open + Duration::from_nanos(u64::from(bytes.u8()))),
+            2 => open.checked_sub(Duration::from_nanos(u64::from(bytes.u8()))),
+            _ => Some(Duration::new(
+                bytes.u64() >> (bytes.u8() % 64),
+                bytes.u32() % 1_000_000_000,
+            )),
+        };
+        let near = if bytes.u8() % 2 == 0 {
+            1_000_000
+        } else {
+            10_000_000
+        };
+        let backoff = factor(bytes, near);
+        let jitter = factor(bytes, 1_000_000);
+        Recovery {
+            backoff,
+            jitter,
+            max_open: duration(bytes),
+            probe_timeout: duration(bytes),
+        }
+    }
+
+    /// `builder` with these settings; the durations only when set.
+    fn apply(self, builder: crate::ConfigBuilder) -> crate::ConfigBuilder {
+        let builder = builder
+            .open_backoff(self.backoff.to_f64())
+            .open_jitter(self.jitter.to_f64());
+        let builder = match self.max_open {
+            Some(max) => builder.max_open_duration(max),
+            None => builder,
+        };
+        match self.probe_timeout {
+            Some(timeout) => builder.probe_timeout(timeout),
+            None => builder,
+        }
+    }
 }
 
 /// The inputs of [`config`].
@@ -463,6 +553,7 @@ struct Values<'a> {
     statuses: &'a [u16],
     flags: u8,
     prefix: &'a str,
+    recovery: Recovery,
 }
 
 /// The same values as `FUSE_*` variables give the same configuration as
@@ -477,6 +568,7 @@ fn from_env(built: &Result<Config, crate::ConfigError>, values: Values<'_>) {
         statuses,
         flags,
         prefix,
+        recovery,
     } = values;
     let list = |values: &[u16]| values.iter().map(u16::to_string).collect::<Vec<_>>();
     let vars = [
@@ -495,7 +587,22 @@ fn from_env(built: &Result<Config, crate::ConfigError>, values: Values<'_>) {
         ("FUSE_COUNT_CONNECTION_ERRORS", (flags & 2 != 0).to_string()),
         ("FUSE_COUNT_HTTP_500", (flags & 4 != 0).to_string()),
         ("FUSE_KEY_PREFIX", prefix.to_owned()),
-    ];
+        ("FUSE_OPEN_BACKOFF", recovery.backoff.to_string()),
+        ("FUSE_OPEN_JITTER", recovery.jitter.to_string()),
+    ]
+    .into_iter()
+    .chain(recovery.max_open.map(|max| {
+        (
+            "FUSE_MAX_OPEN_DURATION",
+            humantime::format_duration(max).to_string(),
+        )
+    }))
+    .chain(recovery.probe_timeout.map(|timeout| {
+        (
+            "FUSE_PROBE_TIMEOUT",
+            humantime::format_duration(timeout).to_string(),
+        )
+    }));
     let from_env = crate::Settings::default()
         .with_env_vars(vars)
         .and_then(|settings| settings.config());
@@ -509,7 +616,11 @@ fn from_env(built: &Result<Config, crate::ConfigError>, values: Values<'_>) {
             let too_long = |d: Duration| d > MAX_DURATION;
             assert!(
                 (var == "FUSE_FAILURE_WINDOW" && too_long(window))
-                    || (var == "FUSE_OPEN_DURATION" && too_long(open)),
+                    || (var == "FUSE_OPEN_DURATION" && too_long(open))
+                    || (var == "FUSE_MAX_OPEN_DURATION"
+                        && recovery.max_open.is_some_and(too_long))
+                    || (var == "FUSE_PROBE_TIMEOUT"
+                        && recovery.probe_timeout.is_some_and(too_long)),
                 "{var}"
             );
         }

@@ -177,6 +177,10 @@ fn environment_variables_override_the_file_defaults() {
             ("FUSE_COUNT_TIMEOUTS", "false"),
             ("FUSE_COUNT_CONNECTION_ERRORS", "0"),
             ("FUSE_COUNT_HTTP_500", "true"),
+            ("FUSE_OPEN_BACKOFF", "1.5"),
+            ("FUSE_MAX_OPEN_DURATION", "5m"),
+            ("FUSE_OPEN_JITTER", "0.1"),
+            ("FUSE_PROBE_TIMEOUT", "20s"),
             ("FUSE_STORE", "memory"),
             ("PATH", "/usr/bin"),
             ("FUSE_SOMETHING_ELSE", "ignored"),
@@ -191,6 +195,10 @@ fn environment_variables_override_the_file_defaults() {
     assert!(!config.count_timeouts());
     assert!(!config.count_connection_errors());
     assert!(config.count_http_500());
+    assert_eq!(config.open_backoff().to_f64(), 1.5);
+    assert_eq!(config.max_open_duration(), Duration::from_mins(5));
+    assert_eq!(config.open_jitter().to_f64(), 0.1);
+    assert_eq!(config.probe_timeout(), Duration::from_secs(20));
     let registry = settings.registry().unwrap();
     assert_eq!(registry.get("search").key(), "cb:checkout:search");
     assert_eq!(
