@@ -270,7 +270,11 @@ impl Timeline {
         let opening = match snapshot.open_for {
             Some(open_for) => {
                 self.openings.push(open_for);
-                format!("opening {} in a row, for {}", snapshot.openings, ms(open_for))
+                format!(
+                    "opening {} in a row, for {}",
+                    snapshot.openings,
+                    ms(open_for)
+                )
             }
             None => String::new(),
         };
@@ -278,9 +282,7 @@ impl Timeline {
             (State::Closed, State::Open) => {
                 format!(
                     "{} counted failures within {:?}; {}",
-                    self.failure_streak,
-                    self.window,
-                    opening
+                    self.failure_streak, self.window, opening
                 )
             }
             (State::Open, State::HalfOpen) => {

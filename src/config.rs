@@ -414,10 +414,7 @@ impl Config {
                 return Err(ConfigError::new(
                     "max_open_duration",
                     format!("{max:?}"),
-                    format!(
-                        "must be at least open_duration ({:?})",
-                        c.open_duration
-                    ),
+                    format!("must be at least open_duration ({:?})", c.open_duration),
                 ));
             }
         }

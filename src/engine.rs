@@ -234,10 +234,7 @@ impl<'a> Engine<'a> {
         slow: bool,
         hint: Option<u64>,
     ) {
-        let now = Now {
-            hint,
-            ..self.now()
-        };
+        let now = Now { hint, ..self.now() };
         let word = if verdict == Verdict::Failure {
             // Read the time before the word a failure is decided on: it can
             // then never be later than the claim that records it, even if
@@ -379,7 +376,10 @@ impl<'a> Engine<'a> {
     /// half-open head's n), and whether the records agreed with the word.
     fn opening_seen(&self, head: &mut Head, now: u64) -> (Opening, bool) {
         let words = &self.slot.words;
-        let missing = Opening { at: now, retry_at: now };
+        let missing = Opening {
+            at: now,
+            retry_at: now,
+        };
         match head.state {
             State::Closed => (missing, true),
             State::Open => {
@@ -543,9 +543,11 @@ impl<'a> Engine<'a> {
     fn stamp_opening(&self, epoch: Epoch, n: u32, at: u64, hint: Option<u64>) -> Result<u64, Word> {
         let stamp = Stamp { epoch, claim: n };
         let retry_at = recovery::retry_at(self.config(), n, at, self.occupant.seed, hint);
-        let written = self.slot.words.phase.write_telling(stamp, retry_at, Keep::First, || {
-            self.epoch_unchanged(epoch)
-        })?;
+        let written = self
+            .slot
+            .words
+            .phase
+            .write_telling(stamp, retry_at, Keep::First, || self.epoch_unchanged(epoch))?;
         if written.mine {
             // For snapshots; a word that moved on meanwhile has its own.
             let _ = self

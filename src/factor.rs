@@ -107,7 +107,9 @@ impl FromStr for Factor {
         let (whole, part) = text.split_once('.').unwrap_or((text, ""));
         let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
         if !digits(whole) || (text.contains('.') && !digits(part)) {
-            return Err(format!("{text:?} is not a decimal number such as 2 or 0.25"));
+            return Err(format!(
+                "{text:?} is not a decimal number such as 2 or 0.25"
+            ));
         }
         if part.len() > 6 {
             return Err(format!("{text:?} has more than six decimal places"));
@@ -130,7 +132,17 @@ mod tests {
 
     #[test]
     fn text_is_refused_with_why() {
-        for bad in ["", "x", "-1", "1.", ".5", "1.2.3", "1e3", "0.1234567", "5000"] {
+        for bad in [
+            "",
+            "x",
+            "-1",
+            "1.",
+            ".5",
+            "1.2.3",
+            "1e3",
+            "0.1234567",
+            "5000",
+        ] {
             assert!(bad.parse::<Factor>().is_err(), "{bad}");
         }
         assert_eq!("10".parse::<Factor>(), Ok(Factor(10 * MILLION)));

@@ -101,7 +101,7 @@ impl Fuse {
         self.occupant.tag()
     }
 
-    /// How many writes the circuit's state word and `opened` record have
+    /// How many writes the circuit's state word and records have
     /// taken. Only in loom builds (`--cfg fuse_loom`), for the models of
     /// `loom-tests/`; not part of the API.
     #[cfg(fuse_loom)]

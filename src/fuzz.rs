@@ -301,7 +301,7 @@ struct Start {
 /// How old the records of a [`Start`] are.
 #[derive(Clone, Copy, Debug)]
 struct Ages {
-    /// Epochs behind the start, for the `opened` record.
+    /// Epochs behind the start, for the `phase` record.
     opened: u32,
     /// Epochs behind the start for the failure slots (zero: the slots hold
     /// the latest claims of the start epoch, already cleared).
@@ -617,8 +617,7 @@ fn from_env(built: &Result<Config, crate::ConfigError>, values: Values<'_>) {
             assert!(
                 (var == "FUSE_FAILURE_WINDOW" && too_long(window))
                     || (var == "FUSE_OPEN_DURATION" && too_long(open))
-                    || (var == "FUSE_MAX_OPEN_DURATION"
-                        && recovery.max_open.is_some_and(too_long))
+                    || (var == "FUSE_MAX_OPEN_DURATION" && recovery.max_open.is_some_and(too_long))
                     || (var == "FUSE_PROBE_TIMEOUT"
                         && recovery.probe_timeout.is_some_and(too_long)),
                 "{var}"

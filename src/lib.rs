@@ -104,9 +104,9 @@ mod overrides;
 mod packed;
 mod permit;
 mod policy;
-pub mod redact;
 mod random;
 mod recovery;
+pub mod redact;
 #[cfg(any(test, fuzzing))]
 mod reference;
 mod registry;

@@ -7,8 +7,8 @@ use std::convert::Infallible;
 use crate::config::Config;
 use crate::epoch::Epoch;
 use crate::model::{self, Decision, Effect, Grant, Head, Opening};
-use crate::recovery;
 use crate::policy::Window;
+use crate::recovery;
 use crate::snapshot::{Snapshot, State};
 use crate::verdict::Verdict;
 

@@ -29,7 +29,7 @@ impl Engine<'_> {
     /// the claim counter at `claims` and no failures, for tests that start
     /// just before a wrap-around. With `ages = Some((opened, slots))`, the
     /// records are also left behind (times zero): the `phase` record
-    /// `opened` epochs back, each failure slot `slots` epochs back (zero:
+    /// `opened` epochs back (the opening record emptied), each failure slot `slots` epochs back (zero:
     /// the start epoch's own latest claims, already cleared), stamped with
     /// the latest claim at or before `claims` that uses it.
     #[cfg(any(test, fuzzing, fuse_loom))]

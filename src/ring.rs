@@ -159,7 +159,12 @@ impl Record {
                 .0
                 .compare_exchange(held, mine, RECORD_WRITE, RECORD_LOAD)
             {
-                Ok(_) => return Ok(Written { time: at, mine: true }),
+                Ok(_) => {
+                    return Ok(Written {
+                        time: at,
+                        mine: true,
+                    });
+                }
                 Err(actual) => held = actual,
             }
         }

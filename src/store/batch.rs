@@ -226,7 +226,14 @@ mod tests {
                 sent - ago * SEC,
                 crate::store::payload::width(&config),
             );
-            one_by_one.timed_verdict(&config, &ticket, Verdict::Success, false, None, now - ago * SEC);
+            one_by_one.timed_verdict(
+                &config,
+                &ticket,
+                Verdict::Success,
+                false,
+                None,
+                now - ago * SEC,
+            );
         }
         assert_eq!(pending.calls(), 4);
         let sending = pending.take(sent);

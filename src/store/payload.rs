@@ -361,7 +361,12 @@ pub(crate) fn read(key: &str, bytes: &[u8], fresh: Fresh) -> Result<Stored, Payl
             && own.leases.len() == inflight as usize
             && closed == own.opened_at_us.is_none()
     }) {
-        return read_own(key, own, head(state, own.epoch, successes, inflight, 0), fresh);
+        return read_own(
+            key,
+            own,
+            head(state, own.epoch, successes, inflight, 0),
+            fresh,
+        );
     }
     // milon/fuse's fields alone: no generation yet.
     let seconds = |field, time| checked(key, field, NANOS_PER_SEC, time, fresh.latest_event());

@@ -53,7 +53,7 @@ pub(crate) const CAS_SUCCESS: Ordering = Ordering::Release;
 /// again, so it needs the same acquire as [`HEAD_LOAD`].
 pub(crate) const CAS_FAILURE: Ordering = Ordering::Acquire;
 
-/// Reading the `opened` record or a failure slot. Each record carries the
+/// Reading the `phase` or `opening` record or a failure slot. Each record carries the
 /// epoch (and claim) it belongs to and is checked against it, so a stale
 /// value is recognised rather than trusted. A failure slot is written
 /// before the state-word CAS that claims it (release), and read after a

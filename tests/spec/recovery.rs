@@ -16,11 +16,7 @@ fn recovering() -> ConfigBuilder {
 
 /// `recovering` with a doubling backoff capped at 300 s.
 fn doubling() -> Config {
-    build(
-        recovering()
-            .open_backoff(2.0)
-            .max_open_duration(secs(300)),
-    )
+    build(recovering().open_backoff(2.0).max_open_duration(secs(300)))
 }
 
 /// The opening a snapshot shows: its duration and how many in a row.
@@ -66,7 +62,11 @@ fn recovery_settings_are_validated() {
         "max_open_duration",
         &format!("{:?}", MAX_DURATION + NS),
     );
-    refused_with(recovering().probe_timeout(Duration::ZERO), "probe_timeout", "0ns");
+    refused_with(
+        recovering().probe_timeout(Duration::ZERO),
+        "probe_timeout",
+        "0ns",
+    );
     refused_with(
         recovering().probe_timeout(MAX_DURATION + NS),
         "probe_timeout",
@@ -282,11 +282,7 @@ fn recovery_an_owned_permit_carries_a_hint_too() {
 /// its first probe; verdicts of the earlier probes are stale."
 #[test]
 fn recovery_a_probe_that_never_returns_cannot_hold_the_circuit_half_open() {
-    let config = build(
-        recovering()
-            .half_open_probes(2)
-            .probe_timeout(secs(10)),
-    );
+    let config = build(recovering().half_open_probes(2).probe_timeout(secs(10)));
     let (fuse, mock) = circuit(config);
     fail(&fuse);
     set_time(&mock, secs(30));
@@ -335,11 +331,7 @@ fn recovery_a_future_kept_but_never_polled_releases_the_circuit_after_the_timeou
 /// half-open epoch, and the probes granted never exceed the slots.
 #[test]
 fn recovery_one_caller_restarts_half_open_after_a_timeout() {
-    let config = build(
-        recovering()
-            .half_open_probes(3)
-            .probe_timeout(secs(10)),
-    );
+    let config = build(recovering().half_open_probes(3).probe_timeout(secs(10)));
     let (fuse, mock) = circuit(config);
     fail(&fuse);
     set_time(&mock, secs(30));
