@@ -290,8 +290,8 @@ impl Timeline {
                 format!("cooldown of {} over: this call is a probe", ms(last))
             }
             (State::HalfOpen, State::Open) => match error {
-                Some(err) => format!("probe failed: {err}; {}", opening),
-                None => format!("probe failed; {}", opening),
+                Some(err) => format!("probe failed: {err}; {opening}"),
+                None => format!("probe failed; {opening}"),
             },
             (State::HalfOpen, State::Closed) => format!("{} probes succeeded", self.probes),
             _ => String::new(),

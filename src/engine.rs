@@ -568,14 +568,13 @@ impl<'a> Engine<'a> {
         if let Some(found) = phase.read_epoch(epoch) {
             return Ok(found);
         }
-        let n = match phase.read_epoch(epoch.previous()) {
-            Some((n, _)) => n,
-            None => {
-                // The word has moved on (the record holds `epoch` or the
-                // one before while the word is in `epoch`).
-                self.epoch_unchanged(epoch)?;
-                0
-            }
+        let n = if let Some((n, _)) = phase.read_epoch(epoch.previous()) {
+            n
+        } else {
+            // The word has moved on (the record holds `epoch` or the one
+            // before while the word is in `epoch`).
+            self.epoch_unchanged(epoch)?;
+            0
         };
         let since = self.stamp_phase(Stamp { epoch, claim: n }, now.get())?;
         Ok((n, since))

@@ -98,7 +98,7 @@ fn a_missing_opened_record_is_stamped_by_the_first_reader() {
 fn a_missing_opening_is_stamped_for_its_place_in_the_row() {
     let config = Config::builder()
         .open_backoff(2.0)
-        .max_open_duration(Duration::from_secs(600))
+        .max_open_duration(Duration::from_mins(10))
         .build()
         .unwrap();
     let (engine, mock) = engine(&config);
@@ -126,7 +126,7 @@ fn a_missing_half_open_start_is_stamped_with_the_n_before_it() {
     let config = Config::builder()
         .half_open_probes(2)
         .open_backoff(3.0)
-        .max_open_duration(Duration::from_secs(3_600))
+        .max_open_duration(Duration::from_hours(1))
         .probe_timeout(Duration::from_secs(10))
         .build()
         .unwrap();

@@ -154,7 +154,7 @@ mod tests {
         for bad in [f64::NAN, -0.5, f64::INFINITY, 1e12] {
             assert_eq!(Factor::from_f64(bad), Factor(u32::MAX));
         }
-        assert_eq!(Factor::from_f64(1.0000004), Factor::ONE);
+        assert_eq!(Factor::from_f64(1.000_000_4), Factor::ONE);
     }
 
     proptest! {

@@ -392,7 +392,6 @@ pub fn config(data: &[u8]) {
     let built = recovery.apply(built).build();
 
     let valid_duration = |d: Duration| !d.is_zero() && d <= MAX_DURATION;
-    let ten = Factor::from_millionths(10_000_000);
     let first_invalid = [
         (
             "failure_threshold",
@@ -404,21 +403,10 @@ pub fn config(data: &[u8]) {
             "half_open_probes",
             (1..=MAX_HALF_OPEN_PROBES).contains(&probes),
         ),
-        (
-            "open_backoff",
-            (Factor::ONE..=ten).contains(&recovery.backoff),
-        ),
-        ("open_jitter", recovery.jitter < Factor::ONE),
-        (
-            "max_open_duration",
-            recovery
-                .max_open
-                .is_none_or(|max| valid_duration(max) && max >= open),
-        ),
-        (
-            "probe_timeout",
-            recovery.probe_timeout.is_none_or(valid_duration),
-        ),
+    ]
+    .into_iter()
+    .chain(recovery.validity(open))
+    .chain([
         (
             "counted_http_statuses",
             statuses.iter().all(|s| (100..=599).contains(s)),
@@ -427,8 +415,7 @@ pub fn config(data: &[u8]) {
             "key_prefix",
             !prefix.is_empty() && !prefix.contains(':') && !prefix.chars().any(char::is_control),
         ),
-    ]
-    .into_iter()
+    ])
     .find(|(_, ok)| !ok)
     .map(|(setting, _)| setting);
 
@@ -443,16 +430,7 @@ pub fn config(data: &[u8]) {
             assert_eq!(config.count_connection_errors(), flags & 2 != 0);
             assert_eq!(config.count_http_500(), flags & 4 != 0);
             assert_eq!(config.key_prefix(), prefix);
-            assert_eq!(config.open_backoff(), recovery.backoff);
-            assert_eq!(config.open_jitter(), recovery.jitter);
-            assert_eq!(
-                config.max_open_duration(),
-                recovery.max_open.unwrap_or(open)
-            );
-            assert_eq!(
-                config.probe_timeout(),
-                recovery.probe_timeout.unwrap_or(open)
-            );
+            recovery.given_by(&config, open);
             assert_eq!(config.to_builder().build().as_ref(), Ok(&config));
         }
         (Err(err), Some(setting)) => {
@@ -496,7 +474,7 @@ impl Recovery {
     fn decode(bytes: &mut Bytes<'_>, open: Duration) -> Self {
         let factor = |bytes: &mut Bytes<'_>, near: u32| {
             let raw = bytes.u32();
-            Factor::from_millionths(if raw % 2 == 0 {
+            Factor::from_millionths(if raw.is_multiple_of(2) {
                 near.wrapping_add(raw % 5).wrapping_sub(2)
             } else {
                 raw
@@ -511,7 +489,7 @@ impl Recovery {
                 bytes.u32() % 1_000_000_000,
             )),
         };
-        let near = if bytes.u8() % 2 == 0 {
+        let near = if bytes.u8().is_multiple_of(2) {
             1_000_000
         } else {
             10_000_000
@@ -524,6 +502,31 @@ impl Recovery {
             max_open: duration(bytes),
             probe_timeout: duration(bytes),
         }
+    }
+
+    /// Whether each setting is valid (SPEC §10's table), in the order the
+    /// builder checks them, for a circuit open for `open`.
+    fn validity(self, open: Duration) -> [(&'static str, bool); 4] {
+        let valid = |d: Duration| !d.is_zero() && d <= MAX_DURATION;
+        let ten = Factor::from_millionths(10_000_000);
+        [
+            ("open_backoff", (Factor::ONE..=ten).contains(&self.backoff)),
+            ("open_jitter", self.jitter < Factor::ONE),
+            (
+                "max_open_duration",
+                self.max_open.is_none_or(|max| valid(max) && max >= open),
+            ),
+            ("probe_timeout", self.probe_timeout.is_none_or(valid)),
+        ]
+    }
+
+    /// Panics unless `config` (open for `open`) returns these settings
+    /// through its getters, the unset durations as the open duration.
+    fn given_by(self, config: &Config, open: Duration) {
+        assert_eq!(config.open_backoff(), self.backoff);
+        assert_eq!(config.open_jitter(), self.jitter);
+        assert_eq!(config.max_open_duration(), self.max_open.unwrap_or(open));
+        assert_eq!(config.probe_timeout(), self.probe_timeout.unwrap_or(open));
     }
 
     /// `builder` with these settings; the durations only when set.

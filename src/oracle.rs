@@ -59,11 +59,11 @@ pub(crate) struct Oracle {
     probes: u32,
     recovery: Recovery,
     /// §10's n: "n = 0 when the circuit opens from Closed or by
-    /// force_open; n + 1 when a probe fails".
+    /// `force_open`; n + 1 when a probe fails".
     n: u32,
     /// When the current opening ends (`opened_at + d`).
     retry_at: u64,
-    /// When the circuit last entered HalfOpen.
+    /// When the circuit last entered `HalfOpen`.
     half_open_at: u64,
     /// `Some` under `rate`, `None` under `count`.
     rate: Option<RateSettings>,
@@ -203,7 +203,7 @@ impl Oracle {
 
     /// [`end`](Self::end) for a counted failure that may carry the server's
     /// `hint` (§10: "When that verdict opens or re-opens the circuit, the
-    /// opening lasts max(d, min(hint, max_open_duration)). A hint on a
+    /// opening lasts max(d, min(hint, `max_open_duration`)). A hint on a
     /// failure that does not open the circuit changes nothing.")
     pub(crate) fn end_hinted(
         &mut self,
@@ -391,7 +391,7 @@ impl Oracle {
         self.open_at(now, self.n.saturating_add(1), hint);
     }
 
-    /// A new HalfOpen epoch at `now` whose first probe this call is.
+    /// A new `HalfOpen` epoch at `now` whose first probe this call is.
     fn half_open(&mut self, now: u64) -> Admit {
         self.change(State::HalfOpen);
         self.half_open_at = now;
@@ -400,9 +400,9 @@ impl Oracle {
         self.grant(true, now)
     }
 
-    /// §10: "The n-th opening in a row ... lasts d = min(max_open_duration,
-    /// open_duration * open_backoff^n) * (1 - open_jitter * u)", "at least
-    /// min(hint, max_open_duration)" with a hint. Each multiplication by
+    /// §10: "The n-th opening in a row ... lasts d = min(`max_open_duration`,
+    /// `open_duration` * `open_backoff^n`) * (1 - `open_jitter` * u)", "at least
+    /// min(hint, `max_open_duration`)" with a hint. Each multiplication by
     /// the factor is rounded down to the nanosecond, and so is the cut.
     fn duration(&self, n: u32, at: u64, hint: Option<u64>) -> u64 {
         let r = self.recovery;

@@ -195,9 +195,9 @@ fn environment_variables_override_the_file_defaults() {
     assert!(!config.count_timeouts());
     assert!(!config.count_connection_errors());
     assert!(config.count_http_500());
-    assert_eq!(config.open_backoff().to_f64(), 1.5);
+    assert_eq!(config.open_backoff().millionths(), 1_500_000);
     assert_eq!(config.max_open_duration(), Duration::from_mins(5));
-    assert_eq!(config.open_jitter().to_f64(), 0.1);
+    assert_eq!(config.open_jitter().millionths(), 100_000);
     assert_eq!(config.probe_timeout(), Duration::from_secs(20));
     let registry = settings.registry().unwrap();
     assert_eq!(registry.get("search").key(), "cb:checkout:search");

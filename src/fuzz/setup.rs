@@ -69,7 +69,7 @@ pub(super) fn config(bytes: &mut Bytes<'_>) -> Config {
 /// the longest opening 1 to 8 open durations, a jitter of 0 to 0.8 in
 /// fifths, a probe timeout of 1 ns to 10 µs. The defaults otherwise.
 fn recovery(builder: crate::ConfigBuilder, bytes: &mut Bytes<'_>) -> crate::ConfigBuilder {
-    if bytes.u8() % 2 == 0 {
+    if bytes.u8().is_multiple_of(2) {
         return builder;
     }
     let open = builder.clone().build().map_or(1, |c| c.open_nanos());

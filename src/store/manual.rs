@@ -92,7 +92,7 @@ impl SharedFuse {
     pub async fn force_closed(&self) -> Result<ManualChange, StoreError> {
         let overwritten = self
             .manual(Reason::Forced, |stored, _| {
-                stored.force_closed(&self.config)
+                stored.force_closed(&self.config);
             })
             .await?;
         Ok(self.changed(overwritten))

@@ -127,7 +127,7 @@ proptest! {
 /// `now` under lease `id`.
 fn probing(config: &Config, now: u64, lease: u64) -> (Stored, Ticket) {
     let mut stored = Stored::fresh(1);
-    stored.force_open(&config, now - 30 * SEC);
+    stored.force_open(config, now - 30 * SEC);
     let (entry, changed) = stored.acquire(config, at(now, lease, 11));
     assert!(changed, "the move to half-open is written");
     (stored, granted(entry))

@@ -11,7 +11,7 @@ use super::Value;
 use crate::factor::Factor;
 
 /// The largest number a factor holds.
-const LARGEST: f64 = 4294.967295;
+const LARGEST: f64 = 4_294.967_295;
 
 impl Value for Factor {
     fn from_text(text: &str) -> Result<Self, String> {

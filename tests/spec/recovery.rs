@@ -41,9 +41,9 @@ fn fail_the_probe(fuse: &Fuse, mock: &Mock) {
 #[test]
 fn recovery_defaults_are_a_fixed_opening_and_a_probe_timeout_of_the_open_duration() {
     let config = Config::default();
-    assert_eq!(config.open_backoff().to_f64(), 1.0);
+    assert_eq!(config.open_backoff(), fuse_breaker::Factor::ONE);
     assert_eq!(config.max_open_duration(), config.open_duration());
-    assert_eq!(config.open_jitter().to_f64(), 0.0);
+    assert_eq!(config.open_jitter(), fuse_breaker::Factor::ZERO);
     assert_eq!(config.probe_timeout(), config.open_duration());
 }
 
@@ -82,8 +82,8 @@ fn recovery_settings_are_validated() {
     );
 }
 
-/// "The n-th opening in a row ... lasts min(max_open_duration,
-/// open_duration * open_backoff^n)": 30, 60, 120, 240, then the cap.
+/// "The n-th opening in a row ... lasts min(`max_open_duration`,
+/// `open_duration` * `open_backoff^n`)": 30, 60, 120, 240, then the cap.
 #[test]
 fn recovery_each_failed_probe_lengthens_the_next_opening_up_to_the_cap() {
     let (fuse, mock) = circuit(doubling());
@@ -125,7 +125,7 @@ fn recovery_closing_and_reset_start_the_row_over() {
     assert_eq!(opening(&fuse), (Some(secs(30)), 1));
 }
 
-/// "n = 0 when the circuit opens from Closed or by force_open."
+/// "n = 0 when the circuit opens from Closed or by `force_open`."
 #[test]
 fn recovery_force_open_is_a_first_opening() {
     let (fuse, mock) = circuit(doubling());
@@ -159,7 +159,7 @@ fn recovery_a_slow_probe_is_the_next_opening_in_a_row() {
     assert_eq!(opening(&fuse), (Some(secs(90)), 2));
 }
 
-/// "(1 - open_jitter * u), with u uniform in [0, 1) drawn once when the
+/// "(1 - `open_jitter` * u), with u uniform in [0, 1) drawn once when the
 /// circuit opens": every opening is within its bounds, and over many they
 /// spread across them.
 #[test]
@@ -179,7 +179,7 @@ fn recovery_jitter_stays_within_its_bounds_over_many_openings() {
     assert!(durations.iter().any(|&d| d < 19.0) && durations.iter().any(|&d| d > 29.0));
 }
 
-/// "Every caller sees the same retry_after for one opening": the rejection
+/// "Every caller sees the same `retry_after` for one opening": the rejection
 /// counts down from the drawn duration for every caller, on every thread.
 #[test]
 fn recovery_every_caller_sees_the_same_drawn_opening() {
@@ -188,7 +188,7 @@ fn recovery_every_caller_sees_the_same_drawn_opening() {
     fuse.force_open();
     let open_for = opening(&fuse).0.expect("open");
     set_time(&mock, secs(1));
-    let expected = open_for - secs(1);
+    let expected = open_for.checked_sub(secs(1)).expect("longer than 1 s");
     let barrier = Barrier::new(THREADS);
     std::thread::scope(|scope| {
         for _ in 0..THREADS {
@@ -231,7 +231,7 @@ fn recovery_the_draw_follows_the_seed() {
 }
 
 /// "When that verdict opens or re-opens the circuit, the opening lasts
-/// max(d, min(hint, max_open_duration))."
+/// max(d, min(hint, `max_open_duration`))."
 #[test]
 fn recovery_a_hint_lengthens_the_opening_it_makes_up_to_the_cap() {
     let config = build(recovering().max_open_duration(secs(300)));
@@ -276,9 +276,9 @@ fn recovery_an_owned_permit_carries_a_hint_too() {
     assert_eq!(opening(&fuse), (Some(secs(90)), 1));
 }
 
-/// "A HalfOpen circuit that has neither closed nor re-opened within
-/// probe_timeout of entering HalfOpen starts over: the next admission after
-/// that moves it to a new HalfOpen epoch (in-flight 1, successes 0) and is
+/// "A `HalfOpen` circuit that has neither closed nor re-opened within
+/// `probe_timeout` of entering `HalfOpen` starts over: the next admission after
+/// that moves it to a new `HalfOpen` epoch (in-flight 1, successes 0) and is
 /// its first probe; verdicts of the earlier probes are stale."
 #[test]
 fn recovery_a_probe_that_never_returns_cannot_hold_the_circuit_half_open() {
