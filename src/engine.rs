@@ -169,6 +169,17 @@ impl<'a> Engine<'a> {
         admission
     }
 
+    /// Fills in a half-open head's n from the record (a verdict on a probe
+    /// needs it: a failed probe is the next opening in a row). Out of line:
+    /// a closed verdict never comes here. `Err` with the current word when
+    /// the record shows that `head` is out of date (`now` is then
+    /// forgotten).
+    #[cold]
+    #[inline(never)]
+    fn half_open_n(&self, head: &mut Head, now: &Now<'_>) -> Result<(), Word> {
+        self.phase(head, now).map(drop).inspect_err(|_| now.forget())
+    }
+
     /// The time of the phase of `head` (an open epoch's `retry_at`, a
     /// half-open one's start; `None` while closed), filling in a half-open
     /// head's n from the record; a missing stamp is stamped with this
@@ -248,8 +259,7 @@ impl<'a> Engine<'a> {
             let (mut head, cursor) = word.unpack();
             if head.state == State::HalfOpen {
                 // A failed probe opens the next opening in a row: its n.
-                if let Err(moved) = self.phase(&mut head, &now) {
-                    now.forget();
+                if let Err(moved) = self.half_open_n(&mut head, &now) {
                     return Step::Moved(moved);
                 }
             }
@@ -423,7 +433,8 @@ impl<'a> Engine<'a> {
     }
 
     /// The stamping half of [`installed`](Self::installed); whether the
-    /// write started a new epoch. A new open epoch's `retry_at` (from the
+    /// write started a new epoch (the check inline, the stamping out of
+    /// line: most writes are within an epoch). A new open epoch's `retry_at` (from the
     /// call's `now`: every rule and `force_open` open at it, the n in the
     /// word and the call's hint), a new half-open epoch's start (the
     /// call's `now`, after the n-th opening in a row), or for a closed epoch
@@ -431,11 +442,20 @@ impl<'a> Engine<'a> {
     /// it the record could fall behind by any number of them). If the epoch
     /// has moved on already, whoever moved it has read or stamped the
     /// record: nothing is lost by not stamping.
+    #[inline]
     fn stamp(&self, written: Written, n: u32, now: &Now<'_>) -> bool {
-        let Written { from, to } = written;
-        if from.epoch() == to.epoch() {
+        if written.from.epoch() == written.to.epoch() {
             return false;
         }
+        self.stamp_epoch(written, n, now);
+        true
+    }
+
+    /// The stamping of [`stamp`](Self::stamp), for a write that started a
+    /// new epoch.
+    #[inline(never)]
+    fn stamp_epoch(&self, written: Written, n: u32, now: &Now<'_>) {
+        let Written { from, to } = written;
         let epoch = to.epoch();
         match (from.state(), to.state()) {
             (_, State::Open) => {
@@ -450,7 +470,6 @@ impl<'a> Engine<'a> {
             }
             _ => {}
         }
-        true
     }
 
     /// Moves the circuit to a new closed epoch without failures, as

@@ -43,6 +43,9 @@ impl Backoff {
     /// factor^n)`, without overflow however large `n` (each step rounds
     /// down to the nanosecond).
     pub(crate) fn base(self, n: u32) -> u64 {
+        if n == 0 || u128::from(self.factor) <= MILLION {
+            return self.open;
+        }
         let mut base = u128::from(self.open);
         let max = u128::from(self.max_open.max(self.open));
         if u128::from(self.factor) > MILLION {
@@ -60,6 +63,9 @@ impl Backoff {
     /// The n-th opening's duration with the draw `u` (a fraction `u /
     /// 2^32` of 1): the base shortened by `jitter * u` of itself.
     pub(crate) fn duration(self, n: u32, u: u32) -> u64 {
+        if self.jitter == 0 {
+            return self.base(n);
+        }
         let base = u128::from(self.base(n));
         let jitter = u128::from(self.jitter).min(MILLION - 1);
         let cut = base * jitter * u128::from(u) / (MILLION << 32);
@@ -95,8 +101,11 @@ pub(crate) fn draw(seed: u64, at: u64) -> u32 {
 /// When an opening at `at` ends: `at` plus the duration of the n-th
 /// opening with the draw of `seed` at `at` and the verdict's `hint`.
 pub(crate) fn retry_at(config: &Config, n: u32, at: u64, seed: u64, hint: Option<u64>) -> u64 {
-    let u = draw(seed, at);
-    at.saturating_add(Backoff::of(config).with_hint(n, u, hint))
+    let backoff = Backoff::of(config);
+    // Drawn only when it matters (a jitter), so a fixed opening costs no
+    // draw.
+    let u = if backoff.jitter == 0 { 0 } else { draw(seed, at) };
+    at.saturating_add(backoff.with_hint(n, u, hint))
 }
 
 #[cfg(test)]
