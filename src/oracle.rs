@@ -410,7 +410,12 @@ impl Oracle {
         let mut base = u128::from(self.open);
         let mut steps = 0;
         while steps < n && base < cap && r.backoff > 1_000_000 {
-            base = base * r.backoff / 1_000_000;
+            let grown = base * r.backoff / 1_000_000;
+            if grown == base {
+                // Rounded down, it stays put from here on.
+                break;
+            }
+            base = grown;
             steps += 1;
         }
         let base = base.min(cap);

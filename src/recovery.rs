@@ -50,10 +50,14 @@ impl Backoff {
         let max = u128::from(self.max_open.max(self.open));
         if u128::from(self.factor) > MILLION {
             for _ in 0..n {
-                if base >= max {
+                let next = base * u128::from(self.factor) / MILLION;
+                // Once a step no longer grows it (a factor too close to 1
+                // for the duration's nanoseconds), none will: at most a
+                // few thousand steps, however large `n`.
+                if base >= max || next == base {
                     break;
                 }
-                base = base * u128::from(self.factor) / MILLION;
+                base = next;
             }
         }
         // At most `max`, a u64.

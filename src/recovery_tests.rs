@@ -86,6 +86,21 @@ proptest! {
     }
 }
 
+/// A factor too close to 1 for a short duration's nanoseconds stops
+/// growing it at once, and the n-th opening is computed without n steps.
+#[test]
+fn a_factor_that_no_longer_grows_the_duration_stops_the_steps() {
+    let tiny = Backoff {
+        open: 1,
+        max_open: 10,
+        factor: 1_000_001,
+        jitter: 0,
+    };
+    let started = std::time::Instant::now();
+    assert_eq!(tiny.base(u32::MAX), 1);
+    assert!(started.elapsed() < std::time::Duration::from_secs(1));
+}
+
 #[test]
 fn draws_spread_over_the_unit() {
     let draws: Vec<f64> = (0..10_000_u64)
