@@ -5,12 +5,12 @@
 use super::error::{Refusal, StoreError};
 use super::future::Admission;
 use super::permit::{Grantor, SharedPermit};
-use crate::random;
 use super::shared::SharedFuse;
 use super::stored::{At, Entry};
 use crate::config::nanos;
 use crate::error::OpenError;
 use crate::fallback::Fallback;
+use crate::random;
 
 impl SharedFuse {
     /// A permit for one call, or the reason there is none. One round trip

@@ -180,7 +180,7 @@ impl Stored {
 mod tests {
     use super::*;
     use crate::Policy;
-    use crate::store::stored::{At, Entry};
+    use crate::store::stored::{At, Entry, Opens};
     use std::time::Duration;
 
     const SEC: u64 = 1_000_000_000;
@@ -226,7 +226,14 @@ mod tests {
                 sent - ago * SEC,
                 crate::store::payload::width(&config),
             );
-            one_by_one.timed_verdict(&config, &ticket, Verdict::Success, false, None, now - ago * SEC);
+            one_by_one.timed_verdict(
+                &config,
+                &ticket,
+                Verdict::Success,
+                false,
+                Opens::default(),
+                now - ago * SEC,
+            );
         }
         assert_eq!(pending.calls(), 4);
         let sending = pending.take(sent);
@@ -251,7 +258,7 @@ mod tests {
         let pending = Pending::default();
         pending.add(ticket, 0, SEC);
         let batch = pending.take(0).last().unwrap().clone();
-        stored.force_open(&config, now);
+        stored.force_open(&config, now, 9);
         let before = stored.clone();
         assert!(!stored.record_batch(&config, &batch, now));
         assert_eq!(stored, before);

@@ -66,9 +66,11 @@ impl SharedFuse {
     /// # }).unwrap();
     /// ```
     pub async fn force_open(&self) -> Result<ManualChange, StoreError> {
-        let overwritten = self.manual(Reason::Forced, |stored, now| {
-                stored.force_open(&self.config, now);
-            }).await?;
+        let overwritten = self
+            .manual(Reason::Forced, |stored, now| {
+                stored.force_open(&self.config, now, crate::random::next());
+            })
+            .await?;
         Ok(self.changed(overwritten))
     }
 
@@ -89,7 +91,9 @@ impl SharedFuse {
     /// ```
     pub async fn force_closed(&self) -> Result<ManualChange, StoreError> {
         let overwritten = self
-            .manual(Reason::Forced, |stored, _| stored.force_closed(&self.config))
+            .manual(Reason::Forced, |stored, _| {
+                stored.force_closed(&self.config);
+            })
             .await?;
         Ok(self.changed(overwritten))
     }

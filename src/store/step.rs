@@ -10,9 +10,9 @@ use tokio::sync::{Mutex, MutexGuard};
 
 use super::error::StoreError;
 use super::payload::{self, Fresh, PayloadError};
-use crate::random;
 use super::stored::Stored;
 use super::{Loaded, Store, Swap};
+use crate::random;
 
 /// How many compare-and-sets one step may lose to other writers before it
 /// gives up (each loss returns the key's new payload, so a retry costs one
@@ -121,7 +121,9 @@ pub(super) struct Stepped<'a> {
 impl<'a> InStore<'a> {
     /// The circuit in `loaded`, read from this key.
     pub(super) fn read(&self, loaded: &Loaded) -> Result<Stored, StoreError> {
-        read(self.store, self.key, loaded, self.lease, self.width, self.open)
+        read(
+            self.store, self.key, loaded, self.lease, self.width, self.open,
+        )
     }
 
     /// One step: read the circuit with the store's time, apply `step`
