@@ -518,3 +518,11 @@ fn an_opening_read_back_decides_as_the_one_written() {
         assert_eq!(read("fuse:billing", &bytes, FRESH), Ok(stored));
     }
 }
+
+#[test]
+fn the_open_payload_docs_stores_md_shows_is_what_the_crate_writes() {
+    let shown = br#"{"state":"open","opened_at":1796285997,"failures":[],"half_open_successes":0,"half_open_inflight":0,"fuse":{"version":1,"generation":1384746326794130456,"epoch":5,"opened_at_us":1796285997821531,"failures_us":[],"leases":[],"retry_at_us":1796286005087373,"openings":3}}"#;
+    let stored = read("fuse:billing", shown, FRESH).unwrap();
+    assert_eq!(stored.head.n, 2);
+    assert_eq!(write(&stored, WIDTH), shown);
+}
