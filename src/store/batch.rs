@@ -180,7 +180,7 @@ impl Stored {
 mod tests {
     use super::*;
     use crate::Policy;
-    use crate::store::stored::{At, Entry};
+    use crate::store::stored::{At, Entry, Opens};
     use std::time::Duration;
 
     const SEC: u64 = 1_000_000_000;
@@ -231,7 +231,7 @@ mod tests {
                 &ticket,
                 Verdict::Success,
                 false,
-                None,
+                Opens::default(),
                 now - ago * SEC,
             );
         }
@@ -258,7 +258,7 @@ mod tests {
         let pending = Pending::default();
         pending.add(ticket, 0, SEC);
         let batch = pending.take(0).last().unwrap().clone();
-        stored.force_open(&config, now);
+        stored.force_open(&config, now, 9);
         let before = stored.clone();
         assert!(!stored.record_batch(&config, &batch, now));
         assert_eq!(stored, before);

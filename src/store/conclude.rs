@@ -5,7 +5,7 @@ use super::conclusion::Conclusion;
 use super::error::StoreError;
 use super::increment::Increment;
 use super::shared::SharedFuse;
-use super::stored::Ticket;
+use super::stored::{Opens, Ticket};
 use crate::verdict::Verdict;
 
 impl SharedFuse {
@@ -114,7 +114,11 @@ impl SharedFuse {
                 });
                 return false;
             }
-            stored.timed_verdict(&self.config, &ticket, verdict, slow, hint, now)
+            let opens = Opens {
+                hint,
+                generation: crate::random::next(),
+            };
+            stored.timed_verdict(&self.config, &ticket, verdict, slow, opens, now)
         });
         self.round_trip(step).await?;
         let Some(named) = named else {
@@ -125,7 +129,11 @@ impl SharedFuse {
         }
         // The key moved on since: the model's step decides.
         let step = self.step(None, |stored, now| {
-            stored.timed_verdict(&self.config, &named, verdict, slow, hint, now)
+            let opens = Opens {
+                hint,
+                generation: crate::random::next(),
+            };
+            stored.timed_verdict(&self.config, &named, verdict, slow, opens, now)
         });
         self.round_trip(step).await.map(drop)
     }

@@ -9,7 +9,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::store::payload::{self, Fresh};
-use crate::store::stored::{At, Entry, Stored};
+use crate::store::stored::{At, Entry, Opens, Stored};
 use crate::verdict::Verdict;
 
 const SEC: u64 = 1_000_000_000;
@@ -90,7 +90,7 @@ proptest! {
             match op {
                 Op::Success if ticket.is_probe() => {
                     prop_assert!(Increment::success(&config, &ticket, TTL).is_none());
-                    stored.timed_verdict(&config, &ticket, Verdict::Success, false, None, now);
+                    stored.timed_verdict(&config, &ticket, Verdict::Success, false, Opens::default(), now);
                 }
                 Op::Success => {
                     let increment = Increment::success(&config, &ticket, TTL).unwrap();
@@ -98,7 +98,7 @@ proptest! {
                     // It applies exactly where the model records a success.
                     prop_assert_eq!(incremented.is_some(), stored.owns_closed(&ticket));
                     let changed =
-                        stored.timed_verdict(&config, &ticket, Verdict::Success, false, None, now);
+                        stored.timed_verdict(&config, &ticket, Verdict::Success, false, Opens::default(), now);
                     match incremented {
                         Some(incremented) => {
                             prop_assert!(changed, "an increment where the model records nothing");
@@ -119,7 +119,7 @@ proptest! {
                     }
                 }
                 Op::Failure => {
-                    stored.timed_verdict(&config, &ticket, Verdict::Failure, false, None, now);
+                    stored.timed_verdict(&config, &ticket, Verdict::Failure, false, Opens::default(), now);
                 }
                 Op::Wait(us) => {
                     now += us * 1_000;
@@ -161,7 +161,7 @@ fn an_increment_applies_only_to_its_circuit_closed_in_its_epoch() {
             .is_none()
     );
     let mut opened = stored.clone();
-    opened.force_open(&config, now);
+    opened.force_open(&config, now, 9);
     assert!(
         increment
             .apply(&payload::write(&opened, width), at)

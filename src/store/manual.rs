@@ -68,7 +68,7 @@ impl SharedFuse {
     pub async fn force_open(&self) -> Result<ManualChange, StoreError> {
         let overwritten = self
             .manual(Reason::Forced, |stored, now| {
-                stored.force_open(&self.config, now);
+                stored.force_open(&self.config, now, crate::random::next());
             })
             .await?;
         Ok(self.changed(overwritten))

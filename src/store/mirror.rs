@@ -17,7 +17,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::stored::{At, Entry, Stored, Ticket};
+use super::stored::{At, Entry, Opens, Stored, Ticket};
 use crate::Policy;
 use crate::config::Config;
 use crate::snapshot::State;
@@ -132,6 +132,6 @@ impl Mirror {
         !self
             .stored
             .clone()
-            .timed_verdict(config, ticket, verdict, slow, None, now)
+            .timed_verdict(config, ticket, verdict, slow, Opens::default(), now)
     }
 }

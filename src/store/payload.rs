@@ -1,15 +1,25 @@
 //! The payload under a key (SPEC §8): JSON with milon/fuse's five fields,
 //! which milon/fuse reads and writes, and this crate's own under `fuse`
 //! (times in microseconds, the generation, the epoch, the probe leases,
-//! and SPEC §10's opening: when it ends, its n, when half-open started).
-//! An opening that a payload does not give the end of (milon/fuse wrote
-//! it) lasts the reader's `open_duration` from `opened_at`, as milon/fuse
-//! has it, and is a first opening.
+//! and SPEC §10's opening: `retry_at_us` while open, when it ends;
+//! `openings` while open or half-open, its n + 1; `half_open_since_us`
+//! while half-open, when the half-open epoch started). Each of the three
+//! is written only in its states and read only in them, so a closed
+//! payload (the one an [`Increment`](super::Increment) applies to) has
+//! none of them.
+//!
+//! What a payload does not give is read as milon/fuse has it: an opening
+//! without its end lasts the reader's `open_duration` from `opened_at` and
+//! is a first opening (n = 0); a half-open epoch without its start started
+//! at that end. An `openings` of 0 while open or half-open is refused (an
+//! opening counts itself: this crate never writes one), as is an opening
+//! that ends before it began or later than the longest duration after it.
 //!
 //! A payload whose `fuse` part is missing, of another version, or does not
-//! agree with the five fields (milon/fuse wrote it over ours) is read by the
-//! five fields alone, in a generation of its own (unnamed until this crate
-//! writes the key, like an absent key's: see [`Stored::absent`]).
+//! agree with the five fields (milon/fuse wrote it over ours: another
+//! state, another `opened_at`, other counts) is read by the five fields
+//! alone, in a generation of its own (unnamed until this crate writes the
+//! key, like an absent key's: see [`Stored::absent`]).
 
 use std::fmt;
 use std::time::Duration;
@@ -37,6 +47,8 @@ const NANOS_PER_MICRO: u64 = 1_000;
 
 const NANOS_PER_SEC: u64 = 1_000_000_000;
 
+const MICROS_PER_SEC: u64 = 1_000_000;
+
 /// How far after the store's time (plus the reader's lease) a payload's
 /// `opened_at` and failures may be: milon/fuse writes its times from its
 /// machine's clock, which may run a little ahead of the store's.
@@ -48,6 +60,17 @@ const MAX_AHEAD: u64 = 60 * NANOS_PER_SEC;
 pub(crate) fn store_time(since_epoch: Duration) -> u64 {
     let nanos = u64::try_from(since_epoch.as_nanos()).unwrap_or(u64::MAX);
     nanos - nanos % NANOS_PER_MICRO
+}
+
+/// The first time at the payload's resolution at or after `nanos`: when
+/// an opening that ends at `nanos` ends in a store (see
+/// [`Stored::phase`]). A store time, a whole microsecond, is before the one
+/// exactly when it is before the other.
+pub(crate) fn store_time_at_or_after(nanos: u64) -> u64 {
+    nanos
+        .div_ceil(NANOS_PER_MICRO)
+        .checked_mul(NANOS_PER_MICRO)
+        .unwrap_or(nanos - nanos % NANOS_PER_MICRO)
 }
 
 /// A time a store's clock told in `seconds` and `micros` since the Unix
@@ -78,11 +101,13 @@ pub(crate) fn too_large(key: &str, bytes: u64) -> PayloadError {
 /// Besides JSON that is not a circuit, a payload is unreadable when it is
 /// larger than [`MAX_BYTES`](Self::MAX_BYTES) (the Redis and SQL stores
 /// find that out on the server and never fetch it), or when one of its
-/// times is in the future of the store's clock: an `opened_at` or a
-/// failure more than a minute after the store's time plus the reader's
-/// probe lease, or a probe's lease ending more than
-/// [`MAX_DURATION`](crate::MAX_DURATION) after it. The error names the key
-/// and the field.
+/// times is in the future of the store's clock: an `opened_at`, a failure
+/// or the start of a half-open epoch more than a minute after the store's
+/// time, or a probe's lease ending more than
+/// [`MAX_DURATION`](crate::MAX_DURATION) after it; or when its opening
+/// cannot be one (SPEC §10): an end before the opening or more than
+/// `MAX_DURATION` after it, or an `openings` count of 0 (an opening counts
+/// itself) or above `u32::MAX`. The error names the key and the field.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PayloadError {
     key: String,
@@ -163,9 +188,10 @@ struct Own {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     retry_at_us: Option<u64>,
     /// While open or half-open: the openings in a row, this one included
-    /// (SPEC §10's n + 1).
+    /// (SPEC §10's n + 1, at least 1, at most `u32::MAX`; read as a `u64`
+    /// so that a value out of range is an error naming the field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    openings: Option<u32>,
+    openings: Option<u64>,
     /// While half-open: when the half-open epoch started (for the probe
     /// timeout).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -291,7 +317,7 @@ pub(crate) fn write(stored: &Stored, width: u64) -> Vec<u8> {
             },
             retry_at_us: (stored.head.state == State::Open)
                 .then_some(stored.phase / NANOS_PER_MICRO),
-            openings: (!closed).then_some(stored.head.n.saturating_add(1)),
+            openings: (!closed).then_some(u64::from(stored.head.n.saturating_add(1))),
             half_open_since_us: half_open.then_some(stored.phase / NANOS_PER_MICRO),
         }),
     };
@@ -355,11 +381,12 @@ pub(crate) fn read(key: &str, bytes: &[u8], fresh: Fresh) -> Result<Stored, Payl
     // Failures count only while closed: a payload that keeps some in
     // another state (milon/fuse's half-open one may) is read without them.
     let closed = state == State::Closed;
+    let opened_at = payload.opened_at.filter(|_| !closed);
     if let Some(own) = payload.fuse.as_ref().filter(|own| {
         own.version == VERSION
             && own.failures_us.len() == payload.failures.len()
             && own.leases.len() == inflight as usize
-            && closed == own.opened_at_us.is_none()
+            && opened_at == own.opened_at_us.map(|at| at / MICROS_PER_SEC)
     }) {
         return read_own(
             key,
@@ -376,10 +403,7 @@ pub(crate) fn read(key: &str, bytes: &[u8], fresh: Fresh) -> Result<Stored, Payl
         .filter(|_| closed)
         .map(|&at| seconds("failures", at))
         .collect::<Result<Vec<_>, _>>()?;
-    let opened_at = payload
-        .opened_at
-        .filter(|_| !closed)
-        .map_or(Ok(0), |at| seconds("opened_at", at))?;
+    let opened_at = opened_at.map_or(Ok(0), |at| seconds("opened_at", at))?;
     Ok(Stored {
         generation: 0,
         epoch: 0,
@@ -420,22 +444,24 @@ fn read_own(key: &str, own: &Own, head: Head, fresh: Fresh) -> Result<Stored, Pa
     let opened_at = own
         .opened_at_us
         .map_or(Ok(0), |at| micros("opened_at_us", at, event))?;
-    // Written before SPEC §10, an opening lasted the open duration.
     let phase = match head.state {
         State::Open => own
             .retry_at_us
-            .map(|at| micros("retry_at_us", at, fresh.latest_retry())),
+            .map(|at| opening_end(key, at, opened_at, fresh))
+            .transpose()?,
         State::HalfOpen => own
             .half_open_since_us
-            .map(|at| micros("half_open_since_us", at, event)),
-        State::Closed => Some(Ok(0)),
+            .map(|at| micros("half_open_since_us", at, event))
+            .transpose()?,
+        State::Closed => Some(0),
     };
-    let phase = phase.unwrap_or(Ok(opened_at.saturating_add(fresh.open)))?;
+    // Without them (written before SPEC §10), an opening lasted the open
+    // duration, and a half-open epoch started when it ended.
+    let phase = phase.unwrap_or(opened_at.saturating_add(fresh.open));
     let head = Head {
-        n: if head.state == State::Closed {
-            0
-        } else {
-            own.openings.unwrap_or(1).saturating_sub(1)
+        n: match (head.state, own.openings) {
+            (State::Closed, _) | (_, None) => 0,
+            (_, Some(openings)) => n_of(key, openings)?,
         },
         ..head
     };
@@ -452,6 +478,58 @@ fn read_own(key: &str, own: &Own, head: Head, fresh: Fresh) -> Result<Stored, Pa
         },
         leases,
     })
+}
+
+/// When an opening at `opened_at` (nanoseconds) that a payload under
+/// `key` says ends at `retry_at_us` ends, if that can be: not before it
+/// began, and no later than the longest duration a configuration takes
+/// after it.
+fn opening_end(
+    key: &str,
+    retry_at_us: u64,
+    opened_at: u64,
+    fresh: Fresh,
+) -> Result<u64, PayloadError> {
+    let retry_at = checked(
+        key,
+        "retry_at_us",
+        NANOS_PER_MICRO,
+        retry_at_us,
+        fresh.latest_retry(),
+    )?;
+    let longest = u64::try_from(MAX_DURATION.as_nanos()).unwrap_or(u64::MAX);
+    if retry_at < opened_at || retry_at - opened_at > longest {
+        return Err(PayloadError::new(
+            key,
+            format_args!(
+                "retry_at_us holds {retry_at_us} us since the Unix epoch, {} the opening \
+                 at {} us",
+                if retry_at < opened_at {
+                    "before"
+                } else {
+                    "longer than the longest duration after"
+                },
+                opened_at / NANOS_PER_MICRO
+            ),
+        ));
+    }
+    Ok(retry_at)
+}
+
+/// SPEC §10's n of an opening a payload under `key` says is the
+/// `openings`-th in a row: refused when 0 (an opening counts itself) or
+/// above `u32::MAX`.
+fn n_of(key: &str, openings: u64) -> Result<u32, PayloadError> {
+    match u32::try_from(openings) {
+        Ok(openings @ 1..) => Ok(openings - 1),
+        _ => Err(PayloadError::new(
+            key,
+            format_args!(
+                "openings is {openings} while open or half-open, not from 1 to {}",
+                u32::MAX
+            ),
+        )),
+    }
 }
 
 fn head(state: State, epoch: u64, successes: u32, inflight: u32, n: u32) -> Head {

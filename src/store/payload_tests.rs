@@ -46,22 +46,34 @@ fn buckets() -> impl Strategy<Value = Window> {
 
 fn stored() -> impl Strategy<Value = Stored> {
     let micros = (1_600_000_000_000_000u64..1_800_000_000_000_000).prop_map(|us| us * 1_000);
+    let longest = u64::try_from(MAX_DURATION.as_micros()).unwrap();
     (
-        prop_oneof![
-            Just(State::Closed),
-            Just(State::Open),
-            Just(State::HalfOpen)
-        ],
-        any::<u64>(),
-        any::<u64>(),
-        micros.clone(),
-        prop::collection::vec(micros.clone(), 0..8),
-        prop::collection::vec((any::<u64>(), micros), 0..4),
-        0u32..4,
-        prop::option::of(buckets()),
+        (
+            prop_oneof![
+                Just(State::Closed),
+                Just(State::Open),
+                Just(State::HalfOpen)
+            ],
+            any::<u64>(),
+            any::<u64>(),
+            micros.clone(),
+            prop::collection::vec(micros.clone(), 0..8),
+            prop::collection::vec((any::<u64>(), micros), 0..4),
+            0u32..4,
+            prop::option::of(buckets()),
+        ),
+        // SPEC §10: the opening's n (below the count's saturation), and
+        // how far into the opening (up to the longest) its end, or the
+        // start of the half-open epoch, is.
+        prop_oneof![0u32..8, Just(u32::MAX - 1), any::<u32>()].prop_map(|n| n.min(u32::MAX - 1)),
+        prop_oneof![0..=longest, Just(longest), Just(0)],
     )
         .prop_map(
-            |(state, generation, epoch, opened_at, failures, leases, successes, rate)| {
+            |(
+                (state, generation, epoch, opened_at, failures, leases, successes, rate),
+                n,
+                into_us,
+            )| {
                 let half_open = state == State::HalfOpen;
                 let leases: Vec<Lease> = if half_open {
                     leases
@@ -72,6 +84,12 @@ fn stored() -> impl Strategy<Value = Stored> {
                     Vec::new()
                 };
                 let inflight = u32::try_from(leases.len()).unwrap_or(0);
+                let phase = match state {
+                    State::Closed => 0,
+                    State::Open => opened_at + into_us * 1_000,
+                    // Started by the store's time of the reading.
+                    State::HalfOpen => (opened_at + into_us * 1_000).min(FRESH.now),
+                };
                 Stored {
                     generation,
                     epoch,
@@ -80,13 +98,10 @@ fn stored() -> impl Strategy<Value = Stored> {
                         epoch,
                         if half_open { successes } else { 0 },
                         inflight,
-                        0,
+                        if state == State::Closed { 0 } else { n },
                     ),
                     opened_at: if state == State::Closed { 0 } else { opened_at },
-                    phase: match state {
-                        State::Closed => 0,
-                        _ => opened_at,
-                    },
+                    phase,
                     window: match rate {
                         Some(_) if state != State::Closed => Window::Rate(Buckets::default()),
                         Some(rate) => rate,
@@ -324,3 +339,190 @@ fn a_clock_reading_is_a_time_only_within_what_the_rules_count_in() {
 
 #[path = "payload_rate_tests.rs"]
 mod rate;
+
+/// A payload of ours: `stored` as this crate writes it, as JSON to edit.
+fn ours(stored: &Stored) -> serde_json::Value {
+    serde_json::from_slice(&write(stored, WIDTH)).unwrap()
+}
+
+fn read_value(value: &serde_json::Value) -> Result<Stored, PayloadError> {
+    read("fuse:billing", value.to_string().as_bytes(), FRESH)
+}
+
+/// Open at 1,700,000,000 s as the third opening in a row (n = 2), for
+/// 120 s; or half-open since 1,700,000,120 s.
+fn recovering(state: State) -> Stored {
+    let opened_at = 1_700_000_000 * SEC;
+    Stored {
+        head: head(state, 12, 0, 0, 2),
+        opened_at,
+        phase: opened_at + 120 * SEC,
+        epoch: 12,
+        ..Stored::fresh(7)
+    }
+}
+
+#[test]
+fn the_opening_s_end_n_and_half_open_start_are_written_only_in_their_states() {
+    let open = ours(&recovering(State::Open));
+    assert_eq!(open["fuse"]["retry_at_us"], 1_700_000_120_000_000u64);
+    assert_eq!(open["fuse"]["openings"], 3);
+    assert!(open["fuse"].get("half_open_since_us").is_none());
+    let half_open = ours(&recovering(State::HalfOpen));
+    assert_eq!(
+        half_open["fuse"]["half_open_since_us"],
+        1_700_000_120_000_000u64
+    );
+    assert_eq!(half_open["fuse"]["openings"], 3);
+    assert!(half_open["fuse"].get("retry_at_us").is_none());
+    // A closed circuit, even one left with an old phase, has none of them:
+    // its payload is the one an increment applies to.
+    let closed = Stored {
+        head: head(State::Closed, 13, 0, 0, 0),
+        epoch: 13,
+        phase: 1_700_000_120 * SEC,
+        window: Window::Rate(Buckets::default()),
+        ..Stored::fresh(7)
+    };
+    let bytes = write(&closed, WIDTH);
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    for field in ["retry_at_us", "openings", "half_open_since_us"] {
+        assert!(!text.contains(field), "{text}");
+    }
+    assert!(bytes.starts_with(&rate_prefix(7, 13, WIDTH)), "{text}");
+    assert!(text.ends_with("[]}}}"), "{text}");
+}
+
+#[test]
+fn a_payload_of_ours_without_the_recovery_fields_is_a_first_opening_of_the_reader_s_duration() {
+    for state in [State::Open, State::HalfOpen] {
+        let mut value = ours(&recovering(state));
+        let own = value["fuse"].as_object_mut().unwrap();
+        for field in ["retry_at_us", "openings", "half_open_since_us"] {
+            own.remove(field);
+        }
+        let stored = read_value(&value).unwrap();
+        assert_eq!(stored.generation, 7, "{state:?}: read by our own fields");
+        assert_eq!(stored.head.n, 0, "{state:?}: a first opening");
+        assert_eq!(
+            stored.phase,
+            1_700_000_000 * SEC + FRESH.open,
+            "{state:?}: open_duration from opened_at (the end of the opening)"
+        );
+    }
+}
+
+#[test]
+fn a_payload_milon_wrote_lasts_the_reader_s_open_duration_as_a_first_opening() {
+    for (state, successes) in [("open", 0), ("half_open", 1)] {
+        let bytes = format!(
+            r#"{{"state":"{state}","opened_at":1700000000,"failures":[],"half_open_successes":{successes},"half_open_inflight":0}}"#
+        );
+        let stored = read("fuse:billing", bytes.as_bytes(), FRESH).unwrap();
+        assert_eq!(stored.head.n, 0, "{state}");
+        assert_eq!(stored.phase, 1_700_000_000 * SEC + FRESH.open, "{state}");
+        let snapshot = stored.snapshot(&Config::default(), FRESH.now);
+        assert_eq!(snapshot.openings, 1, "{state}");
+    }
+    // Its snapshot while open shows the reader's duration.
+    let open = br#"{"state":"open","opened_at":1700000000,"failures":[]}"#;
+    let stored = read("fuse:billing", open, FRESH).unwrap();
+    let snapshot = stored.snapshot(&Config::default(), 1_700_000_001 * SEC);
+    assert_eq!(
+        snapshot.open_for,
+        Some(std::time::Duration::from_nanos(FRESH.open))
+    );
+}
+
+#[test]
+fn a_payload_milon_reopened_over_ours_is_read_by_its_fields_not_our_old_opening() {
+    // Ours: the third opening in a row, from 1,700,000,000 s for 120 s.
+    let mut value = ours(&recovering(State::Open));
+    // milon/fuse probed, failed and opened again later, keeping our part
+    // as it found it.
+    value["opened_at"] = 1_700_000_500u64.into();
+    let stored = read_value(&value).unwrap();
+    assert_eq!(stored.generation, 0, "a generation of its own");
+    assert_eq!(stored.opened_at, 1_700_000_500 * SEC);
+    assert_eq!(stored.phase, 1_700_000_500 * SEC + FRESH.open);
+    assert_eq!(stored.head.n, 0);
+}
+
+#[test]
+fn an_opening_a_payload_cannot_mean_is_an_error_naming_the_field() {
+    let open = || ours(&recovering(State::Open));
+    let opened_us = 1_700_000_000_000_000u64;
+    let longest = u64::try_from(MAX_DURATION.as_micros()).unwrap();
+    let mut cases: Vec<(serde_json::Value, &str)> = Vec::new();
+    for (retry_at_us, expected) in [
+        (
+            opened_us - 1,
+            "retry_at_us holds 1699999999999999 us since the Unix epoch, before",
+        ),
+        (opened_us + longest + 1, "retry_at_us holds"),
+        (
+            FRESH.now / 1_000 + 61_000_000 + longest,
+            "retry_at_us holds",
+        ),
+        (u64::MAX, "retry_at_us holds 18446744073709551615 us"),
+    ] {
+        let mut value = open();
+        value["fuse"]["retry_at_us"] = retry_at_us.into();
+        cases.push((value, expected));
+    }
+    for openings in [0, 1 << 32, u64::MAX] {
+        for state in [State::Open, State::HalfOpen] {
+            let mut value = ours(&recovering(state));
+            value["fuse"]["openings"] = openings.into();
+            cases.push((value, "openings is"));
+        }
+    }
+    for since_us in [FRESH.now / 1_000 + 61_000_000, u64::MAX] {
+        let mut value = ours(&recovering(State::HalfOpen));
+        value["fuse"]["half_open_since_us"] = since_us.into();
+        cases.push((value, "half_open_since_us holds"));
+    }
+    for (value, expected) in cases {
+        let err = read_value(&value).unwrap_err();
+        assert_eq!(err.key(), "fuse:billing");
+        let text = err.to_string();
+        assert!(text.contains(expected), "{text} (expected {expected:?})");
+    }
+    // The longest opening, the most openings a payload counts, and a
+    // half-open start within a machine's minute ahead are fine.
+    let mut value = open();
+    value["fuse"]["retry_at_us"] = (opened_us + longest).into();
+    value["fuse"]["openings"] = u32::MAX.into();
+    let stored = read_value(&value).unwrap();
+    assert_eq!(stored.head.n, u32::MAX - 1);
+    let mut value = ours(&recovering(State::HalfOpen));
+    value["fuse"]["half_open_since_us"] = (FRESH.now / 1_000 + 60_000_000).into();
+    assert!(read_value(&value).is_ok());
+    // Each field is read only in its states: a closed payload's are
+    // ignored.
+    let mut closed = ours(&Stored::fresh(7));
+    closed["fuse"]["openings"] = 0.into();
+    closed["fuse"]["retry_at_us"] = u64::MAX.into();
+    assert_eq!(read_value(&closed), Ok(Stored::fresh(7)));
+}
+
+#[test]
+fn an_opening_read_back_decides_as_the_one_written() {
+    // Jitter cuts an opening in nanoseconds; the store keeps its end on a
+    // whole microsecond, so the writer and every reader agree.
+    let config = Config::builder().open_jitter(0.9).build().unwrap();
+    for generation in 1..50 {
+        let mut stored = Stored::fresh(generation);
+        stored.force_open(&config, 1_700_000_000 * SEC + generation * 1_000, 0);
+        let bytes = write(&stored, WIDTH);
+        assert_eq!(read("fuse:billing", &bytes, FRESH), Ok(stored));
+    }
+}
+
+#[test]
+fn the_open_payload_docs_stores_md_shows_is_what_the_crate_writes() {
+    let shown = br#"{"state":"open","opened_at":1796285997,"failures":[],"half_open_successes":0,"half_open_inflight":0,"fuse":{"version":1,"generation":1384746326794130456,"epoch":5,"opened_at_us":1796285997821531,"failures_us":[],"leases":[],"retry_at_us":1796286005087373,"openings":3}}"#;
+    let stored = read("fuse:billing", shown, FRESH).unwrap();
+    assert_eq!(stored.head.n, 2);
+    assert_eq!(write(&stored, WIDTH), shown);
+}

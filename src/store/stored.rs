@@ -7,8 +7,11 @@
 //! Pure: the store's time, the lease length and the random numbers are
 //! given. An opening's duration (SPEC §10) is drawn from the key's
 //! generation and the opening's time, once, by the process whose write
-//! opens the circuit; every process then reads the same `retry_at`. Each step says whether it changed the snapshot, so that a store
-//! writes nothing when nothing changed.
+//! opens the circuit (an opening that is a key's first write names the
+//! generation first, and draws from it); every process then reads the
+//! same `retry_at`, kept as a payload keeps it (see [`Stored::phase`]).
+//! Each step says whether it changed the snapshot, so that a store writes
+//! nothing when nothing changed.
 
 use std::convert::Infallible;
 
@@ -19,6 +22,8 @@ use crate::policy::{Failures, Window};
 use crate::recovery;
 use crate::snapshot::{Snapshot, State};
 use crate::verdict::Verdict;
+
+use super::payload;
 
 /// One probe in flight: granted under lease `id`, counted as an ignore
 /// verdict once the store's time reaches `until`.
@@ -39,8 +44,12 @@ pub(crate) struct Stored {
     pub(crate) head: Head,
     /// When the circuit last opened (meaningful while open or half-open).
     pub(crate) opened_at: u64,
-    /// While open, when the opening ends (`retry_at`); while half-open,
-    /// when the half-open epoch started (for the probe timeout).
+    /// While open, when the opening ends (`retry_at`, a whole microsecond:
+    /// the first at or after the end of SPEC §10's duration, so that the
+    /// payload keeps it exactly and every store time, itself a whole
+    /// microsecond, is before it or not as it is before the exact end);
+    /// while half-open, when the half-open epoch started (for the probe
+    /// timeout).
     pub(crate) phase: u64,
     /// The closed window of the policy (see [`Window`]).
     pub(crate) window: Window,
@@ -74,6 +83,17 @@ pub(crate) enum Entry {
     /// The call is rejected; the circuit may admit again after this many
     /// nanoseconds (0: when a probe finishes).
     Rejected { retry_after: u64 },
+}
+
+/// What an opening a verdict or a manual change may make needs from
+/// outside: the server's `hint` of when to come back (nanoseconds; a
+/// failure's), and a random `generation` that names the key if the opening
+/// is its first write (0: none), so that the opening is drawn from the
+/// generation the key then has.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Opens {
+    pub(crate) hint: Option<u64>,
+    pub(crate) generation: u64,
 }
 
 /// What an admission needs from outside: the store's time, the length of
@@ -127,7 +147,7 @@ impl Stored {
         let phase = || Ok::<_, Infallible>(self.phase);
         let Ok((admission, next)) = model::acquire(config, self.head, phase, || at.now);
         if let Some(next) = next {
-            self.set(config, next, at.now, None);
+            self.set(config, next, at.now, Opens::default());
             changed = true;
         }
         if changed && self.generation == 0 {
@@ -165,20 +185,21 @@ impl Stored {
         verdict: Verdict,
         now: u64,
     ) -> bool {
-        self.timed_verdict(config, ticket, verdict, false, None, now)
+        self.timed_verdict(config, ticket, verdict, false, Opens::default(), now)
     }
 
     /// The verdict of `ticket` on a call that was `slow` or not (see
-    /// [`is_slow`](crate::policy::is_slow)), with the server's `hint` of
-    /// when to come back (nanoseconds), at `now`: stale when the ticket is
-    /// of another generation or epoch, or a probe whose lease has ended.
+    /// [`is_slow`](crate::policy::is_slow)), at `now`, with what an opening
+    /// it makes needs (the server's hint, a generation to name the key
+    /// with): stale when the ticket is of another generation or epoch, or
+    /// a probe whose lease has ended.
     pub(crate) fn timed_verdict(
         &mut self,
         config: &Config,
         ticket: &Ticket,
         verdict: Verdict,
         slow: bool,
-        hint: Option<u64>,
+        opens: Opens,
         now: u64,
     ) -> bool {
         self.window.prune(config, now);
@@ -201,11 +222,11 @@ impl Stored {
                 if recorded.opens
                     && let Some(open) = model::trip(self.head, ticket.grant)
                 {
-                    self.set(config, open, now, hint);
+                    self.set(config, open, now, opens);
                 }
             }
             Effect::Move(next) => {
-                self.set(config, next, now, hint);
+                self.set(config, next, now, opens);
                 changed = true;
             }
         }
@@ -234,14 +255,19 @@ impl Stored {
         self.owns(ticket) && !ticket.is_probe() && self.head.state == State::Closed
     }
 
-    /// `force_open` at `now`.
-    pub(crate) fn force_open(&mut self, config: &Config, now: u64) {
-        self.set(config, model::force_open(self.head), now, None);
+    /// `force_open` at `now`; `generation` names the key if this is its
+    /// first write.
+    pub(crate) fn force_open(&mut self, config: &Config, now: u64, generation: u64) {
+        let opens = Opens {
+            hint: None,
+            generation,
+        };
+        self.set(config, model::force_open(self.head), now, opens);
     }
 
     /// `force_closed`.
     pub(crate) fn force_closed(&mut self, config: &Config) {
-        self.set(config, model::force_closed(self.head), 0, None);
+        self.set(config, model::force_closed(self.head), 0, Opens::default());
     }
 
     /// The snapshot at `now` (times since the Unix epoch).
@@ -275,7 +301,7 @@ impl Stored {
         for _ in 0..expired {
             let probe = Grant::new(PermitKind::Probe, self.head.epoch);
             if let Effect::Move(next) = model::verdict(config, self.head, probe, Verdict::Ignore) {
-                self.set(config, next, now, None);
+                self.set(config, next, now, Opens::default());
             }
         }
         self.leases.len() != before
@@ -283,20 +309,28 @@ impl Stored {
 
     /// Moves to `next` at `now`: a new epoch empties the window and the
     /// leases, an opening happens at `now` and lasts as SPEC §10 says
-    /// (with the verdict's `hint`, the draw of the key's generation), a
-    /// half-open epoch starts at `now`.
-    fn set(&mut self, config: &Config, next: Head, now: u64, hint: Option<u64>) {
+    /// (with the verdict's hint, the draw of the key's generation, named
+    /// first by `opens` if the key has none), a half-open epoch starts at
+    /// `now`.
+    fn set(&mut self, config: &Config, next: Head, now: u64, opens: Opens) {
         if next.epoch != self.head.epoch {
             self.epoch = self.epoch.wrapping_add(1);
             self.window.clear();
             self.leases.clear();
             match next.state {
                 State::Open => {
+                    if self.generation == 0 {
+                        // An opening is a write: the key's first names it.
+                        self.generation = opens.generation;
+                    }
                     self.opened_at = now;
-                    self.phase = recovery::retry_at(config, next.n, now, self.generation, hint);
+                    let retry_at =
+                        recovery::retry_at(config, next.n, now, self.generation, opens.hint);
+                    self.phase = payload::store_time_at_or_after(retry_at);
                 }
                 State::HalfOpen => self.phase = now,
-                State::Closed => {}
+                // As a payload keeps a closed circuit: no opening.
+                State::Closed => (self.opened_at, self.phase) = (0, 0),
             }
         }
         self.head = next;

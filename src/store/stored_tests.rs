@@ -1,15 +1,55 @@
 use super::*;
 use crate::oracle::{Admit, Oracle, Outcome};
 use proptest::prelude::*;
+use std::time::Duration;
 
 const SEC: u64 = 1_000_000_000;
+
+const MICRO: u64 = 1_000;
 
 fn config(threshold: u32, probes: u32) -> Config {
     Config::builder()
         .failure_threshold(threshold)
         .half_open_probes(probes)
-        .failure_window(std::time::Duration::from_mins(1))
-        .open_duration(std::time::Duration::from_secs(30))
+        .failure_window(Duration::from_mins(1))
+        .open_duration(Duration::from_secs(30))
+        .build()
+        .expect("a valid configuration")
+}
+
+/// SPEC §10's settings over `config(threshold, probes)`: the backoff, the
+/// longest opening, the jitter (fractions) and the probe timeout
+/// (seconds).
+#[derive(Clone, Copy, Debug)]
+struct Recovery {
+    backoff: f64,
+    max_open: u64,
+    jitter: f64,
+    probe_timeout: u64,
+}
+
+fn recovery() -> impl Strategy<Value = Recovery> {
+    (
+        prop_oneof![Just(1.0), Just(1.5), Just(2.0), Just(3.25)],
+        prop_oneof![Just(30u64), Just(45), Just(100), Just(240)],
+        prop_oneof![Just(0.0), Just(0.25), Just(0.5), Just(0.999_999)],
+        prop_oneof![Just(5u64), Just(30), Just(90)],
+    )
+        .prop_map(|(backoff, max_open, jitter, probe_timeout)| Recovery {
+            backoff,
+            max_open,
+            jitter,
+            probe_timeout,
+        })
+}
+
+fn recovering(threshold: u32, probes: u32, recovery: Recovery) -> Config {
+    config(threshold, probes)
+        .to_builder()
+        .open_backoff(recovery.backoff)
+        .max_open_duration(Duration::from_secs(recovery.max_open))
+        .open_jitter(recovery.jitter)
+        .probe_timeout(Duration::from_secs(recovery.probe_timeout))
         .build()
         .expect("a valid configuration")
 }
@@ -34,11 +74,29 @@ fn granted(entry: Entry) -> Ticket {
     }
 }
 
+/// `nanos` rounded up to a whole microsecond, where a store keeps the end
+/// of an opening (see [`Stored::phase`]).
+fn up_to_micros(nanos: u64) -> u64 {
+    nanos.div_ceil(MICRO) * MICRO
+}
+
+/// The oracle's snapshot as a store keeps it: the opening's end on the
+/// first whole microsecond at or after the oracle's (its start is a store
+/// time, a whole microsecond).
+fn as_stored(mut snapshot: Snapshot) -> Snapshot {
+    snapshot.open_for = snapshot
+        .open_for
+        .map(|d| Duration::from_nanos(up_to_micros(u64::try_from(d.as_nanos()).unwrap())));
+    snapshot
+}
+
 #[derive(Clone, Debug)]
 enum Op {
     Acquire,
-    /// Ends the permit at this index (modulo those held).
-    End(usize, Verdict),
+    /// Ends the permit at this index (modulo those held), a failure with
+    /// the server's hint if one is given.
+    End(usize, Verdict, Option<u64>),
+    /// Waits this many microseconds (a store's times are whole ones).
     Wait(u64),
     ForceOpen,
     ForceClosed,
@@ -50,10 +108,18 @@ fn op() -> impl Strategy<Value = Op> {
         Just(Verdict::Failure),
         Just(Verdict::Ignore)
     ];
+    let hint = prop_oneof![
+        3 => Just(None),
+        1 => (0..300 * SEC).prop_map(Some),
+        1 => Just(Some(u64::MAX)),
+    ];
     prop_oneof![
         4 => Just(Op::Acquire),
-        4 => (any::<usize>(), verdict).prop_map(|(at, verdict)| Op::End(at, verdict)),
-        2 => (0..40 * SEC).prop_map(Op::Wait),
+        4 => (any::<usize>(), verdict, hint).prop_map(|(at, verdict, hint)| {
+            let hint = hint.filter(|_| verdict == Verdict::Failure);
+            Op::End(at, verdict, hint)
+        }),
+        2 => (0..40_000_000u64).prop_map(Op::Wait),
         1 => Just(Op::ForceOpen),
         1 => Just(Op::ForceClosed),
     ]
@@ -67,21 +133,32 @@ fn outcome(verdict: Verdict) -> Outcome {
     }
 }
 
+/// The generation of the stored circuits of the property test, and the
+/// seed of its oracle: the stored model draws an opening's `u` from the
+/// key's generation.
+const GENERATION: u64 = 7;
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2_000))]
 
     /// With leases that never end, a stored circuit is the circuit of SPEC
-    /// §3: the same admissions and the same snapshot after every step as
-    /// the oracle, which shares no code with the model.
+    /// §3 and §10: the same admissions and the same snapshot after every
+    /// step as the oracle (which shares no code with the model) seeded
+    /// with the key's generation, under any backoff, jitter, longest
+    /// opening and probe timeout, with the servers' hints on failures. The
+    /// one difference is the store's resolution: an opening ends on the
+    /// first whole microsecond at or after the oracle's end, so every
+    /// decision at a store's time (a whole microsecond) is the oracle's.
     #[test]
     fn a_stored_circuit_follows_the_oracle(
         threshold in 1u32..5,
         probes in 1u32..4,
+        recovery in recovery(),
         ops in prop::collection::vec(op(), 1..120),
     ) {
-        let config = config(threshold, probes);
-        let mut oracle = Oracle::new(&config);
-        let mut stored = Stored::fresh(7);
+        let config = recovering(threshold, probes, recovery);
+        let mut oracle = Oracle::new(&config).with_seed(GENERATION);
+        let mut stored = Stored::fresh(GENERATION);
         let mut held = Vec::new();
         let mut now = 1_700_000_000 * SEC;
         for (step, op) in ops.into_iter().enumerate() {
@@ -94,31 +171,38 @@ proptest! {
                             held.push((expected, ticket));
                         }
                         (Admit::Rejected(expected), Entry::Rejected { retry_after }) => {
-                            prop_assert_eq!(expected, retry_after);
+                            prop_assert_eq!(up_to_micros(expected), retry_after, "step {}", step);
                         }
                         (expected, entry) => {
                             prop_assert!(false, "oracle {:?}, store {:?}", expected, entry);
                         }
                     }
                 }
-                Op::End(index, verdict) if !held.is_empty() => {
+                Op::End(index, verdict, hint) if !held.is_empty() => {
                     let (expected, ticket) = held.remove(index % held.len());
-                    oracle.end(expected, outcome(verdict), now);
-                    stored.verdict(&config, &ticket, verdict, now);
+                    oracle.end_hinted(expected, outcome(verdict), hint, now);
+                    let opens = Opens { hint, generation: 0 };
+                    stored.timed_verdict(&config, &ticket, verdict, false, opens, now);
                 }
                 Op::End(..) => {}
-                Op::Wait(nanos) => now += nanos,
+                Op::Wait(micros) => now += micros * MICRO,
                 Op::ForceOpen => {
                     oracle.force_open(now);
-                    stored.force_open(&config, now);
+                    stored.force_open(&config, now, 0);
                 }
                 Op::ForceClosed => {
                     oracle.force_closed();
                     stored.force_closed(&config);
                 }
             }
-            prop_assert_eq!(stored.snapshot(&config, now), oracle.snapshot(now), "step {}", step);
+            prop_assert_eq!(
+                stored.snapshot(&config, now),
+                as_stored(oracle.snapshot(now)),
+                "step {}",
+                step
+            );
             prop_assert_eq!(stored.leases.len(), stored.head.inflight as usize);
+            prop_assert_eq!(stored.generation, GENERATION);
         }
     }
 }
@@ -127,7 +211,7 @@ proptest! {
 /// `now` under lease `id`.
 fn probing(config: &Config, now: u64, lease: u64) -> (Stored, Ticket) {
     let mut stored = Stored::fresh(1);
-    stored.force_open(config, now - 30 * SEC);
+    stored.force_open(config, now - 30 * SEC, 1);
     let (entry, changed) = stored.acquire(config, at(now, lease, 11));
     assert!(changed, "the move to half-open is written");
     (stored, granted(entry))
@@ -219,7 +303,7 @@ fn epochs_count_past_the_engine_s_thirty_bits() {
     let config = config(1, 1);
     let mut stored = Stored::fresh(3);
     stored.epoch = (1 << 30) - 1;
-    stored.force_open(&config, SEC);
+    stored.force_open(&config, SEC, 3);
     assert_eq!(stored.epoch, 1 << 30);
     stored.force_closed(&config);
     assert_eq!(stored.epoch, (1 << 30) + 1);
@@ -266,7 +350,7 @@ fn the_admission_that_first_writes_a_key_names_its_generation_in_its_permit() {
     let now = 1_700_000_000 * SEC;
     // As read from a payload milon/fuse wrote: open, no generation.
     let mut stored = Stored::absent();
-    stored.force_open(&config, now - 30 * SEC);
+    stored.force_open(&config, now - 30 * SEC, 0);
     stored.generation = 0;
     let (entry, changed) = stored.acquire(&config, at(now, SEC, 5));
     assert!(changed);
@@ -296,4 +380,231 @@ fn no_more_failures_are_kept_than_the_threshold_needs() {
     // The next failure opens, as it would have with the whole list.
     stored.verdict(&config, &granted(entry), Verdict::Failure, now);
     assert_eq!(stored.state(), State::Open);
+}
+
+/// Open 1 s, doubling up to 5 s, no jitter, probe timeout 10 s; `probes`
+/// probes.
+fn doubling(threshold: u32, probes: u32) -> Config {
+    Config::builder()
+        .failure_threshold(threshold)
+        .half_open_probes(probes)
+        .open_duration(Duration::from_secs(1))
+        .open_backoff(2.0)
+        .max_open_duration(Duration::from_secs(5))
+        .probe_timeout(Duration::from_secs(10))
+        .build()
+        .expect("a valid configuration")
+}
+
+/// Lets `stored`'s opening end at its `retry_at` and fails the probe
+/// granted then; the time of the failure.
+fn fail_the_probe(stored: &mut Stored, config: &Config, id: u64) -> u64 {
+    let now = stored.phase;
+    let probe = granted(stored.acquire(config, at(now, FOREVER, id)).0);
+    assert!(probe.is_probe());
+    assert!(stored.verdict(config, &probe, Verdict::Failure, now));
+    now
+}
+
+/// The opening `stored` is in: how long it lasts (seconds) and its n + 1.
+fn opening(stored: &Stored, config: &Config) -> (u64, u32) {
+    let snapshot = stored.snapshot(config, stored.opened_at);
+    let open_for = snapshot.open_for.expect("open").as_nanos();
+    (u64::try_from(open_for).unwrap() / SEC, snapshot.openings)
+}
+
+#[test]
+fn the_nth_opening_in_a_row_lasts_the_backoff_s_duration_up_to_the_cap() {
+    let config = doubling(1, 1);
+    let mut stored = Stored::fresh(3);
+    stored.force_open(&config, 1_700_000_000 * SEC, 0);
+    let mut openings = vec![opening(&stored, &config)];
+    for id in 0..4 {
+        let failed = fail_the_probe(&mut stored, &config, id);
+        assert_eq!(stored.opened_at, failed, "reopened at the probe's failure");
+        openings.push(opening(&stored, &config));
+    }
+    assert_eq!(openings, [(1, 1), (2, 2), (4, 3), (5, 4), (5, 5)]);
+    // Each opening rejects until its own end.
+    let retry_at = stored.phase;
+    assert_eq!(
+        stored.acquire(&config, at(retry_at - MICRO, FOREVER, 9)).0,
+        Entry::Rejected { retry_after: MICRO }
+    );
+}
+
+#[test]
+fn n_starts_over_when_the_circuit_closes_and_when_it_is_forced_open() {
+    let config = doubling(1, 1);
+    let mut stored = Stored::fresh(3);
+    stored.force_open(&config, 1_700_000_000 * SEC, 0);
+    fail_the_probe(&mut stored, &config, 1);
+    fail_the_probe(&mut stored, &config, 2);
+    assert_eq!(opening(&stored, &config), (4, 3));
+    // Forced open while the third opening in a row: a first opening.
+    let now = stored.opened_at + SEC;
+    stored.force_open(&config, now, 0);
+    assert_eq!(opening(&stored, &config), (1, 1));
+    fail_the_probe(&mut stored, &config, 3);
+    assert_eq!(opening(&stored, &config), (2, 2));
+    // A successful probe closes it; the next failure opens a first opening.
+    let now = stored.phase;
+    let probe = granted(stored.acquire(&config, at(now, FOREVER, 4)).0);
+    assert!(stored.verdict(&config, &probe, Verdict::Success, now));
+    assert_eq!(stored.state(), State::Closed);
+    assert_eq!(
+        (stored.head.n, stored.snapshot(&config, now).openings),
+        (0, 0)
+    );
+    let closed = granted(stored.acquire(&config, at(now, FOREVER, 5)).0);
+    assert!(stored.verdict(&config, &closed, Verdict::Failure, now));
+    assert_eq!(opening(&stored, &config), (1, 1));
+    // So does a forced close.
+    fail_the_probe(&mut stored, &config, 6);
+    stored.force_closed(&config);
+    assert_eq!(stored.head.n, 0);
+}
+
+#[test]
+fn a_probe_timeout_starts_a_new_half_open_epoch_without_the_old_leases_or_tickets() {
+    let config = doubling(1, 2);
+    let mut stored = Stored::fresh(3);
+    stored.force_open(&config, 1_700_000_000 * SEC, 0);
+    let since = stored.phase;
+    // Two probes that hang (their leases outlast the probe timeout).
+    let hung: Vec<Ticket> = (1..=2)
+        .map(|id| granted(stored.acquire(&config, at(since, FOREVER, id)).0))
+        .collect();
+    let epoch = stored.epoch;
+    assert_eq!(stored.phase, since, "the half-open epoch started then");
+    let timeout = since + 10 * SEC;
+    assert_eq!(
+        stored.acquire(&config, at(timeout - MICRO, FOREVER, 3)).0,
+        Entry::Rejected { retry_after: 0 },
+        "both slots taken until the probe timeout"
+    );
+    // At the timeout: a new half-open epoch, whose first probe this is.
+    let (entry, changed) = stored.acquire(&config, at(timeout, FOREVER, 4));
+    assert!(changed);
+    let first = granted(entry);
+    assert!(first.is_probe());
+    assert_eq!((stored.state(), stored.epoch), (State::HalfOpen, epoch + 1));
+    assert_eq!((stored.head.inflight, stored.head.successes), (1, 0));
+    assert_eq!(
+        stored.leases,
+        [Lease {
+            id: 4,
+            until: timeout + FOREVER
+        }]
+    );
+    assert_eq!(
+        stored.phase, timeout,
+        "the new epoch starts at the admission"
+    );
+    assert_eq!(
+        stored.snapshot(&config, timeout).openings,
+        1,
+        "the same opening"
+    );
+    // The hung probes' verdicts are stale, a failure too.
+    let before = stored.clone();
+    for ticket in &hung {
+        assert!(!stored.verdict(&config, ticket, Verdict::Failure, timeout));
+    }
+    assert_eq!(stored, before);
+    // Two successful new probes close it.
+    let second = granted(stored.acquire(&config, at(timeout, FOREVER, 5)).0);
+    assert!(stored.verdict(&config, &first, Verdict::Success, timeout));
+    assert!(stored.verdict(&config, &second, Verdict::Success, timeout));
+    assert_eq!(stored.state(), State::Closed);
+}
+
+#[test]
+fn a_server_s_hint_lengthens_the_opening_it_causes_up_to_max_open_duration() {
+    let config = doubling(2, 1);
+    let now = 1_700_000_000 * SEC;
+    let hinted = |hints: [Option<u64>; 2]| {
+        let mut stored = Stored::fresh(3);
+        for (id, hint) in (1..).zip(hints) {
+            let ticket = granted(stored.acquire(&config, at(now, FOREVER, id)).0);
+            let opens = Opens {
+                hint,
+                generation: 0,
+            };
+            stored.timed_verdict(&config, &ticket, Verdict::Failure, false, opens, now);
+        }
+        opening(&stored, &config)
+    };
+    assert_eq!(hinted([None, Some(3 * SEC)]), (3, 1), "longer than d");
+    assert_eq!(hinted([None, Some(SEC / 2)]), (1, 1), "never shorter");
+    assert_eq!(hinted([None, Some(3_600 * SEC)]), (5, 1), "capped");
+    assert_eq!(
+        hinted([Some(3 * SEC), None]),
+        (1, 1),
+        "a hint on a failure that does not open changes nothing"
+    );
+    // A failed probe's hint, over the backoff's duration.
+    let mut stored = Stored::fresh(3);
+    stored.force_open(&config, now, 0);
+    let probe = granted(stored.acquire(&config, at(stored.phase, FOREVER, 1)).0);
+    let opens = Opens {
+        hint: Some(4 * SEC),
+        generation: 0,
+    };
+    let failed = stored.phase;
+    stored.timed_verdict(&config, &probe, Verdict::Failure, false, opens, failed);
+    assert_eq!(opening(&stored, &config), (4, 2));
+}
+
+#[test]
+fn an_opening_that_is_a_key_s_first_write_names_its_generation_and_draws_from_it() {
+    let config = Config::builder()
+        .failure_threshold(1)
+        .open_jitter(0.5)
+        .build()
+        .unwrap();
+    let now = 1_700_000_000 * SEC + 123 * MICRO;
+    let expected = |generation| {
+        let mut oracle = Oracle::new(&config).with_seed(generation);
+        oracle.force_open(now);
+        as_stored(oracle.snapshot(now))
+    };
+    // Forced open on an absent key.
+    let mut forced = Stored::absent();
+    forced.force_open(&config, now, 42);
+    assert_eq!(forced.generation, 42);
+    assert_eq!(forced.snapshot(&config, now), expected(42));
+    // Opened by a failure of a permit granted while the key was absent.
+    let mut failed = Stored::absent();
+    let ticket = granted(failed.acquire(&config, at(now, FOREVER, 1)).0);
+    assert_eq!(ticket.generation, 0);
+    let opens = Opens {
+        hint: None,
+        generation: 43,
+    };
+    assert!(failed.timed_verdict(&config, &ticket, Verdict::Failure, false, opens, now));
+    assert_eq!(failed.generation, 43);
+    assert_eq!(failed.snapshot(&config, now), expected(43));
+    assert_ne!(expected(42), expected(43), "two keys draw apart");
+    // A named key keeps its generation.
+    let mut named = Stored::fresh(9);
+    named.force_open(&config, now, 44);
+    assert_eq!(named.generation, 9);
+    assert_eq!(named.snapshot(&config, now), expected(9));
+}
+
+#[test]
+fn an_opening_ends_on_a_whole_microsecond_at_or_after_the_exact_end() {
+    let config = Config::builder().open_jitter(0.9).build().unwrap();
+    let mut ends = 0;
+    for generation in 1..200 {
+        let now = 1_700_000_000 * SEC + generation * MICRO;
+        let mut stored = Stored::fresh(generation);
+        stored.force_open(&config, now, 0);
+        let exact = recovery::retry_at(&config, 0, now, generation, None);
+        assert_eq!(stored.phase % MICRO, 0);
+        assert!(stored.phase >= exact && stored.phase - exact < MICRO);
+        ends += u64::from(stored.phase != exact);
+    }
+    assert!(ends > 100, "jitter cuts in nanoseconds: {ends} rounded");
 }

@@ -37,8 +37,7 @@ fn a_time_far_after_the_store_s_clock_is_an_unreadable_payload() {
                 (
                     "opened_at_us",
                     format!(
-                        r#"{{"state":"open","opened_at":{},"failures":[],"half_open_successes":0,"half_open_inflight":0,"fuse":{{"version":1,"generation":7,"epoch":3,"opened_at_us":{day_us},"failures_us":[],"leases":[]}}}}"#,
-                        now - 40
+                        r#"{{"state":"open","opened_at":{day},"failures":[],"half_open_successes":0,"half_open_inflight":0,"fuse":{{"version":1,"generation":7,"epoch":3,"opened_at_us":{day_us},"failures_us":[],"leases":[]}}}}"#
                     ),
                 ),
                 (

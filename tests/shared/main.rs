@@ -28,6 +28,9 @@ mod fallback;
 mod fleet;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod forged;
+#[cfg(any(feature = "redis", feature = "sql"))]
+mod frozen;
+mod hints;
 mod increments;
 #[cfg(feature = "reqwest")]
 mod middleware;
@@ -40,6 +43,8 @@ mod payloads;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod processes;
 mod rate;
+#[cfg(any(feature = "redis", feature = "sql"))]
+mod recovery;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod refused;
 mod repair;

@@ -47,12 +47,17 @@ pub(super) fn shared(url: &str, name: &str, config: Config) -> SharedFuse {
     SharedFuse::builder(name, open(url)).config(config).build()
 }
 
-/// A configuration of the given threshold, probes and open duration.
+/// A configuration of the given threshold, probes and open duration, and
+/// a probe timeout longer than any test here: a half-open epoch stays the
+/// one its probes were granted in (after the timeout, SPEC §10 admits new
+/// probes beside the old ones, whose verdicts are stale, and a lease no
+/// longer decides when a slot is free).
 pub(super) fn config(threshold: u32, probes: u32, open: Duration) -> Config {
     Config::builder()
         .failure_threshold(threshold)
         .half_open_probes(probes)
         .open_duration(open)
+        .probe_timeout(Duration::from_mins(1))
         .build()
         .expect("a valid configuration")
 }
