@@ -177,7 +177,9 @@ impl<'a> Engine<'a> {
     #[cold]
     #[inline(never)]
     fn half_open_n(&self, head: &mut Head, now: &Now<'_>) -> Result<(), Word> {
-        self.phase(head, now).map(drop).inspect_err(|_| now.forget())
+        self.phase(head, now)
+            .map(drop)
+            .inspect_err(|_| now.forget())
     }
 
     /// The time of the phase of `head` (an open epoch's `retry_at`, a

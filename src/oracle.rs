@@ -196,12 +196,7 @@ impl Oracle {
 
     /// The verdict of `ticket` at `now`: "applied only if the circuit is
     /// still in the epoch that granted the permit". The call took `now -`
-    /// the ticket's admission time.
-    pub(crate) fn end(&mut self, ticket: Ticket, outcome: Outcome, now: u64) {
-        self.end_hinted(ticket, outcome, None, now);
-    }
-
-    /// [`end`](Self::end) for a counted failure that may carry the server's
+    /// the ticket's admission time. A counted failure may carry the server's
     /// `hint` (§10: "When that verdict opens or re-opens the circuit, the
     /// opening lasts max(d, min(hint, `max_open_duration`)). A hint on a
     /// failure that does not open the circuit changes nothing.")

@@ -108,7 +108,11 @@ pub(crate) fn retry_at(config: &Config, n: u32, at: u64, seed: u64, hint: Option
     let backoff = Backoff::of(config);
     // Drawn only when it matters (a jitter), so a fixed opening costs no
     // draw.
-    let u = if backoff.jitter == 0 { 0 } else { draw(seed, at) };
+    let u = if backoff.jitter == 0 {
+        0
+    } else {
+        draw(seed, at)
+    };
     at.saturating_add(backoff.with_hint(n, u, hint))
 }
 

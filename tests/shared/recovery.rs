@@ -300,7 +300,7 @@ struct Look {
     inflight: u32,
     opened_at: Option<u64>,
     open_for: Option<u64>,
-    /// While open: the strict circuit's retry_after, the cached circuit's
+    /// While open: the strict circuit's `retry_after`, the cached circuit's
     /// from the store and from its mirror, and how long the two cached
     /// admissions took.
     rejections: Option<[u64; 4]>,
