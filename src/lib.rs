@@ -93,6 +93,8 @@ mod fuse;
 pub mod fuzz;
 #[cfg(all(test, not(fuzzing)))]
 mod fuzz;
+#[cfg(any(feature = "tower", feature = "reqwest"))]
+mod hint;
 #[cfg(feature = "metrics")]
 mod lanes;
 mod limits;
@@ -104,9 +106,9 @@ mod overrides;
 mod packed;
 mod permit;
 mod policy;
-pub mod redact;
 mod random;
 mod recovery;
+pub mod redact;
 #[cfg(any(test, fuzzing))]
 mod reference;
 mod registry;
