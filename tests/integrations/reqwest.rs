@@ -7,8 +7,8 @@ use fuse_breaker::{FailureKind, Registry, State, classify_error};
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};
 
 use crate::common::server::{Mode, TestServer};
-use crate::common::{integration_config, mock_registry};
-use crate::{Client, Outcome, TIMEOUT};
+use crate::common::{integration_config, mock_registry, secs};
+use crate::{Client, OPEN, Outcome, TIMEOUT};
 
 fn client(middleware: FuseMiddleware) -> ClientWithMiddleware {
     let client = reqwest::Client::builder()
@@ -105,4 +105,37 @@ async fn operations_and_hosts_have_circuits_of_their_own() {
         registry.get_operation(&host, "charge").key(),
         format!("fuse:{host}:charge")
     );
+}
+
+#[cfg(feature = "store")]
+#[tokio::test(start_paused = true)]
+async fn a_shared_circuit_opens_for_the_hint_in_every_process() {
+    use fuse_breaker::store::{MemoryStore, SharedRegistry};
+
+    let server = TestServer::start().await;
+    let store = Arc::new(MemoryStore::frozen());
+    // Two processes' registries on one store.
+    let registries: Vec<Arc<SharedRegistry>> = (0..2)
+        .map(|_| Arc::new(SharedRegistry::new(store.clone(), crate::hints::hinted(1))))
+        .collect();
+    for (name, headers, open_for) in [
+        ("billing", crate::hints::IN_120_S, secs(120)),
+        ("ledger", crate::hints::GARBLED, OPEN),
+    ] {
+        server.set_mode(Mode::Headers(503, headers));
+        let client = client(FuseMiddleware::named_shared(registries[0].clone(), name));
+        let res = client
+            .get(server.url("/"))
+            .send()
+            .await
+            .expect("a response");
+        assert_eq!(res.status(), 503);
+        let snap = registries[1]
+            .get(name)
+            .snapshot()
+            .await
+            .expect("the store answers");
+        assert_eq!(snap.state, State::Open, "{name}");
+        assert_eq!(snap.open_for, Some(open_for), "{name}");
+    }
 }
