@@ -7,8 +7,8 @@ use fuse_breaker::{FailureKind, Registry, State, classify_error};
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};
 
 use crate::common::server::{Mode, TestServer};
-use crate::common::{integration_config, mock_registry, secs};
-use crate::{Client, OPEN, Outcome, TIMEOUT};
+use crate::common::{integration_config, mock_registry};
+use crate::{Client, Outcome, TIMEOUT};
 
 fn client(middleware: FuseMiddleware) -> ClientWithMiddleware {
     let client = reqwest::Client::builder()
@@ -119,8 +119,8 @@ async fn a_shared_circuit_opens_for_the_hint_in_every_process() {
         .map(|_| Arc::new(SharedRegistry::new(store.clone(), crate::hints::hinted(1))))
         .collect();
     for (name, headers, open_for) in [
-        ("billing", crate::hints::IN_120_S, secs(120)),
-        ("ledger", crate::hints::GARBLED, OPEN),
+        ("billing", crate::hints::IN_120_S, crate::common::secs(120)),
+        ("ledger", crate::hints::GARBLED, crate::OPEN),
     ] {
         server.set_mode(Mode::Headers(503, headers));
         let client = client(FuseMiddleware::named_shared(registries[0].clone(), name));

@@ -14,8 +14,8 @@ use tower::util::BoxCloneService;
 use tower::{Layer, Service, ServiceExt, service_fn};
 
 use crate::common::server::{Mode, TestServer};
-use crate::common::{integration_config, mock_registry, secs};
-use crate::{Client, OPEN, Outcome, TIMEOUT};
+use crate::common::{integration_config, mock_registry};
+use crate::{Client, Outcome, TIMEOUT};
 
 /// A real HTTP client as a tower service: hyper's legacy client, with a
 /// timeout that fails with `io::ErrorKind::TimedOut`.
@@ -199,8 +199,8 @@ async fn a_shared_circuit_opens_for_the_hint_in_every_process() {
         )
     };
     for (name, headers, open_for) in [
-        ("billing", crate::hints::IN_120_S, secs(120)),
-        ("ledger", crate::hints::GARBLED, OPEN),
+        ("billing", crate::hints::IN_120_S, crate::common::secs(120)),
+        ("ledger", crate::hints::GARBLED, crate::OPEN),
     ] {
         let (here, there) = (circuit(name), circuit(name));
         server.set_mode(Mode::Headers(503, headers));
