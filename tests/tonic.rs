@@ -792,9 +792,9 @@ mod pushback {
             let fuse = ended(place, Code::Unavailable, "120000");
             let snap = fuse.snapshot();
             assert_eq!(snap.state, State::Open, "{place:?}");
-            assert_eq!(snap.open_for, Some(Duration::from_secs(120)), "{place:?}");
+            assert_eq!(snap.open_for, Some(Duration::from_mins(2)), "{place:?}");
             let err = fuse.try_acquire().unwrap_err();
-            assert_eq!(err.retry_after(), Duration::from_secs(120), "{place:?}");
+            assert_eq!(err.retry_after(), Duration::from_mins(2), "{place:?}");
 
             // Less than the configured duration: the configured duration.
             let fuse = ended(place, Code::DeadlineExceeded, "1500");
@@ -861,11 +861,11 @@ mod pushback {
     #[test]
     fn a_proxy_error_without_grpc_status_carries_its_retry_after() {
         for (headers, open_for) in [
-            (&[("retry-after", "120")][..], Duration::from_secs(120)),
+            (&[("retry-after", "120")][..], Duration::from_mins(2)),
             // The pushback wins over an HTTP Retry-After.
             (
                 &[("retry-after", "120"), (RETRY_PUSHBACK_MS, "240000")],
-                Duration::from_secs(240),
+                Duration::from_mins(4),
             ),
         ] {
             let (fuse, _mock) = hinted();
@@ -907,7 +907,7 @@ mod pushback {
             }
             let snap = run(there.snapshot()).expect("the store answers");
             assert_eq!(snap.state, State::Open, "{place:?}");
-            assert_eq!(snap.open_for, Some(Duration::from_secs(120)), "{place:?}");
+            assert_eq!(snap.open_for, Some(Duration::from_mins(2)), "{place:?}");
         }
     }
 }

@@ -38,7 +38,7 @@
 //! its `Retry-After`, as the default HTTP classifier reads it. A pushback
 //! that cannot be read (not digits, several values) is ignored, and
 //! counted against the circuit (see
-//! [`Classification`](super::Classification)).
+//! [`Classification`]).
 //!
 //! ```
 //! use std::sync::Arc;

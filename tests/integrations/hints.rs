@@ -117,26 +117,26 @@ pub(crate) async fn a_malformed_hint_is_ignored_and_counted<C: Client>() {
 
     #[cfg(feature = "metrics")]
     {
-        let counted =
-            snapshotter
-                .snapshot()
-                .into_vec()
-                .into_iter()
-                .filter_map(|(key, _, _, value)| {
-                    let key = key.key();
-                    let label = |name: &str| {
-                        key.labels()
-                            .find(|l| l.key() == name)
-                            .map(|l| l.value().to_owned())
-                    };
-                    let counter = match value {
-                        metrics_util::debugging::DebugValue::Counter(n) => n,
-                        _ => return None,
-                    };
-                    (key.name() == "fuse_hints_malformed_total")
-                        .then(|| (label("key").unwrap(), label("header").unwrap(), counter))
-                });
-        let mut counted: Vec<_> = counted.collect();
+        use metrics_util::debugging::DebugValue;
+
+        let mut counted: Vec<_> = snapshotter
+            .snapshot()
+            .into_vec()
+            .into_iter()
+            .filter_map(|(key, _, _, value)| {
+                let key = key.key();
+                let label = |name: &str| {
+                    key.labels()
+                        .find(|l| l.key() == name)
+                        .map(|l| l.value().to_owned())
+                };
+                let DebugValue::Counter(counter) = value else {
+                    return None;
+                };
+                (key.name() == "fuse_hints_malformed_total")
+                    .then(|| (label("key").unwrap(), label("header").unwrap(), counter))
+            })
+            .collect();
         counted.sort();
         let expected: Vec<_> = (0..MALFORMED.len())
             .map(|n| (format!("fuse:malformed-{n}"), "retry-after".to_owned(), 1))
@@ -166,6 +166,11 @@ pub(crate) async fn a_hint_on_a_failure_that_does_not_open_changes_nothing<C: Cl
 }
 
 pub(crate) async fn an_http_date_is_read_against_the_wall_clock<C: Client>() {
+    const PAST: [Headers; 3] = [
+        &[("retry-after", b"Sun, 06 Nov 1994 08:49:37 GMT")],
+        &[("retry-after", b"Sunday, 06-Nov-94 08:49:37 GMT")],
+        &[("retry-after", b"Sun Nov  6 08:49:37 1994")],
+    ];
     let server = TestServer::start().await;
     let (registry, _mock) = mock_registry(hinted(1));
 
@@ -182,11 +187,6 @@ pub(crate) async fn an_http_date_is_read_against_the_wall_clock<C: Client>() {
 
     // A date that has passed (the obsolete forms too): come back now, so
     // the configured duration.
-    const PAST: [Headers; 3] = [
-        &[("retry-after", b"Sun, 06 Nov 1994 08:49:37 GMT")],
-        &[("retry-after", b"Sunday, 06-Nov-94 08:49:37 GMT")],
-        &[("retry-after", b"Sun Nov  6 08:49:37 1994")],
-    ];
     for (n, headers) in PAST.into_iter().enumerate() {
         let name = format!("past-{n}");
         server.set_mode(Mode::Headers(503, headers));
