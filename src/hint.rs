@@ -20,7 +20,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use http::HeaderMap;
+use http::{HeaderMap, HeaderName};
 
 use crate::permit::OwnedPermit;
 use crate::verdict::Verdict;
@@ -30,6 +30,11 @@ pub(crate) const RETRY_AFTER: &str = "retry-after";
 
 /// The metadata key of gRPC's retry pushback, in milliseconds.
 pub(crate) const RETRY_PUSHBACK_MS: &str = "grpc-retry-pushback-ms";
+
+/// The name [`RETRY_PUSHBACK_MS`] is looked up by (made once: a name given
+/// as a string is parsed at each lookup).
+#[cfg(feature = "tonic")]
+const PUSHBACK: HeaderName = HeaderName::from_static(RETRY_PUSHBACK_MS);
 
 /// What a response's headers said about when to come back.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -47,7 +52,7 @@ impl Hint {
     /// The hint of the `Retry-After` of `headers`, a date read against the
     /// wall clock now.
     pub(crate) fn retry_after(headers: &HeaderMap) -> Hint {
-        match single(headers, RETRY_AFTER) {
+        match single(headers, &http::header::RETRY_AFTER) {
             Ok(None) => Hint::None,
             Ok(Some(value)) => retry_after_value(value, SystemTime::now),
             Err(()) => Hint::Malformed(RETRY_AFTER),
@@ -57,7 +62,7 @@ impl Hint {
     /// The hint of the `grpc-retry-pushback-ms` of `metadata`.
     #[cfg(feature = "tonic")]
     pub(crate) fn retry_pushback(metadata: &HeaderMap) -> Hint {
-        match single(metadata, RETRY_PUSHBACK_MS) {
+        match single(metadata, &PUSHBACK) {
             Ok(None) => Hint::None,
             Ok(Some(value)) => pushback_value(value),
             Err(()) => Hint::Malformed(RETRY_PUSHBACK_MS),
@@ -77,7 +82,7 @@ impl Hint {
 
 /// The one value of the header `name` in `headers`: `Ok(None)` without
 /// one, `Err` with several.
-fn single<'a>(headers: &'a HeaderMap, name: &'static str) -> Result<Option<&'a [u8]>, ()> {
+fn single<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Result<Option<&'a [u8]>, ()> {
     let mut values = headers.get_all(name).iter();
     match (values.next(), values.next()) {
         (None, _) => Ok(None),
