@@ -93,6 +93,8 @@ mod fuse;
 pub mod fuzz;
 #[cfg(all(test, not(fuzzing)))]
 mod fuzz;
+#[cfg(any(feature = "tower", feature = "reqwest"))]
+mod hint;
 #[cfg(feature = "metrics")]
 mod lanes;
 mod limits;

@@ -402,6 +402,19 @@ impl OwnedPermit {
     pub fn config(&self) -> &'static Config {
         self.slot.config()
     }
+
+    /// Calls `f` with the key of the permit's circuit, if the circuit is
+    /// still in its slot (to report what the call's answer held).
+    #[cfg(any(feature = "tower", feature = "reqwest"))]
+    pub(crate) fn with_key(&self, f: impl FnOnce(&str)) {
+        let tag = Grant::and_tag(self.grant).1;
+        let guard = self.slot.occupant();
+        if let Some(occupant) = guard.as_deref()
+            && occupant.tag() == tag
+        {
+            f(occupant.names().key());
+        }
+    }
 }
 
 impl Drop for OwnedPermit {

@@ -13,7 +13,14 @@
 //! - a response with a status the circuit counts ([`Config`]: 502, 503 and
 //!   504 by default, 500 with `count_http_500`) is a counted failure and is
 //!   still returned; other statuses of 400 and above are ignored; anything
-//!   else is a success ([`Verdict::for_status`]);
+//!   else is a success ([`Verdict::for_status`]). A counted failure's
+//!   `Retry-After` (seconds, or an HTTP date read against the wall clock)
+//!   is the server's hint: if that failure opens the circuit, it stays
+//!   open at least that long, capped at
+//!   [`max_open_duration`](Config::max_open_duration) (SPEC §10). A
+//!   `Retry-After` that cannot be read is ignored, and counted
+//!   (`fuse_hints_malformed_total`, feature `metrics`; a DEBUG event,
+//!   feature `tracing`);
 //! - a `reqwest::Error` that [`is_timeout`](::reqwest::Error::is_timeout)
 //!   is a timeout, one that [`is_connect`](::reqwest::Error::is_connect) a
 //!   connection error; any other error is classified by its source chain
@@ -85,6 +92,7 @@ use reqwest_middleware::{Error, Middleware, Next};
 use crate::classify::FailureKind;
 use crate::config::Config;
 use crate::error::OpenError;
+use crate::hint::{self, Hint};
 use crate::registry::Registry;
 use crate::verdict::Verdict;
 
@@ -305,8 +313,8 @@ impl Middleware for FuseMiddleware {
                     .try_acquire(name, operation)
                     .map_err(Error::middleware)?;
                 let outcome = next.run(request, extensions).await;
-                let verdict = judge(&outcome, permit.config());
-                permit.conclude(verdict);
+                let (verdict, hint) = judge(&outcome, permit.config());
+                hint::conclude(permit, verdict, hint);
                 outcome
             }
             #[cfg(feature = "store")]
@@ -317,26 +325,33 @@ impl Middleware for FuseMiddleware {
                 // A verdict the store could not take is reported to the
                 // circuit's listeners; the response is the caller's all
                 // the same.
-                let _ = permit.conclude(judge(&outcome, fuse.config())).await;
+                let (verdict, hint) = judge(&outcome, fuse.config());
+                let _ = hint::conclude_shared(permit, verdict, hint, fuse.key()).await;
                 outcome
             }
         }
     }
 }
 
-/// The verdict on what the rest of the chain returned.
-fn judge(outcome: &reqwest_middleware::Result<Response>, config: &Config) -> Verdict {
-    Verdict::for_outcome(
-        outcome,
-        |response| Verdict::for_status(response.status().as_u16(), config),
-        |error| match error {
-            Error::Reqwest(err) => reqwest_verdict(err, config),
-            Error::Middleware(err) => {
-                let err: &(dyn StdError + Send + Sync + 'static) = err.as_ref();
-                Verdict::for_error(err, config)
-            }
-        },
-    )
+/// The verdict on what the rest of the chain returned, and the server's
+/// hint of a counted failure.
+fn judge(outcome: &reqwest_middleware::Result<Response>, config: &Config) -> (Verdict, Hint) {
+    match outcome {
+        Ok(response) => {
+            let verdict = Verdict::for_status(response.status().as_u16(), config);
+            let hint = if verdict == Verdict::Failure {
+                Hint::retry_after(response.headers())
+            } else {
+                Hint::None
+            };
+            (verdict, hint)
+        }
+        Err(Error::Reqwest(err)) => (reqwest_verdict(err, config), Hint::None),
+        Err(Error::Middleware(err)) => {
+            let err: &(dyn StdError + Send + Sync + 'static) = err.as_ref();
+            (Verdict::for_error(err, config), Hint::None)
+        }
+    }
 }
 
 /// The verdict on an error of the reqwest client.

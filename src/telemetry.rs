@@ -14,6 +14,7 @@
 //! | `fuse_window_slow_calls` | gauge | `rate` policy: slow calls among them, failed or not |
 //! | `fuse_store_unreachable_total` | counter | outages of a shared circuit's store (feature `store`), also labelled `store` |
 //! | `fuse_store_reachable` | gauge | 1 while a shared circuit's store answers, 0 while its fallback decides |
+//! | `fuse_hints_malformed_total` | counter | servers' hints of when to come back (`Retry-After`, `grpc-retry-pushback-ms`) that the tower layer or the reqwest middleware could not read and ignored, also labelled `header` |
 //!
 //! Transitions reach the metrics as they reach any listener: a circuit
 //! built with the feature registers its `Telemetry` among its own
@@ -193,6 +194,18 @@ impl Listener for Telemetry {
         gauge!("fuse_store_reachable", "key" => self.key.clone())
             .set(f64::from(u8::from(event.reachable)));
     }
+}
+
+/// A hint of when to come back, in `header`, that a call of the circuit
+/// `key` could not read (rare: resolved on each).
+#[cfg(any(feature = "tower", feature = "reqwest"))]
+pub(crate) fn hint_malformed(key: &str, header: &'static str) {
+    counter!(
+        "fuse_hints_malformed_total",
+        "key" => key.to_owned(),
+        "header" => header
+    )
+    .increment(1);
 }
 
 impl std::fmt::Debug for Telemetry {

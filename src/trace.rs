@@ -3,7 +3,9 @@
 //! structured event (target `fuse_breaker`; fields `key`, `from`, `to`,
 //! `reason`, `at_ns`), and each outage of a shared circuit's store into a
 //! warning (fields `key`, `store`, `fallback`, `error`) and its end into an
-//! INFO event.
+//! INFO event. A server's hint of when to come back that the tower layer
+//! or the reqwest middleware could not read is a DEBUG event (fields
+//! `key`, `header`).
 
 use crate::events::Listener;
 use crate::transition::Transition;
@@ -66,4 +68,17 @@ impl Listener for TraceSink {
             );
         }
     }
+}
+
+/// A hint of when to come back, in `header`, that a call of the circuit
+/// `key` could not read: a DEBUG event (a misbehaving server may send one
+/// with every answer; the `metrics` feature counts them).
+#[cfg(any(feature = "tower", feature = "reqwest"))]
+pub(crate) fn hint_malformed(key: &str, header: &'static str) {
+    tracing::debug!(
+        target: "fuse_breaker",
+        key,
+        header,
+        "circuit {key}: the hint in {header} cannot be read; ignored",
+    );
 }

@@ -57,4 +57,47 @@ mod tracing_events {
             }
         }
     }
+
+    /// A server's hint that cannot be read is a DEBUG event naming the
+    /// circuit and the header.
+    #[cfg(feature = "tower")]
+    #[test]
+    fn a_malformed_hint_is_a_debug_event() {
+        use tower::{Layer, ServiceExt, service_fn};
+
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_max_level(tracing::Level::DEBUG)
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            // Kept alive: `oneshot` drops the service, and its circuit with
+            // it, once called.
+            let fuse = Arc::new(fuse_breaker::Fuse::new(
+                "hinted",
+                fuse_breaker::Config::default(),
+            ));
+            let svc = fuse_breaker::tower::FuseLayer::new(fuse.clone()).layer(service_fn(
+                |_req: http::Request<()>| async {
+                    let res = http::Response::builder()
+                        .status(503)
+                        .header("retry-after", "soon")
+                        .body(())
+                        .unwrap();
+                    Ok::<_, std::io::Error>(res)
+                },
+            ));
+            futures::executor::block_on(svc.oneshot(http::Request::new(()))).unwrap();
+        });
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let line = text
+            .lines()
+            .find(|line| line.contains("cannot be read"))
+            .unwrap_or_else(|| panic!("no event for the hint: {text}"));
+        for field in ["DEBUG", "key=\"fuse:hinted\"", "header=\"retry-after\""] {
+            assert!(line.contains(field), "{line:?} should contain {field}");
+        }
+    }
 }

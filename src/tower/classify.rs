@@ -8,12 +8,20 @@ use std::time::Duration;
 use super::BoxError;
 use crate::config::Config;
 use crate::error::OpenError;
+use crate::hint::{self, Hint};
+use crate::permit::OwnedPermit;
 use crate::verdict::Verdict;
 
 /// What a classifier makes of one call: its [`Verdict`], and how long the
 /// dependency asked its callers to wait, when it said so (an HTTP
-/// `Retry-After`, gRPC's retry pushback). The circuit acts on the verdict
-/// only; the hint is there for whoever decides how long to stay away.
+/// `Retry-After`, gRPC's retry pushback). The layers end the call's permit
+/// with both: a counted failure with a hint that opens the circuit keeps
+/// it open at least that long, capped at
+/// [`max_open_duration`](Config::max_open_duration) (SPEC §10,
+/// [`OwnedPermit::failure_retry_after`](crate::OwnedPermit::failure_retry_after)).
+/// A hint that could not be read is ignored, and counted against the
+/// circuit (`fuse_hints_malformed_total`, feature `metrics`; a DEBUG
+/// event, feature `tracing`).
 ///
 /// ```
 /// use std::time::Duration;
@@ -30,7 +38,7 @@ use crate::verdict::Verdict;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Classification {
     verdict: Verdict,
-    retry_after: Option<Duration>,
+    hint: Hint,
 }
 
 impl Classification {
@@ -44,7 +52,7 @@ impl Classification {
     pub const fn new(verdict: Verdict) -> Self {
         Classification {
             verdict,
-            retry_after: None,
+            hint: Hint::None,
         }
     }
 
@@ -59,9 +67,56 @@ impl Classification {
     #[inline]
     #[must_use]
     pub const fn with_retry_after(self, retry_after: Option<Duration>) -> Self {
+        self.with_hint(match retry_after {
+            Some(after) => Hint::After(after),
+            None => Hint::None,
+        })
+    }
+
+    /// The same classification with the hint of the `Retry-After` in
+    /// `headers` when its verdict is a counted failure (unchanged
+    /// otherwise, and the headers are not read): delay-seconds, or an HTTP
+    /// date (IMF-fixdate, RFC 850 or asctime) read against the wall clock,
+    /// a date that has passed being zero. Huge values saturate. A
+    /// `Retry-After` that cannot be read (a sign, a fraction, several
+    /// values, bytes that are not ASCII, a date that does not parse) gives
+    /// no hint and is [marked](Self::malformed_hint), to be counted when
+    /// the permit ends. What [`DefaultClassifier`] does; a classifier of
+    /// your own that counts other statuses does it too.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fuse_breaker::{tower::Classification, Verdict};
+    ///
+    /// let mut headers = http::HeaderMap::new();
+    /// headers.insert(http::header::RETRY_AFTER, "120".parse().unwrap());
+    /// let failure = Classification::new(Verdict::Failure).with_retry_after_header(&headers);
+    /// assert_eq!(failure.retry_after(), Some(Duration::from_secs(120)));
+    /// // Only a counted failure reads it.
+    /// let ignored = Classification::new(Verdict::Ignore).with_retry_after_header(&headers);
+    /// assert_eq!(ignored.retry_after(), None);
+    ///
+    /// headers.insert(http::header::RETRY_AFTER, "in a minute".parse().unwrap());
+    /// let garbled = Classification::new(Verdict::Failure).with_retry_after_header(&headers);
+    /// assert_eq!(garbled.retry_after(), None);
+    /// assert_eq!(garbled.malformed_hint(), Some("retry-after"));
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn with_retry_after_header(self, headers: &http::HeaderMap) -> Self {
+        if self.verdict == Verdict::Failure {
+            self.with_hint(Hint::retry_after(headers))
+        } else {
+            self
+        }
+    }
+
+    /// The same verdict with `hint`.
+    #[inline]
+    pub(super) const fn with_hint(self, hint: Hint) -> Self {
         Classification {
             verdict: self.verdict,
-            retry_after,
+            hint,
         }
     }
 
@@ -76,7 +131,8 @@ impl Classification {
         self.verdict
     }
 
-    /// How long the dependency asked its callers to wait, if it said.
+    /// How long the dependency asked its callers to wait, if it said so
+    /// readably.
     ///
     /// ```
     /// use fuse_breaker::{tower::Classification, Verdict};
@@ -84,7 +140,40 @@ impl Classification {
     /// ```
     #[inline]
     pub const fn retry_after(&self) -> Option<Duration> {
-        self.retry_after
+        self.hint.after()
+    }
+
+    /// The header whose hint could not be read (`"retry-after"`,
+    /// `"grpc-retry-pushback-ms"`), if one could not: the hint is ignored,
+    /// and counted against the circuit when the permit ends.
+    ///
+    /// ```
+    /// use fuse_breaker::{tower::Classification, Verdict};
+    /// assert_eq!(Classification::from(Verdict::Failure).malformed_hint(), None);
+    /// ```
+    #[inline]
+    pub const fn malformed_hint(&self) -> Option<&'static str> {
+        match self.hint {
+            Hint::Malformed(header) => Some(header),
+            Hint::None | Hint::After(_) => None,
+        }
+    }
+
+    /// Ends `permit` with this verdict and hint.
+    #[inline]
+    pub(super) fn conclude(self, permit: OwnedPermit) {
+        hint::conclude(permit, self.verdict, self.hint);
+    }
+
+    /// Ends `permit`, of the shared circuit `key`, with this verdict and
+    /// hint.
+    #[cfg(feature = "store")]
+    pub(super) fn conclude_shared<'a>(
+        self,
+        permit: crate::store::SharedPermit<'a>,
+        key: &str,
+    ) -> crate::store::Conclusion<'a> {
+        hint::conclude_shared(permit, self.verdict, self.hint, key)
     }
 }
 
@@ -276,9 +365,8 @@ pub trait ClassifyResponse<Res> {
 /// anything else is a success ([`Verdict::for_status`]); errors go through
 /// [`classify_error`](crate::classify_error).
 ///
-/// A response of 400 and above with a `Retry-After` in seconds carries
-/// them as its [hint](Classification::retry_after) (a `Retry-After` that
-/// is an HTTP date gives none).
+/// A counted failure's `Retry-After` is its hint, in seconds or as an HTTP
+/// date ([`Classification::with_retry_after_header`]).
 ///
 /// ```
 /// use std::time::Duration;
@@ -304,33 +392,8 @@ impl<B> ClassifyResponse<http::Response<B>> for DefaultClassifier {
         config: &Config,
     ) -> Classified<NeverClassifyEos> {
         let verdict = Verdict::for_status(response.status().as_u16(), config);
-        let classification = Classification::new(verdict);
-        Classified::Ready(if verdict == Verdict::Success {
-            classification
-        } else {
-            classification.with_retry_after(retry_after(response.headers()))
-        })
+        Classified::Ready(Classification::new(verdict).with_retry_after_header(response.headers()))
     }
-}
-
-/// The seconds of a `Retry-After` header in its delay-seconds form (RFC
-/// 9110 §10.2.3: one or more digits); `None` for an HTTP date or anything
-/// else.
-fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
-    let value = headers.get(http::header::RETRY_AFTER)?;
-    decimal(value.as_bytes()).map(Duration::from_secs)
-}
-
-/// The number `bytes` spell in decimal digits, and nothing else (no sign,
-/// no space); `None` when empty or past `u64::MAX`.
-pub(super) fn decimal(bytes: &[u8]) -> Option<u64> {
-    if bytes.is_empty() {
-        return None;
-    }
-    bytes.iter().try_fold(0u64, |n, &byte| {
-        let digit = char::from(byte).to_digit(10)?;
-        n.checked_mul(10)?.checked_add(u64::from(digit))
-    })
 }
 
 /// A classifier for services whose responses are not HTTP: every response
@@ -456,24 +519,40 @@ mod tests {
     }
 
     #[test]
-    fn retry_after_seconds_are_the_hint_of_an_error_response() {
+    fn the_retry_after_of_a_counted_failure_is_its_hint() {
         let secs = Duration::from_secs;
-        for (status, value, hint) in [
-            (503, "120", Some(secs(120))),
-            (429, "0", Some(secs(0))),
-            (502, "7", Some(secs(7))),
-            // An HTTP date, a sign, a fraction, nothing: no hint.
-            (503, "Fri, 31 Dec 1999 23:59:59 GMT", None),
-            (503, "+5", None),
-            (503, "1.5", None),
-            (503, "", None),
-            (503, "99999999999999999999999", None),
-            // A success carries no hint.
-            (200, "30", None),
+        for (status, value, hint, malformed) in [
+            (503, "120", Some(secs(120)), None),
+            (502, "7", Some(secs(7)), None),
+            (504, "0", Some(secs(0)), None),
+            // A date long past: come back now.
+            (503, "Sun, 06 Nov 1994 08:49:37 GMT", Some(secs(0)), None),
+            (503, "99999999999999999999999", Some(secs(u64::MAX)), None),
+            // Unreadable: no hint, marked.
+            (503, "+5", None, Some("retry-after")),
+            (503, "1.5", None, Some("retry-after")),
+            (503, "", None, Some("retry-after")),
+            // Not a counted failure: not read.
+            (429, "30", None, None),
+            (404, "soon", None, None),
+            (200, "30", None, None),
         ] {
             let c = classify(&response(status, Some(value)));
             assert_eq!(c.retry_after(), hint, "{status} {value:?}");
+            assert_eq!(c.malformed_hint(), malformed, "{status} {value:?}");
         }
+    }
+
+    #[test]
+    fn a_date_in_the_future_is_the_time_until_then() {
+        let then = std::time::SystemTime::now() + Duration::from_hours(1);
+        let date = httpdate::fmt_http_date(then);
+        let c = classify(&response(503, Some(date.as_str())));
+        let hint = c.retry_after().expect("a hint");
+        assert!(
+            hint > Duration::from_secs(3590) && hint <= Duration::from_hours(1),
+            "{hint:?}"
+        );
     }
 
     #[test]

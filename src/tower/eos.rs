@@ -216,19 +216,18 @@ where
                         *this.waiting = Some((eos, permit));
                         return Poll::Ready(Some(Ok(frame)));
                     };
-                    let concluding = permit
-                        .conclude(|config| eos.classify_eos(Some(trailers), config).verdict());
+                    let concluding =
+                        permit.conclude(|config| eos.classify_eos(Some(trailers), config));
                     (concluding, Ending::Trailers(frame))
                 }
                 Some(Err(error)) => {
                     let error = error.into();
                     let concluding =
-                        permit.conclude(|config| eos.classify_body_error(&error, config).verdict());
+                        permit.conclude(|config| eos.classify_body_error(&error, config));
                     (concluding, Ending::Error(error))
                 }
                 None => {
-                    let concluding =
-                        permit.conclude(|config| eos.classify_eos(None, config).verdict());
+                    let concluding = permit.conclude(|config| eos.classify_eos(None, config));
                     (concluding, Ending::End)
                 }
             };

@@ -109,7 +109,7 @@ where
                 };
                 Poll::Ready(match classified {
                     Classified::Ready(classification) => {
-                        permit.conclude(classification.verdict());
+                        classification.conclude(permit);
                         outcome.map(CarryPermit::ready).map_err(Into::into)
                     }
                     Classified::RequiresEos(eos) => outcome
@@ -124,7 +124,8 @@ where
     }
 }
 
-/// Ends `permit` with the classification of the error in `outcome` and
+/// Ends `permit` with the classification of the error in `outcome` (and
+/// its hint) and
 /// returns the error, boxed.
 #[cold]
 fn conclude_error<Res, E, C>(
@@ -140,8 +141,9 @@ where
         Ok(_) => unreachable!("an error outcome"),
         Err(error) => error.into(),
     };
-    let classification = classifier.classify_error(&error, permit.config());
-    permit.conclude(classification.verdict());
+    classifier
+        .classify_error(&error, permit.config())
+        .conclude(permit);
     error
 }
 

@@ -26,9 +26,19 @@
 //! (connection refused, timeouts) are judged by the circuit's
 //! [`Config`] like any error. The counted codes are the classifier's own
 //! setting: `UNAVAILABLE` and `DEADLINE_EXCEEDED` by default; `OK` is a
-//! success; any other code is ignored. A status other than `OK` with a
-//! `grpc-retry-pushback-ms` beside it carries those milliseconds as its
-//! [hint](super::Classification::retry_after).
+//! success; any other code is ignored.
+//!
+//! A counted status carries the server's hint of when to come back (SPEC
+//! §10): the `grpc-retry-pushback-ms` beside it (in the trailers with a
+//! status in the trailers, in the headers of a trailers-only response, in
+//! the metadata of a `tonic::Status`), in milliseconds. gRPC's retry
+//! design reads a negative pushback as "do not retry this call", which
+//! says nothing of when the server will be back: no hint. A response
+//! judged by its HTTP status (a proxy's 503) without a pushback carries
+//! its `Retry-After`, as the default HTTP classifier reads it. A pushback
+//! that cannot be read (not digits, several values) is ignored, and
+//! counted against the circuit (see
+//! [`Classification`]).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -57,16 +67,16 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
 
 use http::{HeaderMap, StatusCode};
 use tonic::{Code, Status};
 
 use super::BoxError;
-use super::classify::{Classification, Classified, ClassifyResponse, decimal};
+use super::classify::{Classification, Classified, ClassifyResponse};
 use super::eos::{ClassifiedBody, ClassifyEos};
 use crate::config::Config;
 use crate::error::OpenError;
+use crate::hint::{self, Hint};
 use crate::verdict::Verdict;
 
 /// The metadata key with which [`open_status`] tells a gRPC client how
@@ -82,7 +92,7 @@ use crate::verdict::Verdict;
 /// let status = open_status(&fuse.try_acquire().unwrap_err());
 /// assert_eq!(status.metadata().get(RETRY_PUSHBACK_MS).unwrap(), "30000");
 /// ```
-pub const RETRY_PUSHBACK_MS: &str = "grpc-retry-pushback-ms";
+pub const RETRY_PUSHBACK_MS: &str = hint::RETRY_PUSHBACK_MS;
 
 /// Judges gRPC calls by their status: `OK` is a success, a counted code a
 /// failure (`UNAVAILABLE` and `DEADLINE_EXCEEDED` by default), any other
@@ -222,13 +232,27 @@ impl GrpcClassifier {
     }
 
     /// The classification of a call that ended with `code`, the retry
-    /// pushback in `metadata` its hint when the code is not `OK`.
+    /// pushback in `metadata` its hint when the code counts.
     fn classify(self, code: Code, metadata: &HeaderMap) -> Classification {
-        let classification = Classification::new(self.verdict(code));
-        if code == Code::Ok {
-            classification
+        let verdict = self.verdict(code);
+        let classification = Classification::new(verdict);
+        if verdict == Verdict::Failure {
+            classification.with_hint(Hint::retry_pushback(metadata))
         } else {
-            classification.with_retry_after(retry_pushback(metadata))
+            classification
+        }
+    }
+
+    /// The classification of a response without a `grpc-status`, judged
+    /// by the code of its HTTP status: its pushback, or else its
+    /// `Retry-After`, is the hint of a counted code.
+    fn classify_http(self, status: StatusCode, headers: &HeaderMap) -> Classification {
+        let classification = self.classify(code_of_http_status(status), headers);
+        if classification.verdict() == Verdict::Failure && headers.get(RETRY_PUSHBACK_MS).is_none()
+        {
+            classification.with_retry_after_header(headers)
+        } else {
+            classification
         }
     }
 }
@@ -250,14 +274,6 @@ fn status_code(headers: &HeaderMap) -> Option<Code> {
     headers
         .get(Status::GRPC_STATUS)
         .map(|value| Code::from_bytes(value.as_bytes()))
-}
-
-/// The milliseconds of a `grpc-retry-pushback-ms` entry (digits only:
-/// gRPC reads anything else, a negative value among them, as "do not
-/// retry", which is no hint of when to).
-fn retry_pushback(metadata: &HeaderMap) -> Option<Duration> {
-    let value = metadata.get(RETRY_PUSHBACK_MS)?;
-    decimal(value.as_bytes()).map(Duration::from_millis)
 }
 
 /// The code gRPC maps an HTTP status to when a response has no
@@ -301,10 +317,11 @@ impl<B> ClassifyResponse<http::Response<B>> for GrpcClassifier {
     ) -> Classified<GrpcClassifier> {
         let headers = response.headers();
         let status = response.status();
-        match status_code(headers)
-            .or_else(|| (status != StatusCode::OK).then(|| code_of_http_status(status)))
-        {
+        match status_code(headers) {
             Some(code) => Classified::Ready(self.classify(code, headers)),
+            None if status != StatusCode::OK => {
+                Classified::Ready(self.classify_http(status, headers))
+            }
             None => Classified::RequiresEos(*self),
         }
     }
@@ -402,6 +419,8 @@ pub type GrpcBody<B> = ClassifiedBody<B, GrpcClassifier>;
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     fn with(entries: &[(&'static str, &'static str)]) -> HeaderMap {
@@ -430,25 +449,84 @@ mod tests {
         *res.headers_mut() = failed;
         assert_eq!(grpc.classify_response(&res, &config), Classified::Ready(c));
 
-        for (entries, hint) in [
-            // OK carries no hint; "do not retry" and garbage are none.
-            (&[("grpc-status", "0"), (RETRY_PUSHBACK_MS, "10")][..], None),
+        for (entries, hint, malformed) in [
+            // OK and uncounted codes carry no hint; "do not retry" is none.
             (
-                &[("grpc-status", "14"), (RETRY_PUSHBACK_MS, "-1")][..],
+                &[("grpc-status", "0"), (RETRY_PUSHBACK_MS, "10")][..],
                 None,
-            ),
-            (
-                &[("grpc-status", "14"), (RETRY_PUSHBACK_MS, "soon")][..],
                 None,
             ),
             (
                 &[("grpc-status", "5"), (RETRY_PUSHBACK_MS, "20")][..],
-                Some(Duration::from_millis(20)),
+                None,
+                None,
+            ),
+            (
+                &[("grpc-status", "14"), (RETRY_PUSHBACK_MS, "-1")][..],
+                None,
+                None,
+            ),
+            (
+                &[
+                    ("grpc-status", "4"),
+                    (RETRY_PUSHBACK_MS, "99999999999999999999"),
+                ][..],
+                Some(Duration::from_millis(u64::MAX)),
+                None,
+            ),
+            // Garbage is none, and marked.
+            (
+                &[("grpc-status", "14"), (RETRY_PUSHBACK_MS, "soon")][..],
+                None,
+                Some(RETRY_PUSHBACK_MS),
+            ),
+            (
+                &[("grpc-status", "14"), (RETRY_PUSHBACK_MS, "")][..],
+                None,
+                Some(RETRY_PUSHBACK_MS),
+            ),
+            // An HTTP Retry-After beside a gRPC status is not gRPC's hint.
+            (
+                &[("grpc-status", "14"), ("retry-after", "30")][..],
+                None,
+                None,
             ),
         ] {
             let c = grpc.classify_eos(Some(&with(entries)), &config);
             assert_eq!(c.retry_after(), hint, "{entries:?}");
+            assert_eq!(c.malformed_hint(), malformed, "{entries:?}");
         }
+    }
+
+    #[test]
+    fn an_http_error_carries_its_pushback_or_its_retry_after() {
+        let grpc = GrpcClassifier::new();
+        let config = Config::default();
+        let classify = |status: u16, entries: &[(&'static str, &'static str)]| {
+            let mut res = http::Response::new(());
+            *res.status_mut() = StatusCode::from_u16(status).unwrap();
+            *res.headers_mut() = with(entries);
+            match grpc.classify_response(&res, &config) {
+                Classified::Ready(c) => c,
+                Classified::RequiresEos(_) => panic!("judged at once"),
+            }
+        };
+        let secs = Duration::from_secs;
+        assert_eq!(
+            classify(503, &[("retry-after", "30")]).retry_after(),
+            Some(secs(30))
+        );
+        assert_eq!(
+            classify(503, &[("retry-after", "30"), (RETRY_PUSHBACK_MS, "500")]).retry_after(),
+            Some(Duration::from_millis(500))
+        );
+        let garbled = classify(429, &[("retry-after", "later")]);
+        assert_eq!(garbled.retry_after(), None);
+        assert_eq!(garbled.malformed_hint(), Some("retry-after"));
+        // 404 is UNIMPLEMENTED: not counted, not read.
+        let ignored = classify(404, &[("retry-after", "later")]);
+        assert_eq!(ignored.verdict(), Verdict::Ignore);
+        assert_eq!(ignored.malformed_hint(), None);
     }
 
     #[test]

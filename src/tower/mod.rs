@@ -89,8 +89,10 @@
 //! - [`DefaultClassifier`] (the default) for `http::Response`s: a status
 //!   the circuit's [`Config`](crate::Config) counts (502, 503 and 504 by
 //!   default, 500 when `count_http_500` is set) is a counted failure, and
-//!   the response is still returned; other statuses of 400 and above are
-//!   ignored; anything else is a success;
+//!   the response is still returned; its `Retry-After` is the server's
+//!   hint of when to come back, which keeps the circuit it opens open that
+//!   long, capped at `max_open_duration` (SPEC §10); other statuses of 400
+//!   and above are ignored; anything else is a success;
 //! - [`OkIsSuccess`] for services whose responses are not HTTP: every
 //!   response is a success;
 //! - [`classify_fn`] for a closure `Fn(&Res, &Config) -> Verdict` (or

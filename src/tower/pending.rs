@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+#[cfg(feature = "tonic")]
+use super::classify::Classification;
 use crate::permit::OwnedPermit;
 
 /// The permit of a call whose verdict waits for the end of its response's
@@ -49,9 +51,9 @@ pub(super) trait Tail: Send + Sync + fmt::Debug {
     #[cfg(feature = "tonic")]
     fn config(&self) -> &crate::config::Config;
 
-    /// Gives the call its verdict; poll the tail to record it.
+    /// Gives the call its classification; poll the tail to record it.
     #[cfg(feature = "tonic")]
-    fn give(&mut self, verdict: crate::verdict::Verdict);
+    fn give(&mut self, classification: Classification);
 
     /// Ready when the verdict is recorded.
     #[cfg(feature = "tonic")]
@@ -69,24 +71,24 @@ impl PendingPermit {
         PendingPermit(Held::Shared(tail))
     }
 
-    /// Ends the permit with the verdict `judge` gives under the circuit's
-    /// configuration; what is left to wait for before the verdict is
-    /// recorded (nothing for a circuit of this process).
+    /// Ends the permit with the classification (the verdict and its hint)
+    /// `judge` gives under the circuit's configuration; what is left to
+    /// wait for before the verdict is recorded (nothing for a circuit of
+    /// this process).
     #[cfg(feature = "tonic")]
     pub(super) fn conclude(
         self,
-        judge: impl FnOnce(&crate::config::Config) -> crate::verdict::Verdict,
+        judge: impl FnOnce(&crate::config::Config) -> Classification,
     ) -> Concluding {
         match self.0 {
             Held::Local(permit) => {
-                let verdict = judge(permit.config());
-                permit.conclude(verdict);
+                judge(permit.config()).conclude(permit);
                 Concluding::done()
             }
             #[cfg(feature = "store")]
             Held::Shared(mut tail) => {
-                let verdict = judge(tail.config());
-                tail.give(verdict);
+                let classification = judge(tail.config());
+                tail.give(classification);
                 Concluding::shared(tail)
             }
         }

@@ -19,11 +19,10 @@ use tower_service::Service;
 
 use super::BoxError;
 use super::carry::CarryPermit;
-use super::classify::{Classified, ClassifyResponse};
+use super::classify::{Classification, Classified, ClassifyResponse};
 use super::pending::PendingPermit;
 use crate::config::Config;
 use crate::store::SharedFuse;
-use crate::verdict::Verdict;
 
 /// The whole call, from the admission to the recorded verdict.
 type Driver = Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -55,7 +54,7 @@ pub struct SharedResponseFuture<Res, E> {
     exchange: Arc<Exchange<Res, E>>,
 }
 
-/// What the driver hands over, and the verdict a body gives it.
+/// What the driver hands over, and the classification a body gives it.
 struct Exchange<Res, E> {
     fuse: Arc<SharedFuse>,
     slot: Mutex<Slot<Res, E>>,
@@ -63,7 +62,7 @@ struct Exchange<Res, E> {
 
 struct Slot<Res, E> {
     delivered: Option<Delivered<Res, E>>,
-    verdict: Option<Verdict>,
+    classification: Option<Classification>,
 }
 
 /// The driver's outcome.
@@ -90,7 +89,7 @@ impl<Res, E> Exchange<Res, E> {
 #[cfg_attr(not(feature = "tonic"), allow(dead_code))]
 trait Verdicts: Send + Sync {
     fn config(&self) -> &Config;
-    fn give(&self, verdict: Verdict);
+    fn give(&self, classification: Classification);
 }
 
 impl<Res: Send, E: Send> Verdicts for Exchange<Res, E> {
@@ -98,8 +97,8 @@ impl<Res: Send, E: Send> Verdicts for Exchange<Res, E> {
         self.fuse.config()
     }
 
-    fn give(&self, verdict: Verdict) {
-        self.slot().verdict = Some(verdict);
+    fn give(&self, classification: Classification) {
+        self.slot().classification = Some(classification);
     }
 }
 
@@ -125,7 +124,7 @@ where
             fuse,
             slot: Mutex::new(Slot {
                 delivered: None,
-                verdict: None,
+                classification: None,
             }),
         });
         let shared = exchange.clone();
@@ -138,34 +137,31 @@ where
                 }
             };
             let outcome = inner.call(request).await.map_err(Into::into);
-            let (verdict, outcome) = match outcome {
+            let (classification, outcome) = match outcome {
                 Ok(response) => match classifier.classify_response(&response, fuse.config()) {
-                    Classified::Ready(classification) => (classification.verdict(), Ok(response)),
+                    Classified::Ready(classification) => (classification, Ok(response)),
                     Classified::RequiresEos(eos) => {
                         shared.deliver(Delivered::AtEnd(response, eos));
                         // The body gives the verdict, then polls this
                         // future again: no waker to keep.
-                        let verdict = poll_fn(|_| {
+                        let classification = poll_fn(|_| {
                             shared
                                 .slot()
-                                .verdict
+                                .classification
                                 .take()
                                 .map_or(Poll::Pending, Poll::Ready)
                         })
                         .await;
                         // As below: a lost verdict is the listeners' news.
-                        let _ = permit.conclude(verdict).await;
+                        let _ = classification.conclude_shared(permit, fuse.key()).await;
                         return;
                     }
                 },
-                Err(error) => {
-                    let classification = classifier.classify_error(&error, fuse.config());
-                    (classification.verdict(), Err(error))
-                }
+                Err(error) => (classifier.classify_error(&error, fuse.config()), Err(error)),
             };
             // A verdict the store could not take is reported to the
             // circuit's listeners; the caller gets the call's own result.
-            let _ = permit.conclude(verdict).await;
+            let _ = classification.conclude_shared(permit, fuse.key()).await;
             shared.deliver(Delivered::Done(outcome));
         });
         SharedResponseFuture {
@@ -241,8 +237,8 @@ impl super::pending::Tail for Tail {
     }
 
     #[cfg(feature = "tonic")]
-    fn give(&mut self, verdict: Verdict) {
-        self.verdicts.give(verdict);
+    fn give(&mut self, classification: Classification) {
+        self.verdicts.give(classification);
     }
 
     #[cfg(feature = "tonic")]

@@ -1,16 +1,16 @@
 //! A local HTTP/1 server for the integration tests: bound to 127.0.0.1 on
 //! a free port, switched at run time between answering, answering with a
-//! status, answering late and dropping connections, and counting the
-//! requests it receives (in all and per path).
+//! status (and headers), answering late and dropping connections, and
+//! counting the requests it receives (in all and per path).
 
 use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
-use http::{Request, Response, StatusCode};
+use http::{HeaderValue, Request, Response, StatusCode};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -25,6 +25,12 @@ pub(crate) enum Mode {
     Healthy,
     /// This status, body `status N`.
     Status(u16),
+    /// This status with these headers, values as raw bytes (a name listed
+    /// twice is sent twice).
+    Headers(u16, &'static [(&'static str, &'static [u8])]),
+    /// This status with a `Retry-After` date (IMF-fixdate) this long after
+    /// the wall clock's now.
+    RetryAt(u16, Duration),
     /// `200 OK` after this long (longer than the client's timeout).
     Slow(Duration),
     /// Reads the request, then resets the connection without an answer.
@@ -131,9 +137,20 @@ async fn answer(
         .unwrap_or_else(|| *lock(&shared.mode));
     match mode {
         Mode::Healthy => Ok(Response::new("ok".to_owned())),
-        Mode::Status(status) => {
-            let mut res = Response::new(format!("status {status}"));
-            *res.status_mut() = StatusCode::from_u16(status).expect("valid status");
+        Mode::Status(status) => Ok(with_status(status)),
+        Mode::Headers(status, headers) => {
+            let mut res = with_status(status);
+            for (name, value) in headers {
+                let value = HeaderValue::from_bytes(value).expect("a header value");
+                res.headers_mut().append(*name, value);
+            }
+            Ok(res)
+        }
+        Mode::RetryAt(status, after) => {
+            let mut res = with_status(status);
+            let date = httpdate::fmt_http_date(SystemTime::now() + after);
+            let value = HeaderValue::from_str(&date).expect("a date");
+            res.headers_mut().insert(http::header::RETRY_AFTER, value);
             Ok(res)
         }
         Mode::Slow(delay) => {
@@ -143,6 +160,13 @@ async fn answer(
         // hyper drops the connection when its service fails.
         Mode::Close => Err(io::Error::other("closing the connection")),
     }
+}
+
+/// An answer with `status`, body `status N`.
+fn with_status(status: u16) -> Response<String> {
+    let mut res = Response::new(format!("status {status}"));
+    *res.status_mut() = StatusCode::from_u16(status).expect("valid status");
+    res
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

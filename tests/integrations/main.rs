@@ -2,9 +2,9 @@
 //! a local server that answers, fails, answers late or resets its
 //! connections.
 //!
-//! Every scenario is written once, in `scenarios`, over a [`Client`] that
-//! each integration implements; `tower` and `reqwest` run them all and add
-//! the tests only their integration has. Circuits run on a mock clock and
+//! Every scenario is written once, in `scenarios` (and the servers' hints
+//! in `hints`), over a [`Client`] that each integration implements; `tower`
+//! and `reqwest` run them all and add the tests only their integration has. Circuits run on a mock clock and
 //! tokio's time is paused (a client timeout or a slow answer takes no real
 //! time), except in one scenario that waits out a real 150 ms cooldown.
 
@@ -18,6 +18,7 @@ use fuse_breaker::{FailureKind, Registry};
 
 #[path = "../common/mod.rs"]
 mod common;
+mod hints;
 mod scenarios;
 
 /// How long a client waits for an answer.
@@ -63,6 +64,13 @@ macro_rules! each_scenario {
             client_errors_and_uncounted_statuses_do_not_count,
             a_cancelled_probe_releases_its_slot,
         );
+        each_scenario!(@hints $client;
+            retry_after_seconds_keep_the_circuit_open_that_long,
+            a_hint_beyond_max_open_duration_is_capped,
+            a_malformed_hint_is_ignored_and_counted,
+            a_hint_on_a_failure_that_does_not_open_changes_nothing,
+            an_http_date_is_read_against_the_wall_clock,
+        );
 
         /// The one scenario on real time, end to end.
         #[tokio::test]
@@ -75,6 +83,14 @@ macro_rules! each_scenario {
             #[tokio::test(start_paused = true)]
             async fn $scenario() {
                 crate::scenarios::$scenario::<$client>().await;
+            }
+        )*
+    };
+    (@hints $client:ty; $($scenario:ident,)*) => {
+        $(
+            #[tokio::test(start_paused = true)]
+            async fn $scenario() {
+                crate::hints::$scenario::<$client>().await;
             }
         )*
     };

@@ -106,3 +106,36 @@ async fn operations_and_hosts_have_circuits_of_their_own() {
         format!("fuse:{host}:charge")
     );
 }
+
+#[cfg(feature = "store")]
+#[tokio::test(start_paused = true)]
+async fn a_shared_circuit_opens_for_the_hint_in_every_process() {
+    use fuse_breaker::store::{MemoryStore, SharedRegistry};
+
+    let server = TestServer::start().await;
+    let store = Arc::new(MemoryStore::frozen());
+    // Two processes' registries on one store.
+    let registries: Vec<Arc<SharedRegistry>> = (0..2)
+        .map(|_| Arc::new(SharedRegistry::new(store.clone(), crate::hints::hinted(1))))
+        .collect();
+    for (name, headers, open_for) in [
+        ("billing", crate::hints::IN_120_S, crate::common::secs(120)),
+        ("ledger", crate::hints::GARBLED, crate::OPEN),
+    ] {
+        server.set_mode(Mode::Headers(503, headers));
+        let client = client(FuseMiddleware::named_shared(registries[0].clone(), name));
+        let res = client
+            .get(server.url("/"))
+            .send()
+            .await
+            .expect("a response");
+        assert_eq!(res.status(), 503);
+        let snap = registries[1]
+            .get(name)
+            .snapshot()
+            .await
+            .expect("the store answers");
+        assert_eq!(snap.state, State::Open, "{name}");
+        assert_eq!(snap.open_for, Some(open_for), "{name}");
+    }
+}

@@ -10,7 +10,7 @@ use crate::common::{integration_config, just_before, mock_registry};
 use crate::{Client, OPEN, Outcome};
 
 /// A refusal of the circuit `fuse:NAME` with `retry_after`.
-fn open(name: &str, retry_after: Duration) -> Outcome {
+pub(crate) fn open(name: &str, retry_after: Duration) -> Outcome {
     Outcome::Open {
         key: format!("fuse:{name}"),
         retry_after,

@@ -13,9 +13,8 @@ use hyper_util::rt::TokioExecutor;
 use tower::util::BoxCloneService;
 use tower::{Layer, Service, ServiceExt, service_fn};
 
-use crate::common::integration_config;
-use crate::common::mock_registry;
 use crate::common::server::{Mode, TestServer};
+use crate::common::{integration_config, mock_registry};
 use crate::{Client, Outcome, TIMEOUT};
 
 /// A real HTTP client as a tower service: hyper's legacy client, with a
@@ -181,4 +180,35 @@ async fn a_server_answers_503_with_retry_after_while_its_downstream_is_open() {
     assert_eq!(res.headers()[http::header::RETRY_AFTER], "30");
     assert_eq!(downstream.requests(), 3);
     server.abort();
+}
+
+#[cfg(feature = "store")]
+#[tokio::test(start_paused = true)]
+async fn a_shared_circuit_opens_for_the_hint_in_every_process() {
+    use fuse_breaker::store::{MemoryStore, SharedFuse};
+    use fuse_breaker::tower::SharedFuseLayer;
+
+    let server = TestServer::start().await;
+    let store = Arc::new(MemoryStore::frozen());
+    // Two processes' circuits of each dependency, on one store.
+    let circuit = |name: &str| {
+        Arc::new(
+            SharedFuse::builder(name, store.clone())
+                .config(crate::hints::hinted(1))
+                .build(),
+        )
+    };
+    for (name, headers, open_for) in [
+        ("billing", crate::hints::IN_120_S, crate::common::secs(120)),
+        ("ledger", crate::hints::GARBLED, crate::OPEN),
+    ] {
+        let (here, there) = (circuit(name), circuit(name));
+        server.set_mode(Mode::Headers(503, headers));
+        let svc = SharedFuseLayer::new(here).layer(http_client());
+        let res = call(&svc, &server.url("/")).await.expect("a response");
+        assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
+        let snap = there.snapshot().await.expect("the store answers");
+        assert_eq!(snap.state, State::Open, "{name}");
+        assert_eq!(snap.open_for, Some(open_for), "{name}");
+    }
 }
