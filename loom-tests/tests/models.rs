@@ -29,10 +29,13 @@ type Start = Option<(u32, u32, u32)>;
 /// Starting points just before the wrap-arounds of the engine's counters
 /// (epoch, claim counter), with every record left far behind: past half the
 /// epoch range (where a half-range comparison turns) or a whole range less
-/// one.
+/// a few epochs. (Less one would stamp a record with the very epoch a
+/// model's first change enters: that is the epoch's own stamp, which no
+/// circuit writes before its word reaches the epoch, and the records'
+/// times are then the model's, by luck or not.)
 const WRAPS: [Start; 2] = [
     Some(((1 << 30) - 1, (1 << 17) - 1, (1 << 29) + 1)),
-    Some(((1 << 29) - 1, (1 << 16) - 1, (1 << 30) - 1)),
+    Some(((1 << 29) - 1, (1 << 16) - 1, (1 << 30) - 8)),
 ];
 
 /// A circuit on a mock clock at time zero.
