@@ -168,7 +168,15 @@ const COLUMNS: usize = 7;
 
 fn columns(
     out: &mut impl Write,
-    [key, state, failures, probes, opening, open_for, half_open_in]: [&str; COLUMNS],
+    [
+        key,
+        state,
+        failures,
+        probes,
+        opening,
+        open_for,
+        half_open_in,
+    ]: [&str; COLUMNS],
 ) -> io::Result<()> {
     write!(
         out,

@@ -35,7 +35,8 @@ impl Line {
     /// When the opening ends and the next call probes, on the store's
     /// time (open only).
     fn retry_at(&self, config: &Config) -> Option<Duration> {
-        Some(self.snapshot.opened_at?.saturating_add(self.open_for(config)?))
+        let opened_at = self.snapshot.opened_at?;
+        Some(opened_at.saturating_add(self.open_for(config)?))
     }
 
     /// How long until the next call probes (open only; 0 once due).
