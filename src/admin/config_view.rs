@@ -296,7 +296,7 @@ mod tests {
             let err = serde_json::from_value::<ConfigView>(json.clone()).unwrap_err();
             assert!(err.to_string().contains("not a factor"), "{bad}: {err}");
         }
-        json["open_backoff"] = 4294.967295.into();
+        json["open_backoff"] = 4_294.967_295.into();
         let view: ConfigView = serde_json::from_value(json).unwrap();
         assert_eq!(view.open_backoff, Factor::from_millionths(u32::MAX));
     }
