@@ -467,7 +467,10 @@ impl<'a> Engine<'a> {
     }
 
     /// Tells the listeners about a transition this thread just made, with
-    /// the opening as a snapshot would show it after the change.
+    /// the opening as a snapshot would show it after the change (out of
+    /// line: only a new epoch comes here).
+    #[cold]
+    #[inline(never)]
     fn report(&self, written: Written, manual: Option<Reason>, now: &Now<'_>) {
         if !self.occupant.events.wanted() {
             return;
