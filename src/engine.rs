@@ -430,7 +430,7 @@ impl<'a> Engine<'a> {
     /// half-open epoch after the n-th opening in a row.
     fn installed_with(&self, written: Written, manual: Option<Reason>, n: u32, now: &Now<'_>) {
         if self.stamp(written, n, now) {
-            self.report(written.from.state(), written.to.state(), manual, now);
+            self.report(written, manual, now);
         }
     }
 
@@ -487,18 +487,28 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// Tells the listeners about a transition this thread just made.
-    fn report(&self, from: State, to: State, manual: Option<Reason>, now: &Now<'_>) {
+    /// Tells the listeners about a transition this thread just made, with
+    /// the opening as a snapshot would show it after the change (out of
+    /// line: only a new epoch comes here).
+    #[cold]
+    #[inline(never)]
+    fn report(&self, written: Written, manual: Option<Reason>, now: &Now<'_>) {
         if !self.occupant.events.wanted() {
             return;
         }
+        let (from, to) = (written.from.state(), written.to.state());
         if let Some(reason) = manual.or_else(|| model::reason(from, to)) {
+            let mut head = written.to.unpack().0;
+            let (opening, seen) = self.opening_seen(&mut head, now.get());
+            let shown = model::snapshot(&head, opening, View::default());
             self.occupant.events.emit(&Transition {
                 key: self.occupant.names.key(),
                 from,
                 to,
                 reason,
                 at: Duration::from_nanos(now.get()),
+                openings: shown.openings,
+                open_for: shown.open_for.filter(|_| seen),
             });
         }
     }

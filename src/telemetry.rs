@@ -9,6 +9,8 @@
 //! | `fuse_ignored_total` | counter | ignore verdicts (ignored errors, panics, dropped permits and futures) |
 //! | `fuse_transitions_total` | counter | state changes, also labelled `to` and `reason` |
 //! | `fuse_state` | gauge | 0 closed, 1 open, 2 half-open |
+//! | `fuse_openings_total` | counter | openings, also labelled `n`: SPEC §10's n of the opening (`0` from closed or by `force_open`, one more for each failed probe in a row), `0` to `8`, then `9+` |
+//! | `fuse_opening_seconds` | gauge | how long the current opening lasts (SPEC §10: backoff, jitter and any hint of the server applied); 0 unless open |
 //! | `fuse_window_calls` | gauge | `rate` policy: calls in the window (SPEC §9) |
 //! | `fuse_window_failed_calls` | gauge | `rate` policy: counted failures among them |
 //! | `fuse_window_slow_calls` | gauge | `rate` policy: slow calls among them, failed or not |
@@ -24,7 +26,9 @@
 //! registry lists it, and on [`Fuse::publish_metrics`](crate::Fuse::publish_metrics).
 //! The window gauges of a `rate` circuit are published with it, from the
 //! circuit's snapshot (a `count` circuit has none), and set to zero on
-//! every transition, which empties the window.
+//! every transition, which empties the window. The opening's count and
+//! gauge are set from the transition itself, which tells the opening's n
+//! and duration.
 //! The other counts go to the recorder as they happen. Handles are
 //! resolved at the first call of each circuit: install the recorder before
 //! traffic starts.
@@ -45,6 +49,18 @@ struct Handles {
     failures: Counter,
     ignored: Counter,
     state: Gauge,
+    opening: Gauge,
+}
+
+/// The values of the label `n` of `fuse_openings_total`: the n of the
+/// opening up to 8, then one value for all the others, so that a circuit
+/// has at most ten of them.
+const OPENING_N: [&str; 10] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9+"];
+
+/// The label `n` of an opening that is the `openings`-th in a row.
+fn opening_n(openings: u32) -> &'static str {
+    let n = usize::try_from(openings.saturating_sub(1)).unwrap_or(usize::MAX);
+    OPENING_N[n.min(OPENING_N.len() - 1)]
 }
 
 /// The gauges of a `rate` circuit's window, made when it is first
@@ -119,8 +135,10 @@ impl Telemetry {
                 failures: counter!("fuse_failures_total", "key" => key()),
                 ignored: counter!("fuse_ignored_total", "key" => key()),
                 state: gauge!("fuse_state", "key" => key()),
+                opening: gauge!("fuse_opening_seconds", "key" => key()),
             };
             handles.state.set(0.0);
+            handles.opening.set(0.0);
             handles
         })
     }
@@ -164,7 +182,20 @@ impl Listener for Telemetry {
             State::Open => 1.0,
             State::HalfOpen => 2.0,
         };
-        self.handles().state.set(code);
+        let handles = self.handles();
+        handles.state.set(code);
+        if transition.to == State::Open {
+            counter!(
+                "fuse_openings_total",
+                "key" => self.key.clone(),
+                "n" => opening_n(transition.openings)
+            )
+            .increment(1);
+        }
+        let opening = transition.open_for.filter(|_| transition.to == State::Open);
+        handles
+            .opening
+            .set(opening.map_or(0.0, |open_for| open_for.as_secs_f64()));
         self.publish();
         // A new epoch starts with an empty window.
         if let Some(window) = self.window.get() {
@@ -269,12 +300,26 @@ mod tests {
                 to: State::Open,
                 reason: crate::Reason::ThresholdReached,
                 at: std::time::Duration::ZERO,
+                openings: 1,
+                open_for: Some(std::time::Duration::from_secs(30)),
             });
             let seen = gauges(&snapshotter);
             let window = WINDOW.map(|name| seen.get(name).copied());
             assert_eq!(window, [Some(0.0); 3], "{seen:?}");
             assert_eq!(seen.get("fuse_state"), Some(&1.0), "{seen:?}");
+            assert_eq!(seen.get("fuse_opening_seconds"), Some(&30.0), "{seen:?}");
         });
+    }
+
+    #[test]
+    fn the_label_n_of_an_opening_is_bounded() {
+        assert_eq!(opening_n(1), "0");
+        assert_eq!(opening_n(2), "1");
+        assert_eq!(opening_n(9), "8");
+        assert_eq!(opening_n(10), "9+");
+        assert_eq!(opening_n(u32::MAX), "9+");
+        // Not an opening's count (0 is a closed circuit's): read as the first.
+        assert_eq!(opening_n(0), "0");
     }
 
     #[test]

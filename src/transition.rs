@@ -84,6 +84,14 @@ impl fmt::Display for Reason {
 /// fuse.force_open();
 /// let t = last.lock().unwrap().clone().expect("one transition");
 /// assert_eq!(t, ("fuse:billing".to_owned(), State::Closed, State::Open, Reason::Forced));
+///
+/// // An opening tells which one in a row it is, and how long it lasts.
+/// let opening = Arc::new(Mutex::new(None));
+/// let sink = opening.clone();
+/// fuse.on_transition(move |t: &Transition| *sink.lock().unwrap() = Some((t.openings, t.open_for)));
+/// fuse.force_open();
+/// let open_for = Some(fuse.config().open_duration());
+/// assert_eq!(*opening.lock().unwrap(), Some((1, open_for)));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -98,4 +106,15 @@ pub struct Transition<'a> {
     pub reason: Reason,
     /// When, on the circuit's time base.
     pub at: Duration,
+    /// How many times in a row the circuit has opened, as
+    /// [`Snapshot::openings`](crate::Snapshot::openings) reads after the
+    /// change: for a change to `Open`, which opening in a row it is (1
+    /// from `Closed` or by `force_open`, one more for each failed probe;
+    /// SPEC §10's n + 1); 0 for a change to `Closed`.
+    pub openings: u32,
+    /// For a change to `Open`: how long this opening lasts, as
+    /// [`Snapshot::open_for`](crate::Snapshot::open_for) reads after the
+    /// change (SPEC §10); `None` otherwise, or when the circuit has moved
+    /// on before the listeners were told.
+    pub open_for: Option<Duration>,
 }

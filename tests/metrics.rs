@@ -1,4 +1,5 @@
-//! The `metrics` feature: counters and the state gauge, labelled by key.
+//! The `metrics` feature: counters and the state gauge, labelled by key;
+//! openings counted by their n, and the current opening's duration.
 #![cfg(all(feature = "metrics", feature = "testing"))]
 
 mod metrics {
@@ -196,6 +197,167 @@ mod metrics {
             window(&snapshot, "fuse:rated"),
             gauges([9.0, 3.0, 2.0]),
             "{snapshot:?}"
+        );
+    }
+
+    /// What a snapshot of the recorder holds of `fuse:backing-off`: its
+    /// openings counted by label `n` since the snapshot before, and its
+    /// opening gauge.
+    fn openings(
+        snapshotter: &metrics_util::debugging::Snapshotter,
+    ) -> (std::collections::BTreeMap<String, u64>, f64) {
+        let mut counted = std::collections::BTreeMap::new();
+        let mut gauge = f64::NAN;
+        for (key, _, _, value) in snapshotter.snapshot().into_vec() {
+            let key = key.key();
+            if !key
+                .labels()
+                .any(|l| l.key() == "key" && l.value() == "fuse:backing-off")
+            {
+                continue;
+            }
+            match (key.name(), value) {
+                ("fuse_openings_total", DebugValue::Counter(count)) if count > 0 => {
+                    let n = key.labels().find(|l| l.key() == "n").expect("labelled n");
+                    counted.insert(n.value().to_owned(), count);
+                }
+                ("fuse_opening_seconds", DebugValue::Gauge(seconds)) => {
+                    gauge = seconds.into_inner();
+                }
+                _ => {}
+            }
+        }
+        (counted, gauge)
+    }
+
+    /// Each opening in a row is counted under its n (SPEC §10), and the
+    /// gauge holds how long the current one lasts: 10 s, 20 s, 40 s, then
+    /// 60 s at most; n from 9 on shares the label `9+`; closing sets the
+    /// gauge to 0, and the next opening is an n of 0 again.
+    #[test]
+    fn openings_are_counted_by_their_n_and_the_opening_s_duration_is_a_gauge() {
+        use std::time::Duration;
+
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        let config = Config::builder()
+            .failure_threshold(1)
+            .half_open_probes(1)
+            .open_duration(Duration::from_secs(10))
+            .open_backoff(2.0)
+            .max_open_duration(Duration::from_mins(1))
+            .build()
+            .unwrap();
+        let test = metrics::with_local_recorder(&recorder, || {
+            let test = TestFuse::new("backing-off", config);
+            test.trip();
+            test
+        });
+        let (first, gauge) = openings(&snapshotter);
+        let mut counted = first;
+        let mut seen = vec![gauge];
+        // Eleven failed probes in a row: openings 2 to 12, n 1 to 11.
+        for _ in 0..11 {
+            metrics::with_local_recorder(&recorder, || {
+                test.cool_down();
+                test.fail(1);
+                test.assert_state(State::Open);
+            });
+            let (more, gauge) = openings(&snapshotter);
+            for (n, count) in more {
+                *counted.entry(n).or_default() += count;
+            }
+            seen.push(gauge);
+        }
+        assert_eq!(
+            seen,
+            [
+                10.0, 20.0, 40.0, 60.0, 60.0, 60.0, 60.0, 60.0, 60.0, 60.0, 60.0, 60.0
+            ]
+        );
+        assert_eq!(test.snapshot().openings, 12);
+        let mut wanted: std::collections::BTreeMap<String, u64> =
+            (0..9).map(|n| (n.to_string(), 1)).collect();
+        wanted.insert("9+".to_owned(), 3);
+        assert_eq!(counted, wanted, "n 9, 10 and 11 share 9+");
+
+        // Closed: no opening. Opened again: an n of 0.
+        metrics::with_local_recorder(&recorder, || {
+            test.cool_down();
+            test.succeed(1);
+            test.assert_state(State::Closed);
+        });
+        assert_eq!(openings(&snapshotter), (Default::default(), 0.0));
+        metrics::with_local_recorder(&recorder, || test.trip());
+        let (counted, gauge) = openings(&snapshotter);
+        assert_eq!(counted, [("0".to_owned(), 1)].into());
+        assert_eq!(gauge, 10.0);
+    }
+
+    /// A shared circuit's openings are counted by the n its store holds,
+    /// whichever process opened it before.
+    #[cfg(feature = "store")]
+    #[test]
+    fn a_shared_circuit_s_openings_are_counted_by_the_store_s_n() {
+        use std::sync::Arc;
+        use std::time::Duration;
+
+        use fuse_breaker::store::{MemoryStore, SharedFuse};
+
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        let store = Arc::new(MemoryStore::frozen());
+        let config = Config::builder()
+            .failure_threshold(1)
+            .half_open_probes(1)
+            .open_duration(Duration::from_secs(10))
+            .open_backoff(3.0)
+            .max_open_duration(Duration::from_mins(10))
+            .build()
+            .unwrap();
+        let circuit = |config: &Config| {
+            SharedFuse::builder("backing-off", store.clone())
+                .config(config.clone())
+                .build()
+        };
+        // Another process opens it, and its first probe fails there.
+        let elsewhere = circuit(&config);
+        let here = metrics::with_local_recorder(&recorder, || circuit(&config));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            elsewhere
+                .try_acquire()
+                .await
+                .unwrap()
+                .failure()
+                .await
+                .unwrap();
+            store.advance(Duration::from_secs(10));
+            elsewhere
+                .try_acquire()
+                .await
+                .unwrap()
+                .failure()
+                .await
+                .unwrap();
+            store.advance(Duration::from_secs(30));
+        });
+        // This process's probe fails: the third opening in a row, n = 2.
+        metrics::with_local_recorder(&recorder, || {
+            runtime.block_on(async {
+                let probe = here.try_acquire().await.expect("a probe");
+                probe.failure().await.unwrap();
+            });
+        });
+        let (counted, gauge) = openings(&snapshotter);
+        assert_eq!(counted, [("2".to_owned(), 1)].into());
+        assert_eq!(gauge, 90.0);
+        let snapshot = runtime.block_on(here.snapshot()).unwrap();
+        assert_eq!(
+            (snapshot.openings, snapshot.open_for),
+            (3, Some(Duration::from_secs(90)))
         );
     }
 

@@ -1,13 +1,15 @@
 //! [`ConfigView`]: a circuit's configuration as the admin API gives it,
-//! the rule that opens it (SPEC §9) included. The fields the `rate`
-//! policy added read their defaults when an older API leaves them out, so
-//! the `fuse` command reads either.
+//! the rule that opens it (SPEC §9) and how long it stays open (SPEC §10)
+//! included. The fields the `rate` policy and recovery added read as an
+//! older API's circuit behaved when it leaves them out, so the `fuse`
+//! command reads either.
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::config::Config;
+use crate::factor::Factor;
 use crate::policy::Policy;
 
 /// A circuit's configuration as the admin API gives it.
@@ -16,8 +18,10 @@ use crate::policy::Policy;
 /// let view = fuse_breaker::admin::ConfigView::of(&fuse_breaker::Config::default());
 /// assert_eq!(view.failure_threshold, 8);
 /// assert_eq!((view.policy.as_str(), view.failure_rate, view.slow_call_duration_ms), ("count", 50, None));
+/// assert_eq!((view.open_backoff.to_f64(), view.max_open_duration_ms), (1.0, 30_000));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 #[non_exhaustive]
 pub struct ConfigView {
     /// Counted failures inside the window that open the circuit (under
@@ -50,6 +54,44 @@ pub struct ConfigView {
     /// Under `rate`: the percent of slow calls that opens it.
     #[serde(default = "slow_call_rate")]
     pub slow_call_rate: u32,
+    /// How much longer each opening in a row lasts than the one before
+    /// (SPEC §10), a JSON number (1 when an older API leaves it out).
+    #[serde(default = "one", with = "number")]
+    pub open_backoff: Factor,
+    /// The longest an opening lasts, in milliseconds (the open duration
+    /// when an older API leaves it out).
+    #[serde(default = "unstated")]
+    pub max_open_duration_ms: u64,
+    /// The share of an opening a random draw may take off it, a JSON
+    /// number from 0 to 1 (0 when an older API leaves it out).
+    #[serde(default, with = "number")]
+    pub open_jitter: Factor,
+    /// How long a half-open circuit waits for its probes before it starts
+    /// half-open over, in milliseconds (the open duration when an older
+    /// API leaves it out).
+    #[serde(default = "unstated")]
+    pub probe_timeout_ms: u64,
+}
+
+impl Serialize for ConfigView {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ConfigView::serialize(self, serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for ConfigView {
+    /// The fields as they are; the durations recovery added, when an
+    /// older API leaves them out, as its circuits behaved: every opening
+    /// lasted the open duration, and so did a half-open circuit's wait.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut view = ConfigView::deserialize(deserializer)?;
+        for stated in [&mut view.max_open_duration_ms, &mut view.probe_timeout_ms] {
+            if *stated == UNSTATED {
+                *stated = view.open_duration_ms;
+            }
+        }
+        Ok(view)
+    }
 }
 
 impl ConfigView {
@@ -82,6 +124,10 @@ impl ConfigView {
             window_buckets: config.window_buckets(),
             slow_call_duration_ms: config.slow_call_duration().map(millis),
             slow_call_rate: config.slow_call_rate(),
+            open_backoff: config.open_backoff(),
+            max_open_duration_ms: millis(config.max_open_duration()),
+            open_jitter: config.open_jitter(),
+            probe_timeout_ms: millis(config.probe_timeout()),
         }
     }
 
@@ -125,6 +171,53 @@ fn slow_call_rate() -> u32 {
     Config::default().slow_call_rate()
 }
 
+fn one() -> Factor {
+    Factor::ONE
+}
+
+/// What a duration recovery added reads as while an older API's answer
+/// leaves it out, until it is given the open duration (no setting lasts
+/// this many milliseconds: the longest is a year).
+const UNSTATED: u64 = u64::MAX;
+
+fn unstated() -> u64 {
+    UNSTATED
+}
+
+/// A [`Factor`] as a JSON number (`2`, `1.5`, `0.2`), read back to the
+/// nearest millionth; a number no factor holds (negative, not finite, or
+/// too large) is refused.
+mod number {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::factor::Factor;
+
+    #[allow(clippy::trivially_copy_pass_by_ref)] // serde's signature
+    pub(super) fn serialize<S: Serializer>(
+        factor: &Factor,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.serialize_f64(factor.to_f64())
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Factor, D::Error> {
+        let value = f64::deserialize(deserializer)?;
+        let factor = Factor::from_f64(value);
+        // Within half a millionth of the factor it reads as: one a factor
+        // holds (`from_f64` gives the largest factor for any other).
+        if (factor.to_f64() - value).abs() <= 0.5e-6 {
+            Ok(factor)
+        } else {
+            Err(serde::de::Error::custom(format_args!(
+                "{value} is not a factor (a number from 0 to {})",
+                Factor::from_millionths(u32::MAX)
+            )))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,6 +246,59 @@ mod tests {
                 defaults.slow_call_rate
             )
         );
+        // Its openings lasted its open duration, and so did its wait for
+        // probes.
+        assert_eq!(
+            (
+                view.open_backoff,
+                view.max_open_duration_ms,
+                view.open_jitter,
+                view.probe_timeout_ms
+            ),
+            (Factor::ONE, 500, Factor::ZERO, 500)
+        );
+    }
+
+    #[test]
+    fn the_recovery_settings_are_shown_and_read_back() {
+        let config = Config::builder()
+            .open_duration(Duration::from_secs(10))
+            .open_backoff(1.5)
+            .max_open_duration(Duration::from_mins(5))
+            .open_jitter(0.2)
+            .probe_timeout(Duration::from_millis(2500))
+            .build()
+            .unwrap();
+        let view = ConfigView::of(&config);
+        let json = serde_json::to_value(&view).unwrap();
+        assert_eq!(
+            (
+                &json["open_backoff"],
+                &json["max_open_duration_ms"],
+                &json["open_jitter"],
+                &json["probe_timeout_ms"]
+            ),
+            (&1.5.into(), &300_000.into(), &0.2.into(), &2500.into())
+        );
+        assert_eq!(serde_json::from_value::<ConfigView>(json).unwrap(), view);
+        // As a file or the environment says them.
+        assert_eq!(
+            (view.open_backoff.to_string(), view.open_jitter.to_string()),
+            ("1.5".to_owned(), "0.2".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_number_no_factor_holds_is_refused() {
+        let mut json = serde_json::to_value(ConfigView::of(&Config::default())).unwrap();
+        for bad in [-1.0, 4295.0, 1e300] {
+            json["open_backoff"] = bad.into();
+            let err = serde_json::from_value::<ConfigView>(json.clone()).unwrap_err();
+            assert!(err.to_string().contains("not a factor"), "{bad}: {err}");
+        }
+        json["open_backoff"] = 4_294.967_295.into();
+        let view: ConfigView = serde_json::from_value(json).unwrap();
+        assert_eq!(view.open_backoff, Factor::from_millionths(u32::MAX));
     }
 
     #[test]
@@ -175,6 +321,8 @@ mod tests {
                 "open_duration_ms": 30000, "half_open_probes": 2,
                 "policy": "rate", "failure_rate": 30, "minimum_calls": 40,
                 "window_buckets": 6, "slow_call_duration_ms": 2000, "slow_call_rate": 70,
+                "open_backoff": 1.0, "max_open_duration_ms": 30000, "open_jitter": 0.0,
+                "probe_timeout_ms": 30000,
             })
         );
         assert_eq!(serde_json::from_value::<ConfigView>(json).unwrap(), view);

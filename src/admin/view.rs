@@ -24,6 +24,9 @@ use crate::transition::Transition;
 /// assert_eq!((view.key.as_str(), view.state.as_str()), ("fuse:billing", "open"));
 /// assert!(view.opened_at.is_some());
 /// assert!(view.half_open_in_ms.is_some());
+/// // The first opening in a row, for the open duration (SPEC §10).
+/// assert_eq!((view.openings, view.open_for_ms), (1, Some(30_000)));
+/// assert!(view.retry_at.is_some());
 ///
 /// // Under the rate policy: the window's calls and the rule's thresholds.
 /// use fuse_breaker::{Config, Policy};
@@ -75,8 +78,23 @@ pub struct CircuitView {
     pub probe_successes: u32,
     /// When the circuit opened, RFC 3339 in UTC; `None` while closed.
     pub opened_at: Option<String>,
-    /// Milliseconds until the next call probes (open only).
+    /// Milliseconds until the next call probes (open only): until
+    /// [`retry_at`](Self::retry_at), 0 once it has passed.
     pub half_open_in_ms: Option<u64>,
+    /// How long this opening lasts from [`opened_at`](Self::opened_at), in
+    /// milliseconds (open only; SPEC §10: the backoff, the jitter and any
+    /// hint of the server applied; absent from an older API's answer).
+    #[serde(default)]
+    pub open_for_ms: Option<u64>,
+    /// When the opening ends and the next call probes, RFC 3339 in UTC
+    /// (open only): `opened_at` plus `open_for_ms`.
+    #[serde(default)]
+    pub retry_at: Option<String>,
+    /// How many times in a row the circuit has opened, this opening
+    /// included: 1 for an opening from closed or by a forced open, one
+    /// more for each failed probe (SPEC §10's n + 1); 0 while closed.
+    #[serde(default)]
+    pub openings: u32,
     /// The circuit's configuration.
     pub config: ConfigView,
     /// Why the store could not be read (shared circuits only). When it did
@@ -116,10 +134,11 @@ pub struct CircuitList {
 ///
 /// ```
 /// let event: fuse_breaker::admin::TransitionView = serde_json::from_str(
-///     r#"{"key": "fuse:billing", "from": "closed", "to": "open",
-///         "reason": "threshold_reached", "at": "2026-12-01T20:01:02.345Z"}"#,
+///     r#"{"key": "fuse:billing", "from": "half_open", "to": "open",
+///         "reason": "probe_failed", "at": "2026-12-01T20:01:02.345Z",
+///         "openings": 2, "open_for_ms": 60000}"#,
 /// )?;
-/// assert_eq!(event.to, "open");
+/// assert_eq!((event.to.as_str(), event.openings, event.open_for_ms), ("open", 2, Some(60_000)));
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -135,6 +154,14 @@ pub struct TransitionView {
     pub reason: String,
     /// When it was told, RFC 3339 in UTC.
     pub at: String,
+    /// How many times in a row the circuit has opened after the change
+    /// (see [`CircuitView::openings`]; absent from an older API's event).
+    #[serde(default)]
+    pub openings: u32,
+    /// For a change to `open`: how long the opening lasts, in
+    /// milliseconds.
+    #[serde(default)]
+    pub open_for_ms: Option<u64>,
 }
 
 /// The state of a shared circuit whose key holds what is not a circuit.
@@ -213,6 +240,9 @@ impl CircuitView {
             probe_successes: 0,
             opened_at: None,
             half_open_in_ms: None,
+            open_for_ms: None,
+            retry_at: None,
+            openings: 0,
             config: ConfigView::of(config),
             store_error: reading.store_error.clone(),
             overwritten: None,
@@ -241,16 +271,41 @@ impl CircuitView {
         view.slow = snapshot.slow;
         view.probes_in_flight = snapshot.half_open_inflight;
         view.probe_successes = snapshot.half_open_successes;
-        view.opened_at = snapshot.opened_at.map(|at| {
-            let wall = wall.checked_sub(now.saturating_sub(at)).unwrap_or(wall);
-            humantime::format_rfc3339_millis(wall).to_string()
-        });
-        view.half_open_in_ms = snapshot
+        view.opened_at = snapshot
             .opened_at
-            .filter(|_| snapshot.state == State::Open)
-            .map(|at| millis((at + config.open_duration()).saturating_sub(now)));
+            .and_then(|at| rfc3339(wall_clock(at, now, wall)).or_else(|| rfc3339(Some(wall))));
+        view.openings = snapshot.openings;
+        if let (State::Open, Some(at)) = (snapshot.state, snapshot.opened_at) {
+            // A snapshot of an open circuit has its opening's duration;
+            // the open duration stands in should one not.
+            let open_for = snapshot.open_for.unwrap_or(config.open_duration());
+            let retry = at.saturating_add(open_for);
+            view.open_for_ms = Some(millis(open_for));
+            view.half_open_in_ms = Some(millis(retry.saturating_sub(now)));
+            view.retry_at = rfc3339(wall_clock(retry, now, wall));
+        }
         view
     }
+}
+
+/// The wall-clock time of `at`, a time on the base of `now`, which is
+/// `wall` on the wall clock; `None` past what a `SystemTime` holds.
+fn wall_clock(at: Duration, now: Duration, wall: SystemTime) -> Option<SystemTime> {
+    match at.checked_sub(now) {
+        Some(later) => wall.checked_add(later),
+        None => wall.checked_sub(now.saturating_sub(at)),
+    }
+}
+
+/// `time` in RFC 3339 with milliseconds, in UTC; `None` for a time no
+/// such date holds (before 1970, or after 9999).
+fn rfc3339(time: Option<SystemTime>) -> Option<String> {
+    use std::fmt::Write as _;
+
+    let time = time.filter(|time| *time >= SystemTime::UNIX_EPOCH)?;
+    let mut text = String::new();
+    write!(text, "{}", humantime::format_rfc3339_millis(time)).ok()?;
+    Some(text)
 }
 
 impl TransitionView {
@@ -274,7 +329,9 @@ impl TransitionView {
             from: transition.from.as_str().to_owned(),
             to: transition.to.as_str().to_owned(),
             reason: transition.reason.as_str().to_owned(),
-            at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+            at: rfc3339(Some(SystemTime::now())).unwrap_or_default(),
+            openings: transition.openings,
+            open_for_ms: transition.open_for.map(millis),
         }
     }
 }
@@ -321,6 +378,113 @@ mod tests {
         assert_eq!(serde_json::from_value::<CircuitView>(json).unwrap(), view);
     }
 
+    /// The view of `snapshot` read at `now` (100 s after the circuit's
+    /// clock started), which is `wall` on the wall clock.
+    fn view_at(snapshot: &Snapshot, now: Duration, wall: SystemTime) -> CircuitView {
+        CircuitView::read(&Reading {
+            key: "fuse:billing",
+            name: "billing",
+            operation: None,
+            shared: false,
+            found: Found::Snapshot {
+                snapshot,
+                now,
+                wall,
+            },
+            config: &Config::default(),
+            store_error: None,
+        })
+    }
+
+    fn opened(at: Duration, open_for: Option<Duration>, openings: u32) -> Snapshot {
+        let mut snapshot = crate::Fuse::new("billing", Config::default()).snapshot();
+        snapshot.state = State::Open;
+        (snapshot.opened_at, snapshot.open_for, snapshot.openings) = (Some(at), open_for, openings);
+        snapshot
+    }
+
+    const SECOND: Duration = Duration::from_secs(1);
+
+    #[test]
+    fn an_opening_shows_its_n_its_duration_and_when_it_ends() {
+        let wall = SystemTime::UNIX_EPOCH + Duration::from_hours(500_000);
+        // The third opening in a row, of two minutes, 50 s ago.
+        let snapshot = opened(100 * SECOND, Some(120 * SECOND), 3);
+        let view = view_at(&snapshot, 150 * SECOND, wall);
+        assert_eq!(
+            (view.openings, view.open_for_ms, view.half_open_in_ms),
+            (3, Some(120_000), Some(70_000))
+        );
+        assert_eq!(view.opened_at.as_deref(), Some("2027-01-15T07:59:10.000Z"));
+        assert_eq!(view.retry_at.as_deref(), Some("2027-01-15T08:01:10.000Z"));
+        let json = serde_json::to_value(&view).unwrap();
+        assert_eq!(
+            (&json["openings"], &json["open_for_ms"], &json["retry_at"]),
+            (
+                &3.into(),
+                &120_000.into(),
+                &"2027-01-15T08:01:10.000Z".into()
+            )
+        );
+        assert_eq!(serde_json::from_value::<CircuitView>(json).unwrap(), view);
+
+        // Past its end (no call came yet): the countdown stays at 0.
+        let view = view_at(&snapshot, 400 * SECOND, wall);
+        assert_eq!(view.half_open_in_ms, Some(0));
+        assert_eq!(view.retry_at.as_deref(), Some("2027-01-15T07:57:00.000Z"));
+
+        // Half-open: the n stays, the opening's times go.
+        let mut half_open = snapshot.clone();
+        (half_open.state, half_open.open_for) = (State::HalfOpen, None);
+        let view = view_at(&half_open, 400 * SECOND, wall);
+        assert_eq!(
+            (
+                view.openings,
+                view.open_for_ms,
+                view.half_open_in_ms,
+                view.retry_at
+            ),
+            (3, None, None, None)
+        );
+    }
+
+    #[test]
+    fn odd_times_are_shown_as_far_as_they_go_and_never_panic() {
+        let wall = SystemTime::UNIX_EPOCH + Duration::from_hours(500_000);
+        // An opening longer than u64 nanoseconds, or than any date.
+        let view = view_at(
+            &opened(100 * SECOND, Some(Duration::MAX), u32::MAX),
+            150 * SECOND,
+            wall,
+        );
+        assert_eq!(
+            (view.openings, view.open_for_ms, view.half_open_in_ms),
+            (u32::MAX, Some(u64::MAX), Some(u64::MAX))
+        );
+        assert_eq!(view.retry_at, None, "past any date");
+        assert!(view.opened_at.is_some());
+        // Opened at the end of time, on a clock read near its start.
+        let view = view_at(&opened(Duration::MAX, Some(SECOND), 1), SECOND, wall);
+        assert_eq!(
+            (view.open_for_ms, view.half_open_in_ms),
+            (Some(1000), Some(u64::MAX))
+        );
+        assert_eq!(view.retry_at, None);
+        assert!(view.opened_at.is_some(), "the reading's own time stands in");
+        // A wall clock before 1970 or past 9999.
+        for wall in [
+            SystemTime::UNIX_EPOCH - Duration::from_secs(10),
+            SystemTime::UNIX_EPOCH + Duration::from_secs(400_000_000_000),
+        ] {
+            let view = view_at(&opened(SECOND, Some(SECOND), 1), SECOND, wall);
+            assert_eq!((view.opened_at, view.retry_at), (None, None));
+            assert_eq!(view.half_open_in_ms, Some(1000));
+        }
+        // Open without an opening's duration: the open duration stands in.
+        let view = view_at(&opened(SECOND, None, 1), SECOND, wall);
+        assert_eq!(view.open_for_ms, Some(30_000));
+    }
+
     #[test]
     fn an_older_api_s_circuit_reads_as_a_count_circuit() {
         let old = serde_json::json!({
@@ -337,5 +501,10 @@ mod tests {
             (1, 0, 0, 0)
         );
         assert_eq!(view.config.policy, "count");
+        assert_eq!(
+            (view.openings, view.open_for_ms, view.retry_at),
+            (0, None, None)
+        );
+        assert_eq!(view.config.max_open_duration_ms, 30_000);
     }
 }

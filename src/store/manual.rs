@@ -156,6 +156,8 @@ impl SharedFuse {
                     .duration_since(std::time::UNIX_EPOCH)
                     .unwrap_or_default()
             }),
+            openings: 0,
+            open_for: None,
         });
         Ok(self.changed(overwritten))
     }

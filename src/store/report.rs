@@ -100,12 +100,15 @@ impl SharedFuse {
         else {
             return;
         };
+        let shown = after.snapshot(&self.config, crate::config::nanos(at));
         self.listeners.emit(&Transition {
             key: self.key(),
             from,
             to,
             reason,
             at,
+            openings: shown.openings,
+            open_for: shown.open_for,
         });
     }
 

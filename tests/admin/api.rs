@@ -767,3 +767,78 @@ fn a_count_circuit_s_answer_keeps_its_fields_and_names_its_policy() {
         assert_eq!(config["slow_call_duration_ms"], Value::Null, "{json}");
     });
 }
+
+/// A circuit that backs off (SPEC §10): after a failed probe its view
+/// shows the second opening in a row, four times as long, and when it
+/// ends; its configuration the four recovery settings.
+#[test]
+fn an_opening_shows_its_n_its_duration_and_when_it_ends() {
+    runtime().block_on(async {
+        let config = Config::builder()
+            .failure_threshold(1)
+            .half_open_probes(1)
+            .open_duration(Duration::from_millis(50))
+            .open_backoff(4.0)
+            .max_open_duration(Duration::from_mins(1))
+            .open_jitter(0.25)
+            .probe_timeout(Duration::from_secs(5))
+            .build()
+            .unwrap();
+        let registry = Arc::new(Registry::builder().defaults(config).build().unwrap());
+        let charge = registry.get("charge");
+        let base = start(Admin::new().registry(registry.clone())).await;
+        charge.try_acquire().unwrap().failure();
+        let first = charge.snapshot().open_for.unwrap();
+        tokio::time::sleep(first + Duration::from_millis(10)).await;
+        charge.try_acquire().expect("a probe").failure();
+        let snapshot = charge.snapshot();
+        assert_eq!(snapshot.openings, 2);
+
+        let json = send(&base, "GET", "/circuits/fuse:charge", None)
+            .await
+            .json();
+        let view: CircuitView = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!((view.state.as_str(), view.openings), ("open", 2), "{json}");
+        // 200 ms less up to a quarter, drawn once.
+        let open_for = view.open_for_ms.expect("open");
+        assert_eq!(
+            u128::from(open_for),
+            snapshot.open_for.unwrap().as_millis(),
+            "{json}"
+        );
+        assert!((150..=200).contains(&open_for), "{json}");
+        assert!(view.half_open_in_ms.unwrap() <= open_for, "{json}");
+        let opened = humantime::parse_rfc3339(view.opened_at.as_deref().unwrap()).unwrap();
+        let retry = humantime::parse_rfc3339(view.retry_at.as_deref().unwrap()).unwrap();
+        let lasts = retry.duration_since(opened).unwrap().as_millis();
+        // Each time is rounded down to its millisecond.
+        assert!(lasts.abs_diff(u128::from(open_for)) <= 1, "{json}");
+
+        let c = &json["config"];
+        assert_eq!(
+            (
+                &c["open_backoff"],
+                &c["max_open_duration_ms"],
+                &c["open_jitter"],
+                &c["probe_timeout_ms"]
+            ),
+            (&4.0.into(), &60_000.into(), &0.25.into(), &5000.into()),
+            "{json}"
+        );
+
+        // Closed: no opening.
+        charge.force_closed();
+        let view = send(&base, "GET", "/circuits/fuse:charge", None)
+            .await
+            .view();
+        assert_eq!(
+            (
+                view.openings,
+                view.open_for_ms,
+                view.retry_at,
+                view.half_open_in_ms
+            ),
+            (0, None, None, None)
+        );
+    });
+}

@@ -107,6 +107,8 @@ fn every_transition_is_an_event_as_it_happens_to_every_stream() {
                 ("fuse:billing", "closed", "open", "threshold_reached")
             );
             humantime::parse_rfc3339(&opened.at).unwrap();
+            // The first opening in a row, for the open duration.
+            assert_eq!((opened.openings, opened.open_for_ms), (1, Some(30_000)));
             let forced = stream.transition().await;
             assert_eq!(
                 (forced.key.as_str(), forced.reason.as_str()),
@@ -119,6 +121,7 @@ fn every_transition_is_an_event_as_it_happens_to_every_stream() {
             (closed.to.as_str(), closed.reason.as_str()),
             ("closed", "forced")
         );
+        assert_eq!((closed.openings, closed.open_for_ms), (0, None));
     });
 }
 

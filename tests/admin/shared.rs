@@ -289,3 +289,42 @@ fn a_shared_rate_circuit_shows_its_window_and_its_thresholds() {
         }
     });
 }
+
+/// A shared circuit that backs off, on every store: the view read from
+/// the store shows the opening's n, its duration and when it ends, as
+/// the store's payload has them.
+#[test]
+fn a_shared_circuit_s_opening_shows_its_n_its_duration_and_when_it_ends() {
+    runtime().block_on(async {
+        for (name, store) in stores().await {
+            let config = Config::builder()
+                .failure_threshold(1)
+                .half_open_probes(1)
+                .open_duration(Duration::from_millis(100))
+                .open_backoff(3.0)
+                .max_open_duration(Duration::from_mins(1))
+                .build()
+                .unwrap();
+            let registry = Arc::new(SharedRegistry::new(store.clone(), config));
+            let charge = registry.get(&unique("charge"));
+            charge.try_acquire().await.unwrap().failure().await.unwrap();
+            tokio::time::sleep(Duration::from_millis(120)).await;
+            let probe = charge.try_acquire().await.expect("a probe");
+            probe.failure().await.unwrap();
+            let base = start(Admin::new().shared(registry.clone())).await;
+            let view = send(&base, "GET", &format!("/circuits/{}", charge.key()), None)
+                .await
+                .view();
+            assert_eq!(
+                (view.state.as_str(), view.openings, view.open_for_ms),
+                ("open", 2, Some(300)),
+                "{name}: {view:?}"
+            );
+            assert!(view.half_open_in_ms.unwrap() <= 300, "{name}: {view:?}");
+            let opened = humantime::parse_rfc3339(view.opened_at.as_deref().unwrap()).unwrap();
+            let retry = humantime::parse_rfc3339(view.retry_at.as_deref().unwrap()).unwrap();
+            let lasts = retry.duration_since(opened).unwrap().as_millis();
+            assert!(lasts.abs_diff(300) <= 1, "{name}: {view:?}");
+        }
+    });
+}

@@ -19,6 +19,14 @@
 //! table from `--table` or `FUSE_DATABASE_TABLE`. These options may come
 //! before the command or after it (`fuse status billing --redis URL`).
 //!
+//! An open circuit's line says which opening in a row it is (OPENING,
+//! `#3`: the third, after two failed probes), how long it lasts (OPEN
+//! FOR: with the backoff, the jitter and any hint of the server, as the
+//! store or the API holds it) and how much of it is left (HALF-OPEN IN); a
+//! half-open circuit's, which opening it follows. `--json` adds
+//! `openings`, `open_for_ms` and `retry_at` (Unix seconds on a store, RFC
+//! 3339 from an admin API).
+//!
 //! Under `FUSE_POLICY=rate` (or a rate circuit an admin API shows), a
 //! circuit's line ends with its window and rule, `rate 12/40 failed (30 %,
 //! opens at 50 % of >= 20)`, and its FAILURES are the failed calls in the

@@ -1,6 +1,8 @@
 //! What `fuse status` prints: a table, or one JSON object per circuit, a
 //! line as each circuit is read; every string from a store or an API made
-//! [printable](crate::text) first.
+//! [printable](crate::text) first. An open or half-open circuit's line
+//! says which opening in a row it is (`#3`), and an open one's how long
+//! the opening lasts and how long is left of it.
 
 use std::io::{self, Write};
 use std::time::Duration;
@@ -17,6 +19,10 @@ pub(crate) struct Row {
     pub(crate) failures: usize,
     /// In flight, allowed.
     pub(crate) probes: (u32, u32),
+    /// Openings in a row, this one included (0 while closed).
+    pub(crate) openings: u32,
+    /// How long this opening lasts (open only).
+    pub(crate) open_for: Option<Duration>,
     pub(crate) half_open_in: Option<Duration>,
     /// Under the `rate` policy: the window and the rule, said after the
     /// columns (`failures` is then the failed calls in the window).
@@ -33,6 +39,8 @@ impl Row {
                 .as_ref()
                 .map_or(view.failures, |rate| failed(rate.failed)),
             probes: (view.probes_in_flight, view.probes_allowed),
+            openings: view.openings,
+            open_for: view.open_for_ms.map(Duration::from_millis),
             half_open_in: view.half_open_in_ms.map(Duration::from_millis),
             rate,
         }
@@ -74,19 +82,21 @@ impl Output {
         if self.json {
             return self.json_line(&json());
         }
-        let half_open_in = row.half_open_in.map_or_else(
-            || "-".to_owned(),
-            |left| format!("{:.1}s", left.as_secs_f64()),
-        );
         let probes = format!("{}/{}", row.probes.0, row.probes.1);
         let failures = row.failures.to_string();
-        self.line(
+        let opening = match row.openings {
+            0 => "-".to_owned(),
+            n => format!("#{n}"),
+        };
+        self.line([
             &printable(&row.key),
             &printable(&row.state),
             &failures,
             &probes,
-            &half_open_in,
-        )?;
+            &opening,
+            &seconds(row.open_for),
+            &seconds(row.half_open_in),
+        ])?;
         match &row.rate {
             // On the row's line, after its columns: a count circuit's line
             // is as it always was.
@@ -110,7 +120,7 @@ impl Output {
             json["error"] = error.into();
             return self.json_line(&json);
         }
-        self.line(shown, "unreadable", "-", "-", "-")?;
+        self.line([shown, "unreadable", "-", "-", "-", "-", "-"])?;
         writeln!(self.out)
     }
 
@@ -119,16 +129,9 @@ impl Output {
     }
 
     /// A row of the table, after the header, without its line's end.
-    fn line(
-        &mut self,
-        key: &str,
-        state: &str,
-        failures: &str,
-        probes: &str,
-        half_open_in: &str,
-    ) -> io::Result<()> {
+    fn line(&mut self, row: [&str; COLUMNS]) -> io::Result<()> {
         self.header()?;
-        columns(&mut self.out, [key, state, failures, probes, half_open_in])
+        columns(&mut self.out, row)
     }
 
     /// The table's header, unless it is written.
@@ -137,7 +140,15 @@ impl Output {
             return Ok(());
         }
         self.header = true;
-        let header = ["KEY", "STATE", "FAILURES", "PROBES", "HALF-OPEN IN"];
+        let header = [
+            "KEY",
+            "STATE",
+            "FAILURES",
+            "PROBES",
+            "OPENING",
+            "OPEN FOR",
+            "HALF-OPEN IN",
+        ];
         columns(&mut self.out, header)?;
         writeln!(self.out)
     }
@@ -151,13 +162,34 @@ impl Output {
     }
 }
 
+/// The table's columns: key, state, failures, probes, the opening's n in
+/// a row, its duration, and the time until half-open.
+const COLUMNS: usize = 7;
+
 fn columns(
     out: &mut impl Write,
-    [key, state, failures, probes, half_open_in]: [&str; 5],
+    [
+        key,
+        state,
+        failures,
+        probes,
+        opening,
+        open_for,
+        half_open_in,
+    ]: [&str; COLUMNS],
 ) -> io::Result<()> {
     write!(
         out,
-        "{key:<40} {state:<10} {failures:>8} {probes:>8} {half_open_in:>14}"
+        "{key:<40} {state:<10} {failures:>8} {probes:>8} {opening:>8} {open_for:>10} \
+         {half_open_in:>14}"
+    )
+}
+
+/// A duration in seconds, to the tenth (`-` for none).
+fn seconds(duration: Option<Duration>) -> String {
+    duration.map_or_else(
+        || "-".to_owned(),
+        |duration| format!("{:.1}s", duration.as_secs_f64()),
     )
 }
 

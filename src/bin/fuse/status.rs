@@ -25,11 +25,23 @@ struct Line {
 }
 
 impl Line {
-    /// How long until the next call probes (open circuits only).
-    fn half_open_in(&self, config: &Config) -> Option<Duration> {
-        let opened = self.snapshot.opened_at?;
+    /// How long this opening lasts (open only; the open duration stands in
+    /// should the snapshot not say).
+    fn open_for(&self, config: &Config) -> Option<Duration> {
         (self.snapshot.state == State::Open)
-            .then(|| (opened + config.open_duration()).saturating_sub(self.now))
+            .then(|| self.snapshot.open_for.unwrap_or(config.open_duration()))
+    }
+
+    /// When the opening ends and the next call probes, on the store's
+    /// time (open only).
+    fn retry_at(&self, config: &Config) -> Option<Duration> {
+        let opened_at = self.snapshot.opened_at?;
+        Some(opened_at.saturating_add(self.open_for(config)?))
+    }
+
+    /// How long until the next call probes (open only; 0 once due).
+    fn half_open_in(&self, config: &Config) -> Option<Duration> {
+        Some(self.retry_at(config)?.saturating_sub(self.now))
     }
 
     fn row(&self, config: &Config) -> Row {
@@ -41,13 +53,15 @@ impl Line {
                 .as_ref()
                 .map_or(self.snapshot.failures.len(), |rate| failed(rate.failed)),
             probes: (self.snapshot.half_open_inflight, config.half_open_probes()),
+            openings: self.snapshot.openings,
+            open_for: self.open_for(config),
             half_open_in: self.half_open_in(config),
             rate,
         }
     }
 
-    /// The circuit as JSON: milon/fuse's fields, and under the `rate`
-    /// policy its window and rule beside them.
+    /// The circuit as JSON: milon/fuse's fields, its opening (SPEC §10),
+    /// and under the `rate` policy its window and rule beside them.
     fn json(&self, config: &Config) -> serde_json::Value {
         let mut json = serde_json::json!({
             "key": self.key,
@@ -59,6 +73,9 @@ impl Line {
             "half_open_probes": config.half_open_probes(),
             "opened_at": self.snapshot.opened_at.map(|at| at.as_secs_f64()),
             "half_open_in_ms": self.half_open_in(config).map(|left| left.as_millis()),
+            "openings": self.snapshot.openings,
+            "open_for_ms": self.open_for(config).map(|open_for| open_for.as_millis()),
+            "retry_at": self.retry_at(config).map(|at| at.as_secs_f64()),
             "policy": config.policy().as_str(),
         });
         if let (Some(rate), Some(fields)) = (
