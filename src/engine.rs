@@ -19,12 +19,15 @@
 //! its duration, with backoff, jitter and any hint of the server, is drawn
 //! once, by whoever stamps it) or a half-open epoch's start (for the probe
 //! timeout). It is written right after the compare-and-swap that enters
-//! the epoch, and any thread that finds it missing writes it with its own
-//! time ("helping"), so no thread ever waits for another; the first stamp
-//! wins, and every caller then sees the same `retry_at`. Every move out of
-//! an open or half-open epoch reads (or helps stamp) its record first, so
-//! while the word is in an open or half-open epoch E the record holds E or
-//! the epoch before: a half-open epoch's helper takes the n from there. A
+//! the epoch. Any thread that finds an opening missing writes it with its
+//! own time and draw ("helping"), so no thread ever waits for another; the
+//! first stamp wins, and every caller then sees the same `retry_at`. A
+//! half-open start is stamped by its mover only: until then a caller reads
+//! its own time as the start (no probe timeout can pass before the mover
+//! stamps it, so a stalled mover only delays it). Every move into or out of
+//! an open or half-open epoch reads its record first, so while the word is
+//! in an open or half-open epoch E the record holds E or the epoch before:
+//! a caller that finds E's start missing takes the n from there. A
 //! closed epoch that follows a closed one (`force_closed`, `reset`) stamps
 //! the record too (with no time), so that it never lags the word by more
 //! than two epochs and no opening from a multiple of 2^30 epochs ago can
@@ -259,8 +262,9 @@ impl<'a> Engine<'a> {
         };
         let (rated, written) = self.update(word, |word| {
             let (mut head, cursor) = word.unpack();
-            if head.state == State::HalfOpen {
-                // A failed probe opens the next opening in a row: its n.
+            if head.state == State::HalfOpen && (verdict == Verdict::Failure || slow) {
+                // A failed probe (or a slow one) opens the next opening in
+                // a row: its n. Nothing else a probe ends with needs it.
                 if let Err(moved) = self.half_open_n(&mut head, &now) {
                     return Step::Moved(moved);
                 }
@@ -591,9 +595,13 @@ impl<'a> Engine<'a> {
     }
 
     /// The n of the opening before the half-open epoch `epoch`, and when
-    /// `epoch` started: stamped, or (a helper) this call's `now` with the n
-    /// of the epoch before, which the record then still holds. `Err` with
-    /// the current word when the word has left `epoch`.
+    /// `epoch` started. Only the caller whose compare-and-swap entered the
+    /// epoch stamps its start; until it has, the start reads as this
+    /// call's `now` (so no probe timeout has passed: a stalled mover can
+    /// only delay the timeout, and no one waits for it), with the n of the
+    /// epoch before, which the record then still holds (every move into a
+    /// half-open epoch read it first). `Err` with the current word when the
+    /// word has left `epoch`.
     fn half_open_since(&self, epoch: Epoch, now: &Now<'_>) -> Result<(u32, u64), Word> {
         let phase = &self.slot.words.phase;
         if let Some(found) = phase.read_epoch(epoch) {
@@ -607,8 +615,7 @@ impl<'a> Engine<'a> {
             self.epoch_unchanged(epoch)?;
             0
         };
-        let since = self.stamp_phase(Stamp { epoch, claim: n }, now.get())?;
-        Ok((n, since))
+        Ok((n, now.get()))
     }
 
     /// Stamps the `phase` record with `at` for `stamp`, unless it is
