@@ -133,11 +133,17 @@ fn one_probe_slot_admits_one_probe() {
 
 /// 2. In-flight probes never exceed `half_open_probes` and never go below
 ///    zero, whatever the probes end with: success, failure, ignore or a
-///    dropped permit.
+///    dropped permit. Three threads each admitted and concluded on a
+///    half-open circuit, whose admissions read the clock and the phase
+///    record (the probe timeout, SPEC §10) and whose failed probe stamps a
+///    new opening: every interleaving with at most two preemptions (three
+///    take over twenty minutes).
 #[test]
 fn probes_in_flight_stay_within_bounds() {
     for endings in [["success", "ignore", "drop"], ["failure", "ignore", "drop"]] {
-        loom::model(move || {
+        let mut builder = loom::model::Builder::new();
+        builder.preemption_bound = Some(2);
+        builder.check(move || {
             let fuse = ready_to_probe(2);
             let held = Arc::new(AtomicUsize::new(0));
             let handles: Vec<_> = endings
