@@ -209,13 +209,11 @@ impl<'a> Engine<'a> {
     /// for any other word, a missing stamp, or a cooldown that is over.
     #[inline]
     fn still_cooling_down(&self, word: Word) -> Option<Decision> {
-        let (head, _) = word.unpack();
-        if head.state != State::Open {
-            return None;
-        }
+        let n = word.open_n()?;
+        let head = Head::open(word.epoch(), n);
         let stamp = Stamp {
             epoch: head.epoch,
-            claim: head.n,
+            claim: n,
         };
         let opened = || self.slot.words.phase.read(stamp).ok_or(());
         let now = || self.occupant.time.now();

@@ -250,6 +250,16 @@ impl Word {
         self.0 & TIMED_BIT != 0
     }
 
+    /// An open word's n (SPEC §10); `None` for a word in another state.
+    #[inline]
+    pub(crate) const fn open_n(self) -> Option<u32> {
+        if STATE.get(self.0) == 1 {
+            Some(OPENING.get(self.0))
+        } else {
+            None
+        }
+    }
+
     /// The state alone.
     #[inline]
     pub(crate) const fn state(self) -> State {
