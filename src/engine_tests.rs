@@ -153,7 +153,11 @@ fn a_missing_half_open_start_delays_the_timeout_and_keeps_the_n_before_it() {
     };
     mock.increment(Duration::from_secs(1_000));
     assert_eq!(engine.acquire(), Decision::Rejected { retry_after: 0 });
-    assert_eq!(engine.slot.words.phase.raw(), before, "no one but the mover stamps");
+    assert_eq!(
+        engine.slot.words.phase.raw(),
+        before,
+        "no one but the mover stamps"
+    );
     engine.verdict(probe, Verdict::Failure, 0);
     let snapshot = engine.snapshot();
     assert_eq!(snapshot.openings, 3);

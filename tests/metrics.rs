@@ -288,7 +288,10 @@ mod metrics {
             test.assert_state(State::Closed);
         });
         let (counted, gauge) = openings(&snapshotter);
-        assert!(counted.is_empty() && gauge.abs() < f64::EPSILON, "{counted:?} {gauge}");
+        assert!(
+            counted.is_empty() && gauge.abs() < f64::EPSILON,
+            "{counted:?} {gauge}"
+        );
         metrics::with_local_recorder(&recorder, || test.trip());
         let (counted, gauge) = openings(&snapshotter);
         assert_eq!(counted, [("0".to_owned(), 1)].into());
