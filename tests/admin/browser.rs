@@ -195,6 +195,26 @@ fn the_dashboard_lists_circuits_and_follows_them_live() {
 
 /// Saves the page to `<CARGO_TARGET_TMPDIR>/<name>` (and a copy to
 /// `FUSE_SCREENSHOT_DIR`, if set); returns the first path.
+/// The real dashboard and event stream in Chromium (`binary`), whose list
+/// of circuits is `circuits` as given.
+pub(super) async fn page_listing(binary: &Path, circuits: Value) -> Browser {
+    let registry = Arc::new(Registry::builder().build().unwrap());
+    let admin = Admin::new().registry(registry).router().unwrap();
+    let router = axum::Router::new()
+        .route(
+            "/circuits",
+            axum::routing::get(move || {
+                let circuits = circuits.clone();
+                async move { axum::Json(circuits) }
+            }),
+        )
+        .fallback_service(admin);
+    let addr = serve(router).await;
+    let mut page = Browser::launch(binary).await.unwrap();
+    page.navigate(&format!("http://{addr}/")).await.unwrap();
+    page
+}
+
 pub(super) async fn screenshot(page: &mut Browser, name: &str) -> PathBuf {
     let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     page.screenshot_png(&shot).await.unwrap();

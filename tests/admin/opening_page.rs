@@ -6,12 +6,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::routing::get;
 use fuse_breaker::admin::Admin;
 use fuse_breaker::{Config, Registry};
 use serde_json::{Value, json};
 
-use super::browser::{FOLLOW, js, screenshot};
+use super::browser::{FOLLOW, js, page_listing, screenshot};
 use super::cdp::{Browser, chromium};
 use super::{runtime, serve};
 
@@ -83,21 +82,7 @@ fn an_opening_shows_its_n_its_duration_and_a_live_countdown() {
         "total": 5, "next": null, "writable": false,
     });
     runtime().block_on(async {
-        // The real page and event stream; the list is this one.
-        let registry = Arc::new(Registry::builder().build().unwrap());
-        let admin = Admin::new().registry(registry).router().unwrap();
-        let router = axum::Router::new()
-            .route(
-                "/circuits",
-                get(move || {
-                    let circuits = circuits.clone();
-                    async move { axum::Json(circuits) }
-                }),
-            )
-            .fallback_service(admin);
-        let addr = serve(router).await;
-        let mut page = Browser::launch(&binary).await.unwrap();
-        page.navigate(&format!("http://{addr}/")).await.unwrap();
+        let mut page = page_listing(&binary, circuits).await;
 
         // The third opening in a row, of four minutes, 61.5 s left.
         let billing = row_where(&mut page, "fuse:shop:billing", "r => r.state").await;

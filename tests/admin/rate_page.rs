@@ -5,12 +5,11 @@
 
 use std::sync::Arc;
 
-use axum::routing::get;
 use fuse_breaker::admin::Admin;
 use fuse_breaker::{Config, Policy, Registry};
 use serde_json::{Value, json};
 
-use super::browser::{FOLLOW, js, screenshot};
+use super::browser::{FOLLOW, js, page_listing, screenshot};
 use super::cdp::{Browser, chromium};
 use super::{runtime, serve};
 
@@ -80,21 +79,7 @@ fn a_rate_circuit_is_drawn_with_its_share_and_threshold() {
         "total": 3, "next": null, "writable": false,
     });
     runtime().block_on(async {
-        // The real page and event stream; the list is this one.
-        let registry = Arc::new(Registry::builder().build().unwrap());
-        let admin = Admin::new().registry(registry).router().unwrap();
-        let router = axum::Router::new()
-            .route(
-                "/circuits",
-                get(move || {
-                    let circuits = circuits.clone();
-                    async move { axum::Json(circuits) }
-                }),
-            )
-            .fallback_service(admin);
-        let addr = serve(router).await;
-        let mut page = Browser::launch(&binary).await.unwrap();
-        page.navigate(&format!("http://{addr}/")).await.unwrap();
+        let mut page = page_listing(&binary, circuits).await;
 
         let search = row(&mut page, "fuse:shop:search").await;
         assert_eq!(search["policy"], "rate", "{search}");

@@ -15,40 +15,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use fuse_breaker::store::{SharedFuse, Store};
+use fuse_breaker::store::SharedFuse;
 use fuse_breaker::{Config, Policy, Reason, State, Transition};
 
-use super::{runtime, unique};
+use super::{open_url as open, runtime, server_urls as urls, unique};
 
 const CALLS: u32 = 120;
 const TICK: Duration = Duration::from_millis(4);
 const STALENESS: Duration = Duration::from_millis(20);
-
-/// The servers' URLs: each process opens its own store on one.
-fn urls() -> Vec<String> {
-    let mut urls = Vec::new();
-    #[cfg(feature = "redis")]
-    urls.extend(super::redis_url());
-    #[cfg(feature = "sql")]
-    {
-        urls.push(super::sqlite_url());
-        urls.extend(super::database_url());
-    }
-    urls
-}
-
-fn open(url: &str) -> Arc<dyn Store> {
-    #[cfg(feature = "redis")]
-    if url.starts_with("redis://") {
-        return Arc::new(fuse_breaker::store::RedisStore::open(url).expect("a Redis URL"));
-    }
-    #[cfg(feature = "sql")]
-    return Arc::new(super::sql_store(url));
-    #[allow(unreachable_code)]
-    {
-        panic!("no store for {url} in this build")
-    }
-}
 
 /// 50 % over at least 90 calls (a quarter of the fleet's), in a minute of 10 buckets; open a minute
 /// (the test ends long before it would probe).

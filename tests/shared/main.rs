@@ -91,6 +91,38 @@ fn database_url() -> Option<String> {
     server("FUSE_TEST_DATABASE_URL", "PostgreSQL")
 }
 
+/// The servers' URLs, for the tests that run several processes: each
+/// process opens its own store on one.
+#[cfg(any(feature = "redis", feature = "sql"))]
+fn server_urls() -> Vec<String> {
+    let mut urls = Vec::new();
+    #[cfg(feature = "redis")]
+    urls.extend(redis_url());
+    #[cfg(feature = "sql")]
+    {
+        urls.push(sqlite_url());
+        urls.extend(database_url());
+    }
+    urls
+}
+
+/// A store on `url` (for SQL, whose table the parent made).
+#[cfg(any(feature = "redis", feature = "sql"))]
+fn open_url(url: &str) -> std::sync::Arc<dyn Store> {
+    #[cfg(feature = "redis")]
+    if url.starts_with("redis://") {
+        return std::sync::Arc::new(
+            fuse_breaker::store::RedisStore::open(url).expect("a Redis URL"),
+        );
+    }
+    #[cfg(feature = "sql")]
+    return std::sync::Arc::new(sql_store(url));
+    #[allow(unreachable_code)]
+    {
+        panic!("no store for {url} in this build")
+    }
+}
+
 /// The SQLite database of this test process: a file under cargo's
 /// temporary directory for integration tests.
 #[cfg(feature = "sql")]

@@ -10,37 +10,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use fuse_breaker::store::{SharedFuse, Store};
+use fuse_breaker::store::SharedFuse;
 use fuse_breaker::{Config, Reason, State, Transition};
 
-use super::{runtime, unique};
-
-/// The servers' URLs: each process opens its own store on one.
-fn urls() -> Vec<String> {
-    let mut urls = Vec::new();
-    #[cfg(feature = "redis")]
-    urls.extend(super::redis_url());
-    #[cfg(feature = "sql")]
-    {
-        urls.push(super::sqlite_url());
-        urls.extend(super::database_url());
-    }
-    urls
-}
-
-/// A store on `url` (for SQL, whose table the parent made).
-fn open(url: &str) -> Arc<dyn Store> {
-    #[cfg(feature = "redis")]
-    if url.starts_with("redis://") {
-        return Arc::new(fuse_breaker::store::RedisStore::open(url).expect("a Redis URL"));
-    }
-    #[cfg(feature = "sql")]
-    return Arc::new(super::sql_store(url));
-    #[allow(unreachable_code)]
-    {
-        panic!("no store for {url} in this build")
-    }
-}
+use super::{open_url as open, runtime, server_urls as urls, unique};
 
 /// A circuit named `name` on a store of its own on `url`.
 pub(super) fn shared(url: &str, name: &str, config: Config) -> SharedFuse {

@@ -23,40 +23,14 @@ use std::process::{ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use fuse_breaker::store::{SharedFuse, SharedPermit, Store};
+use fuse_breaker::store::{SharedFuse, SharedPermit};
 use fuse_breaker::{Config, State};
 
 use super::frozen::Frozen;
-use super::{runtime, unique};
+use super::{open_url as open, runtime, server_urls as urls, unique};
 
 /// The staleness of each child's cached circuit.
 const STALENESS: Duration = Duration::from_millis(20);
-
-/// The servers' URLs: each process opens its own store on one.
-fn urls() -> Vec<String> {
-    let mut urls = Vec::new();
-    #[cfg(feature = "redis")]
-    urls.extend(super::redis_url());
-    #[cfg(feature = "sql")]
-    {
-        urls.push(super::sqlite_url());
-        urls.extend(super::database_url());
-    }
-    urls
-}
-
-fn open(url: &str) -> Arc<dyn Store> {
-    #[cfg(feature = "redis")]
-    if url.starts_with("redis://") {
-        return Arc::new(fuse_breaker::store::RedisStore::open(url).expect("a Redis URL"));
-    }
-    #[cfg(feature = "sql")]
-    return Arc::new(super::sql_store(url));
-    #[allow(unreachable_code)]
-    {
-        panic!("no store for {url} in this build")
-    }
-}
 
 /// One probe, opened for 2 s doubling up to 16 s, cut by up to half.
 fn backoff() -> Config {
