@@ -63,6 +63,7 @@ mod permit;
 mod redis;
 mod registry;
 mod report;
+mod resolution;
 mod run;
 #[cfg(all(feature = "config-file", any(feature = "redis", feature = "sql")))]
 mod settings;

@@ -37,13 +37,12 @@ use super::stored::{Lease, Stored};
 #[path = "payload_rate.rs"]
 mod rate;
 
+pub(crate) use super::resolution::{NANOS_PER_MICRO, store_time};
 use rate::OwnRate;
 pub(crate) use rate::{rate_prefix, width};
 
 /// The version of the `fuse` part this crate writes.
 const VERSION: u32 = 1;
-
-const NANOS_PER_MICRO: u64 = 1_000;
 
 const NANOS_PER_SEC: u64 = 1_000_000_000;
 
@@ -53,25 +52,6 @@ const MICROS_PER_SEC: u64 = 1_000_000;
 /// `opened_at` and failures may be: milon/fuse writes its times from its
 /// machine's clock, which may run a little ahead of the store's.
 const MAX_AHEAD: u64 = 60 * NANOS_PER_SEC;
-
-/// The store's time at the payload's resolution (whole microseconds), in
-/// nanoseconds: every time the rules see from a store is one, so that
-/// writing a time and reading it back changes no decision.
-pub(crate) fn store_time(since_epoch: Duration) -> u64 {
-    let nanos = u64::try_from(since_epoch.as_nanos()).unwrap_or(u64::MAX);
-    nanos - nanos % NANOS_PER_MICRO
-}
-
-/// The first time at the payload's resolution at or after `nanos`: when
-/// an opening that ends at `nanos` ends in a store (see
-/// [`Stored::phase`]). A store time, a whole microsecond, is before the one
-/// exactly when it is before the other.
-pub(crate) fn store_time_at_or_after(nanos: u64) -> u64 {
-    nanos
-        .div_ceil(NANOS_PER_MICRO)
-        .checked_mul(NANOS_PER_MICRO)
-        .unwrap_or(nanos - nanos % NANOS_PER_MICRO)
-}
 
 /// A time a store's clock told in `seconds` and `micros` since the Unix
 /// epoch (Redis `TIME`, an announcement), if it is one: the microseconds a

@@ -23,7 +23,7 @@ use crate::recovery;
 use crate::snapshot::{Snapshot, State};
 use crate::verdict::Verdict;
 
-use super::payload;
+use super::resolution;
 
 /// One probe in flight: granted under lease `id`, counted as an ignore
 /// verdict once the store's time reaches `until`.
@@ -326,7 +326,7 @@ impl Stored {
                     self.opened_at = now;
                     let retry_at =
                         recovery::retry_at(config, next.n, now, self.generation, opens.hint);
-                    self.phase = payload::store_time_at_or_after(retry_at);
+                    self.phase = resolution::store_time_at_or_after(retry_at);
                 }
                 State::HalfOpen => self.phase = now,
                 // As a payload keeps a closed circuit: no opening.
