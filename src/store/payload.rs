@@ -22,7 +22,6 @@
 //! key, like an absent key's: see [`Stored::absent`]).
 
 use std::fmt;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -58,11 +57,11 @@ const MAX_AHEAD: u64 = 60 * NANOS_PER_SEC;
 /// fraction of a second, the whole within the nanoseconds 64 bits hold
 /// (until the year 2554), as every time the rules see is.
 #[cfg(any(feature = "redis", feature = "sql"))]
-pub(crate) fn clock(seconds: u64, micros: u64) -> Option<Duration> {
+pub(crate) fn clock(seconds: u64, micros: u64) -> Option<std::time::Duration> {
     let nanos = seconds
         .checked_mul(NANOS_PER_SEC)?
         .checked_add(micros.checked_mul(NANOS_PER_MICRO)?)?;
-    (micros < 1_000_000 && nanos < u64::MAX).then(|| Duration::from_nanos(nanos))
+    (micros < 1_000_000 && nanos < u64::MAX).then(|| std::time::Duration::from_nanos(nanos))
 }
 
 /// The payload under `key` is `bytes` long, above [`PayloadError::MAX_BYTES`].
