@@ -583,11 +583,15 @@ impl<'a> Engine<'a> {
             .write_telling(stamp, retry_at, Keep::First, || self.epoch_unchanged(epoch))?;
         if written.mine {
             // For snapshots; a word that moved on meanwhile has its own.
+            // Only the phase's winner writes it, so the latest time wins:
+            // a stamp already there with an earlier time is an opening of
+            // this epoch a whole epoch range ago (closings do not stamp
+            // this record), which this opening replaces.
             let _ = self
                 .slot
                 .words
                 .opening
-                .write(stamp, at, Keep::First, || self.epoch_unchanged(epoch));
+                .write(stamp, at, Keep::Latest, || self.epoch_unchanged(epoch));
         }
         Ok(written.time)
     }
