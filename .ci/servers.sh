@@ -7,6 +7,16 @@
 #   start_postgres  starts PostgreSQL 15 (on the image, or installed from
 #                   Debian) in a fresh cluster with fsync off, creates the
 #                   database `fuse`, exports FUSE_TEST_DATABASE_URL.
+#   start_redis_cluster
+#                   six redis-servers in cluster mode (three primaries,
+#                   three replicas, a 2 s node timeout), exports
+#                   FUSE_TEST_REDIS_CLUSTER_URL (redis+cluster://...) and
+#                   FUSE_TEST_REDIS_CLUSTER_DIR (each node's pid file is
+#                   DIR/PORT/pid, for the failover tests).
+#   start_redis_sentinel
+#                   a primary, its replica and three sentinels watching it
+#                   (name `fuse`, down after 1 s), exports
+#                   FUSE_TEST_REDIS_SENTINEL_URL (redis+sentinel://.../fuse).
 #   find_chromium   installs Chromium (Debian) if missing, exports
 #                   FUSE_TEST_CHROMIUM (the browser test starts its own
 #                   headless instance).
@@ -26,6 +36,22 @@ trap stop_servers EXIT
 # A TCP port nothing listens on.
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# A TCP port for a cluster node: it and its cluster bus port (10000
+# higher) free, below 55536.
+free_cluster_port() {
+  python3 -c '
+import random, socket
+while True:
+    port = random.randint(20000, 45000)
+    try:
+        for p in (port, port + 10000):
+            s = socket.socket(); s.bind(("127.0.0.1", p)); s.close()
+    except OSError:
+        continue
+    print(port)
+    break'
 }
 
 # apt-get install, with an index update if the first try finds nothing.
@@ -56,6 +82,103 @@ start_redis() {
   done
   export FUSE_TEST_REDIS_URL="redis://127.0.0.1:$port"
   echo "redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/') on $FUSE_TEST_REDIS_URL"
+}
+
+# Waits until redis-server on port $1 answers PING (its log is $2).
+await_redis() {
+  local tries=0
+  until redis-cli -p "$1" ping >/dev/null 2>&1; do
+    tries=$((tries + 1))
+    if [ "$tries" -gt 50 ]; then
+      echo "redis-server did not answer on port $1:" >&2
+      cat "$2" >&2
+      return 1
+    fi
+    sleep 0.1
+  done
+}
+
+start_redis_cluster() {
+  command -v redis-server >/dev/null || install_package redis-server
+  local base="$SERVERS_DIR/cluster" port ports=() nodes=() i
+  for i in 1 2 3 4 5 6; do
+    port="$(free_cluster_port)"
+    mkdir -p "$base/$port"
+    redis-server --bind 127.0.0.1 --port "$port" --cluster-enabled yes \
+      --cluster-config-file "$base/$port/nodes.conf" --cluster-node-timeout 2000 \
+      --save '' --appendonly no --daemonize yes --pidfile "$base/$port/pid" \
+      --logfile "$base/$port/log" --dir "$base/$port"
+    SERVER_STOPS+=("kill \$(cat '$base/$port/pid') 2>/dev/null")
+    ports+=("$port")
+    nodes+=("127.0.0.1:$port")
+  done
+  for port in "${ports[@]}"; do
+    await_redis "$port" "$base/$port/log" || return 1
+  done
+  redis-cli --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes \
+    >"$base/create.log" 2>&1 || {
+    cat "$base/create.log" >&2
+    return 1
+  }
+  local tries=0
+  for port in "${ports[@]}"; do
+    until redis-cli -p "$port" cluster info 2>/dev/null | grep -q 'cluster_state:ok'; do
+      tries=$((tries + 1))
+      if [ "$tries" -gt 200 ]; then
+        echo "the Redis cluster did not become ok on port $port:" >&2
+        redis-cli -p "$port" cluster info >&2
+        return 1
+      fi
+      sleep 0.1
+    done
+  done
+  export FUSE_TEST_REDIS_CLUSTER_URL
+  FUSE_TEST_REDIS_CLUSTER_URL="redis+cluster://$(IFS=,; echo "${nodes[*]}")"
+  export FUSE_TEST_REDIS_CLUSTER_DIR="$base"
+  echo "Redis Cluster (3 primaries, 3 replicas) on $FUSE_TEST_REDIS_CLUSTER_URL"
+}
+
+start_redis_sentinel() {
+  command -v redis-server >/dev/null || install_package redis-server
+  local base="$SERVERS_DIR/sentinel" primary replica port sentinels=() i
+  primary="$(free_port)"
+  replica="$(free_port)"
+  for port in "$primary" "$replica"; do
+    mkdir -p "$base/$port"
+    local follow=()
+    [ "$port" = "$replica" ] && follow=(--replicaof 127.0.0.1 "$primary")
+    redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no \
+      --daemonize yes --pidfile "$base/$port/pid" --logfile "$base/$port/log" \
+      --dir "$base/$port" "${follow[@]}"
+    SERVER_STOPS+=("kill \$(cat '$base/$port/pid') 2>/dev/null")
+    await_redis "$port" "$base/$port/log" || return 1
+  done
+  for i in 1 2 3; do
+    port="$(free_port)"
+    mkdir -p "$base/s$port"
+    printf '%s\n' "port $port" "bind 127.0.0.1" "daemonize yes" \
+      "pidfile $base/s$port/pid" "logfile $base/s$port/log" "dir $base/s$port" \
+      "sentinel monitor fuse 127.0.0.1 $primary 1" \
+      "sentinel down-after-milliseconds fuse 1000" \
+      "sentinel failover-timeout fuse 5000" >"$base/s$port/sentinel.conf"
+    redis-server "$base/s$port/sentinel.conf" --sentinel
+    SERVER_STOPS+=("kill \$(cat '$base/s$port/pid') 2>/dev/null")
+    await_redis "$port" "$base/s$port/log" || return 1
+    sentinels+=("127.0.0.1:$port")
+  done
+  local tries=0
+  until redis-cli -p "$primary" info replication | grep -q 'slave0:.*state=online'; do
+    tries=$((tries + 1))
+    if [ "$tries" -gt 100 ]; then
+      echo "the replica did not come online:" >&2
+      cat "$base/$replica/log" >&2
+      return 1
+    fi
+    sleep 0.1
+  done
+  export FUSE_TEST_REDIS_SENTINEL_URL
+  FUSE_TEST_REDIS_SENTINEL_URL="redis+sentinel://$(IFS=,; echo "${sentinels[*]}")/fuse"
+  echo "Redis Sentinel (a primary, a replica, 3 sentinels) on $FUSE_TEST_REDIS_SENTINEL_URL"
 }
 
 start_postgres() {

@@ -55,6 +55,11 @@ pub struct Changes {
     clock: crate::sync::Tally,
     /// Announcements dropped (see [`Changes::dropped`]).
     dropped: AtomicU64,
+    /// Woken when a circuit begins to watch a key (a store that
+    /// subscribes per key's shard subscribes to its shard then), or when
+    /// a store's connection has news for its listening task.
+    #[cfg(feature = "redis")]
+    pub(crate) wake: tokio::sync::Notify,
 }
 
 #[derive(Default)]
@@ -224,6 +229,33 @@ impl Changes {
         }
     }
 
+    /// The cached circuits of the keys `which` picks forget their mirror
+    /// (announcements on those keys may have been missed).
+    #[cfg(feature = "redis")]
+    pub(crate) fn lost_where(&self, which: impl Fn(&str) -> bool) {
+        let picked: Vec<Arc<Cache>> = self
+            .lock()
+            .by_key
+            .iter()
+            .filter(|(key, _)| which(key))
+            .flat_map(|(_, caches)| caches.iter().filter_map(Weak::upgrade))
+            .collect();
+        for cache in picked {
+            cache.forget();
+        }
+    }
+
+    /// The keys a live cached circuit watches.
+    #[cfg(feature = "redis")]
+    pub(crate) fn keys(&self) -> Vec<String> {
+        self.lock()
+            .by_key
+            .iter()
+            .filter(|(_, caches)| caches.iter().any(|cache| cache.strong_count() > 0))
+            .map(|(key, _)| key.clone())
+            .collect()
+    }
+
     /// Whether a cached circuit of this process watches `key` (a store may
     /// announce only to processes that listen).
     ///
@@ -265,6 +297,9 @@ impl Changes {
             });
             watchers.swept = watchers.by_key.len();
         }
+        drop(watchers);
+        #[cfg(feature = "redis")]
+        self.wake.notify_one();
     }
 }
 

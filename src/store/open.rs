@@ -7,7 +7,7 @@ use super::Store;
 use super::error::StoreError;
 
 /// The schemes of Redis (and Valkey) URLs.
-const REDIS: [&str; 7] = [
+const REDIS: [&str; 11] = [
     "redis",
     "rediss",
     "redis+unix",
@@ -15,6 +15,10 @@ const REDIS: [&str; 7] = [
     "valkey",
     "valkeys",
     "valkey+unix",
+    "redis+cluster",
+    "rediss+cluster",
+    "redis+sentinel",
+    "rediss+sentinel",
 ];
 
 /// The schemes of database URLs.
@@ -22,7 +26,10 @@ const SQL: [&str; 3] = ["postgres", "postgresql", "sqlite"];
 
 /// The store at `url`, chosen by its scheme: a [`RedisStore`] for
 /// `redis://`, `rediss://`, `redis+unix://`, `unix://` or `valkey://`
-/// (`valkeys://`, `valkey+unix://`; feature `redis`), an [`SqlStore`] for
+/// (`valkeys://`, `valkey+unix://`), for a Redis Cluster
+/// (`redis+cluster://host:port,host:port`) or the primary Sentinel
+/// watches (`redis+sentinel://host:port,host:port/name`; see
+/// [`RedisStore::open`], feature `redis`), an [`SqlStore`] for
 /// `postgres://`, `postgresql://` or `sqlite:` (feature `sql`). An error
 /// naming the scheme for any other ([`StoreError::is_invalid_url`]), or
 /// for one whose feature this build has not; the URL is named without its

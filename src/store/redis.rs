@@ -31,28 +31,39 @@
 //! every mirror is forgotten, and the connection is remade with a backoff.
 
 use std::fmt;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
-use futures_core::Stream;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::cluster_routing::Slot;
 use redis::{RedisError, Script, Value};
 
-use super::changes::{Listening, MAX_RELISTEN, MIN_RELISTEN};
+use super::changes::Listening;
 use super::error::public_name;
 use super::payload::{self, PayloadError};
 use super::{Changes, Increment, KeyPage, Loaded, Store, StoreError, Swap};
 
+#[path = "redis_keys.rs"]
+mod keys;
+#[path = "redis_link.rs"]
+mod link;
+#[path = "redis_listen.rs"]
+mod listen;
 #[path = "redis_scripts.rs"]
 mod scripts;
+#[path = "redis_url.rs"]
+pub(super) mod url;
 
+use link::{Link, Sentinel};
 use scripts::{DELETE, INCREMENT, LOAD, SWAP};
+use url::Target;
 
-/// How long a round trip may take before the store counts as unreachable
-/// (the fallback then decides), and how long a connection attempt may
-/// take.
-const RESPONSE_TIMEOUT: Duration = Duration::from_millis(500);
-const CONNECTION_TIMEOUT: Duration = Duration::from_millis(500);
+/// What stands behind the store's URL, as its listening task needs it.
+#[derive(Clone)]
+enum Topology {
+    Node(redis::Client),
+    Cluster(Vec<String>),
+    Sentinel(Arc<Sentinel>),
+}
 
 /// A [`Store`] on Redis or Valkey, through one multiplexed connection that
 /// reconnects by itself (the `redis` crate's `ConnectionManager`). Cheap to
@@ -71,8 +82,8 @@ const CONNECTION_TIMEOUT: Duration = Duration::from_millis(500);
 #[derive(Clone)]
 pub struct RedisStore {
     name: String,
-    client: redis::Client,
-    connection: ConnectionManager,
+    topology: Topology,
+    link: Link,
     load: Script,
     swap: Script,
     increment: Script,
@@ -100,19 +111,41 @@ impl RedisStore {
     /// ```
     pub const DEFAULT_CHANNEL: &str = "fuse:changes";
 
-    /// A store on the server at `url` (`redis://host:port/db`,
-    /// `rediss://` for TLS where the `redis` crate is built with it). The
-    /// connection is made on first use and remade after it drops; a round
-    /// trip that takes over 500 ms is an outage. An error for a URL that
-    /// is not one ([`StoreError::is_invalid_url`], no outage), and outside
-    /// a tokio runtime (the connection's tasks run on it).
+    /// A store on what `url` names:
+    ///
+    /// - one server: `redis://host:port/db` (`rediss://` for TLS where the
+    ///   `redis` crate is built with it, `redis+unix:///path.sock`);
+    /// - a Redis Cluster: `redis+cluster://host:port,host:port,...`
+    ///   (`rediss+cluster://`; any of its nodes, one is enough, more let
+    ///   the store start while one is down; a user and password before the
+    ///   hosts are every node's): each key goes to its slot's primary, the
+    ///   `redis` crate following `MOVED`/`ASK` and refreshing the slots;
+    ///   announcements go by sharded pub/sub, on the key's shard alone;
+    /// - the primary that Sentinel watches:
+    ///   `redis+sentinel://host:port,host:port,.../name[/db]`
+    ///   (`rediss+sentinel://`; the sentinels' addresses and the name they
+    ///   monitor; a user and password before the hosts are the
+    ///   primary's): found on first use, and found again when a round
+    ///   trip fails the way a failover makes it fail
+    ///   ([`failovers`](Self::failovers)).
+    ///
+    /// Connections are made on first use and remade after they drop; a
+    /// round trip that takes over 500 ms is an outage. An error for a URL
+    /// that is not one ([`StoreError::is_invalid_url`], no outage), and
+    /// outside a tokio runtime (the connections' tasks run on it).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let err = fuse_breaker::store::RedisStore::open("http://example.com").unwrap_err();
+    /// use fuse_breaker::store::RedisStore;
+    /// let err = RedisStore::open("http://example.com").unwrap_err();
     /// assert!(err.is_invalid_url());
     /// assert!(err.to_string().contains("http://example.com is not a Redis URL"));
+    ///
+    /// let cluster = RedisStore::open("redis+cluster://10.0.0.1:6379,10.0.0.2:6379").unwrap();
+    /// assert_eq!(cluster.name(), "redis+cluster://10.0.0.1:6379,10.0.0.2:6379");
+    /// let err = RedisStore::open("redis+sentinel://10.0.0.1:26379").unwrap_err();
+    /// assert!(err.to_string().contains("needs the name the sentinels monitor"));
     /// # }
     /// ```
     pub fn open(url: &str) -> Result<Self, StoreError> {
@@ -123,19 +156,45 @@ impl RedisStore {
                 "RedisStore::open was called outside a tokio runtime",
             ));
         };
-        let client = redis::Client::open(url).map_err(|err| {
-            StoreError::invalid_url(&name, "Redis", format_args!("{err} (redis://host:port/db)"))
-        })?;
-        let config = ConnectionManagerConfig::new()
-            .set_response_timeout(Some(RESPONSE_TIMEOUT))
-            .set_connection_timeout(Some(CONNECTION_TIMEOUT))
-            .set_number_of_retries(1);
-        let connection = ConnectionManager::new_lazy_with_config(client.clone(), config)
-            .map_err(|err| StoreError::unreachable(&name, err))?;
+        let invalid = |err: &dyn fmt::Display, form: &str| {
+            StoreError::invalid_url(&name, "Redis", format_args!("{err} ({form})"))
+        };
+        let target =
+            url::target(url).map_err(|err| StoreError::invalid_url(&name, "Redis", err))?;
+        let (topology, link) = match target {
+            Target::Node(url) => {
+                let client = redis::Client::open(url)
+                    .map_err(|err| invalid(&err, "redis://host:port/db"))?;
+                let link =
+                    Link::node(&client).map_err(|err| StoreError::unreachable(&name, err))?;
+                (Topology::Node(client), link)
+            }
+            Target::Cluster(nodes) => {
+                let link = Link::cluster(&nodes, None)
+                    .map_err(|err| invalid(&err, "redis+cluster://host:port,host:port"))?;
+                (Topology::Cluster(nodes), Link::Cluster(link))
+            }
+            Target::Sentinel {
+                sentinels,
+                name: service,
+                db,
+                user,
+                password,
+                tls,
+            } => {
+                let sentinel = Sentinel::new(&sentinels, service, db, user, password, tls)
+                    .map_err(|err| invalid(&err, "redis+sentinel://host:port,host:port/name"))?;
+                let sentinel = Arc::new(sentinel);
+                (
+                    Topology::Sentinel(Arc::clone(&sentinel)),
+                    Link::Sentinel(sentinel),
+                )
+            }
+        };
         Ok(RedisStore {
             name,
-            client,
-            connection,
+            topology,
+            link,
             load: Script::new(LOAD),
             swap: Script::new(SWAP),
             increment: Script::new(INCREMENT),
@@ -177,6 +236,64 @@ impl RedisStore {
     /// ```
     pub fn channel(&self) -> &str {
         &self.channel
+    }
+
+    /// How many times the primary moved (a failover Sentinel made) since
+    /// the store was opened, as this process found out: 0 on one server
+    /// or a cluster (whose failovers the cluster client follows by
+    /// itself). Each move is also a [`StoreEvent`](super::StoreEvent)
+    /// with [`failover`](super::StoreEvent::failover) set, to the
+    /// listeners of the circuits whose round trip found it.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), fuse_breaker::store::StoreError> {
+    /// let store = fuse_breaker::store::RedisStore::open("redis://127.0.0.1:6379")?;
+    /// assert_eq!(store.failovers(), 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn failovers(&self) -> u64 {
+        match &self.topology {
+            Topology::Sentinel(sentinel) => sentinel.moves(),
+            Topology::Node(_) | Topology::Cluster(_) => 0,
+        }
+    }
+
+    /// The channel a transition of the circuit under `key` is announced
+    /// on: the store's [`channel`](Self::channel) on one server; on a
+    /// cluster, the sharded channel of the key's hash slot (the channel
+    /// followed by a hash tag `{n}` in that slot, `n` the least number
+    /// that hashes there), published with `SPUBLISH` and heard with
+    /// `SSUBSCRIBE` on the key's shard alone.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), fuse_breaker::store::StoreError> {
+    /// use fuse_breaker::store::RedisStore;
+    /// let node = RedisStore::open("redis://127.0.0.1:6379")?;
+    /// assert_eq!(node.channel_of("fuse:billing"), "fuse:changes");
+    /// let cluster = RedisStore::open("redis+cluster://127.0.0.1:7000")?;
+    /// assert_eq!(cluster.channel_of("fuse:billing"), "fuse:changes{28939}");
+    /// # Ok(()) }
+    /// ```
+    pub fn channel_of(&self, key: &str) -> String {
+        self.announced_on(key, true).0
+    }
+
+    /// [`channel_of`](Self::channel_of) `key` (empty unless `announce`:
+    /// the scripts publish nothing then), and the command that publishes
+    /// there.
+    fn announced_on(&self, key: &str, announce: bool) -> (String, &'static str) {
+        if !announce {
+            return (String::new(), "PUBLISH");
+        }
+        match &self.topology {
+            Topology::Cluster(_) => (
+                listen::slot_channel(&self.channel, Slot::for_key(key)),
+                "SPUBLISH",
+            ),
+            Topology::Node(_) | Topology::Sentinel(_) => (self.channel.clone(), "PUBLISH"),
+        }
     }
 
     /// The error of a round trip: a key of another type is an unreadable
@@ -226,63 +343,6 @@ impl RedisStore {
     }
 }
 
-/// Listens on `channel` and hands each announcement to `changes`, for as
-/// long as the store lives; every mirror is forgotten whenever the
-/// subscription begins again (announcements may have been missed).
-async fn listen(client: redis::Client, channel: String, changes: Weak<Changes>) {
-    let mut backoff = MIN_RELISTEN;
-    loop {
-        if let Ok(Ok(mut pubsub)) =
-            tokio::time::timeout(CONNECTION_TIMEOUT, subscribe(&client, &channel)).await
-        {
-            backoff = MIN_RELISTEN;
-            let Some(live) = changes.upgrade() else {
-                return;
-            };
-            live.lost();
-            drop(live);
-            let mut messages = std::pin::pin!(pubsub.on_message());
-            while let Some(message) =
-                std::future::poll_fn(|cx| messages.as_mut().poll_next(cx)).await
-            {
-                let Some(live) = changes.upgrade() else {
-                    return;
-                };
-                live.tell_wire(message.get_payload_bytes());
-            }
-            let Some(live) = changes.upgrade() else {
-                return;
-            };
-            live.lost();
-        }
-        tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(MAX_RELISTEN);
-    }
-}
-
-async fn subscribe(
-    client: &redis::Client,
-    channel: &str,
-) -> redis::RedisResult<redis::aio::PubSub> {
-    let mut pubsub = client.get_async_pubsub().await?;
-    pubsub.subscribe(channel).await?;
-    Ok(pubsub)
-}
-
-/// The `SCAN ... MATCH` pattern of the keys that start with `prefix`: its
-/// glob characters escaped, then `*`.
-fn glob_of(prefix: &str) -> String {
-    let mut pattern = String::with_capacity(prefix.len() + 1);
-    for c in prefix.chars() {
-        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
-            pattern.push('\\');
-        }
-        pattern.push(c);
-    }
-    pattern.push('*');
-    pattern
-}
-
 /// A number Redis sent as a string (`TIME`'s parts) or an integer.
 fn number(value: &Value) -> Option<u64> {
     match value {
@@ -326,7 +386,7 @@ impl Store for RedisStore {
     }
 
     async fn load(&self, key: &str) -> Result<Loaded, StoreError> {
-        let mut connection = self.connection.clone();
+        let mut connection = self.link.clone();
         let reply: Value = self
             .load
             .key(key)
@@ -348,8 +408,9 @@ impl Store for RedisStore {
         ttl: Duration,
         announce: bool,
     ) -> Result<Swap, StoreError> {
-        let mut connection = self.connection.clone();
+        let mut connection = self.link.clone();
         let ttl = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        let (channel, publish) = self.announced_on(key, announce);
         let reply: Value = self
             .swap
             .key(key)
@@ -357,8 +418,9 @@ impl Store for RedisStore {
             .arg(expected.unwrap_or_default())
             .arg(new)
             .arg(ttl)
-            .arg(if announce { self.channel.as_str() } else { "" })
+            .arg(channel)
             .arg(PayloadError::MAX_BYTES)
+            .arg(publish)
             .invoke_async(&mut connection)
             .await
             .map_err(|err| self.error(key, &err))?;
@@ -377,7 +439,7 @@ impl Store for RedisStore {
     /// The `INCREMENT` script: the rule of [`Increment::apply`] on the
     /// server, in one atomic step, so that increments commute.
     async fn increment(&self, key: &str, increment: &Increment) -> Result<bool, StoreError> {
-        let mut connection = self.connection.clone();
+        let mut connection = self.link.clone();
         let ttl = u64::try_from(increment.ttl().as_millis())
             .unwrap_or(u64::MAX)
             .max(1);
@@ -399,75 +461,28 @@ impl Store for RedisStore {
         }
     }
 
-    /// `SCAN`s (which never block the server) with the prefix's glob
-    /// characters escaped, each key checked against the prefix again; the
-    /// cursor is `SCAN`'s. A page ends at `SCAN`'s step that reaches
-    /// `limit`, so it may hold a few more.
+    /// `SCAN`s (which never block the server; on a cluster, every
+    /// primary in turn) with the prefix's glob characters escaped, each
+    /// key checked against the prefix again (see `redis_keys.rs` for the
+    /// cursor). A page ends at `SCAN`'s step that reaches `limit`, so it
+    /// may hold a few more.
     async fn keys(
         &self,
         prefix: &str,
         after: Option<&str>,
         limit: usize,
     ) -> Result<KeyPage, StoreError> {
-        let mut cursor: u64 = match after {
-            None => 0,
-            Some(after) => after
-                .parse()
-                .ok()
-                .filter(|&cursor| cursor != 0)
-                .ok_or_else(|| {
-                    StoreError::unreachable(
-                        &self.name,
-                        format_args!("{after:?} is not a cursor of this store's key listing"),
-                    )
-                })?,
-        };
-        let pattern = glob_of(prefix);
-        let limit = limit.max(1);
-        let count = limit.clamp(10, 1000);
-        let mut connection = self.connection.clone();
-        let mut found: Vec<Vec<u8>> = Vec::new();
-        loop {
-            let (next, batch): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
-                .arg(cursor)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(count)
-                .query_async(&mut connection)
-                .await
-                .map_err(|err| StoreError::unreachable(&self.name, err))?;
-            found.extend(
-                batch
-                    .into_iter()
-                    .filter(|key| key.starts_with(prefix.as_bytes())),
-            );
-            cursor = next;
-            if cursor == 0 || found.len() >= limit {
-                break;
-            }
-        }
-        found.sort_unstable();
-        found.dedup();
-        let mut keys = Vec::with_capacity(found.len());
-        let mut not_utf8 = Vec::new();
-        for key in found {
-            match String::from_utf8(key) {
-                Ok(key) => keys.push(key),
-                Err(err) => not_utf8.push(err.into_bytes()),
-            }
-        }
-        let mut page = KeyPage::new(keys, (cursor != 0).then(|| cursor.to_string()));
-        page.not_utf8 = not_utf8;
-        Ok(page)
+        keys::page(&self.link, &self.name, prefix, after, limit).await
     }
 
     async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError> {
-        let mut connection = self.connection.clone();
+        let mut connection = self.link.clone();
+        let (channel, publish) = self.announced_on(key, announce);
         let reply: Value = self
             .delete
             .key(key)
-            .arg(if announce { self.channel.as_str() } else { "" })
+            .arg(channel)
+            .arg(publish)
             .invoke_async(&mut connection)
             .await
             .map_err(|err| StoreError::unreachable(&self.name, err))?;
@@ -477,14 +492,28 @@ impl Store for RedisStore {
         }
     }
 
-    /// Starts listening on the channel the first time (a cached circuit
-    /// is being built).
+    /// Starts listening the first time (a cached circuit is being built):
+    /// on the channel, or on a cluster the sharded channels of the slots
+    /// of the keys cached circuits watch.
     fn changes(&self) -> Option<&Changes> {
-        let (client, channel) = (self.client.clone(), self.channel.clone());
+        let (topology, channel) = (self.topology.clone(), self.channel.clone());
         let changes = Arc::downgrade(&self.changes);
         self.listening
             .start(&self.runtime, changes.clone(), move || {
-                listen(client.clone(), channel.clone(), changes.clone())
+                let (channel, changes) = (channel.clone(), changes.clone());
+                let listening: std::pin::Pin<Box<dyn Future<Output = ()> + Send>> =
+                    match topology.clone() {
+                        Topology::Node(client) => {
+                            Box::pin(listen::listen(client, channel, changes, || false))
+                        }
+                        Topology::Cluster(nodes) => {
+                            Box::pin(listen::listen_cluster(nodes, channel, changes))
+                        }
+                        Topology::Sentinel(sentinel) => {
+                            Box::pin(listen::listen_sentinel(sentinel, channel, changes))
+                        }
+                    };
+                listening
             });
         Some(&self.changes)
     }
@@ -493,12 +522,6 @@ impl Store for RedisStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_prefix_is_matched_literally() {
-        assert_eq!(glob_of("fuse:shop:"), "fuse:shop:*");
-        assert_eq!(glob_of("fuse:a*b?[c]\\"), "fuse:a\\*b\\?\\[c\\]\\\\*");
-    }
 
     #[test]
     fn replies_are_read_strictly() {

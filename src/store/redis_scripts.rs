@@ -1,5 +1,7 @@
 //! The Lua scripts of the Redis store (see the store's module docs), each
-//! one round trip, run by `EVALSHA`.
+//! one round trip, run by `EVALSHA`. An announcement is published with
+//! the command the script is given (`PUBLISH`, or `SPUBLISH` on a
+//! cluster's sharded channel in the key's slot).
 
 pub(super) const LOAD: &str = r"
 local t = redis.call('TIME')
@@ -21,7 +23,7 @@ if same then
   redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
   if ARGV[5] ~= '' then
     local t = redis.call('TIME')
-    redis.call('PUBLISH', ARGV[5], t[1] .. ' ' .. t[2] .. ' ' .. #KEYS[1] .. ' ' .. KEYS[1] .. ARGV[3])
+    redis.call(ARGV[7], ARGV[5], t[1] .. ' ' .. t[2] .. ' ' .. #KEYS[1] .. ' ' .. KEYS[1] .. ARGV[3])
   end
   return {1}
 end
@@ -103,7 +105,7 @@ pub(super) const DELETE: &str = r"
 redis.call('DEL', KEYS[1])
 if ARGV[1] ~= '' then
   local t = redis.call('TIME')
-  redis.call('PUBLISH', ARGV[1], t[1] .. ' ' .. t[2] .. ' ' .. #KEYS[1] .. ' ' .. KEYS[1])
+  redis.call(ARGV[2], ARGV[1], t[1] .. ' ' .. t[2] .. ' ' .. #KEYS[1] .. ' ' .. KEYS[1])
 end
 return 1
 ";

@@ -24,10 +24,12 @@ struct Fleet {
     name: &'static str,
     here: Arc<dyn Store>,
     there: Arc<dyn Store>,
-    /// Waits until `here` listens (its subscription is made by a task).
-    listening: Box<dyn Fn() -> Step<'static>>,
-    /// Drops `here`'s channel and waits until it is listening again.
-    drop_channel: Box<dyn Fn() -> Step<'static>>,
+    /// Waits until `here` listens for the key given (its subscription is
+    /// made by a task).
+    listening: Box<dyn Fn(String) -> Step<'static>>,
+    /// Drops `here`'s channel and waits until it is listening again for
+    /// the key given.
+    drop_channel: Box<dyn Fn(String) -> Step<'static>>,
 }
 
 /// Polls `done` until it holds, for up to two seconds (an announcement
@@ -76,7 +78,7 @@ async fn scenario_of(
     let there = SharedFuse::builder(circuit, fleet.there.clone())
         .config(config)
         .build();
-    (fleet.listening)().await;
+    (fleet.listening)(here.key().to_owned()).await;
     // The key exists before `here` reads it (its first write is
     // announced too): a failure and the success that clears it.
     there.try_acquire().await.unwrap().failure().await.unwrap();
@@ -112,7 +114,7 @@ async fn scenario_of(
     assert_eq!(trips.round_trips(), read, "{name}: closed by announcement");
 
     // The channel drops: the mirror goes (the next call reads the key).
-    (fleet.drop_channel)().await;
+    (fleet.drop_channel)(here.key().to_owned()).await;
     here.try_acquire().await.unwrap().success().await.unwrap();
     assert_eq!(trips.round_trips(), read + again, "{name}: read again");
     // And it is back: the next transition is announced again.
@@ -129,8 +131,8 @@ fn transitions_elsewhere_reach_the_mirror_at_once_in_memory() {
         name: "memory",
         here: store.clone(),
         there: store,
-        listening: Box::new(|| Box::pin(async {})),
-        drop_channel: Box::new(move || {
+        listening: Box::new(|_| Box::pin(async {})),
+        drop_channel: Box::new(move |_| {
             let store = lost.clone();
             Box::pin(async move { store.changes().unwrap().lost() })
         }),
@@ -170,7 +172,7 @@ fn transitions_elsewhere_reach_the_mirror_at_once_on_redis() {
         };
         let listening = {
             let subscribers = subscribers.clone();
-            move || -> Step<'static> {
+            move |_| -> Step<'static> {
                 let subscribers = subscribers.clone();
                 Box::pin(async move {
                     eventually("subscribed", async || subscribers().await == 1).await;
@@ -181,7 +183,7 @@ fn transitions_elsewhere_reach_the_mirror_at_once_on_redis() {
         };
         let drop_channel = {
             let (url, listening) = (url.clone(), listening.clone());
-            move || -> Step<'static> {
+            move |key| -> Step<'static> {
                 let (url, listening, subscribers) =
                     (url.clone(), listening.clone(), subscribers.clone());
                 Box::pin(async move {
@@ -197,12 +199,107 @@ fn transitions_elsewhere_reach_the_mirror_at_once_on_redis() {
                         .await
                         .unwrap();
                     eventually("dropped", async || subscribers().await == 0).await;
-                    listening().await;
+                    listening(key).await;
                 })
             }
         };
         let fleet = Fleet {
             name: "redis",
+            here: Arc::new(here),
+            there: Arc::new(there),
+            listening: Box::new(listening),
+            drop_channel: Box::new(drop_channel),
+        };
+        scenario(fleet, &super::unique("billing")).await;
+    });
+}
+
+/// On a Redis Cluster: each key's transitions are announced on the
+/// sharded channel of its slot, heard by its shard's subscribers alone.
+#[cfg(feature = "redis")]
+#[test]
+fn transitions_elsewhere_reach_the_mirror_at_once_on_a_redis_cluster() {
+    use fuse_breaker::store::RedisStore;
+    use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
+
+    let Some(url) = super::redis_cluster_url() else {
+        return;
+    };
+    block_on(async move {
+        let channel = super::unique("changes");
+        let here = RedisStore::open(&url).unwrap().with_channel(&channel);
+        let there = RedisStore::open(&url).unwrap().with_channel(&channel);
+        let sharded = Arc::new(here.clone());
+        let nodes: Vec<String> = url
+            .trim_start_matches("redis+cluster://")
+            .split(',')
+            .map(|node| format!("redis://{node}"))
+            .collect();
+        // The subscribers of `key`'s sharded channel, asked of its slot's
+        // primary.
+        let subscribers = {
+            let (nodes, sharded) = (nodes.clone(), sharded.clone());
+            move |key: String| {
+                let (nodes, sharded) = (nodes.clone(), sharded.clone());
+                async move {
+                    let client = redis::cluster::ClusterClient::new(nodes).unwrap();
+                    let mut cluster = client.get_async_connection().await.unwrap();
+                    let name = sharded.channel_of(&key);
+                    let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(
+                        Route::with_key(&name, SlotAddr::Master),
+                    ));
+                    let reply = cluster
+                        .route_command(
+                            redis::cmd("PUBSUB").arg("SHARDNUMSUB").arg(&name).clone(),
+                            routing,
+                        )
+                        .await
+                        .unwrap();
+                    let counts: Vec<(String, u64)> = redis::from_redis_value(reply).unwrap();
+                    counts.first().map_or(0, |(_, n)| *n)
+                }
+            }
+        };
+        let listening = {
+            let subscribers = subscribers.clone();
+            move |key: String| -> Step<'static> {
+                let subscribers = subscribers.clone();
+                Box::pin(async move {
+                    eventually("subscribed", async || subscribers(key.clone()).await == 1).await;
+                    // A new subscription forgets its slot's mirrors once
+                    // it is made.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                })
+            }
+        };
+        let drop_channel = {
+            let (nodes, listening) = (nodes.clone(), listening.clone());
+            move |key: String| -> Step<'static> {
+                let (nodes, listening) = (nodes.clone(), listening.clone());
+                Box::pin(async move {
+                    // Every subscriber of every node: no other scenario
+                    // here caches on the cluster. (The cluster client
+                    // subscribes again at once: what is seen is the
+                    // mirror forgotten.)
+                    let mut killed = 0;
+                    for node in &nodes {
+                        let mut raw = super::on_redis::raw(node).await;
+                        let n: u64 = redis::cmd("CLIENT")
+                            .arg("KILL")
+                            .arg("TYPE")
+                            .arg("pubsub")
+                            .query_async(&mut raw)
+                            .await
+                            .unwrap();
+                        killed += n;
+                    }
+                    assert!(killed >= 1, "no subscriber was dropped");
+                    listening(key).await;
+                })
+            }
+        };
+        let fleet = Fleet {
+            name: "redis-cluster",
             here: Arc::new(here),
             there: Arc::new(there),
             listening: Box::new(listening),
@@ -248,7 +345,7 @@ fn transitions_elsewhere_reach_the_mirror_at_once_on_postgres() {
         };
         let listening = {
             let listeners = listeners.clone();
-            move || -> Step<'static> {
+            move |_| -> Step<'static> {
                 let listeners = listeners.clone();
                 Box::pin(async move {
                     eventually("listening", async || listeners().await == 1).await;
@@ -259,7 +356,7 @@ fn transitions_elsewhere_reach_the_mirror_at_once_on_postgres() {
         };
         let drop_channel = {
             let (url, listening) = (url.clone(), listening.clone());
-            move || -> Step<'static> {
+            move |key| -> Step<'static> {
                 let (url, listening, listeners, listen) = (
                     url.clone(),
                     listening.clone(),
@@ -276,7 +373,7 @@ fn transitions_elsewhere_reach_the_mirror_at_once_on_postgres() {
                     .await
                     .unwrap();
                     eventually("dropped", async || listeners().await == 0).await;
-                    listening().await;
+                    listening(key).await;
                 })
             }
         };

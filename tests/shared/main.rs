@@ -3,7 +3,9 @@
 //! their fallbacks, and many writers on one key.
 //!
 //! Each scenario runs against every store the machine has: the in-memory
-//! store always, Redis with the `redis` feature and `FUSE_TEST_REDIS_URL`,
+//! store always, Redis with the `redis` feature and `FUSE_TEST_REDIS_URL`
+//! (a Redis Cluster too with `FUSE_TEST_REDIS_CLUSTER_URL`, the keys of
+//! the scenarios spread over its shards),
 //! PostgreSQL with the `sql` feature and `FUSE_TEST_DATABASE_URL`, and
 //! SQLite (a file of the test run's own) with the `sql` feature (keys of
 //! the test's own, the server's clock moved on by the test).
@@ -85,6 +87,12 @@ fn redis_url() -> Option<String> {
     server("FUSE_TEST_REDIS_URL", "Redis")
 }
 
+/// The Redis Cluster the tests use: `FUSE_TEST_REDIS_CLUSTER_URL`.
+#[cfg(feature = "redis")]
+fn redis_cluster_url() -> Option<String> {
+    server("FUSE_TEST_REDIS_CLUSTER_URL", "Redis Cluster")
+}
+
 /// The PostgreSQL database the tests use: `FUSE_TEST_DATABASE_URL`.
 #[cfg(feature = "sql")]
 fn database_url() -> Option<String> {
@@ -97,7 +105,7 @@ fn database_url() -> Option<String> {
 fn server_urls() -> Vec<String> {
     let mut urls = Vec::new();
     #[cfg(feature = "redis")]
-    urls.extend(redis_url());
+    urls.extend(redis_url().into_iter().chain(redis_cluster_url()));
     #[cfg(feature = "sql")]
     {
         urls.push(sqlite_url());
@@ -110,7 +118,7 @@ fn server_urls() -> Vec<String> {
 #[cfg(any(feature = "redis", feature = "sql"))]
 fn open_url(url: &str) -> std::sync::Arc<dyn Store> {
     #[cfg(feature = "redis")]
-    if url.starts_with("redis://") {
+    if url.starts_with("redis") {
         return std::sync::Arc::new(
             fuse_breaker::store::RedisStore::open(url).expect("a Redis URL"),
         );
@@ -180,6 +188,7 @@ fn stores() -> Vec<(&'static str, Arc<dyn SteppedStore>)> {
     let memory: Arc<dyn SteppedStore> = Arc::new(MemoryStore::frozen());
     std::iter::once(("memory", memory))
         .chain(redis())
+        .chain(redis_cluster())
         .chain(sql())
         .collect()
 }
@@ -192,6 +201,18 @@ fn redis() -> Option<(&'static str, Arc<dyn SteppedStore>)> {
 
 #[cfg(not(feature = "redis"))]
 fn redis() -> Option<(&'static str, Arc<dyn SteppedStore>)> {
+    None
+}
+
+#[cfg(feature = "redis")]
+fn redis_cluster() -> Option<(&'static str, Arc<dyn SteppedStore>)> {
+    let url = redis_cluster_url()?;
+    let store = fuse_breaker::store::RedisStore::open(&url).expect("a Redis Cluster URL");
+    Some(("redis-cluster", Arc::new(stepping::Stepping::new(store))))
+}
+
+#[cfg(not(feature = "redis"))]
+fn redis_cluster() -> Option<(&'static str, Arc<dyn SteppedStore>)> {
     None
 }
 
