@@ -1,0 +1,544 @@
+//! A Redis Cluster's and Sentinel's topology changing under a busy
+//! circuit (SPEC §8): a primary killed and its replica promoted, a slot
+//! migrated to another primary, a Sentinel failover. No panic, the
+//! fallback decides while no primary answers for the key, no failure a
+//! round trip acknowledged is lost, and the processes use the store again
+//! without a restart.
+//!
+//! On the cluster `.ci/servers.sh` starts (`FUSE_TEST_REDIS_CLUSTER_URL`,
+//! `FUSE_TEST_REDIS_CLUSTER_DIR`) and the primary Sentinel watches
+//! (`FUSE_TEST_REDIS_SENTINEL_URL`). These tests change them: they run one
+//! at a time, in this binary of their own, and leave every node running
+//! and every slot served.
+#![cfg(feature = "redis")]
+
+#[path = "common/mod.rs"]
+mod common;
+
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use fuse_breaker::store::{Fallback, RedisStore, SharedFuse, Store, StoreEvent};
+use fuse_breaker::{Config, Listener, State, Transition, Verdict};
+use redis::cluster_routing::Slot;
+
+use common::{server, unique};
+
+/// One test at a time: each changes the topology.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A node of the cluster, as `CLUSTER NODES` tells it.
+#[derive(Clone, Debug)]
+struct Node {
+    id: String,
+    port: u16,
+    primary: bool,
+    /// The slot ranges it serves (a primary).
+    slots: Vec<(u16, u16)>,
+}
+
+/// The cluster's nodes that are up, asked of any node of `url`'s list.
+async fn nodes(url: &str) -> Vec<Node> {
+    for port in ports(url) {
+        let Ok(client) = redis::Client::open(format!("redis://127.0.0.1:{port}")) else {
+            continue;
+        };
+        let Ok(Ok(mut connection)) = tokio::time::timeout(
+            Duration::from_millis(300),
+            client.get_multiplexed_async_connection(),
+        )
+        .await
+        else {
+            continue;
+        };
+        let Ok(text) = redis::cmd("CLUSTER")
+            .arg("NODES")
+            .query_async::<String>(&mut connection)
+            .await
+        else {
+            continue;
+        };
+        return text
+            .lines()
+            .filter_map(|line| {
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                let flags = *fields.get(2)?;
+                if flags.contains("fail") || fields.get(7) != Some(&"connected") {
+                    return None;
+                }
+                let port = fields[1]
+                    .split('@')
+                    .next()?
+                    .rsplit(':')
+                    .next()?
+                    .parse()
+                    .ok()?;
+                let slots = fields[8..]
+                    .iter()
+                    .filter(|range| !range.starts_with('['))
+                    .filter_map(|range| {
+                        let (from, to) = range.split_once('-').unwrap_or((range, range));
+                        Some((from.parse().ok()?, to.parse().ok()?))
+                    })
+                    .collect();
+                Some(Node {
+                    id: fields[0].to_owned(),
+                    port,
+                    primary: flags.contains("master"),
+                    slots,
+                })
+            })
+            .collect();
+    }
+    panic!("no node of {url} answered");
+}
+
+fn ports(url: &str) -> Vec<u16> {
+    url.trim_start_matches("redis+cluster://")
+        .split(',')
+        .filter_map(|node| node.rsplit(':').next()?.parse().ok())
+        .collect()
+}
+
+/// The number of `slot`.
+fn number(slot: Slot) -> u16 {
+    (0..16_384)
+        .find(|&n| Slot::new(n) == Some(slot))
+        .expect("a slot")
+}
+
+/// The primary serving the slot of `key`.
+async fn primary_of(url: &str, key: &str) -> Node {
+    let slot = number(Slot::for_key(key));
+    nodes(url)
+        .await
+        .into_iter()
+        .find(|node| node.primary && node.slots.iter().any(|&(a, b)| (a..=b).contains(&slot)))
+        .expect("a primary serves every slot")
+}
+
+/// A raw connection to the node on `port`.
+async fn raw(port: u16) -> redis::aio::MultiplexedConnection {
+    redis::Client::open(format!("redis://127.0.0.1:{port}"))
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap()
+}
+
+/// Waits until every node says the cluster is ok, and every slot has a
+/// primary.
+async fn settled(url: &str) {
+    let started = Instant::now();
+    loop {
+        let nodes = nodes(url).await;
+        let served: u32 = nodes
+            .iter()
+            .filter(|n| n.primary)
+            .flat_map(|n| n.slots.iter())
+            .map(|&(a, b)| u32::from(b - a) + 1)
+            .sum();
+        let mut ok = served == 16_384;
+        for node in &nodes {
+            let info: String = redis::cmd("CLUSTER")
+                .arg("INFO")
+                .query_async(&mut raw(node.port).await)
+                .await
+                .unwrap_or_default();
+            ok &= info.contains("cluster_state:ok");
+        }
+        if ok {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the cluster did not settle: {nodes:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// What a busy circuit's tasks saw.
+#[derive(Default)]
+struct Seen {
+    /// Verdicts the store acknowledged, by kind.
+    failures_written: AtomicU64,
+    successes_written: AtomicU64,
+    /// Calls the local fallback decided.
+    local: AtomicU64,
+    /// Verdicts the store did not acknowledge.
+    unacknowledged: AtomicU64,
+    /// Outages and returns the circuit's listener heard.
+    outages: AtomicU64,
+    returns: AtomicU64,
+}
+
+struct Heard(Arc<Seen>);
+
+impl Listener for Heard {
+    fn on_transition(&self, _: &Transition) {}
+
+    fn on_store(&self, event: &StoreEvent<'_>) {
+        let counter = if event.reachable {
+            &self.0.returns
+        } else {
+            &self.0.outages
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Eight tasks on `fuse`, each call a failure and a success in turn
+/// (`failing`: `Some(n)`, `n` failures each, 10 ms apart), until `stop`.
+fn load(
+    fuse: &Arc<SharedFuse>,
+    seen: &Arc<Seen>,
+    stop: &Arc<AtomicBool>,
+    failing: Option<u32>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    (0..8)
+        .map(|_| {
+            let (fuse, seen, stop) = (fuse.clone(), seen.clone(), stop.clone());
+            tokio::spawn(async move {
+                let (mut fail, mut calls) = (false, 0);
+                while !stop.load(Ordering::Relaxed) && failing.is_none_or(|n| calls < n) {
+                    calls += 1;
+                    fail = failing.is_some() || !fail;
+                    let permit = fuse.try_acquire().await.expect("never opens");
+                    if !permit.from_store() {
+                        seen.local.fetch_add(1, Ordering::Relaxed);
+                    }
+                    let from_store = permit.from_store();
+                    let verdict = if fail {
+                        Verdict::Failure
+                    } else {
+                        Verdict::Success
+                    };
+                    match permit.conclude(verdict).await {
+                        Ok(()) if from_store => {
+                            let written = if fail {
+                                &seen.failures_written
+                            } else {
+                                &seen.successes_written
+                            };
+                            written.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Ok(()) => {}
+                        Err(_) => {
+                            seen.unacknowledged.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    let pause = if failing.is_some() { 10 } else { 2 };
+                    tokio::time::sleep(Duration::from_millis(pause)).await;
+                }
+            })
+        })
+        .collect()
+}
+
+/// A circuit that never opens (its threshold is above every failure the
+/// tests make), local when the store does not answer.
+fn busy(store: &Arc<dyn Store>, name: &str, seen: &Arc<Seen>) -> Arc<SharedFuse> {
+    let config = Config::builder()
+        .failure_threshold(4096)
+        .failure_window(Duration::from_mins(10))
+        .build()
+        .unwrap();
+    let fuse = SharedFuse::builder(name, store.clone())
+        .config(config)
+        .fallback(Fallback::Local)
+        .build();
+    fuse.on_transition(Heard(seen.clone()));
+    Arc::new(fuse)
+}
+
+/// Waits until `fuse` has written `n` more verdicts to the store.
+async fn writes_again(seen: &Seen, n: u64, within: Duration) {
+    let total = || {
+        seen.failures_written.load(Ordering::Relaxed)
+            + seen.successes_written.load(Ordering::Relaxed)
+    };
+    let (before, started) = (total(), Instant::now());
+    while total() < before + n {
+        assert!(started.elapsed() < within, "the store was not used again");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[test]
+fn a_primary_killed_under_load_fails_over_to_its_replica() {
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let Some(url) = server("FUSE_TEST_REDIS_CLUSTER_URL", "Redis Cluster") else {
+        return;
+    };
+    let dir = server("FUSE_TEST_REDIS_CLUSTER_DIR", "Redis Cluster").unwrap();
+    runtime().block_on(async {
+        settled(&url).await;
+        let store: Arc<dyn Store> = Arc::new(RedisStore::open(&url).unwrap());
+        // Three circuits in one slot (a hash tag): a busy one, one opened
+        // and replicated before the kill, one opened after the replica's
+        // link was cut.
+        let tag = unique("failover");
+        let seen = Arc::new(Seen::default());
+        let fuse = busy(&store, &format!("{{{tag}}}busy"), &seen);
+        let replicated = SharedFuse::builder(format!("{{{tag}}}replicated"), store.clone()).build();
+        let cut = SharedFuse::builder(format!("{{{tag}}}cut"), store.clone()).build();
+        let primary = primary_of(&url, fuse.key()).await;
+        let stop = Arc::new(AtomicBool::new(false));
+        let tasks = load(&fuse, &seen, &stop, None);
+        writes_again(&seen, 50, Duration::from_secs(10)).await;
+
+        replicated.force_open().await.unwrap();
+        let mut on_primary = raw(primary.port).await;
+        let acked: u64 = redis::cmd("WAIT")
+            .arg(1)
+            .arg(2000)
+            .query_async(&mut on_primary)
+            .await
+            .unwrap();
+        assert_eq!(acked, 1, "the replica has the opening");
+
+        // The replica's link cut (and kept down: it authenticates to a
+        // primary that has no password), an opening written, the primary
+        // killed: what the replica holds of `cut` is what survives.
+        let replica_port = replica_of(&url, &primary).await;
+        let mut on_replica = raw(replica_port).await;
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("masterauth")
+            .arg("not-the-primary-s")
+            .query_async(&mut on_replica)
+            .await
+            .unwrap();
+        let _: u64 = redis::cmd("CLIENT")
+            .arg("KILL")
+            .arg("TYPE")
+            .arg("master")
+            .query_async(&mut on_replica)
+            .await
+            .unwrap();
+        let cut_at = Instant::now();
+        loop {
+            let info: String = redis::cmd("INFO")
+                .arg("replication")
+                .query_async(&mut on_replica)
+                .await
+                .unwrap();
+            if info.contains("master_link_status:down") {
+                break;
+            }
+            assert!(
+                cut_at.elapsed() < Duration::from_secs(5),
+                "the link stays up"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        cut.force_open().await.unwrap();
+        let pid_file = format!("{dir}/{}/pid", primary.port);
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        let killed = Command::new("kill")
+            .args(["-9", pid.trim()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let killed_at = Instant::now();
+        let _: () = redis::cmd("READONLY")
+            .query_async(&mut on_replica)
+            .await
+            .unwrap();
+        let held: Option<Vec<u8>> = redis::cmd("GET")
+            .arg(cut.key())
+            .query_async(&mut on_replica)
+            .await
+            .unwrap();
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("masterauth")
+            .arg("")
+            .query_async(&mut on_replica)
+            .await
+            .unwrap();
+
+        // Calls go on, locally, until the replica is promoted; then to
+        // the cluster again.
+        writes_again(&seen, 50, Duration::from_secs(20)).await;
+        let back_after = killed_at.elapsed();
+        stop.store(true, Ordering::Relaxed);
+        for task in tasks {
+            task.await.expect("no task panicked");
+        }
+        let promoted = primary_of(&url, fuse.key()).await;
+        assert_eq!(promoted.port, replica_port, "the replica serves the slot");
+
+        let local = seen.local.load(Ordering::Relaxed);
+        let outages = seen.outages.load(Ordering::Relaxed);
+        let returns = seen.returns.load(Ordering::Relaxed);
+        assert!(
+            local > 0,
+            "the fallback decided while the slot had no primary"
+        );
+        assert!(
+            outages >= 1 && returns >= 1,
+            "{outages} outages, {returns} returns"
+        );
+        assert!(fuse.store_reachable());
+        let snapshot = fuse.snapshot().await.expect("a readable circuit");
+        assert_eq!(snapshot.state, State::Closed);
+
+        let kept = replicated.snapshot().await.unwrap();
+        assert_eq!(kept.state, State::Open, "a replicated opening survives");
+        let survived = cut.snapshot().await.unwrap();
+        assert!(held.is_none(), "the replica's link was down");
+        let expected = State::Closed;
+        assert_eq!(
+            survived.state, expected,
+            "what the replica held when its primary died is what survives"
+        );
+        println!(
+            "failover: primary on port {} killed; the replica on port {replica_port} served \
+             the slot again and the circuit wrote to it {back_after:.1?} after the kill; {local} \
+             calls decided locally meanwhile, {outages} outage(s) and {returns} return(s) \
+             reported, {} verdicts unacknowledged (the fallback's); the replicated opening \
+             survived; the opening written after the replica's link was cut had not reached \
+             it, and was lost: the circuit there is {:?}",
+            primary.port,
+            seen.unacknowledged.load(Ordering::Relaxed),
+            survived.state
+        );
+
+        // The killed node comes back, as a replica of the promoted one.
+        let restarted = Instant::now();
+        restart_node(&dir, primary.port);
+        settled(&url).await;
+        println!(
+            "failover: the killed node rejoined in {:.1?}",
+            restarted.elapsed()
+        );
+    });
+}
+
+/// The port of the replica of `primary`.
+async fn replica_of(url: &str, primary: &Node) -> u16 {
+    for node in nodes(url).await.iter().filter(|n| !n.primary) {
+        let info: String = redis::cmd("INFO")
+            .arg("replication")
+            .query_async(&mut raw(node.port).await)
+            .await
+            .unwrap();
+        if info.contains(&format!("master_port:{}", primary.port)) {
+            return node.port;
+        }
+    }
+    panic!("no replica of the node on port {}", primary.port);
+}
+
+/// Starts the node on `port` again, as `.ci/servers.sh` did.
+fn restart_node(dir: &str, port: u16) {
+    let node = format!("{dir}/{port}");
+    let status = Command::new("redis-server")
+        .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
+        .args(["--cluster-enabled", "yes", "--cluster-node-timeout", "2000"])
+        .arg("--cluster-config-file")
+        .arg(format!("{node}/nodes.conf"))
+        .args(["--save", "", "--appendonly", "no", "--daemonize", "yes"])
+        .arg("--pidfile")
+        .arg(format!("{node}/pid"))
+        .arg("--logfile")
+        .arg(format!("{node}/log"))
+        .arg("--dir")
+        .arg(&node)
+        .status()
+        .unwrap();
+    assert!(status.success(), "redis-server restarted");
+}
+
+#[test]
+fn a_busy_key_s_slot_migrates_under_load_and_no_failure_is_lost() {
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let Some(url) = server("FUSE_TEST_REDIS_CLUSTER_URL", "Redis Cluster") else {
+        return;
+    };
+    runtime().block_on(async {
+        settled(&url).await;
+        let store: Arc<dyn Store> = Arc::new(RedisStore::open(&url).unwrap());
+        // A key in the first slot of a primary: `--cluster reshard` moves
+        // a node's slots from its first.
+        let nodes = nodes(&url).await;
+        let primaries: Vec<&Node> = nodes.iter().filter(|n| n.primary).collect();
+        let from = primaries[0];
+        let to = primaries[1];
+        let first = from.slots.iter().map(|&(a, _)| a).min().unwrap();
+        let tag = (0u32..1_000_000)
+            .map(|n| format!("{}-{n}", unique("reshard")))
+            .find(|tag| number(Slot::for_key(tag)) == first)
+            .unwrap();
+        let seen = Arc::new(Seen::default());
+        let fuse = busy(&store, &format!("{{{tag}}}"), &seen);
+        let stop = Arc::new(AtomicBool::new(false));
+        // 3,200 failures (under the threshold), over 4 s at least.
+        let tasks = load(&fuse, &seen, &stop, Some(400));
+        writes_again(&seen, 50, Duration::from_secs(10)).await;
+
+        let moved = Instant::now();
+        reshard(from.port, &from.id, &to.id, SLOTS);
+        writes_again(&seen, 50, Duration::from_secs(10)).await;
+        reshard(to.port, &to.id, &from.id, SLOTS);
+        let took = moved.elapsed();
+        let during = seen.failures_written.load(Ordering::Relaxed);
+        for task in tasks {
+            task.await.expect("no task panicked");
+        }
+        let written = seen.failures_written.load(Ordering::Relaxed);
+        assert!(during < written, "the load outlasted the resharding");
+        let unacknowledged = seen.unacknowledged.load(Ordering::Relaxed);
+        let local = seen.local.load(Ordering::Relaxed);
+        let snapshot = fuse.snapshot().await.expect("a readable circuit");
+        assert_eq!(snapshot.state, State::Closed);
+        assert_eq!(
+            snapshot.failures.len() as u64,
+            written,
+            "every failure the store acknowledged is in it"
+        );
+        println!(
+            "resharding: {SLOTS} slots (the busy key's first) moved to another primary and back \
+             in {took:.1?} under load; {written} failures acknowledged, {} in the key; {} \
+             verdicts unacknowledged, {local} calls decided locally",
+            snapshot.failures.len(),
+            unacknowledged
+        );
+        settled(&url).await;
+    });
+}
+
+/// How many slots the resharding test moves (the busy key's first).
+const SLOTS: u32 = 50;
+
+/// `redis-cli --cluster reshard`: `slots` slots of the node `from` (its
+/// first ones) to the node `to`.
+fn reshard(port: u16, from: &str, to: &str, slots: u32) {
+    let output = Command::new("redis-cli")
+        .args(["--cluster", "reshard", &format!("127.0.0.1:{port}")])
+        .args(["--cluster-from", from, "--cluster-to", to])
+        .args(["--cluster-slots", &slots.to_string(), "--cluster-yes"])
+        .output()
+        .expect("redis-cli (installed with redis-server)");
+    assert!(
+        output.status.success(),
+        "redis-cli --cluster reshard: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
