@@ -314,45 +314,9 @@ fn a_primary_killed_under_load_fails_over_to_its_replica() {
         // primary that has no password), an opening written, the primary
         // killed: what the replica holds of `cut` is what survives.
         let replica_port = replica_of(&url, &primary).await;
-        let mut on_replica = raw(replica_port).await;
-        let _: () = redis::cmd("CONFIG")
-            .arg("SET")
-            .arg("masterauth")
-            .arg("not-the-primary-s")
-            .query_async(&mut on_replica)
-            .await
-            .unwrap();
-        let _: u64 = redis::cmd("CLIENT")
-            .arg("KILL")
-            .arg("TYPE")
-            .arg("master")
-            .query_async(&mut on_replica)
-            .await
-            .unwrap();
-        let cut_at = Instant::now();
-        loop {
-            let info: String = redis::cmd("INFO")
-                .arg("replication")
-                .query_async(&mut on_replica)
-                .await
-                .unwrap();
-            if info.contains("master_link_status:down") {
-                break;
-            }
-            assert!(
-                cut_at.elapsed() < Duration::from_secs(5),
-                "the link stays up"
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        let mut on_replica = cut_link(replica_port).await;
         cut.force_open().await.unwrap();
-        let pid_file = format!("{dir}/{}/pid", primary.port);
-        let pid = std::fs::read_to_string(&pid_file).unwrap();
-        let killed = Command::new("kill")
-            .args(["-9", pid.trim()])
-            .status()
-            .unwrap();
-        assert!(killed.success());
+        kill(&dir, primary.port);
         let killed_at = Instant::now();
         let _: () = redis::cmd("READONLY")
             .query_async(&mut on_replica)
@@ -427,6 +391,54 @@ fn a_primary_killed_under_load_fails_over_to_its_replica() {
             restarted.elapsed()
         );
     });
+}
+
+/// Cuts the link of the replica on `port` to its primary, and keeps it
+/// down (the replica authenticates to a primary that has no password)
+/// until its `masterauth` is emptied again; a connection to it.
+async fn cut_link(port: u16) -> redis::aio::MultiplexedConnection {
+    let mut on_replica = raw(port).await;
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("masterauth")
+        .arg("not-the-primary-s")
+        .query_async(&mut on_replica)
+        .await
+        .unwrap();
+    let _: u64 = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("TYPE")
+        .arg("master")
+        .query_async(&mut on_replica)
+        .await
+        .unwrap();
+    let cut_at = Instant::now();
+    loop {
+        let info: String = redis::cmd("INFO")
+            .arg("replication")
+            .query_async(&mut on_replica)
+            .await
+            .unwrap();
+        if info.contains("master_link_status:down") {
+            break;
+        }
+        assert!(
+            cut_at.elapsed() < Duration::from_secs(5),
+            "the link stays up"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    on_replica
+}
+
+/// Kills the cluster node on `port` (`kill -9` of its pid).
+fn kill(dir: &str, port: u16) {
+    let pid = std::fs::read_to_string(format!("{dir}/{port}/pid")).unwrap();
+    let killed = Command::new("kill")
+        .args(["-9", pid.trim()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
 }
 
 /// The port of the replica of `primary`.
