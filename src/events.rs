@@ -133,6 +133,11 @@ pub struct StoreEvent<'a> {
     /// wrong with it (a `PayloadError`; `reachable` is `true`: the store
     /// answered).
     pub overwritten: Option<&'a (dyn std::error::Error + Send + Sync + 'static)>,
+    /// The store's primary moved (a failover: see
+    /// [`Store::failovers`](crate::store::Store::failovers)) and answers
+    /// at this address now (`reachable` is `true`): told once per move, by
+    /// the first round trip of this circuit that finds it.
+    pub failover: Option<&'a str>,
 }
 
 /// A set of listeners, read without a lock (copy on write on registration).

@@ -26,6 +26,8 @@ pub(super) struct Health {
     /// How many failed round trips this circuit has seen: a round trip
     /// that began before the last of them cannot end the outage.
     outages: Tally,
+    /// The store's failovers this circuit has told its listeners of.
+    failovers: std::sync::atomic::AtomicU64,
 }
 
 #[derive(Debug)]
@@ -74,6 +76,13 @@ impl Health {
     /// [`answered`](Self::answered).
     pub(super) fn begin(&self) -> u64 {
         self.outages.get()
+    }
+
+    /// The store reports `failovers` in all: whether that is more than
+    /// this circuit has told of (once per count, whoever finds it).
+    pub(super) fn failed_over(&self, failovers: u64) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        failovers > 0 && self.failovers.fetch_max(failovers, Relaxed) < failovers
     }
 
     /// The store answered a round trip begun at `begun`: back to it, unless

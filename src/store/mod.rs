@@ -258,6 +258,31 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
         None
     }
 
+    /// How many times the store's primary moved since it was opened (a
+    /// failover found, as a Sentinel-watched Redis reports it): a circuit
+    /// whose round trip finds the count grown tells its listeners
+    /// ([`StoreEvent::failover`], with [`primary`](Self::primary)).
+    /// Default: 0, a store whose primary never moves.
+    ///
+    /// ```
+    /// use fuse_breaker::store::{MemoryStore, Store};
+    /// assert_eq!(MemoryStore::new().failovers(), 0);
+    /// ```
+    fn failovers(&self) -> u64 {
+        0
+    }
+
+    /// Where the store's primary answers now, for a store whose primary
+    /// can move ([`failovers`](Self::failovers)). Default: `None`.
+    ///
+    /// ```
+    /// use fuse_breaker::store::{MemoryStore, Store};
+    /// assert_eq!(MemoryStore::new().primary(), None);
+    /// ```
+    fn primary(&self) -> Option<String> {
+        None
+    }
+
     /// A page of the keys that start with `prefix`, taken literally (no
     /// character in it is a pattern), expired keys left out: what an
     /// operator's listing of circuits reads. `after`: the
@@ -330,6 +355,14 @@ impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
 
     fn changes(&self) -> Option<&Changes> {
         (**self).changes()
+    }
+
+    fn failovers(&self) -> u64 {
+        (**self).failovers()
+    }
+
+    fn primary(&self) -> Option<String> {
+        (**self).primary()
     }
 
     async fn keys(

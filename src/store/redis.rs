@@ -127,7 +127,7 @@ impl RedisStore {
     ///   monitor; a user and password before the hosts are the
     ///   primary's): found on first use, and found again when a round
     ///   trip fails the way a failover makes it fail
-    ///   ([`failovers`](Self::failovers)).
+    ///   ([`Store::failovers`]).
     ///
     /// Connections are made on first use and remade after they drop; a
     /// round trip that takes over 500 ms is an outage. An error for a URL
@@ -236,27 +236,6 @@ impl RedisStore {
     /// ```
     pub fn channel(&self) -> &str {
         &self.channel
-    }
-
-    /// How many times the primary moved (a failover Sentinel made) since
-    /// the store was opened, as this process found out: 0 on one server
-    /// or a cluster (whose failovers the cluster client follows by
-    /// itself). Each move is also a [`StoreEvent`](super::StoreEvent)
-    /// with [`failover`](super::StoreEvent::failover) set, to the
-    /// listeners of the circuits whose round trip found it.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), fuse_breaker::store::StoreError> {
-    /// let store = fuse_breaker::store::RedisStore::open("redis://127.0.0.1:6379")?;
-    /// assert_eq!(store.failovers(), 0);
-    /// # Ok(()) }
-    /// ```
-    pub fn failovers(&self) -> u64 {
-        match &self.topology {
-            Topology::Sentinel(sentinel) => sentinel.moves(),
-            Topology::Node(_) | Topology::Cluster(_) => 0,
-        }
     }
 
     /// The channel a transition of the circuit under `key` is announced
@@ -489,6 +468,24 @@ impl Store for RedisStore {
         match number(&reply) {
             Some(1) => Ok(()),
             _ => Err(self.protocol("delete", &reply)),
+        }
+    }
+
+    /// How many times the primary moved (a failover Sentinel made) since
+    /// the store was opened, as this process found out: always 0 on one
+    /// server or a cluster (whose failovers the cluster client follows by
+    /// itself, unseen).
+    fn failovers(&self) -> u64 {
+        match &self.topology {
+            Topology::Sentinel(sentinel) => sentinel.moves(),
+            Topology::Node(_) | Topology::Cluster(_) => 0,
+        }
+    }
+
+    fn primary(&self) -> Option<String> {
+        match &self.topology {
+            Topology::Sentinel(sentinel) => sentinel.address(),
+            Topology::Node(_) | Topology::Cluster(_) => None,
         }
     }
 

@@ -132,6 +132,12 @@ impl ConnectionLike for Link {
 /// fails the way a failover makes it fail.
 pub(super) struct Sentinel {
     client: tokio::sync::Mutex<SentinelClient>,
+    /// The sentinels' addresses and the name they monitor, for the task
+    /// that hears their `+switch-master` announcements.
+    sentinels: Vec<String>,
+    name: String,
+    /// That task, started on first use.
+    watching: std::sync::OnceLock<tokio::task::AbortHandle>,
     db: i64,
     /// The primary found last, with its address.
     primary: ArcSwapOption<Primary>,
@@ -174,12 +180,15 @@ impl Sentinel {
         }
         let client = SentinelClient::build(
             sentinels.to_vec(),
-            name,
+            name.clone(),
             Some(node),
             SentinelServerType::Master,
         )?;
         Ok(Sentinel {
             client: tokio::sync::Mutex::new(client),
+            sentinels: sentinels.to_vec(),
+            name,
+            watching: std::sync::OnceLock::new(),
             db,
             primary: ArcSwapOption::empty(),
             stale: std::sync::atomic::AtomicBool::new(false),
@@ -202,7 +211,15 @@ impl Sentinel {
     /// The primary now: the one found last, unless a failed round trip
     /// marked it stale (then the sentinels are asked, at most every
     /// [`REDISCOVER_EVERY`]).
-    pub(super) async fn current(&self) -> RedisResult<Arc<Primary>> {
+    pub(super) async fn current(self: &Arc<Self>) -> RedisResult<Arc<Primary>> {
+        self.watching.get_or_init(|| {
+            let watch = watch(
+                self.sentinels.clone(),
+                self.name.clone(),
+                Arc::downgrade(self),
+            );
+            tokio::spawn(watch).abort_handle()
+        });
         if let Some(primary) = self.primary.load_full()
             && !self.stale.load(Ordering::Relaxed)
         {
@@ -251,8 +268,14 @@ impl Sentinel {
         Ok(primary)
     }
 
-    async fn primary(&self) -> RedisResult<ConnectionManager> {
+    async fn primary(self: &Arc<Self>) -> RedisResult<ConnectionManager> {
         Ok(self.current().await?.manager.clone())
+    }
+
+    /// The sentinels announced that the primary moved: the next round
+    /// trip asks them where.
+    fn switched(&self) {
+        self.stale.store(true, Ordering::Relaxed);
     }
 
     /// A round trip failed: when the way it failed is how a moved primary
@@ -268,5 +291,63 @@ impl Sentinel {
         if moved {
             self.stale.store(true, Ordering::Relaxed);
         }
+    }
+}
+
+impl Drop for Sentinel {
+    fn drop(&mut self) {
+        if let Some(watching) = self.watching.get() {
+            watching.abort();
+        }
+    }
+}
+
+/// Hears the `+switch-master` announcements of the first of `sentinels`
+/// that answers, for as long as `sentinel` lives: a failover of `name`
+/// marks its primary stale at once (before it, the old primary may go on
+/// taking writes until the sentinels turn it into a replica, seconds
+/// later: a round trip's failure would find the move that late).
+async fn watch(sentinels: Vec<String>, name: String, sentinel: std::sync::Weak<Sentinel>) {
+    use futures_core::Stream;
+    let mut backoff = super::super::changes::MIN_RELISTEN;
+    loop {
+        for address in &sentinels {
+            let Ok(client) = redis::Client::open(address.as_str()) else {
+                continue;
+            };
+            let subscribed = tokio::time::timeout(CONNECTION_TIMEOUT, async {
+                let mut pubsub = client.get_async_pubsub().await?;
+                pubsub.subscribe("+switch-master").await?;
+                RedisResult::Ok(pubsub)
+            })
+            .await;
+            let Ok(Ok(mut pubsub)) = subscribed else {
+                continue;
+            };
+            backoff = super::super::changes::MIN_RELISTEN;
+            // Whatever happened while no sentinel was heard.
+            match sentinel.upgrade() {
+                Some(live) => live.switched(),
+                None => return,
+            }
+            let mut messages = std::pin::pin!(pubsub.on_message());
+            while let Some(message) =
+                std::future::poll_fn(|cx| messages.as_mut().poll_next(cx)).await
+            {
+                let Some(live) = sentinel.upgrade() else {
+                    return;
+                };
+                // `name old-ip old-port new-ip new-port`.
+                let text = message.get_payload_bytes();
+                if text.split(|&b| b == b' ').next() == Some(name.as_bytes()) {
+                    live.switched();
+                }
+            }
+        }
+        if sentinel.strong_count() == 0 {
+            return;
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(super::super::changes::MAX_RELISTEN);
     }
 }

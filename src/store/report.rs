@@ -75,6 +75,13 @@ impl SharedFuse {
                 if self.health.answered(begun) {
                     self.tell(true, None);
                 }
+                if self.health.failed_over(self.store.failovers()) {
+                    let primary = self.store.primary();
+                    self.listeners.emit_store(&StoreEvent {
+                        failover: Some(primary.as_deref().unwrap_or("an address it did not say")),
+                        ..self.event(true, None)
+                    });
+                }
             }
             Err(error) if error.is_unreachable() => {
                 let first = self.health.failed(error);
@@ -114,26 +121,28 @@ impl SharedFuse {
 
     /// Tells the listeners the store stopped answering, or answers again.
     fn tell(&self, reachable: bool, error: Option<&StoreError>) {
-        self.listeners.emit_store(&StoreEvent {
+        self.listeners.emit_store(&self.event(reachable, error));
+    }
+
+    /// An event of this circuit's store.
+    fn event<'a>(&'a self, reachable: bool, error: Option<&'a StoreError>) -> StoreEvent<'a> {
+        StoreEvent {
             key: self.key(),
             store: self.store.name(),
             reachable,
             fallback: self.fallback,
             error: error.map(|error| error as _),
             overwritten: None,
-        });
+            failover: None,
+        }
     }
 
     /// Tells the listeners an operator's change overwrote a payload that
     /// was not a circuit.
     pub(super) fn tell_overwritten(&self, unreadable: &PayloadError) {
         self.listeners.emit_store(&StoreEvent {
-            key: self.key(),
-            store: self.store.name(),
-            reachable: true,
-            fallback: self.fallback,
-            error: None,
             overwritten: Some(unreadable),
+            ..self.event(true, None)
         });
     }
 }
