@@ -1363,3 +1363,66 @@ fn a_shared_circuit_s_opening_reaches_the_status() {
         );
     }
 }
+
+/// On a Redis Cluster (`FUSE_TEST_REDIS_CLUSTER_URL`): circuits on every
+/// shard are all listed (every primary scanned, page by page), and opened,
+/// closed and reset by key.
+#[test]
+fn a_cluster_s_circuits_on_every_shard_are_listed_and_changed() {
+    let Some(url) = server(
+        "FUSE_TEST_REDIS_CLUSTER_URL",
+        "fuse command's Redis Cluster",
+    ) else {
+        return;
+    };
+    let target = Target {
+        flag: "--redis",
+        url: url.clone(),
+    };
+    let app = app();
+    let nodes: Vec<String> = url
+        .trim_start_matches("redis+cluster://")
+        .split(',')
+        .map(|node| format!("redis://{node}"))
+        .collect();
+    let mut cluster = redis::cluster::ClusterClient::new(nodes)
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let keys: Vec<String> = (0..3_000).map(|n| format!("fuse:{app}:c{n:04}")).collect();
+    let mut pipe = redis::cluster::cluster_pipe();
+    for key in &keys {
+        pipe.cmd("SET")
+            .arg(key)
+            .arg(CLOSED)
+            .arg("EX")
+            .arg(600)
+            .ignore();
+    }
+    let () = pipe.query(&mut cluster).unwrap();
+
+    let json = stdout(&fuse(&target, &app, &["status", "--json"]));
+    let mut listed: Vec<String> = json
+        .lines()
+        .map(|line| {
+            let value: serde_json::Value = serde_json::from_str(line).unwrap();
+            value["key"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    listed.sort();
+    assert_eq!(listed, keys, "every key once, from every primary");
+
+    stdout(&fuse(&target, &app, &["open", "c0042"]));
+    let json = stdout(&fuse(&target, &app, &["status", "c0042", "--json"]));
+    assert!(json.contains("\"state\":\"open\""), "{json}");
+    stdout(&fuse(&target, &app, &["close", "c0042"]));
+    let json = stdout(&fuse(&target, &app, &["status", "c0042", "--json"]));
+    assert!(json.contains("\"state\":\"closed\""), "{json}");
+    stdout(&fuse(&target, &app, &["reset", "c0042"]));
+
+    let mut pipe = redis::cluster::cluster_pipe();
+    for key in &keys {
+        pipe.cmd("DEL").arg(key).ignore();
+    }
+    let () = pipe.query(&mut cluster).unwrap();
+}

@@ -54,6 +54,10 @@ fn open_makes_a_redis_store_of_a_redis_or_valkey_url() {
             "valkey://127.0.0.1:1",
             "redis+unix:///run/redis.sock",
             "unix:///run/redis.sock",
+            "redis+cluster://127.0.0.1:1,127.0.0.1:2",
+            "redis+cluster://app:hunter2@127.0.0.1:1",
+            "redis+sentinel://127.0.0.1:1,127.0.0.1:2/shop",
+            "redis+sentinel://:hunter2@127.0.0.1:1/shop/2",
         ] {
             let store = fuse_breaker::store::open(url).unwrap();
             assert!(
@@ -64,6 +68,18 @@ fn open_makes_a_redis_store_of_a_redis_or_valkey_url() {
         let err = fuse_breaker::store::open("redis://[::1").unwrap_err();
         assert!(err.is_invalid_url(), "{err}");
         assert!(err.to_string().contains("not a Redis URL"), "{err}");
+        for (url, says) in [
+            ("redis+cluster://127.0.0.1", "\"127.0.0.1\" is not host:port"),
+            ("redis+cluster://127.0.0.1:1/3", "no database"),
+            ("redis+sentinel://127.0.0.1:1", "needs the name the sentinels monitor"),
+            ("redis+sentinel://u:hunter2@127.0.0.1:1/shop/x", "is not a number"),
+        ] {
+            let err = fuse_breaker::store::open(url).map(drop).unwrap_err();
+            assert!(err.is_invalid_url(), "{err}");
+            let text = err.to_string();
+            assert!(text.contains(says), "{url}: {text}");
+            assert!(!text.contains("hunter2"), "{text}");
+        }
         let err = fuse_breaker::store::open_with_table("redis://127.0.0.1:1", Some("circuits"))
             .map(drop)
             .unwrap_err();
