@@ -4,7 +4,9 @@
 //! ```toml
 //! app = "shop"                 # optional piece of every key
 //! store = "memory"             # where circuits live: `memory`, `redis` or `database`
-//! # redis_url = "redis://127.0.0.1:6379"   # with store = "redis"
+//! # redis_url = "redis://127.0.0.1:6379"   # with store = "redis"; or a cluster,
+//! #   "redis+cluster://10.0.0.1:6379,10.0.0.2:6379", or Sentinel's primary,
+//! #   "redis+sentinel://10.0.0.1:26379,10.0.0.2:26379/name"
 //! # database_url = "postgres://127.0.0.1/shop"   # with store = "database"
 //! # database_table = "fuse_circuits"
 //! # fallback = "local"                     # while the store does not answer
@@ -83,7 +85,9 @@ pub struct Settings {
     /// Where the circuits live.
     pub store: StoreKind,
     /// The Redis server of `store = "redis"` (`redis_url`,
-    /// `FUSE_REDIS_URL`).
+    /// `FUSE_REDIS_URL`): one server, a cluster or the primary Sentinel
+    /// watches (the forms of
+    /// [`RedisStore::open`](crate::store::RedisStore::open)).
     pub redis_url: Option<String>,
     /// The database of `store = "database"` (`database_url`,
     /// `FUSE_DATABASE_URL`): `postgres://...` or `sqlite:...`.

@@ -29,7 +29,7 @@ const SQL: [&str; 3] = ["postgres", "postgresql", "sqlite"];
 /// (`valkeys://`, `valkey+unix://`), for a Redis Cluster
 /// (`redis+cluster://host:port,host:port`) or the primary Sentinel
 /// watches (`redis+sentinel://host:port,host:port/name`; see
-/// [`RedisStore::open`], feature `redis`), an [`SqlStore`] for
+/// [`RedisStore::open`](super::RedisStore::open), feature `redis`), an [`SqlStore`] for
 /// `postgres://`, `postgresql://` or `sqlite:` (feature `sql`). An error
 /// naming the scheme for any other ([`StoreError::is_invalid_url`]), or
 /// for one whose feature this build has not; the URL is named without its

@@ -137,7 +137,7 @@ impl RedisStore {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// use fuse_breaker::store::RedisStore;
+    /// use fuse_breaker::store::{RedisStore, Store};
     /// let err = RedisStore::open("http://example.com").unwrap_err();
     /// assert!(err.is_invalid_url());
     /// assert!(err.to_string().contains("http://example.com is not a Redis URL"));
