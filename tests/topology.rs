@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use fuse_breaker::store::{Fallback, RedisStore, SharedFuse, Store, StoreEvent};
+use fuse_breaker::store::{Counting, Fallback, RedisStore, SharedFuse, Store, StoreEvent};
 use fuse_breaker::{Config, Listener, State, Transition, Verdict};
 use redis::cluster_routing::Slot;
 
@@ -506,21 +506,33 @@ fn a_busy_key_s_slot_migrates_under_load_and_no_failure_is_lost() {
         let from = primaries[0];
         let to = primaries[1];
         let first = from.slots.iter().map(|&(a, _)| a).min().unwrap();
+        let (name, first) = (unique("reshard"), Slot::new(first).unwrap());
         let tag = (0u32..1_000_000)
-            .map(|n| format!("{}-{n}", unique("reshard")))
-            .find(|tag| number(Slot::for_key(tag)) == first)
+            .map(|n| format!("{name}-{n}"))
+            .find(|tag| Slot::for_key(tag) == first)
             .unwrap();
         let seen = Arc::new(Seen::default());
         let fuse = busy(&store, &format!("{{{tag}}}"), &seen);
+        // A cached circuit in the same slot, and another process's.
+        let counted = Arc::new(Counting::new(store.clone()));
+        let here = SharedFuse::builder(format!("{{{tag}}}cached"), counted.clone())
+            .cached(Duration::from_mins(1))
+            .build();
+        let elsewhere: Arc<dyn Store> = Arc::new(RedisStore::open(&url).unwrap());
+        let there = SharedFuse::builder(format!("{{{tag}}}cached"), elsewhere).build();
+        here.try_acquire().await.unwrap().success().await.unwrap();
         let stop = Arc::new(AtomicBool::new(false));
-        // 3,200 failures (under the threshold), over 4 s at least.
-        let tasks = load(&fuse, &seen, &stop, Some(400));
+        // 1,600 failures (under the threshold), over 2 s at least.
+        let tasks = load(&fuse, &seen, &stop, Some(200));
         writes_again(&seen, 50, Duration::from_secs(10)).await;
 
         let moved = Instant::now();
         reshard(from.port, &from.id, &to.id, SLOTS);
         assert_eq!(primary_of(&url, fuse.key()).await.id, to.id, "moved");
         writes_again(&seen, 50, Duration::from_secs(10)).await;
+        // The slot's subscription moved with it: an opening elsewhere
+        // reaches the cached circuit with no round trip of its own.
+        mirrored(&here, &counted, &there).await;
         reshard(to.port, &to.id, &from.id, SLOTS);
         assert_eq!(primary_of(&url, fuse.key()).await.id, from.id, "moved back");
         let took = moved.elapsed();
@@ -672,4 +684,35 @@ fn a_sentinel_failover_under_load_is_followed_and_told() {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     });
+}
+
+/// Waits until the cached circuit `here` has a mirror of its key (it
+/// subscribed again after its slot moved), then opens the circuit
+/// through `there` and waits until `here` rejects from its mirror, with no
+/// round trip.
+async fn mirrored(here: &SharedFuse, counted: &Counting<Arc<dyn Store>>, there: &SharedFuse) {
+    let started = Instant::now();
+    loop {
+        let trips = counted.round_trips();
+        here.try_acquire().await.unwrap().success().await.unwrap();
+        if counted.round_trips() == trips {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the mirror never came back"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let trips = counted.round_trips();
+    there.force_open().await.unwrap();
+    let started = Instant::now();
+    while here.try_acquire().await.is_ok() {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the opening was never announced to the slot's new owner's subscribers"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(counted.round_trips(), trips, "rejected by the mirror");
 }

@@ -69,10 +69,19 @@ fn open_makes_a_redis_store_of_a_redis_or_valkey_url() {
         assert!(err.is_invalid_url(), "{err}");
         assert!(err.to_string().contains("not a Redis URL"), "{err}");
         for (url, says) in [
-            ("redis+cluster://127.0.0.1", "\"127.0.0.1\" is not host:port"),
+            (
+                "redis+cluster://127.0.0.1",
+                "\"127.0.0.1\" is not host:port",
+            ),
             ("redis+cluster://127.0.0.1:1/3", "no database"),
-            ("redis+sentinel://127.0.0.1:1", "needs the name the sentinels monitor"),
-            ("redis+sentinel://u:hunter2@127.0.0.1:1/shop/x", "is not a number"),
+            (
+                "redis+sentinel://127.0.0.1:1",
+                "needs the name the sentinels monitor",
+            ),
+            (
+                "redis+sentinel://u:hunter2@127.0.0.1:1/shop/x",
+                "is not a number",
+            ),
         ] {
             let err = fuse_breaker::store::open(url).map(drop).unwrap_err();
             assert!(err.is_invalid_url(), "{err}");
