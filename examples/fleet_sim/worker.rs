@@ -124,9 +124,14 @@ impl Load {
         let counts = Arc::new(Counts::default());
         let (circuit, tally, per_mille) = (fuse.clone(), counts.clone(), self.per_mille);
         let time = Duration::from_secs_f64(self.seconds);
-        let (calls, time) = runtime.block_on(drive(self.tasks, Span::Time(time), move |n| {
+        let (calls, time) = runtime.block_on(drive(self.tasks, Span::Time(time), move |_| {
             let (fuse, counts) = (circuit.clone(), tally.clone());
             async move {
+                // The process's calls in order, whichever task makes them:
+                // its failures spread evenly over its calls, the first
+                // after as many successes as the share allows (so that no
+                // two tasks of a row fail at once by design).
+                let n = counts.sequence.fetch_add(1, Ordering::Relaxed) + 1;
                 let outcome = if (n * per_mille) % 1000 < per_mille {
                     Err(FailureKind::Timeout)
                 } else {
@@ -159,6 +164,8 @@ impl Load {
 /// A load process's calls by what became of them.
 #[derive(Default)]
 struct Counts {
+    /// Calls begun.
+    sequence: AtomicU64,
     run: AtomicU64,
     rejected: AtomicU64,
     errors: AtomicU64,
