@@ -29,15 +29,10 @@ fn store(url: &str) -> Result<Counted, String> {
     Ok(Arc::new(Counting::new(store)))
 }
 
-/// Waits for the parent's next line on stdin (`go`, `stop`); an error
-/// when stdin closed.
+/// Waits for the parent's `go` on stdin.
 fn wait_for_parent() -> Result<(), String> {
-    let mut line = String::new();
-    match std::io::stdin().lock().read_line(&mut line) {
-        Ok(0) => Err("the parent closed stdin".to_owned()),
-        Ok(_) => Ok(()),
-        Err(e) => Err(format!("stdin: {e}")),
-    }
+    next_line()?.ok_or_else(|| "the parent closed stdin".to_owned())?;
+    Ok(())
 }
 
 /// Tells the parent something, at once.
@@ -182,8 +177,9 @@ impl Counts {
     }
 }
 
-/// The spread rows' circuit: cached for a minute (only announcements
-/// change a mirror during a row), open for a minute (until closed by hand).
+/// The spread rows' circuit: cached with a 5 s staleness (only
+/// announcements change a mirror within it, so a lost one shows as a
+/// delay of up to 5 s), open for a minute (until closed by hand).
 fn spread_fuse(url: &str, name: &str) -> Result<(Arc<SharedFuse>, Counted), String> {
     let config = Config::builder()
         .open_duration(Duration::from_mins(1))
@@ -192,7 +188,7 @@ fn spread_fuse(url: &str, name: &str) -> Result<(Arc<SharedFuse>, Counted), Stri
     let store = store(url)?;
     let fuse = SharedFuse::builder(name, store.clone())
         .config(config)
-        .cached(Duration::from_mins(1))
+        .cached(Duration::from_secs(5))
         .build();
     Ok((Arc::new(fuse), store))
 }
@@ -205,40 +201,42 @@ fn spread_ready(runtime: &tokio::runtime::Runtime, fuse: &SharedFuse) -> Result<
     // The subscription is made on the runtime's tasks: give it time.
     runtime.block_on(async { tokio::time::sleep(Duration::from_millis(300)).await });
     say("ready");
-    wait_for_parent()
-}
-
-/// The process that opens the circuit `openings` times (open for
-/// `open_ms`, then closed for `closed_ms`), reporting when it began to
-/// write each opening.
-pub(crate) fn opener(
-    url: &str,
-    name: &str,
-    openings: usize,
-    open_ms: u64,
-    closed_ms: u64,
-) -> Result<(), String> {
-    let runtime = runtime()?;
-    let (fuse, _) = runtime.block_on(async { spread_fuse(url, name) })?;
-    spread_ready(&runtime, &fuse)?;
-    let times = runtime.block_on(async {
-        let mut times = Vec::with_capacity(openings);
-        for _ in 0..openings {
-            times.push(now_nanos());
-            fuse.force_open().await.map_err(|e| e.to_string())?;
-            tokio::time::sleep(Duration::from_millis(open_ms)).await;
-            fuse.force_closed().await.map_err(|e| e.to_string())?;
-            tokio::time::sleep(Duration::from_millis(closed_ms)).await;
-        }
-        Ok::<_, String>(times)
-    })?;
-    say(&format!("opened={}", join(&times)));
     Ok(())
 }
 
-/// A process that watches its mirror every `poll` (an admission the
-/// mirror decides, dropped unused: no round trip) until the parent says
-/// stop, reporting when it saw each opening.
+/// The parent's next line on stdin (`None`: stdin closed).
+fn next_line() -> Result<Option<String>, String> {
+    let mut line = String::new();
+    match std::io::stdin().lock().read_line(&mut line) {
+        Ok(0) => Ok(None),
+        Ok(_) => Ok(Some(line.trim_end().to_owned())),
+        Err(e) => Err(format!("stdin: {e}")),
+    }
+}
+
+/// The process that opens the circuit (`open`) and closes it (`close`)
+/// when the parent says so, each time answering when it began to write.
+pub(crate) fn opener(url: &str, name: &str) -> Result<(), String> {
+    let runtime = runtime()?;
+    let (fuse, _) = runtime.block_on(async { spread_fuse(url, name) })?;
+    spread_ready(&runtime, &fuse)?;
+    while let Some(line) = next_line()? {
+        let at = now_nanos();
+        let done = match line.as_str() {
+            "open" => runtime.block_on(fuse.force_open()),
+            "close" => runtime.block_on(fuse.force_closed()),
+            _ => break,
+        };
+        done.map_err(|e| e.to_string())?;
+        say(&format!("at={at}"));
+    }
+    Ok(())
+}
+
+/// A process that looks at its mirror every `poll` (an admission the
+/// mirror decides, dropped unused: no round trip) until the parent closes
+/// its stdin, telling the parent when it first saw the circuit open
+/// (`open=`) and closed again (`closed=`); then its round trips.
 pub(crate) fn watcher(url: &str, name: &str, poll: Duration) -> Result<(), String> {
     let runtime = runtime()?;
     let (fuse, store) = runtime.block_on(async { spread_fuse(url, name) })?;
@@ -247,31 +245,22 @@ pub(crate) fn watcher(url: &str, name: &str, poll: Duration) -> Result<(), Strin
     let stop = Arc::new(AtomicBool::new(false));
     let (handle, watching, stopped) = (runtime.handle().clone(), fuse.clone(), stop.clone());
     let thread = std::thread::spawn(move || {
-        let (mut seen, mut open) = (Vec::new(), false);
+        let mut open = false;
         while !stopped.load(Ordering::Relaxed) {
             let refused = handle
                 .block_on(async { matches!(watching.try_acquire().await, Err(Refusal::Open(_))) });
-            if refused && !open {
-                seen.push(now_nanos());
+            if refused != open {
+                let what = if refused { "open" } else { "closed" };
+                say(&format!("{what}={}", now_nanos()));
+                open = refused;
             }
-            open = refused;
             std::thread::sleep(poll);
         }
-        seen
     });
-    let waited = wait_for_parent();
+    let read = next_line();
     stop.store(true, Ordering::Relaxed);
-    let seen = thread.join().map_err(|_| "the watching thread panicked")?;
-    waited?;
-    say(&format!(
-        "seen={} trips={}",
-        join(&seen),
-        store.round_trips() - trips
-    ));
+    thread.join().map_err(|_| "the watching thread panicked")?;
+    read?;
+    say(&format!("trips={}", store.round_trips() - trips));
     Ok(())
-}
-
-fn join(times: &[u64]) -> String {
-    let times: Vec<String> = times.iter().map(u64::to_string).collect();
-    times.join(",")
 }
