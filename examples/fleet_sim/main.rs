@@ -258,6 +258,7 @@ struct LoadRow {
     calls: u64,
     rejected: u64,
     errors: u64,
+    unreachable: u64,
     trips: u64,
     client_cpu: f64,
     seconds: f64,
@@ -307,6 +308,7 @@ fn load_row(
         row.calls += calls;
         row.rejected += count::<u64>(line, "rejected");
         row.errors += count::<u64>(line, "errors");
+        row.unreachable += count::<u64>(line, "unreachable");
         row.trips += count::<u64>(line, "trips");
         row.client_cpu += count::<f64>(line, "cpu");
         row.seconds = row.seconds.max(seconds);
@@ -426,11 +428,14 @@ fn parent(options: &Options) -> Result<(), String> {
 fn print_load(cached: bool, per_mille: u64, processes: usize, row: &LoadRow) {
     let mode = if cached { "cached" } else { "strict" };
     let failures = format!("{} %", per_mille as f64 / 10.0);
-    let errors = if row.errors == 0 {
-        String::new()
-    } else {
-        format!(" ({} store errors)", row.errors)
-    };
+    let mut errors = Vec::new();
+    if row.errors != 0 {
+        errors.push(format!(" ({} store errors)", row.errors));
+    }
+    if row.unreachable != 0 {
+        errors.push(format!(" ({} with the store unreachable)", row.unreachable));
+    }
+    let errors = errors.concat();
     let store = &row.store;
     println!(
         "| {mode} | {failures} | {processes} | {:.0} | {:.0} | {:.1} %{errors} | {:.3} | {:.0} | \

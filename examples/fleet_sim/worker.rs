@@ -133,6 +133,10 @@ impl Load {
                     Ok(())
                 };
                 counts.add(&fuse.run_async(async move { outcome }).await);
+                if !fuse.store_reachable() {
+                    // Decided by the fallback, not by the store.
+                    counts.unreachable.fetch_add(1, Ordering::Relaxed);
+                }
                 // A call that never waits would keep its worker thread
                 // from the runtime's other tasks (the channel of
                 // announcements, the batch's flush).
@@ -144,10 +148,12 @@ impl Load {
             runtime.block_on(async { tokio::time::sleep(2 * STALENESS).await });
         }
         say(&format!(
-            "calls={calls} run={} rejected={} errors={} trips={} cpu={:.2} seconds={:.4}",
+            "calls={calls} run={} rejected={} errors={} unreachable={} trips={} cpu={:.2} \
+             seconds={:.4}",
             counts.run.load(Ordering::Relaxed),
             counts.rejected.load(Ordering::Relaxed),
             counts.errors.load(Ordering::Relaxed),
+            counts.unreachable.load(Ordering::Relaxed),
             store.round_trips() - trips,
             cpu_seconds() - cpu,
             time.as_secs_f64(),
@@ -164,6 +170,9 @@ struct Counts {
     run: AtomicU64,
     rejected: AtomicU64,
     errors: AtomicU64,
+    /// Calls after which the store was found unreachable (decided by the
+    /// fallback, the local circuit).
+    unreachable: AtomicU64,
 }
 
 impl Counts {
