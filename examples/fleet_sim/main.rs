@@ -119,8 +119,14 @@ fn options(args: Vec<String>) -> Result<Options, String> {
                 .to_owned(),
         );
     }
-    if options.processes.contains(&0) || options.tasks == 0 || options.seconds <= 0.0 {
-        return Err("processes, tasks and seconds must be more than 0".to_owned());
+    if options.processes.contains(&0) || options.tasks == 0 {
+        return Err("processes and tasks must be more than 0".to_owned());
+    }
+    if !(options.seconds > 0.0 && options.seconds <= 3600.0) {
+        return Err(format!(
+            "--seconds takes more than 0 and at most 3600, not {}",
+            options.seconds
+        ));
     }
     Ok(options)
 }

@@ -62,21 +62,28 @@ pub(crate) fn primaries(url: &str) -> Result<Vec<redis::Client>, String> {
     Ok(masters)
 }
 
+/// A client of the server at `url` (a Valkey URL read as the Redis one it
+/// is).
 fn client(url: &str) -> Result<redis::Client, String> {
-    redis::Client::open(url).map_err(|e| format!("not a Redis URL ({e})"))
+    let url = match url.strip_prefix("valkey") {
+        Some(rest) => format!("redis{rest}"),
+        None => url.to_owned(),
+    };
+    redis::Client::open(url.as_str()).map_err(|e| format!("not a Redis URL ({e})"))
 }
 
 /// The counters of `nodes`, summed (one `INFO` each).
 pub(crate) fn counters(nodes: &[redis::Client]) -> Result<Counters, String> {
     let mut sum = Counters::default();
     for node in nodes {
-        let mut connection = node.get_connection().map_err(|e| e.to_string())?;
+        let at = node.get_connection_info().addr();
+        let mut connection = node.get_connection().map_err(|e| format!("{at}: {e}"))?;
         let info: String = redis::cmd("INFO")
             .arg("stats")
             .arg("cpu")
             .arg("commandstats")
             .query(&mut connection)
-            .map_err(|e| format!("INFO: {e}"))?;
+            .map_err(|e| format!("INFO on {at}: {e}"))?;
         let one = parse(&info);
         sum.commands += one.commands;
         sum.scripts += one.scripts;

@@ -118,7 +118,8 @@ impl Load {
         let (trips, cpu) = (store.round_trips(), cpu_seconds());
         let counts = Arc::new(Counts::default());
         let (circuit, tally, per_mille) = (fuse.clone(), counts.clone(), self.per_mille);
-        let time = Duration::from_secs_f64(self.seconds);
+        let time = Duration::try_from_secs_f64(self.seconds)
+            .map_err(|e| format!("{} seconds: {e}", self.seconds))?;
         let (calls, time) = runtime.block_on(drive(self.tasks, Span::Time(time), move |_| {
             let (fuse, counts) = (circuit.clone(), tally.clone());
             async move {
