@@ -304,6 +304,14 @@ fn a_primary_killed_under_load_fails_over_to_its_replica() {
         let fuse = busy(&store, &format!("{{{tag}}}busy"), &seen);
         let replicated = SharedFuse::builder(format!("{{{tag}}}replicated"), store.clone()).build();
         let cut = SharedFuse::builder(format!("{{{tag}}}cut"), store.clone()).build();
+        // And a cached circuit in that slot, and another process's.
+        let counted = Arc::new(Counting::new(store.clone()));
+        let here = SharedFuse::builder(format!("{{{tag}}}cached"), counted.clone())
+            .cached(Duration::from_mins(1))
+            .build();
+        let elsewhere: Arc<dyn Store> = Arc::new(RedisStore::open(&url).unwrap());
+        let there = SharedFuse::builder(format!("{{{tag}}}cached"), elsewhere).build();
+        here.try_acquire().await.unwrap().success().await.unwrap();
         let primary = primary_of(&url, fuse.key()).await;
         let stop = Arc::new(AtomicBool::new(false));
         let tasks = load(&fuse, &seen, &stop, None);
@@ -354,6 +362,8 @@ fn a_primary_killed_under_load_fails_over_to_its_replica() {
         }
         let promoted = primary_of(&url, fuse.key()).await;
         assert_eq!(promoted.port, replica_port, "the replica serves the slot");
+        // The subscription of the slot moved to the promoted replica.
+        mirrored(&here, &counted, &there).await;
 
         let local = seen.local.load(Ordering::Relaxed);
         let outages = seen.outages.load(Ordering::Relaxed);
