@@ -305,27 +305,14 @@ fn a_primary_killed_under_load_fails_over_to_its_replica() {
         let replicated = SharedFuse::builder(format!("{{{tag}}}replicated"), store.clone()).build();
         let cut = SharedFuse::builder(format!("{{{tag}}}cut"), store.clone()).build();
         // And a cached circuit in that slot, and another process's.
-        let counted = Arc::new(Counting::new(store.clone()));
-        let here = SharedFuse::builder(format!("{{{tag}}}cached"), counted.clone())
-            .cached(Duration::from_mins(1))
-            .build();
-        let elsewhere: Arc<dyn Store> = Arc::new(RedisStore::open(&url).unwrap());
-        let there = SharedFuse::builder(format!("{{{tag}}}cached"), elsewhere).build();
-        here.try_acquire().await.unwrap().success().await.unwrap();
+        let (here, counted, there) = cached_pair(&store, &url, &format!("{{{tag}}}cached")).await;
         let primary = primary_of(&url, fuse.key()).await;
         let stop = Arc::new(AtomicBool::new(false));
         let tasks = load(&fuse, &seen, &stop, None);
         writes_again(&seen, 50, Duration::from_secs(10)).await;
 
         replicated.force_open().await.unwrap();
-        let mut on_primary = raw(primary.port).await;
-        let acked: u64 = redis::cmd("WAIT")
-            .arg(1)
-            .arg(2000)
-            .query_async(&mut on_primary)
-            .await
-            .unwrap();
-        assert_eq!(acked, 1, "the replica has the opening");
+        replicated(primary.port).await;
 
         // The replica's link cut (and kept down: it authenticates to a
         // primary that has no password), an opening written, the primary
@@ -450,6 +437,17 @@ async fn cut_link(port: u16) -> redis::aio::MultiplexedConnection {
     on_replica
 }
 
+/// Waits until the replica of the node on `port` has its writes (`WAIT`).
+async fn replicated(port: u16) {
+    let acked: u64 = redis::cmd("WAIT")
+        .arg(1)
+        .arg(2000)
+        .query_async(&mut raw(port).await)
+        .await
+        .unwrap();
+    assert_eq!(acked, 1, "the replica has the writes");
+}
+
 /// Kills the cluster node on `port` (`kill -9` of its pid).
 fn kill(dir: &str, port: u16) {
     let pid = std::fs::read_to_string(format!("{dir}/{port}/pid")).unwrap();
@@ -524,13 +522,7 @@ fn a_busy_key_s_slot_migrates_under_load_and_no_failure_is_lost() {
         let seen = Arc::new(Seen::default());
         let fuse = busy(&store, &format!("{{{tag}}}"), &seen);
         // A cached circuit in the same slot, and another process's.
-        let counted = Arc::new(Counting::new(store.clone()));
-        let here = SharedFuse::builder(format!("{{{tag}}}cached"), counted.clone())
-            .cached(Duration::from_mins(1))
-            .build();
-        let elsewhere: Arc<dyn Store> = Arc::new(RedisStore::open(&url).unwrap());
-        let there = SharedFuse::builder(format!("{{{tag}}}cached"), elsewhere).build();
-        here.try_acquire().await.unwrap().success().await.unwrap();
+        let (here, counted, there) = cached_pair(&store, &url, &format!("{{{tag}}}cached")).await;
         let stop = Arc::new(AtomicBool::new(false));
         // 1,600 failures (under the threshold), over 2 s at least.
         let tasks = load(&fuse, &seen, &stop, Some(200));
@@ -694,6 +686,24 @@ fn a_sentinel_failover_under_load_is_followed_and_told() {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     });
+}
+
+/// A cached circuit `name` on `store` (its round trips counted) that has
+/// made its first call, and a strict one of another process's store on
+/// `url`.
+async fn cached_pair(
+    store: &Arc<dyn Store>,
+    url: &str,
+    name: &str,
+) -> (SharedFuse, Arc<Counting<Arc<dyn Store>>>, SharedFuse) {
+    let counted = Arc::new(Counting::new(store.clone()));
+    let here = SharedFuse::builder(name, counted.clone())
+        .cached(Duration::from_mins(1))
+        .build();
+    let elsewhere: Arc<dyn Store> = Arc::new(RedisStore::open(url).unwrap());
+    let there = SharedFuse::builder(name, elsewhere).build();
+    here.try_acquire().await.unwrap().success().await.unwrap();
+    (here, counted, there)
 }
 
 /// Waits until the cached circuit `here` has a mirror of its key (it
