@@ -312,7 +312,7 @@ fn a_primary_killed_under_load_fails_over_to_its_replica() {
         writes_again(&seen, 50, Duration::from_secs(10)).await;
 
         replicated.force_open().await.unwrap();
-        replicated(primary.port).await;
+        wait_for_replica(primary.port).await;
 
         // The replica's link cut (and kept down: it authenticates to a
         // primary that has no password), an opening written, the primary
@@ -438,7 +438,7 @@ async fn cut_link(port: u16) -> redis::aio::MultiplexedConnection {
 }
 
 /// Waits until the replica of the node on `port` has its writes (`WAIT`).
-async fn replicated(port: u16) {
+async fn wait_for_replica(port: u16) {
     let acked: u64 = redis::cmd("WAIT")
         .arg(1)
         .arg(2000)
