@@ -132,6 +132,16 @@ impl Window {
         }
     }
 
+    /// Whether a verdict recorded at `at` still counts at `now`: a failure
+    /// in the window (`count`), a call in a live bucket (`rate`).
+    #[cfg(feature = "store")]
+    pub(crate) fn covers(&self, config: &Config, at: u64, now: u64) -> bool {
+        match self {
+            Window::Count(_) => in_window(config, at, now),
+            Window::Rate(buckets) => buckets.covers(config, at, now),
+        }
+    }
+
     /// Empties the window (a new epoch), keeping its policy.
     pub(crate) fn clear(&mut self) {
         match self {

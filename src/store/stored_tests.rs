@@ -181,7 +181,7 @@ proptest! {
                 Op::End(index, verdict, hint) if !held.is_empty() => {
                     let (expected, ticket) = held.remove(index % held.len());
                     oracle.end_hinted(expected, outcome(verdict), hint, now);
-                    let opens = Opens { hint, generation: 0 };
+                    let opens = Opens { hint, ..Opens::default() };
                     stored.timed_verdict(&config, &ticket, verdict, false, opens, now);
                 }
                 Op::End(..) => {}
@@ -529,7 +529,7 @@ fn a_server_s_hint_lengthens_the_opening_it_causes_up_to_max_open_duration() {
             let ticket = granted(stored.acquire(&config, at(now, FOREVER, id)).0);
             let opens = Opens {
                 hint,
-                generation: 0,
+                ..Opens::default()
             };
             stored.timed_verdict(&config, &ticket, Verdict::Failure, false, opens, now);
         }
@@ -549,7 +549,7 @@ fn a_server_s_hint_lengthens_the_opening_it_causes_up_to_max_open_duration() {
     let probe = granted(stored.acquire(&config, at(stored.phase, FOREVER, 1)).0);
     let opens = Opens {
         hint: Some(4 * SEC),
-        generation: 0,
+        ..Opens::default()
     };
     let failed = stored.phase;
     stored.timed_verdict(&config, &probe, Verdict::Failure, false, opens, failed);
@@ -579,8 +579,8 @@ fn an_opening_that_is_a_key_s_first_write_names_its_generation_and_draws_from_it
     let ticket = granted(failed.acquire(&config, at(now, FOREVER, 1)).0);
     assert_eq!(ticket.generation, 0);
     let opens = Opens {
-        hint: None,
         generation: 43,
+        ..Opens::default()
     };
     assert!(failed.timed_verdict(&config, &ticket, Verdict::Failure, false, opens, now));
     assert_eq!(failed.generation, 43);
