@@ -83,6 +83,9 @@ pub(crate) struct Oracle {
     /// `min_reporters` for a shared circuit (1 in one process: "in one
     /// process the quorum is 1").
     quorum: usize,
+    /// Whether the circuit is a shared store's (its snapshot shows its
+    /// reporters).
+    shared: bool,
     successes: u32,
     inflight: u32,
 }
@@ -150,6 +153,7 @@ impl Oracle {
             calls: Vec::new(),
             reported: Vec::new(),
             quorum: 1,
+            shared: false,
             successes: 0,
             inflight: 0,
         }
@@ -159,6 +163,7 @@ impl Oracle {
     /// `min_reporters` distinct reporters.
     pub(crate) fn shared(mut self, config: &Config) -> Self {
         self.quorum = config.min_reporters() as usize;
+        self.shared = true;
         self
     }
 
@@ -421,6 +426,13 @@ impl Oracle {
                 0
             } else {
                 self.n + 1
+            },
+            // The quorum's reporters in the window (a shared store keeps
+            // up to `min_reporters` of them).
+            reporters: if self.shared {
+                u32::try_from(self.reporters(now).min(self.quorum)).unwrap_or(u32::MAX)
+            } else {
+                0
             },
         }
     }

@@ -299,7 +299,10 @@ impl Stored {
                 self.opened_at
             },
         };
-        model::snapshot(&self.head, opening, self.window.view(config, now))
+        Snapshot {
+            reporters: self.reporters(config, now),
+            ..model::snapshot(&self.head, opening, self.window.view(config, now))
+        }
     }
 
     /// How many distinct reporters have failures in the window at `now`
