@@ -161,6 +161,7 @@ impl Oracle {
 
     /// This circuit as a shared store keeps it: §8's quorum of
     /// `min_reporters` distinct reporters.
+    #[cfg_attr(not(feature = "store"), allow(dead_code))] // the stored model's tests
     pub(crate) fn shared(mut self, config: &Config) -> Self {
         self.quorum = config.min_reporters() as usize;
         self.shared = true;

@@ -13,9 +13,11 @@
 //! window. Each reporter's newest failure stays in it longest, so
 //! [`Reporters`] keeps, per reporter, the time of its newest failure, and
 //! only the `min_reporters` newest of those: the older ones leave the
-//! window first and never decide. With the policy's own window (at most
-//! `failure_threshold` failures under `count`), a stored window keeps
-//! fewer than threshold x min_reporters entries.
+//! window first and never decide. With the policy's own window (the newest
+//! `failure_threshold` failures under `count`, the newest of which is also
+//! its reporter's), a stored window keeps at most `failure_threshold +
+//! min_reporters - 1` failures, within SPEC §8's bound of `failure_threshold
+//! x min_reporters`.
 
 use crate::config::Config;
 use crate::policy::Window;
