@@ -159,13 +159,17 @@ impl Window {
         }
     }
 
+    /// Whether the window is of `config`'s policy.
+    pub(crate) fn fits(&self, config: &Config) -> bool {
+        matches!(
+            (self, config.policy()),
+            (Window::Count(_), Policy::Count) | (Window::Rate(_), Policy::Rate)
+        )
+    }
+
     /// Replaces a window of another policy than `config`'s by an empty one.
     fn fit(&mut self, config: &Config) {
-        let fits = matches!(
-            (&*self, config.policy()),
-            (Window::Count(_), Policy::Count) | (Window::Rate(_), Policy::Rate)
-        );
-        if !fits {
+        if !self.fits(config) {
             *self = Window::empty(config);
         }
     }

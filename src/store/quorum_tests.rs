@@ -214,3 +214,31 @@ fn the_in_process_engine_ignores_the_quorum() {
     let _ = fuse.run(|| Err::<(), _>(refused));
     assert_eq!(fuse.snapshot().state, State::Open);
 }
+
+#[test]
+fn a_window_of_another_policy_starts_over_with_its_reporters() {
+    let count = config(Policy::Count, 2)
+        .to_builder()
+        .failure_threshold(5)
+        .build()
+        .unwrap();
+    let rate = config(Policy::Rate, 2)
+        .to_builder()
+        .minimum_calls(1)
+        .build()
+        .unwrap();
+    let now = 1_700_000_000 * SEC;
+    let mut stored = Stored::fresh(3);
+    call(&mut stored, &count, Verdict::Failure, 7, now);
+    // Read under `rate`: the count window's reporter is not the rate
+    // window's.
+    call(&mut stored, &rate, Verdict::Failure, 9, now + 1);
+    assert_eq!(
+        stored.state(),
+        State::Closed,
+        "one reporter of the rate window"
+    );
+    assert_eq!(stored.reporters(&rate, now + 1), 1);
+    call(&mut stored, &rate, Verdict::Failure, 7, now + 2);
+    assert_eq!(stored.state(), State::Open);
+}

@@ -227,6 +227,11 @@ impl Stored {
         match model::timed_verdict(config, self.head, ticket.grant, verdict, slow) {
             Effect::Stale | Effect::Nothing => {}
             Effect::Record(outcome) => {
+                if !self.window.fits(config) {
+                    // A window of another policy starts over: so do its
+                    // reporters.
+                    changed |= self.reporters.clear();
+                }
                 let recorded = self.window.record(config, outcome, now);
                 changed |= recorded.changed;
                 if outcome.failed || outcome.slow {
