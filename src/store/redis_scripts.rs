@@ -33,8 +33,8 @@ return {0, t[1], t[2], v}
 /// `KEYS[1]`; `ARGV`: the prefix, the width in microseconds, the window's
 /// buckets, the calls, the time-to-live in milliseconds, the largest
 /// payload read. What follows the buckets (the window's reporters, if
-/// any) is kept as it is. 1 when it applied, 0 when the key holds nothing it
-/// applies to (left as it is). Lua's numbers are doubles: every number read
+/// any) is kept as it is. 1 when it applied, 0 when the key holds nothing
+/// it applies to (left as it is). Lua's numbers are doubles: every number read
 /// or written is at most 15 digits (`Increment::MAX`), every product and
 /// sum below 2^53, so each is exact.
 pub(super) const INCREMENT: &str = r#"

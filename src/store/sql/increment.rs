@@ -8,8 +8,9 @@
 //! `CASE` so that nothing is parsed before it holds), and the same text is
 //! written; what follows the buckets (`}}}`, or the window's reporters:
 //! [`Increment::REPORTERS`](crate::store::Increment::REPORTERS), digits,
-//! commas and brackets, `]}}`) is kept as it is. Parameters: the key, the prefix, the width in microseconds,
-//! the window's buckets, the calls, the time-to-live in microseconds.
+//! commas and brackets, `]}}`) is kept as it is. Parameters: the key, the
+//! prefix, the width in microseconds, the window's buckets, the calls, the
+//! time-to-live in microseconds.
 
 use super::table::Table;
 use crate::store::Increment;
