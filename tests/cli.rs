@@ -1424,3 +1424,33 @@ fn a_shared_circuit_s_quorum_reaches_the_status() {
         assert!(!line.contains("quorum"), "{at}: {table}");
     }
 }
+
+/// SPEC §8's quorum through an admin API: a shared circuit with
+/// `min_reporters` 2 shows its reporters after its columns; an in-process
+/// one (which ignores the setting) and one of an older API show none.
+#[test]
+fn an_admin_api_s_quorum_is_shown_for_shared_circuits_only() {
+    let quorum = |key: &str, shared: bool| {
+        let mut value = view(key, "closed");
+        value["shared"] = shared.into();
+        value["reporters"] = 1.into();
+        value["config"]["min_reporters"] = 2.into();
+        value
+    };
+    let (url, _) = fake_api(100, move |_| {
+        serde_json::json!({"circuits": [quorum("fuse:shop:billing", true),
+                                         quorum("fuse:shop:local", false),
+                                         view("fuse:shop:older", "closed")],
+                           "total": 3, "next": null, "writable": false})
+        .to_string()
+    });
+    let target = Target { flag: "--url", url };
+    let table = stdout(&fuse(&target, "shop", &["status"]));
+    assert!(
+        line_of(&table, "fuse:shop:billing").ends_with("  quorum 1/2"),
+        "{table}"
+    );
+    for key in ["fuse:shop:local", "fuse:shop:older"] {
+        assert!(!line_of(&table, key).contains("quorum"), "{table}");
+    }
+}

@@ -72,7 +72,8 @@ impl Row {
             open_for: view.open_for_ms.map(Duration::from_millis),
             half_open_in: view.half_open_in_ms.map(Duration::from_millis),
             rate,
-            quorum: Quorum::of(view.reporters, view.config.min_reporters),
+            // An in-process circuit has no quorum, whatever its setting.
+            quorum: Quorum::of(view.reporters, view.config.min_reporters).filter(|_| view.shared),
         }
     }
 }
