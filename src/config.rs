@@ -8,8 +8,8 @@ use std::time::Duration;
 use crate::classify::FailureKind;
 use crate::factor::Factor;
 pub use crate::limits::{
-    MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES, MAX_MINIMUM_CALLS,
-    MAX_WINDOW_BUCKETS,
+    MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES, MAX_MIN_REPORTERS,
+    MAX_MINIMUM_CALLS, MAX_WINDOW_BUCKETS,
 };
 use crate::policy::kind::Policy;
 
@@ -60,6 +60,7 @@ pub struct Config {
     pub(crate) max_open_duration: Option<Duration>,
     pub(crate) open_jitter: Factor,
     pub(crate) probe_timeout: Option<Duration>,
+    pub(crate) min_reporters: u32,
 }
 
 impl Default for Config {
@@ -91,6 +92,7 @@ impl Default for Config {
             max_open_duration: None,
             open_jitter: Factor::ZERO,
             probe_timeout: None,
+            min_reporters: 1,
         }
     }
 }
@@ -372,6 +374,18 @@ impl Config {
 
     /// The probe timeout in nanoseconds.
     #[inline]
+    /// In a shared store: how many distinct processes (store handles) must
+    /// have reported the counted failures in the window before the circuit
+    /// opens from Closed (SPEC §8's quorum; default 1). The in-process
+    /// engine ignores it: in one process the quorum is 1.
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::Config::default().min_reporters(), 1);
+    /// ```
+    pub fn min_reporters(&self) -> u32 {
+        self.min_reporters
+    }
+
     pub(crate) fn probe_timeout_nanos(&self) -> u64 {
         nanos(self.probe_timeout())
     }
@@ -402,6 +416,7 @@ impl Config {
         check_count("failure_rate", c.failure_rate, 100)?;
         check_count("minimum_calls", c.minimum_calls, MAX_MINIMUM_CALLS)?;
         check_count("window_buckets", c.window_buckets, MAX_WINDOW_BUCKETS)?;
+        check_count("min_reporters", c.min_reporters, MAX_MIN_REPORTERS)?;
         check_count("slow_call_rate", c.slow_call_rate, 100)?;
         if let Some(slow) = c.slow_call_duration {
             check_duration("slow_call_duration", slow)?;

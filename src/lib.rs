@@ -146,7 +146,7 @@ mod verdict;
 pub use classify::{Classify, FailureKind, classify_error};
 pub use config::{
     Config, ConfigBuilder, ConfigError, MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES,
-    MAX_MINIMUM_CALLS, MAX_WINDOW_BUCKETS,
+    MAX_MIN_REPORTERS, MAX_MINIMUM_CALLS, MAX_WINDOW_BUCKETS,
 };
 pub use error::{Error, OpenError};
 pub use events::Listener;

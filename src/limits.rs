@@ -52,6 +52,16 @@ pub const MAX_DURATION: Duration = Duration::from_hours(8760);
 /// ```
 pub const MAX_MINIMUM_CALLS: u32 = 1_000_000;
 
+/// The largest accepted [`min_reporters`](crate::Config::min_reporters)
+/// (SPEC §8's quorum), and the most reporters a payload may name.
+///
+/// ```
+/// use fuse_breaker::{Config, MAX_MIN_REPORTERS};
+/// assert!(Config::builder().min_reporters(MAX_MIN_REPORTERS).build().is_ok());
+/// assert!(Config::builder().min_reporters(MAX_MIN_REPORTERS + 1).build().is_err());
+/// ```
+pub const MAX_MIN_REPORTERS: u32 = 64;
+
 /// The largest accepted [`window_buckets`](crate::Config::window_buckets).
 ///
 /// ```

@@ -375,5 +375,6 @@ pub(crate) fn snapshot(head: &Head, opening: Opening, window: View) -> Snapshot 
         half_open_inflight: if half_open { head.inflight } else { 0 },
         open_for: open.then(|| Duration::from_nanos(opening.retry_at.saturating_sub(opening.at))),
         openings: if closed { 0 } else { head.n.saturating_add(1) },
+        reporters: 0,
     }
 }

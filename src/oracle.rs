@@ -1,4 +1,4 @@
-//! A second reading of SPEC §3, §9 and §10, written straight from its text and
+//! A second reading of SPEC §3, §9 and §10 (and §8's quorum), written straight from its text and
 //! sharing no code with [`model`](crate::model) or
 //! [`policy`](crate::policy): the differential harness checks the engine
 //! and the reference circuit (which both run the model) against it, so
@@ -75,6 +75,17 @@ pub(crate) struct Oracle {
     failures: Vec<u64>,
     /// The calls recorded since the window was last emptied (`rate`).
     calls: Vec<Call>,
+    /// §8: "the counted failures in its window were reported by at least
+    /// `min_reporters` distinct processes": when each counted failure
+    /// (under `rate`, each failed or slow call) recorded since the window
+    /// was last emptied happened, and who reported it.
+    reported: Vec<(u64, u64)>,
+    /// `min_reporters` for a shared circuit (1 in one process: "in one
+    /// process the quorum is 1").
+    quorum: usize,
+    /// Whether the circuit is a shared store's (its snapshot shows its
+    /// reporters).
+    shared: bool,
     successes: u32,
     inflight: u32,
 }
@@ -140,9 +151,21 @@ impl Oracle {
             opened_at: 0,
             failures: Vec::new(),
             calls: Vec::new(),
+            reported: Vec::new(),
+            quorum: 1,
+            shared: false,
             successes: 0,
             inflight: 0,
         }
+    }
+
+    /// This circuit as a shared store keeps it: §8's quorum of
+    /// `min_reporters` distinct reporters.
+    #[cfg_attr(not(feature = "store"), allow(dead_code))] // the stored model's tests
+    pub(crate) fn shared(mut self, config: &Config) -> Self {
+        self.quorum = config.min_reporters() as usize;
+        self.shared = true;
+        self
     }
 
     /// §9's `w`. A bucket narrower than a nanosecond is not defined by the
@@ -207,6 +230,19 @@ impl Oracle {
         hint: Option<u64>,
         now: u64,
     ) {
+        self.end_reported(ticket, outcome, hint, 0, now);
+    }
+
+    /// [`end_hinted`](Self::end_hinted), the verdict reported by `reporter`
+    /// (§8).
+    pub(crate) fn end_reported(
+        &mut self,
+        ticket: Ticket,
+        outcome: Outcome,
+        hint: Option<u64>,
+        reporter: u64,
+        now: u64,
+    ) {
         if ticket.epoch != self.epoch {
             return;
         }
@@ -220,22 +256,31 @@ impl Oracle {
         match (ticket.probe, outcome) {
             (false, Outcome::Ignore) => {}
             (false, outcome) if self.rate.is_some() => {
-                self.count_call(outcome == Outcome::Failure, slow, hint, now);
+                let failed = outcome == Outcome::Failure;
+                if failed || slow {
+                    self.reported.push((now, reporter));
+                }
+                self.count_call(failed, slow, hint, now);
             }
             // "closed permit, success: clear the failure list"
-            (false, Outcome::Success) => self.failures.clear(),
+            (false, Outcome::Success) => {
+                self.failures.clear();
+                self.reported.clear();
+            }
             (false, Outcome::Failure) => {
                 // "add now to the failure list ... counted while
                 // now - t <= failure_window ... When the counted failures
                 // reach failure_threshold, move to Open with opened_at = now"
+                // (§8: and they came from `min_reporters` reporters).
                 self.failures.push(now);
+                self.reported.push((now, reporter));
                 let window = self.window;
                 let counted = self
                     .failures
                     .iter()
                     .filter(|&&t| now.saturating_sub(t) <= window)
                     .count();
-                if counted >= self.threshold {
+                if counted >= self.threshold && self.reporters(now) >= self.quorum {
                     self.open_at(now, 0, hint);
                 }
             }
@@ -281,6 +326,7 @@ impl Oracle {
         };
         if calls >= rate.minimum_calls
             && (at_least(failures, rate.failure_rate) || at_least(slows, rate.slow_call_rate))
+            && self.reporters(now) >= self.quorum
         {
             self.open_at(now, 0, hint);
         }
@@ -305,6 +351,27 @@ impl Oracle {
                     slows + u64::from(call.slow),
                 )
             })
+    }
+
+    /// §8: how many distinct processes reported the counted failures (under
+    /// `rate`, the failed or slow calls) in the window at `now`.
+    pub(crate) fn reporters(&self, now: u64) -> usize {
+        let in_window = |t: u64| match self.rate {
+            None => now.saturating_sub(t) <= self.window,
+            Some(rate) => {
+                let current = now / rate.width;
+                (current.saturating_sub(rate.buckets - 1)..=current).contains(&(t / rate.width))
+            }
+        };
+        let mut reporters: Vec<u64> = self
+            .reported
+            .iter()
+            .filter(|&&(t, _)| in_window(t))
+            .map(|&(_, reporter)| reporter)
+            .collect();
+        reporters.sort_unstable();
+        reporters.dedup();
+        reporters.len()
     }
 
     /// "`force_open`: Open, `opened_at = now`, counters and failures
@@ -360,6 +427,13 @@ impl Oracle {
                 0
             } else {
                 self.n + 1
+            },
+            // The quorum's reporters in the window (a shared store keeps
+            // up to `min_reporters` of them).
+            reporters: if self.shared {
+                u32::try_from(self.reporters(now).min(self.quorum)).unwrap_or(u32::MAX)
+            } else {
+                0
             },
         }
     }
@@ -449,6 +523,7 @@ impl Oracle {
         self.epoch += 1;
         self.failures.clear();
         self.calls.clear();
+        self.reported.clear();
         self.successes = 0;
         self.inflight = 0;
     }

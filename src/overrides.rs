@@ -277,4 +277,12 @@ settings! {
     /// assert!(fuse_breaker::Config::builder().probe_timeout(Duration::ZERO).build().is_err());
     /// ```
     probe_timeout: Option<std::time::Duration> = |value: std::time::Duration| Some(value);
+
+    /// Sets [`Config::min_reporters`] (1 ..= [`MAX_MIN_REPORTERS`](crate::MAX_MIN_REPORTERS); SPEC §8's quorum).
+    ///
+    /// ```
+    /// let none = fuse_breaker::Config::builder().min_reporters(0).build();
+    /// assert_eq!(none.unwrap_err().setting(), "min_reporters");
+    /// ```
+    min_reporters: u32 = |value: u32| value;
 }

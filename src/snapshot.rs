@@ -93,4 +93,10 @@ pub struct Snapshot {
     /// `force_open`, one more for each failed probe; SPEC §10's n + 1); 0
     /// while closed.
     pub openings: u32,
+    /// A shared circuit's quorum (SPEC §8, `min_reporters`): how many
+    /// distinct processes reported the failures in the window, counted up
+    /// to `min_reporters` (the window keeps no more); 0 while open or
+    /// half-open, and for an in-process circuit (in one process the
+    /// quorum is 1).
+    pub reporters: u32,
 }

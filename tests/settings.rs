@@ -707,3 +707,60 @@ fn a_bad_rate_variable_names_the_variable_and_the_value() {
         assert_mentions(&err.to_string(), &[typo, &format!("did you mean {meant}?")]);
     }
 }
+
+/// SPEC §8's quorum: `min_reporters` from the file, the builder and
+/// `FUSE_MIN_REPORTERS`; 0 and past the maximum refused, naming the
+/// setting and the value.
+#[test]
+fn min_reporters_is_read_everywhere_and_a_bad_one_is_named() {
+    let from_file = Settings::from_toml("min_reporters = 3\n")
+        .unwrap()
+        .config()
+        .unwrap();
+    let from_env = Settings::default()
+        .with_env_vars([("FUSE_MIN_REPORTERS", "3")])
+        .unwrap()
+        .config()
+        .unwrap();
+    let built = fuse_breaker::Config::builder()
+        .min_reporters(3)
+        .build()
+        .unwrap();
+    assert_eq!(
+        (from_file.min_reporters(), from_env, built),
+        (3, from_file.clone(), from_file)
+    );
+    let too_many = fuse_breaker::MAX_MIN_REPORTERS + 1;
+    for (text, parts) in [
+        (
+            "min_reporters = 0".to_owned(),
+            vec!["min_reporters = 0".to_owned()],
+        ),
+        (
+            format!("min_reporters = {too_many}"),
+            vec![
+                format!("min_reporters = {too_many}"),
+                format!("between 1 and {}", too_many - 1),
+            ],
+        ),
+    ] {
+        let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+        assert_mentions(&error(&format!("{text}\n")), &parts);
+    }
+    let err = Settings::default()
+        .with_env_vars([("FUSE_MIN_REPORTERS", "0")])
+        .unwrap_err();
+    assert_mentions(
+        &err.to_string(),
+        &[
+            "min_reporters = 0",
+            "(in defaults, from FUSE_MIN_REPORTERS)",
+        ],
+    );
+    let err = fuse_breaker::Config::builder()
+        .min_reporters(too_many)
+        .build()
+        .unwrap_err();
+    assert_eq!(err.setting(), "min_reporters");
+    assert!(err.to_string().contains(&too_many.to_string()), "{err}");
+}

@@ -71,6 +71,10 @@ pub struct ConfigView {
     /// API leaves it out).
     #[serde(default = "unstated")]
     pub probe_timeout_ms: u64,
+    /// A shared circuit's quorum (SPEC §8): the distinct processes whose
+    /// failures it takes to open it (1 when an older API leaves it out).
+    #[serde(default = "min_reporters")]
+    pub min_reporters: u32,
 }
 
 impl Serialize for ConfigView {
@@ -128,6 +132,7 @@ impl ConfigView {
             max_open_duration_ms: millis(config.max_open_duration()),
             open_jitter: config.open_jitter(),
             probe_timeout_ms: millis(config.probe_timeout()),
+            min_reporters: config.min_reporters(),
         }
     }
 
@@ -157,6 +162,10 @@ fn count() -> String {
 
 fn failure_rate() -> u32 {
     Config::default().failure_rate()
+}
+
+fn min_reporters() -> u32 {
+    Config::default().min_reporters()
 }
 
 fn minimum_calls() -> u32 {
@@ -257,6 +266,7 @@ mod tests {
             ),
             (Factor::ONE, 500, Factor::ZERO, 500)
         );
+        assert_eq!(view.min_reporters, 1, "no quorum");
     }
 
     #[test]
@@ -322,7 +332,7 @@ mod tests {
                 "policy": "rate", "failure_rate": 30, "minimum_calls": 40,
                 "window_buckets": 6, "slow_call_duration_ms": 2000, "slow_call_rate": 70,
                 "open_backoff": 1.0, "max_open_duration_ms": 30000, "open_jitter": 0.0,
-                "probe_timeout_ms": 30000,
+                "probe_timeout_ms": 30000, "min_reporters": 1,
             })
         );
         assert_eq!(serde_json::from_value::<ConfigView>(json).unwrap(), view);

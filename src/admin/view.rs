@@ -95,6 +95,12 @@ pub struct CircuitView {
     /// more for each failed probe (SPEC §10's n + 1); 0 while closed.
     #[serde(default)]
     pub openings: u32,
+    /// A shared circuit's quorum (SPEC §8): how many distinct processes
+    /// reported the failures in its window, counted up to
+    /// [`config.min_reporters`](ConfigView::min_reporters); 0 while open or
+    /// half-open, for an in-process circuit, and in an older API's answer.
+    #[serde(default)]
+    pub reporters: u32,
     /// The circuit's configuration.
     pub config: ConfigView,
     /// Why the store could not be read (shared circuits only). When it did
@@ -243,6 +249,7 @@ impl CircuitView {
             open_for_ms: None,
             retry_at: None,
             openings: 0,
+            reporters: 0,
             config: ConfigView::of(config),
             store_error: reading.store_error.clone(),
             overwritten: None,
@@ -275,6 +282,7 @@ impl CircuitView {
             .opened_at
             .and_then(|at| rfc3339(wall_clock(at, now, wall)).or_else(|| rfc3339(Some(wall))));
         view.openings = snapshot.openings;
+        view.reporters = snapshot.reporters;
         if let (State::Open, Some(at)) = (snapshot.state, snapshot.opened_at) {
             // A snapshot of an open circuit has its opening's duration;
             // the open duration stands in should one not.

@@ -132,6 +132,16 @@ impl Window {
         }
     }
 
+    /// Whether a verdict recorded at `at` still counts at `now`: a failure
+    /// in the window (`count`), a call in a live bucket (`rate`).
+    #[cfg(feature = "store")]
+    pub(crate) fn covers(&self, config: &Config, at: u64, now: u64) -> bool {
+        match self {
+            Window::Count(_) => in_window(config, at, now),
+            Window::Rate(buckets) => buckets.covers(config, at, now),
+        }
+    }
+
     /// Empties the window (a new epoch), keeping its policy.
     pub(crate) fn clear(&mut self) {
         match self {
@@ -149,13 +159,17 @@ impl Window {
         }
     }
 
+    /// Whether the window is of `config`'s policy.
+    pub(crate) fn fits(&self, config: &Config) -> bool {
+        matches!(
+            (self, config.policy()),
+            (Window::Count(_), Policy::Count) | (Window::Rate(_), Policy::Rate)
+        )
+    }
+
     /// Replaces a window of another policy than `config`'s by an empty one.
     fn fit(&mut self, config: &Config) {
-        let fits = matches!(
-            (&*self, config.policy()),
-            (Window::Count(_), Policy::Count) | (Window::Rate(_), Policy::Rate)
-        );
-        if !fits {
+        if !self.fits(config) {
             *self = Window::empty(config);
         }
     }

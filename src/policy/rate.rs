@@ -116,6 +116,13 @@ impl Buckets {
     }
 
     /// The sum of the buckets in the window at `now`.
+    /// Whether a verdict recorded at `at` is in the window at `now`: its
+    /// bucket is among the live ones.
+    #[cfg(feature = "store")]
+    pub(crate) fn covers(&self, config: &Config, at: u64, now: u64) -> bool {
+        live(config, bucket(config, at), self.current(config, now))
+    }
+
     pub(crate) fn sum(&self, config: &Config, now: u64) -> Counts {
         let current = self.current(config, now);
         self.0

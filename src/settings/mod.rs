@@ -26,6 +26,7 @@
 //! window_buckets = 10          # rate: buckets the window is kept in, 1..=60
 //! slow_call_duration = "none"  # rate: a call this long is slow ("2s"), or "none"
 //! slow_call_rate = 100         # rate: percent of slow calls that opens, 1..=100
+//! min_reporters = 1            # shared: processes whose failures it takes to open, 1..=64
 //!
 //! [breakers.billing]           # overrides for the circuits named `billing`
 //! failure_threshold = 3

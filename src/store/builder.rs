@@ -226,6 +226,7 @@ impl SharedFuseBuilder {
             health: Health::default(),
             turns: Turns::new(),
             cache,
+            reporter: crate::random::next(),
         }
     }
 }

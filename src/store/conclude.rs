@@ -117,6 +117,7 @@ impl SharedFuse {
             let opens = Opens {
                 hint,
                 generation: crate::random::next(),
+                reporter: self.reporter,
             };
             stored.timed_verdict(&self.config, &ticket, verdict, slow, opens, now)
         });
@@ -132,6 +133,7 @@ impl SharedFuse {
             let opens = Opens {
                 hint,
                 generation: crate::random::next(),
+                reporter: self.reporter,
             };
             stored.timed_verdict(&self.config, &named, verdict, slow, opens, now)
         });

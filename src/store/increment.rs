@@ -13,8 +13,10 @@
 //! An increment applies only to a payload this crate wrote for a closed circuit
 //! of the permit's generation and epoch with a `rate` window of the same
 //! width: the payload's text must start with [`Increment::prefix`] (which says
-//! all of that) and end with [`Increment::SUFFIX`], with the window's buckets
-//! between. Anything else (an absent key, another epoch, a payload
+//! all of that), then hold the window's buckets, then end with
+//! [`Increment::SUFFIX`] or with the window's reporters (SPEC §8's quorum:
+//! [`Increment::REPORTERS`], numbers, `]}}`), which a success leaves as
+//! they are. Anything else (an absent key, another epoch, a payload
 //! milon/fuse wrote) is not incremented, and the verdict takes the model's
 //! step. [`Increment::apply`] is the rule every store applies; a differential
 //! test pins it to the model, and the Redis script and SQL statements to it.
@@ -66,12 +68,21 @@ impl Increment {
     /// ```
     pub const MAX: u64 = 999_999_999_999_999;
 
-    /// What an incremented payload ends with, after its buckets.
+    /// What an incremented payload ends with, after its buckets, when its
+    /// window names no reporter.
     ///
     /// ```
     /// assert_eq!(fuse_breaker::store::Increment::SUFFIX, "}}}");
     /// ```
     pub const SUFFIX: &'static str = "}}}";
+
+    /// What follows an incremented payload's buckets when its window names
+    /// reporters: then `[id,at_us]` entries, and `]}}` (kept as written).
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::store::Increment::REPORTERS, "},\"reporters\":[");
+    /// ```
+    pub const REPORTERS: &'static str = "},\"reporters\":[";
 
     /// An increment of `calls` calls on payloads starting with `prefix`, in
     /// buckets `width_us` microseconds wide (at least one), a window of
@@ -170,10 +181,12 @@ impl Increment {
 
     /// The payload after the increment, at the store's time `now`, or `None`
     /// when `payload` is not one it applies to: the text between
-    /// [`prefix`](Self::prefix) and [`SUFFIX`](Self::SUFFIX) must be a
+    /// [`prefix`](Self::prefix) and the first `}` after it must be a
     /// JSON array of `[bucket, calls, failed, slow]` arrays of numbers no
     /// larger than [`Increment::MAX`] (written without spaces, as the crate
-    /// writes it), and every sum too.
+    /// writes it), and every sum too; what follows must be
+    /// [`SUFFIX`](Self::SUFFIX), or [`REPORTERS`](Self::REPORTERS), digits,
+    /// commas and brackets, and `]}}`, and is kept as it is.
     ///
     /// The rule (the model's, for a closed success): the current bucket is
     /// `now`'s, or the newest in the window if that is later (a clock that
@@ -187,12 +200,14 @@ impl Increment {
     /// // Window of 2 one-second buckets at 10 s: buckets 9 and 10; 8 leaves.
     /// let after = increment.apply(b"[[[8,1,1,0],[9,2,0,0]]}}}", Duration::from_secs(10));
     /// assert_eq!(after.as_deref(), Some(&b"[[[9,2,0,0],[10,1,0,0]]}}}"[..]));
+    /// // The window's reporters are kept.
+    /// let named = increment.apply(b"[[[9,2,1,0]]},\"reporters\":[[7,9000000]]}}", Duration::from_secs(10));
+    /// assert_eq!(named.as_deref(), Some(&b"[[[9,2,1,0],[10,1,0,0]]},\"reporters\":[[7,9000000]]}}"[..]));
     /// ```
     pub fn apply(&self, payload: &[u8], now: Duration) -> Option<Vec<u8>> {
-        let body = payload
-            .strip_prefix(self.prefix.as_slice())?
-            .strip_suffix(Self::SUFFIX.as_bytes())?;
-        if body.iter().any(u8::is_ascii_whitespace) {
+        let rest = payload.strip_prefix(self.prefix.as_slice())?;
+        let (body, tail) = rest.split_at(rest.iter().position(|&b| b == b'}')?);
+        if body.iter().any(u8::is_ascii_whitespace) || !Self::kept(tail) {
             return None;
         }
         let entries: Vec<[u64; 4]> = serde_json::from_slice(body).ok()?;
@@ -227,8 +242,24 @@ impl Increment {
             written.extend(format!("[{b},{calls},{failed},{slow}]").into_bytes());
         }
         written.push(b']');
-        written.extend_from_slice(Self::SUFFIX.as_bytes());
+        written.extend_from_slice(tail);
         Some(written)
+    }
+
+    /// Whether `tail`, what follows a payload's buckets, is one an
+    /// increment keeps: [`SUFFIX`](Self::SUFFIX), or the window's
+    /// reporters.
+    fn kept(tail: &[u8]) -> bool {
+        if tail == Self::SUFFIX.as_bytes() {
+            return true;
+        }
+        tail.strip_prefix(Self::REPORTERS.as_bytes())
+            .and_then(|rest| rest.strip_suffix(b"]}}"))
+            .is_some_and(|entries| {
+                entries
+                    .iter()
+                    .all(|b| b.is_ascii_digit() || matches!(b, b',' | b'[' | b']'))
+            })
     }
 }
 

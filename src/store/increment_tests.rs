@@ -49,7 +49,9 @@ const MAX_BACK: u64 = 50 * SEC;
 #[derive(Clone, Debug)]
 enum Op {
     Success,
-    Failure,
+    /// A failure, reported by this reporter (SPEC §8's quorum: the
+    /// window names it after its buckets, which an increment keeps).
+    Failure(u64),
     /// Microseconds to wait.
     Wait(u64),
     /// The clock goes back this many microseconds, no further than
@@ -63,7 +65,7 @@ enum Op {
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         6 => Just(Op::Success),
-        2 => Just(Op::Failure),
+        2 => (0..4u64).prop_map(Op::Failure),
         3 => (0..20_000_000u64).prop_map(Op::Wait),
         1 => (0..20_000_000u64).prop_map(Op::Back),
         1 => Just(Op::Permit),
@@ -118,8 +120,9 @@ proptest! {
                         ),
                     }
                 }
-                Op::Failure => {
-                    stored.timed_verdict(&config, &ticket, Verdict::Failure, false, Opens::default(), now);
+                Op::Failure(reporter) => {
+                    let opens = Opens { reporter, ..Opens::default() };
+                    stored.timed_verdict(&config, &ticket, Verdict::Failure, false, opens, now);
                 }
                 Op::Wait(us) => {
                     now += us * 1_000;
@@ -197,6 +200,25 @@ fn an_increment_applies_only_to_its_circuit_closed_in_its_epoch() {
     ] {
         let text = format!("{prefix}{body}}}}}}}");
         assert!(increment.apply(text.as_bytes(), at).is_none(), "{text}");
+    }
+    // What follows the buckets: `}}}` or the window's reporters, else not
+    // applied.
+    for (tail, kept) in [
+        ("}}}", true),
+        ("},\"reporters\":[[7,1],[0,2]]}}", true),
+        ("},\"reporters\":[]}}", true),
+        ("},\"reporters\":[[7,\"x\"]]}}", false),
+        ("},\"reporters\":[[7,1]]}}}", false),
+        ("},\"other\":[]}}", false),
+        ("}}", false),
+        ("} }}", false),
+    ] {
+        let text = format!("{prefix}[[{bucket},1,0,0]]{tail}");
+        let applied = increment.apply(text.as_bytes(), at);
+        assert_eq!(applied.is_some(), kept, "{text}");
+        if let Some(applied) = applied {
+            assert!(applied.ends_with(tail.as_bytes()), "{tail}");
+        }
     }
     // Only under `rate`, with whole microseconds, a named generation.
     assert!(Increment::success(&Config::default(), &ticket, TTL).is_none());

@@ -58,6 +58,7 @@ mod mirror;
 mod open;
 mod payload;
 mod permit;
+mod quorum;
 
 #[cfg(feature = "redis")]
 mod redis;

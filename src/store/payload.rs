@@ -15,6 +15,11 @@
 //! opening counts itself: this crate never writes one), as is an opening
 //! that ends before it began or later than the longest duration after it.
 //!
+//! While closed, `fuse.reporters` names who reported the window's
+//! failures (SPEC §8's quorum; see `payload_reporters.rs`); a closed
+//! payload without it (milon/fuse's, or an older version's) reads as one
+//! anonymous reporter of its failures.
+//!
 //! A payload whose `fuse` part is missing, of another version, or does not
 //! agree with the five fields (milon/fuse wrote it over ours: another
 //! state, another `opened_at`, other counts) is read by the five fields
@@ -31,10 +36,13 @@ use crate::model::Head;
 use crate::policy::{Buckets, Failures, Window};
 use crate::snapshot::State;
 
+use super::quorum::Reporters;
 use super::stored::{Lease, Stored};
 
 #[path = "payload_rate.rs"]
 mod rate;
+#[path = "payload_reporters.rs"]
+mod reporters;
 
 pub(crate) use super::resolution::{NANOS_PER_MICRO, store_time};
 use rate::OwnRate;
@@ -175,6 +183,11 @@ struct Own {
     /// timeout).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     half_open_since_us: Option<u64>,
+    /// While closed: the window's reporters, each `[id, at_us]` (SPEC §8's
+    /// quorum; see `payload_reporters.rs`). The last field: an increment
+    /// keeps what follows the `rate` buckets as it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reporters: Option<Vec<[u64; 2]>>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -298,6 +311,11 @@ pub(crate) fn write(stored: &Stored, width: u64) -> Vec<u8> {
                 .then_some(stored.phase / NANOS_PER_MICRO),
             openings: (!closed).then_some(u64::from(stored.head.n.saturating_add(1))),
             half_open_since_us: half_open.then_some(stored.phase / NANOS_PER_MICRO),
+            reporters: if closed {
+                reporters::write(&stored.reporters)
+            } else {
+                None
+            },
         }),
     };
     serde_json::to_vec(&payload).unwrap_or_default()
@@ -383,13 +401,15 @@ pub(crate) fn read(key: &str, bytes: &[u8], fresh: Fresh) -> Result<Stored, Payl
         .map(|&at| seconds("failures", at))
         .collect::<Result<Vec<_>, _>>()?;
     let opened_at = opened_at.map_or(Ok(0), |at| seconds("opened_at", at))?;
+    let window = Window::Count(Failures::from_times(failures));
     Ok(Stored {
         generation: 0,
         epoch: 0,
         head: head(state, 0, successes, inflight, 0),
         opened_at,
         phase: opened_at.saturating_add(fresh.open),
-        window: Window::Count(Failures::from_times(failures)),
+        reporters: reporters::read(key, None, &window, 0, fresh)?,
+        window,
         leases: (0..u64::from(inflight))
             .map(|id| Lease {
                 id,
@@ -444,17 +464,28 @@ fn read_own(key: &str, own: &Own, head: Head, fresh: Fresh) -> Result<Stored, Pa
         },
         ..head
     };
+    let window = match &own.rate {
+        None => Window::Count(Failures::from_times(failures)),
+        Some(_) if head.state != State::Closed => Window::Rate(Buckets::default()),
+        Some(rate) => Window::Rate(rate.read(key, fresh)?),
+    };
+    let reporters = if head.state == State::Closed {
+        let width = match (fresh.width, &own.rate) {
+            (0, Some(rate)) => rate.width(),
+            (width, _) => width,
+        };
+        reporters::read(key, own.reporters.as_deref(), &window, width, fresh)?
+    } else {
+        Reporters::default()
+    };
     Ok(Stored {
         generation: own.generation,
         epoch: own.epoch,
         head,
         opened_at,
         phase,
-        window: match &own.rate {
-            None => Window::Count(Failures::from_times(failures)),
-            Some(_) if head.state != State::Closed => Window::Rate(Buckets::default()),
-            Some(rate) => Window::Rate(rate.read(key, fresh)?),
-        },
+        window,
+        reporters,
         leases,
     })
 }

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::{Config, MAX_WINDOW_BUCKETS};
 use crate::policy::{Buckets, Counts};
 
+use super::super::quorum::Reporters;
 use super::super::stored::Stored;
 use super::{Fresh, PayloadError, head, write};
 use crate::policy::Window;
@@ -36,6 +37,11 @@ impl OwnRate {
                 .map(|&(bucket, c)| [bucket, c.calls, c.failed, c.slow])
                 .collect(),
         }
+    }
+
+    /// The width of the buckets as written, in nanoseconds.
+    pub(super) fn width(&self) -> u64 {
+        self.width_ns
     }
 
     /// The `rate` window under `key`, in the reader's buckets (see
@@ -115,6 +121,7 @@ pub(crate) fn rate_prefix(generation: u64, epoch: u64, width: u64) -> Vec<u8> {
         opened_at: 0,
         phase: 0,
         window: Window::Rate(Buckets::default()),
+        reporters: Reporters::default(),
         leases: Vec::new(),
     };
     let mut bytes = write(&stored, width);

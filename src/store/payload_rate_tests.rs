@@ -2,8 +2,15 @@
 
 use super::*;
 
-/// A closed circuit of generation 7 whose `rate` window is `buckets`.
+/// A closed circuit of generation 7 whose `rate` window is `buckets`, its
+/// failed and slow calls reported by reporter 1.
 fn rated(buckets: &[(u64, u64, u64, u64)]) -> Stored {
+    let newest = buckets
+        .iter()
+        .filter(|&&(_, _, failed, slow)| failed + slow > 0)
+        .map(|&(bucket, ..)| bucket * WIDTH)
+        .max();
+    let reporters = newest.map(|at| crate::store::quorum::Report { id: 1, at });
     let entries = buckets.iter().map(|&(bucket, calls, failed, slow)| {
         (
             bucket,
@@ -16,6 +23,7 @@ fn rated(buckets: &[(u64, u64, u64, u64)]) -> Stored {
     });
     Stored {
         window: Window::Rate(Buckets::from_entries(entries)),
+        reporters: Reporters::from_reports(reporters.into_iter().collect()),
         ..Stored::fresh(7)
     }
 }

@@ -1,6 +1,7 @@
 use super::*;
 use crate::config::MAX_WINDOW_BUCKETS;
 use crate::policy::Counts;
+use crate::store::quorum::Report;
 use crate::store::stored::counted;
 use proptest::prelude::*;
 
@@ -58,9 +59,10 @@ fn stored() -> impl Strategy<Value = Stored> {
             any::<u64>(),
             micros.clone(),
             prop::collection::vec(micros.clone(), 0..8),
-            prop::collection::vec((any::<u64>(), micros), 0..4),
+            prop::collection::vec((any::<u64>(), micros.clone()), 0..4),
             0u32..4,
             prop::option::of(buckets()),
+            prop::collection::btree_map(any::<u64>(), micros, 1..4),
         ),
         // SPEC §10: the opening's n (below the count's saturation), and
         // how far into the opening (up to the longest) its end, or the
@@ -70,7 +72,7 @@ fn stored() -> impl Strategy<Value = Stored> {
     )
         .prop_map(
             |(
-                (state, generation, epoch, opened_at, failures, leases, successes, rate),
+                (state, generation, epoch, opened_at, failures, leases, successes, rate, named),
                 n,
                 into_us,
             )| {
@@ -107,6 +109,18 @@ fn stored() -> impl Strategy<Value = Stored> {
                         Some(rate) => rate,
                         None if state == State::Closed => counted(failures),
                         None => counted(Vec::new()),
+                    },
+                    // A closed window names its reporters (one that
+                    // names none reads as an anonymous one's).
+                    reporters: if state == State::Closed {
+                        Reporters::from_reports(
+                            named
+                                .into_iter()
+                                .map(|(id, at)| Report { id, at })
+                                .collect(),
+                        )
+                    } else {
+                        Reporters::default()
                     },
                     leases,
                 }
@@ -252,6 +266,14 @@ fn the_largest_payloads_the_crate_writes_are_well_within_the_bound() {
         generation: u64::MAX,
         epoch: u64::MAX,
         window: counted(vec![late; threshold]),
+        reporters: Reporters::from_reports(
+            (0..u64::from(crate::config::MAX_MIN_REPORTERS))
+                .map(|id| Report {
+                    id: u64::MAX - id,
+                    at: late,
+                })
+                .collect(),
+        ),
         ..Stored::fresh(u64::MAX)
     };
     let probes = MAX_HALF_OPEN_PROBES;
@@ -262,6 +284,7 @@ fn the_largest_payloads_the_crate_writes_are_well_within_the_bound() {
         opened_at: late,
         phase: late,
         window: counted(Vec::new()),
+        reporters: Reporters::default(),
         leases: (0..probes)
             .map(|_| Lease {
                 id: u64::MAX,
@@ -339,6 +362,9 @@ fn a_clock_reading_is_a_time_only_within_what_the_rules_count_in() {
 
 #[path = "payload_rate_tests.rs"]
 mod rate;
+
+#[path = "payload_reporters_tests.rs"]
+mod reporters;
 
 /// A payload of ours: `stored` as this crate writes it, as JSON to edit.
 fn ours(stored: &Stored) -> serde_json::Value {

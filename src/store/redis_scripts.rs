@@ -34,18 +34,22 @@ return {0, t[1], t[2], v}
 /// An [`Increment`] (see [`Increment::apply`], which this is the Lua of):
 /// `KEYS[1]`; `ARGV`: the prefix, the width in microseconds, the window's
 /// buckets, the calls, the time-to-live in milliseconds, the largest
-/// payload read. 1 when it applied, 0 when the key holds nothing it
-/// applies to (left as it is). Lua's numbers are doubles: every number read
+/// payload read. What follows the buckets (the window's reporters, if
+/// any) is kept as it is. 1 when it applied, 0 when the key holds nothing
+/// it applies to (left as it is). Lua's numbers are doubles: every number read
 /// or written is at most 15 digits (`Increment::MAX`), every product and
 /// sum below 2^53, so each is exact.
-pub(super) const INCREMENT: &str = r"
+pub(super) const INCREMENT: &str = r#"
 local n = redis.call('STRLEN', KEYS[1])
 if n > tonumber(ARGV[6]) then return 0 end
 local v = redis.call('GET', KEYS[1])
 if not v then return 0 end
 local p = ARGV[1]
-if #v < #p + 5 or string.sub(v, 1, #p) ~= p or string.sub(v, -3) ~= '}}}' then return 0 end
-local body = string.sub(v, #p + 1, -4)
+if #v < #p + 5 or string.sub(v, 1, #p) ~= p then return 0 end
+local cut = string.find(v, '}', #p + 1, true)
+if not cut then return 0 end
+local body, tail = string.sub(v, #p + 1, cut - 1), string.sub(v, cut)
+if tail ~= '}}}' and not string.find(tail, '^},"reporters":%[[%d,%[%]]*%]}}$') then return 0 end
 local max = 999999999999999
 local function number(d)
   if #d > 15 or (#d > 1 and string.sub(d, 1, 1) == '0') then return nil end
@@ -97,9 +101,9 @@ for i, b in ipairs(order) do
   local x = sums[b]
   out[i] = string.format('[%.0f,%.0f,%.0f,%.0f]', b, x[1], x[2], x[3])
 end
-redis.call('SET', KEYS[1], p .. '[' .. table.concat(out, ',') .. ']}}}', 'PX', ARGV[5])
+redis.call('SET', KEYS[1], p .. '[' .. table.concat(out, ',') .. ']' .. tail, 'PX', ARGV[5])
 return 1
-";
+"#;
 
 pub(super) const DELETE: &str = r"
 redis.call('DEL', KEYS[1])

@@ -54,6 +54,9 @@ pub struct SharedFuse {
     pub(super) turns: Turns,
     /// Cached mode: the mirror of the key and its quiet permit.
     pub(super) cache: Option<Arc<Cache>>,
+    /// The random id this handle reports its failures under (SPEC §8's
+    /// quorum; never 0, the anonymous reporter's).
+    pub(super) reporter: u64,
 }
 
 impl SharedFuse {
@@ -105,6 +108,23 @@ impl SharedFuse {
     /// ```
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The random id this circuit's failures are reported under in the
+    /// store (SPEC §8's quorum, `min_reporters`): each `SharedFuse` is one
+    /// reporter, so a process builds one per key.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let store = Arc::new(MemoryStore::new());
+    /// let one = SharedFuse::builder("billing", store.clone()).build();
+    /// let other = SharedFuse::builder("billing", store).build();
+    /// assert_ne!(one.reporter(), other.reporter());
+    /// assert_ne!(one.reporter(), 0);
+    /// ```
+    pub fn reporter(&self) -> u64 {
+        self.reporter
     }
 
     /// How long a probe holds its slot without a verdict.

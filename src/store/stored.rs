@@ -12,6 +12,10 @@
 //! same `retry_at`, kept as a payload keeps it (see [`Stored::phase`]).
 //! Each step says whether it changed the snapshot, so that a store writes
 //! nothing when nothing changed.
+//!
+//! A closed circuit opens when its policy's rule holds and, besides, the
+//! quorum of [`quorum`](super::quorum) does (SPEC §8, `min_reporters`):
+//! until then it stays closed and keeps counting.
 
 use std::convert::Infallible;
 
@@ -23,6 +27,7 @@ use crate::recovery;
 use crate::snapshot::{Snapshot, State};
 use crate::verdict::Verdict;
 
+use super::quorum::Reporters;
 use super::resolution;
 
 /// One probe in flight: granted under lease `id`, counted as an ignore
@@ -53,6 +58,8 @@ pub(crate) struct Stored {
     pub(crate) phase: u64,
     /// The closed window of the policy (see [`Window`]).
     pub(crate) window: Window,
+    /// Who reported the failures in the window (SPEC §8's quorum).
+    pub(crate) reporters: Reporters,
     /// The probes in flight while half-open (as many as `head.inflight`).
     pub(crate) leases: Vec<Lease>,
 }
@@ -85,15 +92,17 @@ pub(crate) enum Entry {
     Rejected { retry_after: u64 },
 }
 
-/// What an opening a verdict or a manual change may make needs from
-/// outside: the server's `hint` of when to come back (nanoseconds; a
-/// failure's), and a random `generation` that names the key if the opening
-/// is its first write (0: none), so that the opening is drawn from the
-/// generation the key then has.
+/// What a verdict or a manual change needs from outside: the server's
+/// `hint` of when to come back (nanoseconds; a failure's), a random
+/// `generation` that names the key if an opening is its first write (0:
+/// none), so that the opening is drawn from the generation the key then
+/// has, and the `reporter` of a failure (the store handle's id; 0:
+/// [`ANONYMOUS`](super::quorum::ANONYMOUS)).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Opens {
     pub(crate) hint: Option<u64>,
     pub(crate) generation: u64,
+    pub(crate) reporter: u64,
 }
 
 /// What an admission needs from outside: the store's time, the length of
@@ -136,6 +145,7 @@ impl Stored {
             opened_at: 0,
             phase: 0,
             window: Window::Count(Failures::default()),
+            reporters: Reporters::default(),
             leases: Vec::new(),
         }
     }
@@ -217,9 +227,23 @@ impl Stored {
         match model::timed_verdict(config, self.head, ticket.grant, verdict, slow) {
             Effect::Stale | Effect::Nothing => {}
             Effect::Record(outcome) => {
+                if !self.window.fits(config) {
+                    // A window of another policy starts over: so do its
+                    // reporters.
+                    changed |= self.reporters.clear();
+                }
                 let recorded = self.window.record(config, outcome, now);
                 changed |= recorded.changed;
+                if outcome.failed || outcome.slow {
+                    self.reporters
+                        .record(config, &self.window, opens.reporter, now);
+                    changed = true;
+                } else if self.window.is_empty() {
+                    // A success that cleared the window (`count`).
+                    changed |= self.reporters.clear();
+                }
                 if recorded.opens
+                    && self.reporters.holds(config, &self.window, now)
                     && let Some(open) = model::trip(self.head, ticket.grant)
                 {
                     self.set(config, open, now, opens);
@@ -259,8 +283,8 @@ impl Stored {
     /// first write.
     pub(crate) fn force_open(&mut self, config: &Config, now: u64, generation: u64) {
         let opens = Opens {
-            hint: None,
             generation,
+            ..Opens::default()
         };
         self.set(config, model::force_open(self.head), now, opens);
     }
@@ -280,7 +304,21 @@ impl Stored {
                 self.opened_at
             },
         };
-        model::snapshot(&self.head, opening, self.window.view(config, now))
+        Snapshot {
+            reporters: self.reporters(config, now),
+            ..model::snapshot(&self.head, opening, self.window.view(config, now))
+        }
+    }
+
+    /// How many distinct reporters have failures in the window at `now`
+    /// (at most `min_reporters`: the window keeps no more; see
+    /// [`quorum`](super::quorum)).
+    pub(crate) fn reporters(&self, config: &Config, now: u64) -> u32 {
+        if self.head.state == State::Closed {
+            self.reporters.count(config, &self.window, now)
+        } else {
+            0
+        }
     }
 
     /// The state.
@@ -316,6 +354,7 @@ impl Stored {
         if next.epoch != self.head.epoch {
             self.epoch = self.epoch.wrapping_add(1);
             self.window.clear();
+            self.reporters.clear();
             self.leases.clear();
             match next.state {
                 State::Open => {

@@ -90,12 +90,21 @@ fn as_stored(mut snapshot: Snapshot) -> Snapshot {
     snapshot
 }
 
+/// The oracle's snapshot with the newest `threshold` of its failures: a
+/// circuit the quorum holds closed keeps counting past the threshold, and
+/// its window keeps only as many (the rule asks no more of it).
+fn newest_failures(mut snapshot: Snapshot, threshold: u32) -> Snapshot {
+    let extra = snapshot.failures.len().saturating_sub(threshold as usize);
+    snapshot.failures.drain(..extra);
+    snapshot
+}
+
 #[derive(Clone, Debug)]
 enum Op {
     Acquire,
     /// Ends the permit at this index (modulo those held), a failure with
-    /// the server's hint if one is given.
-    End(usize, Verdict, Option<u64>),
+    /// the server's hint if one is given, reported by this reporter.
+    End(usize, Verdict, Option<u64>, u64),
     /// Waits this many microseconds (a store's times are whole ones).
     Wait(u64),
     ForceOpen,
@@ -115,9 +124,9 @@ fn op() -> impl Strategy<Value = Op> {
     ];
     prop_oneof![
         4 => Just(Op::Acquire),
-        4 => (any::<usize>(), verdict, hint).prop_map(|(at, verdict, hint)| {
+        4 => (any::<usize>(), verdict, hint, 1u64..=3).prop_map(|(at, verdict, hint, reporter)| {
             let hint = hint.filter(|_| verdict == Verdict::Failure);
-            Op::End(at, verdict, hint)
+            Op::End(at, verdict, hint, reporter)
         }),
         2 => (0..40_000_000u64).prop_map(Op::Wait),
         1 => Just(Op::ForceOpen),
@@ -149,15 +158,25 @@ proptest! {
     /// one difference is the store's resolution: an opening ends on the
     /// first whole microsecond at or after the oracle's end, so every
     /// decision at a store's time (a whole microsecond) is the oracle's.
+    /// Under both policies, with §8's quorum of up to three reporters out
+    /// of three (the snapshots show the same reporters).
     #[test]
     fn a_stored_circuit_follows_the_oracle(
         threshold in 1u32..5,
         probes in 1u32..4,
         recovery in recovery(),
+        quorum in 1u32..4,
+        minimum_calls in prop::option::of(1u32..5),
         ops in prop::collection::vec(op(), 1..120),
     ) {
-        let config = recovering(threshold, probes, recovery);
-        let mut oracle = Oracle::new(&config).with_seed(GENERATION);
+        let mut config = recovering(threshold, probes, recovery)
+            .to_builder()
+            .min_reporters(quorum);
+        if let Some(minimum_calls) = minimum_calls {
+            config = config.policy(crate::Policy::Rate).minimum_calls(minimum_calls);
+        }
+        let config = config.build().expect("a valid configuration");
+        let mut oracle = Oracle::new(&config).with_seed(GENERATION).shared(&config);
         let mut stored = Stored::fresh(GENERATION);
         let mut held = Vec::new();
         let mut now = 1_700_000_000 * SEC;
@@ -178,10 +197,10 @@ proptest! {
                         }
                     }
                 }
-                Op::End(index, verdict, hint) if !held.is_empty() => {
+                Op::End(index, verdict, hint, reporter) if !held.is_empty() => {
                     let (expected, ticket) = held.remove(index % held.len());
-                    oracle.end_hinted(expected, outcome(verdict), hint, now);
-                    let opens = Opens { hint, generation: 0 };
+                    oracle.end_reported(expected, outcome(verdict), hint, reporter, now);
+                    let opens = Opens { hint, reporter, ..Opens::default() };
                     stored.timed_verdict(&config, &ticket, verdict, false, opens, now);
                 }
                 Op::End(..) => {}
@@ -197,12 +216,13 @@ proptest! {
             }
             prop_assert_eq!(
                 stored.snapshot(&config, now),
-                as_stored(oracle.snapshot(now)),
+                newest_failures(as_stored(oracle.snapshot(now)), threshold),
                 "step {}",
                 step
             );
             prop_assert_eq!(stored.leases.len(), stored.head.inflight as usize);
             prop_assert_eq!(stored.generation, GENERATION);
+
         }
     }
 }
@@ -529,7 +549,7 @@ fn a_server_s_hint_lengthens_the_opening_it_causes_up_to_max_open_duration() {
             let ticket = granted(stored.acquire(&config, at(now, FOREVER, id)).0);
             let opens = Opens {
                 hint,
-                generation: 0,
+                ..Opens::default()
             };
             stored.timed_verdict(&config, &ticket, Verdict::Failure, false, opens, now);
         }
@@ -549,7 +569,7 @@ fn a_server_s_hint_lengthens_the_opening_it_causes_up_to_max_open_duration() {
     let probe = granted(stored.acquire(&config, at(stored.phase, FOREVER, 1)).0);
     let opens = Opens {
         hint: Some(4 * SEC),
-        generation: 0,
+        ..Opens::default()
     };
     let failed = stored.phase;
     stored.timed_verdict(&config, &probe, Verdict::Failure, false, opens, failed);
@@ -579,8 +599,8 @@ fn an_opening_that_is_a_key_s_first_write_names_its_generation_and_draws_from_it
     let ticket = granted(failed.acquire(&config, at(now, FOREVER, 1)).0);
     assert_eq!(ticket.generation, 0);
     let opens = Opens {
-        hint: None,
         generation: 43,
+        ..Opens::default()
     };
     assert!(failed.timed_verdict(&config, &ticket, Verdict::Failure, false, opens, now));
     assert_eq!(failed.generation, 43);

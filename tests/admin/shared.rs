@@ -328,3 +328,37 @@ fn a_shared_circuit_s_opening_shows_its_n_its_duration_and_when_it_ends() {
         }
     });
 }
+
+/// SPEC §8's quorum: a circuit one process's failures cannot open shows
+/// its one reporter of the two it takes, and its `min_reporters`.
+#[test]
+fn a_shared_circuit_held_closed_by_its_quorum_shows_its_reporters() {
+    runtime().block_on(async {
+        for (name, store) in stores().await {
+            let config = Config::builder()
+                .failure_threshold(2)
+                .min_reporters(2)
+                .build()
+                .unwrap();
+            let registry = Arc::new(SharedRegistry::new(store.clone(), config));
+            let fuse = registry.get(&unique("quorum"));
+            for _ in 0..3 {
+                fuse.try_acquire().await.unwrap().failure().await.unwrap();
+            }
+            let base = start(Admin::new().shared(registry.clone())).await;
+            let view = send(&base, "GET", &format!("/circuits/{}", fuse.key()), None)
+                .await
+                .view();
+            assert_eq!(
+                (
+                    view.state.as_str(),
+                    view.failures,
+                    view.reporters,
+                    view.config.min_reporters
+                ),
+                ("closed", 2, 1, 2),
+                "{name}"
+            );
+        }
+    });
+}

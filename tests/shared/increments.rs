@@ -83,11 +83,27 @@ fn body(random: &mut Random, current: u64) -> String {
     format!("[{}]", entries.join(","))
 }
 
+/// What follows a payload's buckets: mostly `}}}`, now and then the
+/// window's reporters (SPEC §8's quorum: kept as they are), or JSON that
+/// is neither (not incremented).
+fn tail(random: &mut Random) -> &'static str {
+    match random.below(20) {
+        0..=3 => r#"},"reporters":[[7,1700000000000000],[0,2]]}}"#,
+        4 => r#"},"reporters":[]}}"#,
+        5 => r#"},"reporters":[[7,"x"]]}}"#,
+        6 => r#"},"other":[1]}}"#,
+        _ => "}}}",
+    }
+}
+
 #[test]
 fn every_store_applies_an_increment_as_the_rule_says() {
     block_on(async {
         for (name, store) in raw_stores() {
             let mut random = Random(0x9e37_79b9_7f4a_7c15);
+            // The tails from a sequence of their own, the payloads' as
+            // they were.
+            let mut tails = Random(0x2545_f491_4f6c_dd1d);
             let mut applied = 0;
             for case in 0..150 {
                 let width_us =
@@ -104,9 +120,10 @@ fn every_store_applies_an_increment_as_the_rule_says() {
                 let key = unique(&format!("fuse:increment-{case}"));
                 let now = store.load(&key).await.unwrap().now;
                 let before = format!(
-                    "{}{}}}}}}}",
+                    "{}{}{}",
                     String::from_utf8_lossy(increment.prefix()),
-                    body(&mut random, increment.bucket(now))
+                    body(&mut random, increment.bucket(now)),
+                    tail(&mut tails)
                 );
                 let written = store
                     .swap(&key, None, before.as_bytes(), Duration::from_mins(1), false)

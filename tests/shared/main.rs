@@ -44,6 +44,9 @@ mod oversized;
 mod payloads;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod processes;
+mod quorum;
+#[cfg(any(feature = "redis", feature = "sql"))]
+mod quorum_processes;
 mod rate;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod recovery;

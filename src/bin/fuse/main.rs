@@ -33,6 +33,11 @@
 //! window; `--json` adds `policy`, `calls`, `failed`, `slow` and the rule's
 //! thresholds.
 //!
+//! With `FUSE_MIN_REPORTERS` above 1 (or such a shared circuit an admin API
+//! shows), a circuit's line ends with its quorum (SPEC §8), `quorum 1/2`:
+//! how many processes reported the failures in its window, of the number
+//! it takes to open it; `--json` adds `reporters` and `min_reporters`.
+//!
 //! `status` lists every key under the prefix (and app), page by page. A key
 //! under which no circuit can be read (an unreadable payload, a Redis value
 //! that is not a string, a key that is not UTF-8) is listed as

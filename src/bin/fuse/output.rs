@@ -2,7 +2,9 @@
 //! line as each circuit is read; every string from a store or an API made
 //! [printable](crate::text) first. An open or half-open circuit's line
 //! says which opening in a row it is (`#3`), and an open one's how long
-//! the opening lasts and how long is left of it.
+//! the opening lasts and how long is left of it. A circuit with a quorum
+//! (SPEC §8, `min_reporters` above 1) says how many processes reported the
+//! failures in its window (`quorum 1/2`) after its columns.
 
 use std::io::{self, Write};
 use std::time::Duration;
@@ -27,6 +29,33 @@ pub(crate) struct Row {
     /// Under the `rate` policy: the window and the rule, said after the
     /// columns (`failures` is then the failed calls in the window).
     pub(crate) rate: Option<Window>,
+    /// With a quorum (SPEC §8): the reporters of the failures in the
+    /// window and `min_reporters`, said after the columns.
+    pub(crate) quorum: Option<Quorum>,
+}
+
+/// A circuit's quorum (SPEC §8): how many distinct processes reported the
+/// failures in its window, of the `min_reporters` it takes to open it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Quorum {
+    pub(crate) reporters: u32,
+    pub(crate) min_reporters: u32,
+}
+
+impl Quorum {
+    /// The quorum of a circuit whose `min_reporters` is above 1.
+    pub(crate) fn of(reporters: u32, min_reporters: u32) -> Option<Self> {
+        (min_reporters > 1).then_some(Quorum {
+            reporters,
+            min_reporters,
+        })
+    }
+}
+
+impl std::fmt::Display for Quorum {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "quorum {}/{}", self.reporters, self.min_reporters)
+    }
 }
 
 impl Row {
@@ -43,6 +72,8 @@ impl Row {
             open_for: view.open_for_ms.map(Duration::from_millis),
             half_open_in: view.half_open_in_ms.map(Duration::from_millis),
             rate,
+            // An in-process circuit has no quorum, whatever its setting.
+            quorum: Quorum::of(view.reporters, view.config.min_reporters).filter(|_| view.shared),
         }
     }
 }
@@ -97,12 +128,15 @@ impl Output {
             &seconds(row.open_for),
             &seconds(row.half_open_in),
         ])?;
-        match &row.rate {
-            // On the row's line, after its columns: a count circuit's line
-            // is as it always was.
-            Some(rate) => writeln!(self.out, "  {rate}"),
-            None => writeln!(self.out),
+        // On the row's line, after its columns: a count circuit's line
+        // without a quorum is as it always was.
+        if let Some(rate) = &row.rate {
+            write!(self.out, "  {rate}")?;
         }
+        if let Some(quorum) = &row.quorum {
+            write!(self.out, "  {quorum}")?;
+        }
+        writeln!(self.out)
     }
 
     /// A key under which no circuit could be read: `shown` is the key made

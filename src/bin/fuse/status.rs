@@ -10,7 +10,7 @@ use std::time::Duration;
 use fuse_breaker::store::{Store, snapshot_of};
 use fuse_breaker::{Config, Fuse, Snapshot, State};
 
-use crate::output::{Output, Row, failed, written};
+use crate::output::{Output, Quorum, Row, failed, written};
 use crate::rate::Window;
 use crate::text::{hex, printable, printable_bytes};
 
@@ -57,6 +57,7 @@ impl Line {
             open_for: self.open_for(config),
             half_open_in: self.half_open_in(config),
             rate,
+            quorum: Quorum::of(self.snapshot.reporters, config.min_reporters()),
         }
     }
 
@@ -77,6 +78,8 @@ impl Line {
             "open_for_ms": self.open_for(config).map(|open_for| open_for.as_millis()),
             "retry_at": self.retry_at(config).map(|at| at.as_secs_f64()),
             "policy": config.policy().as_str(),
+            "reporters": self.snapshot.reporters,
+            "min_reporters": config.min_reporters(),
         });
         if let (Some(rate), Some(fields)) = (
             Window::of_snapshot(&self.snapshot, config),
