@@ -62,28 +62,6 @@ install_package() {
   }
 }
 
-start_redis() {
-  command -v redis-server >/dev/null || install_package redis-server
-  local dir="$SERVERS_DIR/redis" port
-  port="$(free_port)"
-  mkdir -p "$dir"
-  redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no \
-    --daemonize yes --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --dir "$dir"
-  SERVER_STOPS+=("kill \$(cat '$dir/redis.pid') 2>/dev/null")
-  local tries=0
-  until redis-cli -p "$port" ping >/dev/null 2>&1; do
-    tries=$((tries + 1))
-    if [ "$tries" -gt 50 ]; then
-      echo "redis-server did not answer on port $port:" >&2
-      cat "$dir/redis.log" >&2
-      return 1
-    fi
-    sleep 0.1
-  done
-  export FUSE_TEST_REDIS_URL="redis://127.0.0.1:$port"
-  echo "redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/') on $FUSE_TEST_REDIS_URL"
-}
-
 # Waits until redis-server on port $1 answers PING (its log is $2).
 await_redis() {
   local tries=0
@@ -96,6 +74,19 @@ await_redis() {
     fi
     sleep 0.1
   done
+}
+
+start_redis() {
+  command -v redis-server >/dev/null || install_package redis-server
+  local dir="$SERVERS_DIR/redis" port
+  port="$(free_port)"
+  mkdir -p "$dir"
+  redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no \
+    --daemonize yes --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --dir "$dir"
+  SERVER_STOPS+=("kill \$(cat '$dir/redis.pid') 2>/dev/null")
+  await_redis "$port" "$dir/redis.log" || return 1
+  export FUSE_TEST_REDIS_URL="redis://127.0.0.1:$port"
+  echo "redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/') on $FUSE_TEST_REDIS_URL"
 }
 
 start_redis_cluster() {
