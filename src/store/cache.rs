@@ -31,6 +31,10 @@ pub(crate) struct Cache {
     clock: crate::clock::Time,
     /// Under `rate`: the closed successes not sent yet.
     pending: Pending,
+    /// The store's time (nanoseconds) at or before which an announcement
+    /// is not taken: one a channel delivers again after it came back (see
+    /// [`lost`](Self::lost)).
+    floor: std::sync::atomic::AtomicU64,
 }
 
 impl Cache {
@@ -44,6 +48,7 @@ impl Cache {
             quiet: Words4::default(),
             clock: crate::clock::Time::new(None, true),
             pending: Pending::default(),
+            floor: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -127,11 +132,26 @@ impl Cache {
         *mirror = None;
     }
 
+    /// The channel of announcements dropped (at the store's time `floor`,
+    /// 0 when unknown): the mirror is forgotten, and no announcement
+    /// dated at or before `floor` is taken from now on (a channel that
+    /// comes back may deliver again what it delivered before, which the
+    /// key may have outlived meanwhile).
+    pub(crate) fn lost(&self, floor: u64) {
+        self.floor
+            .fetch_max(floor, std::sync::atomic::Ordering::Relaxed);
+        self.forget();
+    }
+
     /// Another process (or this one) announced `payload` under the key,
     /// written at the store's time `now`; whether it could be read (if not,
-    /// the mirror is forgotten).
+    /// the mirror is forgotten). One dated at or before the floor (see
+    /// [`lost`](Self::lost)) is not taken.
     pub(crate) fn announced(&self, bytes: &[u8], now: Duration) -> bool {
         let now = payload::store_time(now);
+        if now <= self.floor.load(std::sync::atomic::Ordering::Relaxed) {
+            return true;
+        }
         let fresh = Fresh::at(now, self.lease).of(&self.config);
         if let Ok(stored) = payload::read(&self.key, bytes, fresh) {
             self.remember(&stored, now);

@@ -182,11 +182,28 @@ impl Changes {
     /// the store's seen yet).
     #[cfg(any(feature = "redis", feature = "sql"))]
     fn latest(&self) -> Option<Duration> {
+        self.store_now()
+            .map(|now| now.saturating_add(Self::MAX_LEAD))
+    }
+
+    /// The store's clock now, as its last reply and this process's clock
+    /// since tell it (`None`: no reply seen yet).
+    #[cfg(any(feature = "redis", feature = "sql"))]
+    fn store_now(&self) -> Option<Duration> {
         let offset = self.clock.get();
-        (offset != 0).then(|| {
-            Duration::from_nanos(offset.saturating_add(since_start()))
-                .saturating_add(Self::MAX_LEAD)
-        })
+        (offset != 0).then(|| Duration::from_nanos(offset.saturating_add(since_start())))
+    }
+
+    /// The store's time before which every announcement a lost channel
+    /// may deliver again was sent (0: none known): a channel that comes
+    /// back may hand over again what it delivered before it dropped, and
+    /// a mirror forgotten for the loss must not take an old one.
+    fn floor(&self) -> u64 {
+        #[cfg(any(feature = "redis", feature = "sql"))]
+        if let Some(now) = self.store_now() {
+            return super::resolution::store_time(now);
+        }
+        0
     }
 
     /// An announcement in the crate's format (the store's time in seconds
@@ -224,8 +241,9 @@ impl Changes {
             .flatten()
             .filter_map(Weak::upgrade)
             .collect();
+        let floor = self.floor();
         for cache in all {
-            cache.forget();
+            cache.lost(floor);
         }
     }
 
@@ -240,8 +258,9 @@ impl Changes {
             .filter(|(key, _)| which(key))
             .flat_map(|(_, caches)| caches.iter().filter_map(Weak::upgrade))
             .collect();
+        let floor = self.floor();
         for cache in picked {
-            cache.forget();
+            cache.lost(floor);
         }
     }
 
@@ -493,6 +512,39 @@ mod tests {
         );
         changes.tell_wire(b"1700000000 0 9 x");
         assert_eq!(changes.dropped(), 2);
+    }
+
+    #[test]
+    fn a_channel_that_comes_back_cannot_hand_over_an_old_announcement_again() {
+        use crate::config::Config;
+        let changes = Changes::new();
+        let key = "fuse:billing";
+        let cache = Arc::new(Cache::new(
+            key,
+            &Config::default(),
+            Duration::from_secs(30),
+            Duration::from_mins(1),
+        ));
+        changes.watch(key, &cache);
+        let open = |at: u64, micros: u64| {
+            format!(
+                "{at} {micros} {} {key}{{\"state\":\"open\",\"opened_at\":{at},\"failures\":[]}}",
+                key.len()
+            )
+        };
+        let now = 1_700_000_000;
+        changes.saw_clock(Duration::from_secs(now));
+        changes.tell_wire(open(now - 1, 0).as_bytes());
+        assert!(cache.decide(|_, _| Some(())).is_some(), "taken");
+        changes.lost();
+        assert!(cache.decide(|_, _| Some(())).is_none(), "forgotten");
+        // Delivered again once the channel is back: older than the loss.
+        changes.tell_wire(open(now - 1, 0).as_bytes());
+        assert!(cache.decide(|_, _| Some(())).is_none(), "not taken again");
+        assert_eq!(changes.dropped(), 0, "not malformed, only old");
+        // A new one, sent after the loss, is.
+        changes.tell_wire(open(now, 999_999).as_bytes());
+        assert!(cache.decide(|_, _| Some(())).is_some(), "a new one taken");
     }
 
     /// Runs of a listening loop: the first panics, the second returns, the

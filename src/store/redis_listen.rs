@@ -12,7 +12,13 @@
 //!
 //! Whenever a subscription begins again (the connection dropped, a slot
 //! moved to another node, the primary moved) the mirrors it covers are
-//! forgotten: announcements may have been missed.
+//! forgotten: announcements may have been missed. On a cluster that is
+//! each confirmation of a sharded subscription, whoever asked for it (the
+//! cluster client subscribes again by itself after it remakes a
+//! connection). On a cluster that is
+//! each confirmation of a sharded subscription, whoever asked for it (the
+//! cluster client subscribes again by itself after it remakes a
+//! connection).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, Weak};
@@ -188,6 +194,15 @@ pub(super) async fn listen_cluster(nodes: Vec<String>, channel: String, changes:
                 }
                 (PushKind::Disconnection, _) => {
                     lock(&news).disconnected = true;
+                }
+                (PushKind::SSubscribe, [Value::BulkString(name), ..]) => {
+                    // A subscription begins (this task's, or the cluster
+                    // client's own after a connection was remade): what
+                    // its slot's mirrors knew may be older than what was
+                    // missed. The channel is in its keys' slot.
+                    let slot = Slot::for_key(name);
+                    live.lost_where(|key| Slot::for_key(key) == slot);
+                    return;
                 }
                 (PushKind::SUnsubscribe, [Value::BulkString(name), ..]) => {
                     let mut news = lock(&news);
