@@ -198,11 +198,15 @@ impl Changes {
     /// may deliver again was sent (0: none known): a channel that comes
     /// back may hand over again what it delivered before it dropped, and
     /// a mirror forgotten for the loss must not take an old one.
+    #[cfg(any(feature = "redis", feature = "sql"))]
     fn floor(&self) -> u64 {
-        #[cfg(any(feature = "redis", feature = "sql"))]
-        if let Some(now) = self.store_now() {
-            return super::resolution::store_time(now);
-        }
+        self.store_now().map_or(0, super::resolution::store_time)
+    }
+
+    /// Without a store that has a clock, no floor.
+    #[cfg(not(any(feature = "redis", feature = "sql")))]
+    #[allow(clippy::unused_self)]
+    fn floor(&self) -> u64 {
         0
     }
 
