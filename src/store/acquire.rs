@@ -57,13 +57,48 @@ impl SharedFuse {
         Admission::asking(self.acquire_asking())
     }
 
-    /// Admission that asks the store.
+    /// Admission that asks the store. In cached mode, a mirror too old to
+    /// decide is read again first, once for every call that finds it so
+    /// (the calls that find a read under way wait for it), and decides if
+    /// it can.
     async fn acquire_asking(&self) -> Result<SharedPermit<'_>, Refusal> {
+        if let Some(cache) = &self.cache
+            && !cache.fresh()
+        {
+            let read = cache
+                .refresh()
+                .read_if_stale(|| cache.fresh(), || self.read_mirror())
+                .await;
+            match read {
+                Ok(()) => {}
+                Err(error) if error.is_unreachable() => return self.fall_back(error),
+                Err(error) => return Err(Refusal::Store(error)),
+            }
+            if let Some(ticket) = self.quiet_ticket() {
+                return self.entry(Entry::Granted(ticket));
+            }
+            if let Some(entry) =
+                self.by_mirror(|mirror, staleness| mirror.admit(&self.config, staleness))
+            {
+                return self.entry(entry);
+            }
+        }
         match self.round_trip(self.acquire_from_store()).await {
             Ok(entry) => self.entry(entry),
             Err(error) if error.is_unreachable() => self.fall_back(error),
             Err(error) => Err(Refusal::Store(error)),
         }
+    }
+
+    /// Reads the key into the mirror: a step that decides nothing (under
+    /// `rate` it sends the batched successes), unless the store is still
+    /// thought down.
+    async fn read_mirror(&self) -> Result<(), StoreError> {
+        if let Some(error) = self.health.still_down() {
+            return Err(error);
+        }
+        self.round_trip(self.step(None, |_, _| false)).await?;
+        Ok(())
     }
 
     async fn acquire_from_store(&self) -> Result<Entry, StoreError> {

@@ -8,9 +8,11 @@ use std::time::Duration;
 use super::Store;
 use super::cache::Cache;
 use super::health::Health;
+use super::payload;
+use super::refresh::Reader;
 use super::shared::SharedFuse;
 use super::step::Turns;
-use crate::config::Config;
+use crate::config::{Config, nanos};
 use crate::events::Listeners;
 use crate::fallback::Fallback;
 use crate::fuse::Fuse;
@@ -199,7 +201,13 @@ impl SharedFuseBuilder {
         crate::sinks::install(&listeners, names.key());
         let lease = self.lease.unwrap_or(self.config.probe_timeout());
         let cache = self.staleness.map(|staleness| {
-            let cache = Arc::new(Cache::new(names.key(), &self.config, lease, staleness));
+            let reader = Reader::here(
+                self.store.clone(),
+                nanos(lease),
+                payload::width(&self.config),
+                self.config.open_nanos(),
+            );
+            let cache = Arc::new(Cache::new(names.key(), &self.config, staleness, reader));
             if let Some(changes) = self.store.changes() {
                 changes.watch(names.key(), &cache);
             }

@@ -1,13 +1,14 @@
 //! The cache of a circuit in cached mode (SPEC §8): its [`Mirror`], the
-//! quiet closed permit read without a lock, and the announcements of other
-//! processes that replace the mirror.
+//! quiet closed permit read without a lock, and the reads of the key that
+//! replace the mirror (see [`Refresh`]).
 
 use std::sync::Mutex;
 use std::time::Duration;
 
 use super::batch::{Pending, Sending};
 use super::mirror::Mirror;
-use super::payload::{self, Fresh};
+use super::payload;
+use super::refresh::{Reader, Refresh};
 use super::stored::{Stored, Ticket};
 use crate::config::{Config, nanos};
 use crate::model::Grant;
@@ -17,8 +18,6 @@ use crate::sync::Words4;
 pub(crate) struct Cache {
     key: String,
     config: Config,
-    /// The probe lease, in nanoseconds (to read announced payloads).
-    lease: u64,
     staleness: Duration,
     /// The newest reading of the key (see `mirror`).
     mirror: Mutex<Option<Mirror>>,
@@ -31,25 +30,45 @@ pub(crate) struct Cache {
     clock: crate::clock::Time,
     /// Under `rate`: the closed successes not sent yet.
     pending: Pending,
-    /// The store's time (nanoseconds) at or before which an announcement
-    /// is not taken: one a channel delivers again after it came back (see
-    /// [`lost`](Self::lost)).
-    floor: std::sync::atomic::AtomicU64,
+    /// The one read of the key in flight.
+    refresh: Refresh,
 }
 
 impl Cache {
-    pub(crate) fn new(key: &str, config: &Config, lease: Duration, staleness: Duration) -> Self {
+    /// The cache of `key`; `reader`: where the reads that announcements
+    /// ask for are made (`None`: an announcement makes the mirror
+    /// forgotten).
+    pub(crate) fn new(
+        key: &str,
+        config: &Config,
+        staleness: Duration,
+        reader: Option<Reader>,
+    ) -> Self {
         Cache {
             key: key.to_owned(),
             config: config.clone(),
-            lease: nanos(lease),
             staleness,
             mirror: Mutex::default(),
             quiet: Words4::default(),
             clock: crate::clock::Time::new(None, true),
             pending: Pending::default(),
-            floor: std::sync::atomic::AtomicU64::new(0),
+            refresh: Refresh::new(reader),
         }
+    }
+
+    pub(crate) fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The reads of the key.
+    pub(crate) fn refresh(&self) -> &Refresh {
+        &self.refresh
+    }
+
+    /// Whether the mirror is there and younger than the staleness bound.
+    pub(crate) fn fresh(&self) -> bool {
+        self.decide(|mirror, staleness| mirror.fresh(staleness).then_some(()))
+            .is_some()
     }
 
     /// Counts a closed success of `ticket` in the batch (under `rate`).
@@ -132,33 +151,9 @@ impl Cache {
         *mirror = None;
     }
 
-    /// The channel of announcements dropped (at the store's time `floor`,
-    /// 0 when unknown): the mirror is forgotten, and no announcement
-    /// dated at or before `floor` is taken from now on (a channel that
-    /// comes back may deliver again what it delivered before, which the
-    /// key may have outlived meanwhile).
-    pub(crate) fn lost(&self, floor: u64) {
-        self.floor
-            .fetch_max(floor, std::sync::atomic::Ordering::Relaxed);
-        self.forget();
-    }
-
-    /// Another process (or this one) announced `payload` under the key,
-    /// written at the store's time `now`; whether it could be read (if not,
-    /// the mirror is forgotten). One dated at or before the floor (see
-    /// [`lost`](Self::lost)) is not taken.
-    pub(crate) fn announced(&self, bytes: &[u8], now: Duration) -> bool {
-        let now = payload::store_time(now);
-        if now <= self.floor.load(std::sync::atomic::Ordering::Relaxed) {
-            return true;
-        }
-        let fresh = Fresh::at(now, self.lease).of(&self.config);
-        if let Ok(stored) = payload::read(&self.key, bytes, fresh) {
-            self.remember(&stored, now);
-            true
-        } else {
-            self.forget();
-            false
-        }
+    /// Another process (or this one) announced a change of the key: it is
+    /// read again (see [`Refresh::announced`]).
+    pub(crate) fn announced(self: &std::sync::Arc<Self>) {
+        self.refresh.announced(self);
     }
 }

@@ -1,27 +1,34 @@
-//! [`Changes`]: the transitions other processes announced through a store,
-//! handed to this process's cached circuits on their keys.
+//! [`Changes`]: the changes other processes announced through a store,
+//! handed to this process's cached circuits on their keys as hints to read
+//! those keys again.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
+#[cfg(any(feature = "redis", feature = "sql"))]
 use std::time::Duration;
 
 use super::cache::Cache;
 
-/// Where a store hands this process the transitions other processes
-/// announced (a payload written under a key, with the store's time of the
-/// write): every cached [`SharedFuse`](super::SharedFuse) on that key takes
-/// it as its mirror at once, instead of up to its staleness later. A store
-/// that can announce ([`Store::changes`](super::Store::changes)) owns one
-/// and feeds it from its channel; it calls [`lost`](Self::lost) when the
-/// channel may have dropped announcements, so that no mirror outlives what
-/// it missed.
+/// Where a store hands this process the changes other processes announced
+/// (a key written, with the store's time of the write): every cached
+/// [`SharedFuse`](super::SharedFuse) on that key reads it again at once
+/// (one read in flight per circuit, however many announcements arrive),
+/// instead of up to its staleness later, and its mirror takes what the
+/// store holds (SPEC §8: an announcement is a hint). A store that can
+/// announce ([`Store::changes`](super::Store::changes)) owns one and feeds
+/// it from its channel; it calls [`lost`](Self::lost) when the channel may
+/// have dropped announcements, so that no mirror outlives what it missed.
 ///
-/// Anyone who can publish on a store's channel can send it anything: an
-/// announcement that is not one ([`dropped`](Self::dropped) counts them) is
-/// dropped, and so is one dated more than [`MAX_LEAD`](Self::MAX_LEAD)
-/// after the store's clock, as this process last saw it in a reply.
+/// Anyone who can publish on a store's channel can send it anything. What
+/// an announcement says is never taken: at worst it costs a read. One that
+/// is not an announcement, or that names a key the channel it came on
+/// cannot carry, is dropped and counted ([`dropped`](Self::dropped)).
+///
+/// Built outside a tokio runtime, a circuit cannot read in the background:
+/// an announcement makes it forget its mirror, and its next call reads the
+/// key.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -33,26 +40,21 @@ use super::cache::Cache;
 /// let here = SharedFuse::builder("billing", store.clone()).cached(Duration::from_secs(60)).build();
 /// let there = SharedFuse::builder("billing", store.clone()).build();
 /// here.try_acquire().await?.success().await?;
-/// there.force_open().await?; // announced: `here` sees it now, not in a minute
+/// there.force_open().await?; // announced: `here` reads the key again
 /// let trips = store.round_trips();
 /// assert!(here.try_acquire().await.is_err());
-/// assert_eq!(store.round_trips(), trips, "rejected by the mirror");
+/// assert!(here.try_acquire().await.is_err());
+/// assert_eq!(store.round_trips(), trips + 1, "one read, then the mirror rejects");
 ///
 /// store.changes().unwrap().lost(); // the channel dropped: mirrors go
 /// assert!(here.try_acquire().await.is_err());
-/// assert_eq!(store.round_trips(), trips + 1, "read again");
+/// assert_eq!(store.round_trips(), trips + 2, "read again");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// # }).unwrap();
 /// ```
 #[derive(Default)]
 pub struct Changes {
     watchers: Mutex<Watchers>,
-    /// The store's clock as its last reply told it, less this process's
-    /// monotonic time then ([`since_start`]), in nanoseconds (0: no reply
-    /// yet): the store's clock now is this plus `since_start()`. One word,
-    /// so that a reply costs no lock.
-    #[cfg(any(feature = "redis", feature = "sql"))]
-    clock: crate::sync::Tally,
     /// Announcements dropped (see [`Changes::dropped`]).
     dropped: AtomicU64,
     /// Woken when a circuit begins to watch a key (a store that
@@ -80,20 +82,6 @@ impl fmt::Debug for Changes {
 }
 
 impl Changes {
-    /// How far after the store's clock an announcement may be dated: the
-    /// store's time in its last reply, plus the time this process's clock
-    /// says passed since, plus this bound (for that reply's way here and
-    /// the two clocks' drift; an announcement is dated by the store's own
-    /// clock when it is written). One dated later is dropped: believed, a
-    /// forged one dated in the future would keep its circuit's mirror
-    /// (open, say) newer than every real reading until then.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// assert_eq!(fuse_breaker::store::Changes::MAX_LEAD, Duration::from_secs(1));
-    /// ```
-    pub const MAX_LEAD: Duration = Duration::from_secs(1);
-
     /// A place with no circuit watching yet.
     ///
     /// ```
@@ -110,123 +98,54 @@ impl Changes {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// `payload` was written under `key` at the store's time `now` (since
-    /// the Unix epoch): the cached circuits on `key` take it as their
-    /// mirror, unless theirs is newer. A payload they cannot read makes
-    /// them forget their mirror (the next call reads the key and reports
-    /// the error), and counts as [`dropped`](Self::dropped). An empty
-    /// payload says the key was deleted (a reset): they forget their
-    /// mirror, and read the key on their next call.
+    /// `key` was written or deleted: the cached circuits on it read it
+    /// again (a read already asked for and not begun covers this one).
     ///
     /// ```
-    /// use std::time::Duration;
     /// let changes = fuse_breaker::store::Changes::new();
-    /// changes.tell("fuse:billing", b"{}", Duration::from_secs(1_700_000_000)); // nobody watches
-    /// changes.tell("fuse:billing", b"", Duration::from_secs(1_700_000_000)); // deleted
+    /// changes.changed("fuse:billing"); // nobody watches
     /// assert_eq!(changes.dropped(), 0);
     /// ```
-    pub fn tell(&self, key: &str, payload: &[u8], now: Duration) {
-        if payload.is_empty() {
-            for cache in self.watching(key) {
-                cache.forget();
-            }
-            return;
-        }
-        let mut read = true;
+    pub fn changed(&self, key: &str) {
         for cache in self.watching(key) {
-            read &= cache.announced(payload, now);
-        }
-        if !read {
-            self.drop_one();
+            cache.announced();
         }
     }
 
     /// How many announcements this place dropped: messages on the store's
-    /// channel that are not announcements in the crate's format (or hold
-    /// a time no store's clock tells), those dated more than
-    /// [`MAX_LEAD`](Self::MAX_LEAD) after the store's clock, and those whose
-    /// payload the circuits watching its key could not read. None of them
-    /// changed a mirror (but the last made its circuits forget theirs).
-    /// A count that grows tells that something else publishes there.
+    /// channel that are not announcements in the crate's format (or hold a
+    /// time no store's clock tells), and announcements of a key that the
+    /// channel they came on cannot carry (a cluster's shard channel of
+    /// another slot). None of them made a circuit read its key. A count
+    /// that grows tells that something else publishes there.
     ///
     /// ```
-    /// use std::sync::Arc;
-    /// use std::time::Duration;
-    /// use fuse_breaker::store::{MemoryStore, SharedFuse, Store};
-    ///
-    /// let store = Arc::new(MemoryStore::new());
-    /// let _fuse = SharedFuse::builder("billing", store.clone()).cached(Duration::from_secs(60)).build();
-    /// let changes = store.changes().unwrap();
-    /// changes.tell("fuse:billing", b"not a circuit", Duration::from_secs(1_700_000_000));
-    /// assert_eq!(changes.dropped(), 1);
+    /// let changes = fuse_breaker::store::Changes::new();
+    /// assert_eq!(changes.dropped(), 0);
     /// ```
     pub fn dropped(&self) -> u64 {
         // A count to read, ordering nothing else.
         self.dropped.load(Ordering::Relaxed)
     }
 
+    #[cfg(any(feature = "redis", feature = "sql"))]
     fn drop_one(&self) {
         // A count to read, ordering nothing else.
         self.dropped.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// The store's reply said its clock was at `now` (since the Unix
-    /// epoch): what announcements are checked against from then on.
-    #[cfg(any(feature = "redis", feature = "sql"))]
-    pub(crate) fn saw_clock(&self, now: Duration) {
-        let now = u64::try_from(now.as_nanos()).unwrap_or(u64::MAX);
-        self.clock.set(now.saturating_sub(since_start()).max(1));
-    }
-
-    /// The latest time an announcement may be dated (`None`: no reply of
-    /// the store's seen yet).
-    #[cfg(any(feature = "redis", feature = "sql"))]
-    fn latest(&self) -> Option<Duration> {
-        self.store_now()
-            .map(|now| now.saturating_add(Self::MAX_LEAD))
-    }
-
-    /// The store's clock now, as its last reply and this process's clock
-    /// since tell it (`None`: no reply seen yet).
-    #[cfg(any(feature = "redis", feature = "sql"))]
-    fn store_now(&self) -> Option<Duration> {
-        let offset = self.clock.get();
-        (offset != 0).then(|| Duration::from_nanos(offset.saturating_add(since_start())))
-    }
-
-    /// The store's time before which every announcement a lost channel
-    /// may deliver again was sent (0: none known): a channel that comes
-    /// back may hand over again what it delivered before it dropped, and
-    /// a mirror forgotten for the loss must not take an old one.
-    #[cfg(any(feature = "redis", feature = "sql"))]
-    fn floor(&self) -> u64 {
-        self.store_now().map_or(0, super::resolution::store_time)
-    }
-
-    /// Without a store that has a clock, no floor.
-    #[cfg(not(any(feature = "redis", feature = "sql")))]
-    #[allow(clippy::unused_self)]
-    fn floor(&self) -> u64 {
-        0
-    }
-
     /// An announcement in the crate's format (the store's time in seconds
     /// and microseconds, the key's length, each followed by a space, then
     /// the key and the payload: what the Redis and SQL stores publish),
-    /// from anyone who can publish on the channel: dropped and counted
-    /// unless it is one, dated no later than the store's clock allows.
-    /// Before any reply of the store's there is no clock to check it
-    /// against, and no mirror it could keep up to date: it is ignored.
+    /// from anyone who can publish on the channel: the key's circuits read
+    /// it again, unless it is not one or `carries` says the channel it came
+    /// on cannot carry its key (then it is dropped and counted). Nothing
+    /// else in it is taken.
     #[cfg(any(feature = "redis", feature = "sql"))]
-    pub(crate) fn tell_wire(&self, message: &[u8]) {
-        let Some((key, now, payload)) = announcement(message) else {
-            self.drop_one();
-            return;
-        };
-        match self.latest() {
-            Some(latest) if now <= latest => self.tell(key, payload, now),
-            Some(_) => self.drop_one(),
-            None => {}
+    pub(crate) fn tell_wire(&self, message: &[u8], carries: impl Fn(&str) -> bool) {
+        match announcement(message) {
+            Some((key, _, _)) if carries(key) => self.changed(key),
+            _ => self.drop_one(),
         }
     }
 
@@ -245,9 +164,8 @@ impl Changes {
             .flatten()
             .filter_map(Weak::upgrade)
             .collect();
-        let floor = self.floor();
         for cache in all {
-            cache.lost(floor);
+            cache.forget();
         }
     }
 
@@ -262,9 +180,8 @@ impl Changes {
             .filter(|(key, _)| which(key))
             .flat_map(|(_, caches)| caches.iter().filter_map(Weak::upgrade))
             .collect();
-        let floor = self.floor();
         for cache in picked {
-            cache.lost(floor);
+            cache.forget();
         }
     }
 
@@ -324,15 +241,6 @@ impl Changes {
         #[cfg(feature = "redis")]
         self.wake.notify_one();
     }
-}
-
-/// Nanoseconds of this process's monotonic clock since its first reading
-/// here.
-#[cfg(any(feature = "redis", feature = "sql"))]
-fn since_start() -> u64 {
-    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-    let elapsed = START.get_or_init(std::time::Instant::now).elapsed();
-    u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX)
 }
 
 #[cfg(any(feature = "redis", feature = "sql"))]
@@ -482,75 +390,6 @@ mod tests {
         }
     }
 
-    #[test]
-    fn an_announcement_is_believed_up_to_the_store_s_clock_and_the_lead() {
-        use crate::config::Config;
-        let changes = Changes::new();
-        let key = "fuse:billing";
-        let cache = Arc::new(Cache::new(
-            key,
-            &Config::default(),
-            Duration::from_secs(30),
-            Duration::from_mins(1),
-        ));
-        changes.watch(key, &cache);
-        let open = |at: u64| {
-            format!(
-                "{at} 0 {} {key}{{\"state\":\"open\",\"opened_at\":{at},\"failures\":[]}}",
-                key.len()
-            )
-        };
-        let now = 1_700_000_000;
-        // No reply seen yet: nothing to check against, nothing believed.
-        changes.tell_wire(open(now).as_bytes());
-        assert!(cache.decide(|_, _| Some(())).is_none());
-        assert_eq!(changes.dropped(), 0);
-        changes.saw_clock(Duration::from_secs(now));
-        changes.tell_wire(open(now + 2).as_bytes());
-        assert!(cache.decide(|_, _| Some(())).is_none(), "two seconds ahead");
-        assert_eq!(changes.dropped(), 1);
-        changes.tell_wire(open(now).as_bytes());
-        assert!(
-            cache.decide(|_, _| Some(())).is_some(),
-            "at the store's time"
-        );
-        changes.tell_wire(b"1700000000 0 9 x");
-        assert_eq!(changes.dropped(), 2);
-    }
-
-    #[test]
-    fn a_channel_that_comes_back_cannot_hand_over_an_old_announcement_again() {
-        use crate::config::Config;
-        let changes = Changes::new();
-        let key = "fuse:billing";
-        let cache = Arc::new(Cache::new(
-            key,
-            &Config::default(),
-            Duration::from_secs(30),
-            Duration::from_mins(1),
-        ));
-        changes.watch(key, &cache);
-        let open = |at: u64, micros: u64| {
-            format!(
-                "{at} {micros} {} {key}{{\"state\":\"open\",\"opened_at\":{at},\"failures\":[]}}",
-                key.len()
-            )
-        };
-        let now = 1_700_000_000;
-        changes.saw_clock(Duration::from_secs(now));
-        changes.tell_wire(open(now - 1, 0).as_bytes());
-        assert!(cache.decide(|_, _| Some(())).is_some(), "taken");
-        changes.lost();
-        assert!(cache.decide(|_, _| Some(())).is_none(), "forgotten");
-        // Delivered again once the channel is back: older than the loss.
-        changes.tell_wire(open(now - 1, 0).as_bytes());
-        assert!(cache.decide(|_, _| Some(())).is_none(), "not taken again");
-        assert_eq!(changes.dropped(), 0, "not malformed, only old");
-        // A new one, sent after the loss, is.
-        changes.tell_wire(open(now, 999_999).as_bytes());
-        assert!(cache.decide(|_, _| Some(())).is_some(), "a new one taken");
-    }
-
     /// Runs of a listening loop: the first panics, the second returns, the
     /// third listens until it is aborted.
     #[tokio::test(start_paused = true)]
@@ -566,8 +405,8 @@ mod tests {
         let cache = Arc::new(Cache::new(
             "fuse:a",
             &Config::default(),
-            Duration::from_secs(30),
             Duration::from_mins(1),
+            None,
         ));
         changes.watch("fuse:a", &cache);
         let mirrored = || cache.decide(|_, _| Some(())).is_some();

@@ -230,20 +230,19 @@ impl Store for MemoryStore {
         inner.writes += 1;
         drop(inner);
         if announce {
-            self.changes.tell(key, new, now);
+            self.changes.changed(key);
         }
         Ok(Swap::Written)
     }
 
     async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError> {
         let mut inner = self.reachable()?;
-        let now = inner.now();
         if inner.keys.remove(key).is_some() {
             inner.writes += 1;
         }
         drop(inner);
         if announce {
-            self.changes.tell(key, b"", now);
+            self.changes.changed(key);
         }
         Ok(())
     }

@@ -81,6 +81,11 @@ impl Mirror {
         other.store_now >= self.store_now
     }
 
+    /// Whether the reading is younger than `staleness`.
+    pub(crate) fn fresh(&self, staleness: Duration) -> bool {
+        self.now(staleness).is_some()
+    }
+
     /// The store's time now, as this reading implies it, if the reading is
     /// no older than `staleness`.
     fn now(&self, staleness: Duration) -> Option<u64> {

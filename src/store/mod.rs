@@ -59,6 +59,7 @@ mod open;
 mod payload;
 mod permit;
 mod quorum;
+mod refresh;
 
 #[cfg(feature = "redis")]
 mod redis;

@@ -30,7 +30,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Config, MAX_DURATION, MAX_HALF_OPEN_PROBES};
+use crate::config::{MAX_DURATION, MAX_HALF_OPEN_PROBES};
 use crate::epoch::Epoch;
 use crate::model::Head;
 use crate::policy::{Buckets, Failures, Window};
@@ -227,7 +227,8 @@ impl Fresh {
     /// This reading by a reader of `config`: a `rate` window written with
     /// another bucket width is put in `config`'s buckets.
     #[must_use]
-    pub(crate) fn of(self, config: &Config) -> Self {
+    #[cfg(test)]
+    pub(crate) fn of(self, config: &crate::config::Config) -> Self {
         Fresh {
             width: width(config),
             open: config.open_nanos(),

@@ -1,5 +1,5 @@
 use super::*;
-use crate::config::MAX_WINDOW_BUCKETS;
+use crate::config::{Config, MAX_WINDOW_BUCKETS};
 use crate::policy::Counts;
 use crate::store::quorum::Report;
 use crate::store::stored::counted;

@@ -315,7 +315,6 @@ impl RedisStore {
                         format_args!("its TIME answered {seconds} s {micros} us, which is no time"),
                     )
                 })?;
-                self.changes.saw_clock(now);
                 Ok(Loaded { payload, now })
             }
         }

@@ -69,7 +69,7 @@ pub(super) async fn listen(
                 let Some(live) = changes.upgrade() else {
                     return;
                 };
-                live.tell_wire(message.get_payload_bytes());
+                live.tell_wire(message.get_payload_bytes(), |_| true);
             }
             let Some(live) = changes.upgrade() else {
                 return;
@@ -188,8 +188,10 @@ pub(super) async fn listen_cluster(nodes: Vec<String>, channel: String, changes:
                 return;
             };
             match (push.kind, push.data.as_slice()) {
-                (PushKind::SMessage, [_, Value::BulkString(message)]) => {
-                    live.tell_wire(message);
+                (PushKind::SMessage, [Value::BulkString(channel), Value::BulkString(message)]) => {
+                    // A sharded channel carries the keys of its own slot.
+                    let slot = Slot::for_key(channel);
+                    live.tell_wire(message, |key| Slot::for_key(key) == slot);
                     return;
                 }
                 (PushKind::Disconnection, _) => {

@@ -218,6 +218,30 @@ impl LoomWords4 {
     }
 }
 
+/// A request for work that one task at a time does: a cached shared
+/// circuit's read of its key, asked by every announcement on the key. Asking
+/// tells whether a request was pending already (its work, not begun yet,
+/// covers this one too); the task takes the request just before it begins.
+/// `SeqCst`: every ask and take of one flag fall in one order, so an ask that
+/// finds a request pending comes before the take of the work covering it,
+/// and that work (the read, sent after its take) after the ask.
+#[cfg(feature = "store")]
+#[derive(Debug, Default)]
+pub(crate) struct Request(core::sync::atomic::AtomicBool);
+
+#[cfg(feature = "store")]
+impl Request {
+    /// Asks for the work; whether it was asked for already and not begun.
+    pub(crate) fn ask(&self) -> bool {
+        self.0.swap(true, Ordering::SeqCst)
+    }
+
+    /// Takes the request, as the work it asks for begins.
+    pub(crate) fn take(&self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
+}
+
 /// A flag nothing is ordered by (Relaxed): a hint read on a hot path whose
 /// details live under a lock (a shared circuit's store outage).
 #[cfg(feature = "store")]
@@ -270,13 +294,6 @@ impl Tally {
     #[cfg(any(feature = "redis", feature = "sql", feature = "store"))]
     pub(crate) fn sub(&self, n: u64) {
         self.0.fetch_sub(n, Ordering::Relaxed);
-    }
-
-    /// Sets the count to `n` (for a hint whose last value wins; Relaxed,
-    /// as every use of a tally: it orders nothing else).
-    #[cfg(any(feature = "redis", feature = "sql"))]
-    pub(crate) fn set(&self, n: u64) {
-        self.0.store(n, Ordering::Relaxed);
     }
 }
 

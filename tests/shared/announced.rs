@@ -1,7 +1,9 @@
 //! Transitions announced through the store (SPEC §8, cached mode): another
 //! process's opening and closing reach a cached circuit's mirror at once,
-//! not up to its staleness later, with no round trip; the mirror goes
-//! when the channel of announcements drops, and comes back with it.
+//! not up to its staleness later, through one read of the key that the
+//! announcement asks for (an announcement is a hint), after which the
+//! mirror decides alone; the mirror goes when the channel of announcements
+//! drops, and comes back with it.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -46,29 +48,55 @@ pub(super) async fn eventually(what: &str, mut done: impl AsyncFnMut() -> bool) 
 /// then `rate` (80 % of at least 5 calls: the same three failures open it)
 /// on a circuit of its own.
 async fn scenario(fleet: Fleet, circuit: &str) {
-    scenario_of(&fleet, circuit, config(3, 1), (Some(1), 1)).await;
+    scenario_of(&fleet, circuit, config(3, 1)).await;
     let rate = fuse_breaker::Config::builder()
         .policy(fuse_breaker::Policy::Rate)
         .failure_rate(80)
         .minimum_calls(5)
         .build()
         .unwrap();
-    // Under `rate` the key's first write, announced, leaves a quiet mirror
-    // (a failure in a `rate` window leaves nothing to clear) if it arrives
-    // before the first call: one reading or none. The success after the
-    // closing waits in the batch, and the reading after the channel
-    // dropped sends it (a read and a write).
-    scenario_of(&fleet, &format!("{circuit}-rate"), rate, (None, 2)).await;
+    scenario_of(&fleet, &format!("{circuit}-rate"), rate).await;
 }
 
-/// `(first, again)`: the round trips of `here`'s first call (`None`: one
-/// or none), and those of its call after its channel dropped.
-async fn scenario_of(
-    fleet: &Fleet,
-    circuit: &str,
-    config: fuse_breaker::Config,
-    (first, again): (Option<u64>, u64),
+/// The reads one announcement may cost a cached circuit: the one it asks
+/// for, and one more if another announcement (or the channel's loss)
+/// crossed it.
+const READS: u64 = 2;
+
+/// Whether `here`'s call is refused by an open circuit (`open`) or
+/// admitted and succeeds (`!open`).
+async fn finds(here: &SharedFuse, open: bool) -> bool {
+    match here.try_acquire().await {
+        Ok(permit) if !open => permit.success().await.is_ok(),
+        Ok(permit) => {
+            permit.ignore().await.unwrap();
+            false
+        }
+        Err(refused) => open && refused.open_error().is_some(),
+    }
+}
+
+/// Waits until twenty calls in a row of `here` find the circuit `open` (or
+/// closed) with no round trip: its mirror decides alone.
+async fn decided_by_the_mirror(
+    what: &str,
+    here: &SharedFuse,
+    trips: &Counting<Arc<dyn Store>>,
+    open: bool,
 ) {
+    eventually(what, async || {
+        let before = trips.round_trips();
+        for _ in 0..20 {
+            if !finds(here, open).await {
+                return false;
+            }
+        }
+        trips.round_trips() == before
+    })
+    .await;
+}
+
+async fn scenario_of(fleet: &Fleet, circuit: &str, config: fuse_breaker::Config) {
     let name = fleet.name;
     let trips = Arc::new(Counting::new(fleet.here.clone()));
     let here = SharedFuse::builder(circuit, trips.clone())
@@ -84,43 +112,46 @@ async fn scenario_of(
     there.try_acquire().await.unwrap().failure().await.unwrap();
     there.try_acquire().await.unwrap().success().await.unwrap();
     here.try_acquire().await.unwrap().success().await.unwrap();
-    let read = trips.round_trips();
-    assert!(
-        first.is_none_or(|first| first == read) && read <= 1,
-        "{name}: {read} readings"
-    );
+    decided_by_the_mirror(name, &here, &trips, false).await;
 
-    // Three failures elsewhere: the third opens the circuit, announced.
+    // Three failures elsewhere: the third opens the circuit, announced,
+    // and `here` reads the key once: its mirror rejects from then on.
+    let read = trips.round_trips();
     for _ in 0..3 {
         there.try_acquire().await.unwrap().failure().await.unwrap();
     }
-    eventually(name, async || match here.try_acquire().await {
-        Ok(permit) => {
-            permit.ignore().await.unwrap();
-            false
-        }
-        Err(refused) => refused.open_error().is_some(),
-    })
-    .await;
-    assert_eq!(trips.round_trips(), read, "{name}: open by announcement");
+    eventually(name, async || finds(&here, true).await).await;
+    let reads = trips.round_trips() - read;
+    assert!(
+        (1..=READS).contains(&reads),
+        "{name}: open by announcement, {reads} reads"
+    );
+    decided_by_the_mirror(name, &here, &trips, true).await;
 
-    // Closed elsewhere: closed here, and quiet, at once.
+    // Closed elsewhere: closed here, and quiet, after one read.
+    let read = trips.round_trips();
     there.force_closed().await.unwrap();
-    eventually(name, async || match here.try_acquire().await {
-        Ok(permit) => permit.success().await.is_ok(),
-        Err(_) => false,
-    })
-    .await;
-    assert_eq!(trips.round_trips(), read, "{name}: closed by announcement");
+    eventually(name, async || finds(&here, false).await).await;
+    let reads = trips.round_trips() - read;
+    assert!(
+        (1..=READS).contains(&reads),
+        "{name}: closed by announcement, {reads} reads"
+    );
+    decided_by_the_mirror(name, &here, &trips, false).await;
 
     // The channel drops: the mirror goes (the next call reads the key).
     (fleet.drop_channel)(here.key().to_owned()).await;
+    let read = trips.round_trips();
     here.try_acquire().await.unwrap().success().await.unwrap();
-    assert_eq!(trips.round_trips(), read + again, "{name}: read again");
+    let reads = trips.round_trips() - read;
+    assert!(
+        (1..=READS).contains(&reads),
+        "{name}: read again, {reads} round trips"
+    );
     // And it is back: the next transition is announced again.
     there.force_open().await.unwrap();
     eventually(name, async || here.try_acquire().await.is_err()).await;
-    assert_eq!(trips.round_trips(), read + again, "{name}: announced again");
+    decided_by_the_mirror(name, &here, &trips, true).await;
 }
 
 #[test]

@@ -56,6 +56,7 @@ mod repair;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod restart;
 mod rules;
+mod single_flight;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod stepping;
 mod timeline;

@@ -162,9 +162,9 @@ async fn answer<'a>(
             let time = |t: Option<Duration>| t.map_or("-".to_owned(), |t| nanos(t).to_string());
             let rejections = if snapshot.state == State::Open {
                 let strict = retry_after(strict).await;
-                // The cached circuit's mirror is stale: its admission asks
-                // the store, which rejects it and refreshes the mirror; the
-                // next one is the mirror's.
+                // The cached circuit's mirror is stale: its admission reads
+                // the key again and the fresh mirror rejects it; the next
+                // one is the mirror's too.
                 tokio::time::sleep(2 * STALENESS).await;
                 let asked = Instant::now();
                 let from_store = retry_after(cached).await;
@@ -336,7 +336,10 @@ fn one_opening(fleet: &mut [Child], at: u64, openings: u32, opened_at: u64, url:
         );
         let [strict, from_store, from_mirror, took] = look.rejections.expect("rejected");
         assert_eq!(strict, opened_at + open_for - at, "{url}: until its end");
-        assert_eq!(from_store, strict, "{url}: a cached circuit's, asked");
+        assert!(
+            from_store <= strict && strict - from_store <= took,
+            "{url}: a cached circuit's, read again: {strict} {from_store} (took {took})"
+        );
         assert!(
             from_mirror <= strict && strict - from_mirror <= took,
             "{url}: the mirror's, from the opening's end: {strict} {from_mirror} (took {took})"

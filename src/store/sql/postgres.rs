@@ -141,7 +141,7 @@ pub(super) async fn listen(pool: PgPool, channel: String, changes: Weak<Changes>
                 let Some(live) = changes.upgrade() else {
                     return;
                 };
-                live.tell_wire(notification.payload().as_bytes());
+                live.tell_wire(notification.payload().as_bytes(), |_| true);
             }
             let Some(live) = changes.upgrade() else {
                 return;

@@ -79,7 +79,6 @@ impl SqlStore {
                 format_args!("its clock answered {now} us since the Unix epoch, which is no time"),
             )
         })?;
-        self.changes.saw_clock(now);
         if let (None, Some(length)) = (&payload, length)
             && length > limit
         {
