@@ -30,15 +30,16 @@
 //! default), each change once every other process has seen the one
 //! before; every other process looks at its mirror every 200 µs (an
 //! admission the mirror decides, dropped unused: no round trip; its
-//! staleness, 5 s, is longer than a row takes, so only announcements change
-//! it) and tells when it first saw each change. The delay of an opening
+//! staleness, 5 s, is longer than a row takes, so only the read each
+//! announcement asks for changes it) and tells when it first saw each
+//! change. The delay of an opening
 //! runs from just before its write was sent to the moment a process saw
 //! it, both read on the system's clock, which every process on the
 //! machine reads alike; its percentiles are given for every other process
 //! (the last of them to see it) and for one.
 //!
 //! `--quick` runs P of 1 and 4 only, 1 s per row and 100 openings (under
-//! 30 s).
+//! 30 s); `--spread-only` runs the spread rows alone.
 
 #[path = "../common/load.rs"]
 #[allow(dead_code)]
@@ -65,6 +66,8 @@ struct Options {
     tasks: usize,
     processes: Vec<usize>,
     openings: usize,
+    /// The spread rows alone (no load rows).
+    spread_only: bool,
 }
 
 fn main() {
@@ -87,6 +90,7 @@ fn options(args: Vec<String>) -> Result<Options, String> {
         tasks: 8,
         processes: vec![1, 2, 4, 8, 16],
         openings: 200,
+        spread_only: false,
     };
     let mut args = args.into_iter();
     let mut quick = false;
@@ -94,6 +98,7 @@ fn options(args: Vec<String>) -> Result<Options, String> {
         let mut value = |what: &str| args.next().ok_or_else(|| format!("{arg} takes {what}"));
         match arg.as_str() {
             "--quick" => quick = true,
+            "--spread-only" => options.spread_only = true,
             "--seconds" => options.seconds = number(&value("a number of seconds")?)?,
             "--tasks" => options.tasks = number(&value("a number of tasks")?)?,
             "--openings" => options.openings = number(&value("a number of openings")?)?,
@@ -115,7 +120,7 @@ fn options(args: Vec<String>) -> Result<Options, String> {
     if options.url.is_empty() {
         return Err(
             "usage: fleet_sim [redis://host:port] [--quick] [--seconds S] [--tasks T] \
-             [--processes 1,2,4] [--openings N] (or FUSE_TEST_REDIS_URL)"
+             [--processes 1,2,4] [--openings N] [--spread-only] (or FUSE_TEST_REDIS_URL)"
                 .to_owned(),
         );
     }
@@ -399,7 +404,12 @@ fn parent(options: &Options) -> Result<(), String> {
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     );
     let mut rows = 0;
-    for cached in [false, true] {
+    let loads: &[bool] = if options.spread_only {
+        &[]
+    } else {
+        &[false, true]
+    };
+    for &cached in loads {
         for per_mille in FAILURES {
             for &processes in &options.processes {
                 rows += 1;
