@@ -17,7 +17,9 @@ use std::io;
 pub enum FailureKind {
     /// The dependency did not answer in time.
     Timeout,
-    /// The dependency could not be reached: refused, reset, DNS, TLS.
+    /// The dependency could not be reached (refused, DNS, TLS), or broke
+    /// the exchange: reset, closed before answering, answered what is not
+    /// HTTP.
     Connection,
     /// The dependency answered with this HTTP status.
     HttpStatus(u16),
@@ -142,8 +144,20 @@ fn io_kind(kind: io::ErrorKind) -> FailureKind {
 }
 
 /// Classifies any error: the first `io::Error` of its source chain with a
-/// counted kind wins; otherwise the first message of the chain that reads
-/// like a timeout or a connection failure; otherwise `Other`.
+/// counted kind wins; otherwise (features `tower` and `reqwest`) the first
+/// `hyper::Error` of the chain, by its kind (see below); otherwise the
+/// first message of the chain that reads like a timeout or a connection
+/// failure; otherwise `Other`.
+///
+/// A `hyper::Error` (what a hyper client, reqwest's included, fails with
+/// when the exchange breaks) that `is_timeout()` is a timeout. One that
+/// `is_user()` is the caller's own (its request body failed, say) and
+/// decides nothing. Any other is the connection's: it closed before the
+/// answer was complete (`is_incomplete_message()`), the answer is not
+/// HTTP, has a status that is not three digits or a header byte HTTP
+/// forbids (`is_parse()`), it closed while the request waited
+/// (`is_closed()`, `is_canceled()`), its reads or writes failed. Its kind
+/// is read, never its message.
 ///
 /// ```
 /// use fuse_breaker::{classify_error, FailureKind};
@@ -165,6 +179,22 @@ fn classify_chain(err: &(dyn StdError + 'static)) -> FailureKind {
         }
         next = e.source();
     }
+    #[cfg(any(feature = "tower", feature = "reqwest"))]
+    {
+        let mut next = Some(err);
+        while let Some(e) = next {
+            if let Some(hyper) = e.downcast_ref::<hyper::Error>() {
+                let kind = hyper_kind(hyper);
+                if kind != FailureKind::Other {
+                    return kind;
+                }
+                // The caller's own error: what it wraps is read as any
+                // other error's chain, by its messages.
+                break;
+            }
+            next = e.source();
+        }
+    }
     let mut next = Some(err);
     while let Some(e) = next {
         let kind = classify_message(&e.to_string());
@@ -174,6 +204,19 @@ fn classify_chain(err: &(dyn StdError + 'static)) -> FailureKind {
         next = e.source();
     }
     FailureKind::Other
+}
+
+/// The kind of a hyper error: a timeout, the caller's own (`Other`), or
+/// else the connection's (see [`classify_error`]).
+#[cfg(any(feature = "tower", feature = "reqwest"))]
+fn hyper_kind(err: &hyper::Error) -> FailureKind {
+    if err.is_timeout() {
+        FailureKind::Timeout
+    } else if err.is_user() {
+        FailureKind::Other
+    } else {
+        FailureKind::Connection
+    }
 }
 
 /// The message rules of milon/fuse, case-insensitive.

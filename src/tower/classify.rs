@@ -314,7 +314,9 @@ pub trait ClassifyResponse<Res> {
     /// caller will get it. The default classifies it with
     /// [`classify_error`](crate::classify_error) and judges the kind by
     /// the circuit's configuration ([`Verdict::for_error`]): timeouts and
-    /// connection errors count, anything else is ignored.
+    /// connection errors count (a hyper client's upstream that closed the
+    /// connection before answering, or answered what is not HTTP,
+    /// included), anything else is ignored.
     ///
     /// ```
     /// use std::io;

@@ -1,7 +1,9 @@
 //! The dashboard page in a headless Chromium: it lists the circuits of a
 //! registry served under a nested path, follows their transitions live
 //! (no reload), refuses a button press without the token with a visible
-//! message, steers a circuit with it, and leaves a screenshot behind; a
+//! message, steers a circuit with it, and leaves a screenshot behind (with a
+//! rate circuit, a circuit opened again after failed probes and, feature
+//! `store`, a shared circuit held closed by its quorum beside them); a
 //! 10 KB name wraps, and an unreadable shared circuit says so.
 
 use std::path::{Path, PathBuf};
@@ -9,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fuse_breaker::admin::Admin;
-use fuse_breaker::{Config, Fuse, Registry, State};
+use fuse_breaker::{Config, Fuse, Policy, Registry, State};
 use serde_json::Value;
 
 use super::cdp::{Browser, chromium};
@@ -96,13 +98,13 @@ fn the_dashboard_lists_circuits_and_follows_them_live() {
     let search = registry.get_operation("search", "query");
     let inventory = registry.get("inventory");
     let keys = [billing.key(), search.key(), inventory.key()];
+    let others = rest_of_the_shop(&registry);
 
     runtime().block_on(async {
-        let admin = Admin::new()
-            .registry(registry.clone())
-            .token("s3cret")
-            .router()
-            .unwrap();
+        let admin = Admin::new().registry(registry.clone()).token("s3cret");
+        #[cfg(feature = "store")]
+        let admin = admin.shared(quorum_held().await);
+        let admin = admin.router().unwrap();
         let addr = serve(axum::Router::new().nest("/admin/fuse", admin)).await;
         let started = Instant::now();
         let mut page = Browser::launch(&binary).await.unwrap();
@@ -179,13 +181,7 @@ fn the_dashboard_lists_circuits_and_follows_them_live() {
             inventory.try_acquire().unwrap().failure();
         }
         row_becomes(&mut page, inventory.key(), "open").await;
-        page.wait_for(
-            "document.querySelector('#summary').textContent.startsWith('1 closed · 2 open') \
-             && !document.querySelector('tr.flash') && window.__marker === 42",
-            FOLLOW,
-        )
-        .await
-        .unwrap();
+        others.drawn(&mut page).await;
         let shot = screenshot(&mut page, "dashboard.png").await;
         println!("dashboard screenshot: {}", shot.display());
         eprintln!("dashboard screenshot: {}", shot.display());
@@ -193,8 +189,123 @@ fn the_dashboard_lists_circuits_and_follows_them_live() {
     });
 }
 
-/// Saves the page to `<CARGO_TARGET_TMPDIR>/<name>` (and a copy to
-/// `FUSE_SCREENSHOT_DIR`, if set); returns the first path.
+/// The circuits that make the screenshot show each policy and recovery
+/// the page draws, beside the three the test steers.
+struct Shop {
+    /// A rate circuit: 9 of 30 calls failed, under its 50 % rule.
+    reports: Arc<Fuse>,
+    /// Opened three times in a row, each opening ten times the last.
+    payments: Arc<Fuse>,
+}
+
+/// Makes the circuits of [`Shop`] in `registry` (waiting out two short
+/// openings of `payments` on the real clock, about 1.1 s).
+fn rest_of_the_shop(registry: &Registry) -> Shop {
+    let rate = Config::builder()
+        .policy(Policy::Rate)
+        .failure_rate(50)
+        .minimum_calls(20)
+        .build()
+        .unwrap();
+    let reports = registry.get_with_config("reports", "", rate);
+    for call in 0..30 {
+        let permit = reports.try_acquire().unwrap();
+        if call % 10 < 3 {
+            permit.failure();
+        } else {
+            permit.success();
+        }
+    }
+    assert_eq!(reports.state(), State::Closed);
+
+    let backoff = Config::builder()
+        .failure_threshold(1)
+        .open_duration(Duration::from_millis(100))
+        .open_backoff(10.0)
+        .max_open_duration(Duration::from_mins(10))
+        .build()
+        .unwrap();
+    let payments = registry.get_with_config("payments", "authorize", backoff);
+    payments.try_acquire().unwrap().failure();
+    // Each probe fails: opened for 100 ms, then 1 s, then 10 s.
+    for opening in [Duration::from_millis(100), Duration::from_secs(1)] {
+        std::thread::sleep(opening + Duration::from_millis(20));
+        payments.try_acquire().unwrap().failure();
+    }
+    assert_eq!(payments.state(), State::Open);
+    Shop { reports, payments }
+}
+
+impl Shop {
+    /// Waits for the page to have settled on what the test did (closed:
+    /// billing, reports and, feature `store`, ledger; open: inventory,
+    /// search and payments; not reloaded) and to draw the rate circuit's
+    /// share, the third opening in a row and the quorum.
+    async fn drawn(&self, page: &mut Browser) {
+        let closed = if cfg!(feature = "store") { 3 } else { 2 };
+        page.wait_for(
+            &format!(
+                "document.querySelector('#summary').textContent.startsWith('{closed} closed · 3 open') \
+                 && !document.querySelector('tr.flash') && window.__marker === 42"
+            ),
+            FOLLOW,
+        )
+        .await
+        .unwrap();
+        let row = |key: &str, cell: &str| {
+            format!(
+                "document.querySelector('tr[data-key=' + JSON.stringify({}) + '] {cell}')?.textContent ?? ''",
+                js(key)
+            )
+        };
+        page.wait_for(
+            &format!(
+                "({}).includes('9') && ({}) === 'opening 3 in a row'",
+                row(self.reports.key(), ".rate-failed span"),
+                row(self.payments.key(), ".openings"),
+            ),
+            FOLLOW,
+        )
+        .await
+        .unwrap_or_else(|err| panic!("the rate and the openings are not drawn: {err}"));
+        #[cfg(feature = "store")]
+        page.wait_for(
+            "[...document.querySelectorAll('.quorum')].some(q => !q.hidden && q.textContent === 'quorum 1/2')",
+            FOLLOW,
+        )
+        .await
+        .unwrap_or_else(|err| panic!("the quorum is not drawn: {err}"));
+    }
+}
+
+/// A shared circuit (feature `store`) that one process's failures cannot
+/// open: three failures, one reporter of the two it takes.
+#[cfg(feature = "store")]
+async fn quorum_held() -> Arc<fuse_breaker::store::SharedRegistry> {
+    use fuse_breaker::store::{MemoryStore, SharedRegistry};
+
+    let config = Config::builder()
+        .failure_threshold(3)
+        .min_reporters(2)
+        .build()
+        .unwrap();
+    let shared = SharedRegistry::builder(Arc::new(MemoryStore::new()))
+        .app("shop")
+        .defaults(config)
+        .build()
+        .unwrap();
+    let ledger = shared.get("ledger");
+    for _ in 0..3 {
+        ledger.try_acquire().await.unwrap().failure().await.unwrap();
+    }
+    assert_eq!(
+        ledger.snapshot().await.unwrap().state,
+        State::Closed,
+        "held closed by its quorum"
+    );
+    Arc::new(shared)
+}
+
 /// The real dashboard and event stream in Chromium (`binary`), whose list
 /// of circuits is `circuits` as given.
 pub(super) async fn page_listing(binary: &Path, circuits: Value) -> Browser {
@@ -215,6 +326,8 @@ pub(super) async fn page_listing(binary: &Path, circuits: Value) -> Browser {
     page
 }
 
+/// Saves the page to `<CARGO_TARGET_TMPDIR>/<name>` (and a copy to
+/// `FUSE_SCREENSHOT_DIR`, if set); returns the first path.
 pub(super) async fn screenshot(page: &mut Browser, name: &str) -> PathBuf {
     let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     page.screenshot_png(&shot).await.unwrap();

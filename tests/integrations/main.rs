@@ -2,8 +2,8 @@
 //! a local server that answers, fails, answers late or resets its
 //! connections.
 //!
-//! Every scenario is written once, in `scenarios` (and the servers' hints
-//! in `hints`), over a [`Client`] that each integration implements; `tower`
+//! Every scenario is written once, in `scenarios` (the servers' hints in
+//! `hints`, upstreams that hang up or answer garbage in `broken`), over a [`Client`] that each integration implements; `tower`
 //! and `reqwest` run them all and add the tests only their integration has. Circuits run on a mock clock and
 //! tokio's time is paused (a client timeout or a slow answer takes no real
 //! time), except in one scenario that waits out a real 150 ms cooldown.
@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use fuse_breaker::{FailureKind, Registry};
 
+mod broken;
 #[path = "../common/mod.rs"]
 mod common;
 mod hints;
@@ -72,6 +73,13 @@ macro_rules! each_scenario {
             an_http_date_is_read_against_the_wall_clock,
         );
 
+        each_scenario!(@broken $client;
+            an_upstream_that_hangs_up_is_a_connection_failure: HangUp,
+            an_upstream_that_answers_bytes_that_are_not_http_is_a_connection_failure: NotHttp,
+            a_status_line_of_9999_is_a_connection_failure: BadStatus,
+            a_control_byte_in_a_header_is_a_connection_failure: ControlByteInHeader,
+        );
+
         /// The one scenario on real time, end to end.
         #[tokio::test]
         async fn a_real_cooldown_of_150_ms() {
@@ -83,6 +91,17 @@ macro_rules! each_scenario {
             #[tokio::test(start_paused = true)]
             async fn $scenario() {
                 crate::scenarios::$scenario::<$client>().await;
+            }
+        )*
+    };
+    (@broken $client:ty; $($scenario:ident: $misbehaviour:ident,)*) => {
+        $(
+            #[tokio::test(start_paused = true)]
+            async fn $scenario() {
+                crate::broken::is_a_connection_failure::<$client>(
+                    crate::broken::Misbehaviour::$misbehaviour,
+                )
+                .await;
             }
         )*
     };

@@ -139,3 +139,26 @@ async fn a_shared_circuit_opens_for_the_hint_in_every_process() {
         assert_eq!(snap.open_for, Some(open_for), "{name}");
     }
 }
+
+/// A request reqwest cannot build is the caller's error: it never reaches
+/// the circuit, and it is not a connection failure.
+#[tokio::test(start_paused = true)]
+async fn a_request_that_cannot_be_built_is_not_a_connection_failure() {
+    let server = TestServer::start().await;
+    let (registry, _mock) = mock_registry(integration_config());
+    let client = client(FuseMiddleware::named(registry.clone(), "billing"));
+    for n in 0..10 {
+        let err = client
+            .get(server.url("/"))
+            .header("x-bad\nname", "1")
+            .send()
+            .await
+            .unwrap_err();
+        assert!(err.is_builder(), "request {n}: {err:?}");
+        assert_eq!(classify_error(&err), FailureKind::Other, "request {n}");
+    }
+    let fuse = registry.get("billing");
+    assert_eq!(fuse.state(), State::Closed);
+    assert!(fuse.snapshot().failures.is_empty());
+    assert_eq!(server.requests(), 0);
+}

@@ -212,3 +212,40 @@ async fn a_shared_circuit_opens_for_the_hint_in_every_process() {
         assert_eq!(snap.open_for, Some(open_for), "{name}");
     }
 }
+
+/// A request body that fails: hyper reports the caller's own error
+/// (`is_user`), which is not the upstream's and is ignored, however often.
+#[tokio::test(start_paused = true)]
+async fn a_request_body_that_fails_is_the_callers_error_and_ignored() {
+    use bytes::Bytes;
+    use http_body_util::StreamBody;
+    use hyper::body::Frame;
+
+    type Failing = StreamBody<futures::stream::Iter<std::vec::IntoIter<io::Result<Frame<Bytes>>>>>;
+
+    let server = TestServer::start().await;
+    let fuse = Arc::new(Fuse::new("billing", integration_config()));
+    let client: Hyper<HttpConnector, Failing> = Hyper::builder(TokioExecutor::new()).build_http();
+    let upload = FuseLayer::new(fuse.clone()).layer(client);
+    for n in 0..10 {
+        let body = StreamBody::new(futures::stream::iter(vec![Err(io::Error::other(
+            "the caller's file went away",
+        ))]));
+        let req = Request::post(server.url("/upload"))
+            .body(body)
+            .expect("a valid request");
+        let err = upload.clone().oneshot(req).await.unwrap_err();
+        let hyper = err
+            .downcast_ref::<hyper_util::client::legacy::Error>()
+            .and_then(|e| std::error::Error::source(e)?.downcast_ref::<hyper::Error>())
+            .unwrap_or_else(|| panic!("request {n}: not hyper's error: {err:?}"));
+        assert!(hyper.is_user(), "request {n}: {hyper:?}");
+        assert_eq!(
+            classify_error(&*err),
+            fuse_breaker::FailureKind::Other,
+            "request {n}"
+        );
+    }
+    assert_eq!(fuse.state(), State::Closed);
+    assert!(fuse.snapshot().failures.is_empty());
+}
