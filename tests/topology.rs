@@ -533,7 +533,8 @@ fn a_busy_key_s_slot_migrates_under_load_and_no_failure_is_lost() {
         assert_eq!(primary_of(&url, fuse.key()).await.id, to.id, "moved");
         writes_again(&seen, 50, Duration::from_secs(10)).await;
         // The slot's subscription moved with it: an opening elsewhere
-        // reaches the cached circuit with no round trip of its own.
+        // reaches the cached circuit through the read its announcement
+        // asks for.
         mirrored(&here, &counted, &there).await;
         reshard(to.port, &to.id, &from.id, SLOTS);
         assert_eq!(primary_of(&url, fuse.key()).await.id, from.id, "moved back");
@@ -708,8 +709,8 @@ async fn cached_pair(
 
 /// Waits until the cached circuit `here` has a mirror of its key (it
 /// subscribed again after its slot moved), then opens the circuit
-/// through `there` and waits until `here` rejects from its mirror, with no
-/// round trip.
+/// through `there` and waits until `here` rejects from its mirror, after
+/// the one read the announcement asks for.
 async fn mirrored(here: &SharedFuse, counted: &Counting<Arc<dyn Store>>, there: &SharedFuse) {
     let started = Instant::now();
     loop {
@@ -733,6 +734,17 @@ async fn mirrored(here: &SharedFuse, counted: &Counting<Arc<dyn Store>>, there: 
             "the opening was never announced to the slot's new owner's subscribers"
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // The announcement is a hint: the one read it asked for (two, if
+    // another crossed it) brought the opening.
+    let reads = counted.round_trips() - trips;
+    assert!(
+        (1..=2).contains(&reads),
+        "{reads} reads for one announcement"
+    );
+    let trips = counted.round_trips();
+    for _ in 0..10 {
+        assert!(here.try_acquire().await.is_err(), "open");
     }
     assert_eq!(counted.round_trips(), trips, "rejected by the mirror");
 }
