@@ -15,10 +15,8 @@
 //! forgotten: announcements may have been missed. On a cluster that is
 //! each confirmation of a sharded subscription, whoever asked for it (the
 //! cluster client subscribes again by itself after it remakes a
-//! connection). On a cluster that is
-//! each confirmation of a sharded subscription, whoever asked for it (the
-//! cluster client subscribes again by itself after it remakes a
-//! connection).
+//! connection). A sharded channel carries the announcements of its own
+//! slot's keys: one naming a key of another slot is dropped and counted.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, Weak};
