@@ -201,13 +201,19 @@ mod on_redis {
     }
 
     fn channel(url: &str) -> Channel {
+        channel_on("redis", url, url)
+    }
+
+    /// Two processes' stores opened on `url`, on a channel of their own
+    /// that `send` publishes on and `listening` asks of the server `node`.
+    pub(super) fn channel_on(name: &'static str, url: &str, node: &str) -> Channel {
         let channel = unique("forged");
         let here = RedisStore::open(url).unwrap().with_channel(&channel);
         let there = RedisStore::open(url).unwrap().with_channel(&channel);
-        let (send_url, send_channel) = (url.to_owned(), channel.clone());
-        let (wait_url, wait_channel) = (url.to_owned(), channel);
+        let (send_url, send_channel) = (node.to_owned(), channel.clone());
+        let (wait_url, wait_channel) = (node.to_owned(), channel);
         Channel {
-            name: "redis",
+            name,
             here: Arc::new(here),
             there: Arc::new(there),
             send: Box::new(move |_, message| {
@@ -465,55 +471,18 @@ mod on_sentinel {
         crate::common::server("FUSE_TEST_REDIS_SENTINEL_URL", "Redis Sentinel")
     }
 
-    /// The primary's URL, as `store` found it.
-    async fn primary(store: &Arc<dyn Store>) -> String {
+    /// The primary's URL, as a store opened on `url` finds it.
+    async fn primary(url: &str) -> String {
+        let store = RedisStore::open(url).unwrap();
         store.load("fuse:clock").await.unwrap();
         let address = store.primary().expect("the primary was found");
         format!("redis://{address}")
     }
 
     /// The stores of two processes through Sentinel; `send` publishes on
-    /// the channel of the primary they found.
+    /// the channel of the primary.
     async fn channel(url: &str) -> Channel {
-        let name = unique("forged");
-        let here: Arc<dyn Store> = Arc::new(RedisStore::open(url).unwrap().with_channel(&name));
-        let there: Arc<dyn Store> = Arc::new(RedisStore::open(url).unwrap().with_channel(&name));
-        let node = primary(&here).await;
-        let (send_node, send_channel) = (node.clone(), name.clone());
-        Channel {
-            name: "redis-sentinel",
-            here,
-            there,
-            send: Box::new(move |_, message| {
-                let (node, channel) = (send_node.clone(), send_channel.clone());
-                Box::pin(async move {
-                    let mut raw = crate::on_redis::raw(&node).await;
-                    let _: u64 = redis::cmd("PUBLISH")
-                        .arg(&channel)
-                        .arg(message)
-                        .query_async(&mut raw)
-                        .await
-                        .unwrap();
-                })
-            }),
-            listening: Box::new(move |_| {
-                let (node, channel) = (node.clone(), name.clone());
-                Box::pin(async move {
-                    eventually("subscribed", async || {
-                        let mut raw = crate::on_redis::raw(&node).await;
-                        let counts: Vec<(String, u64)> = redis::cmd("PUBSUB")
-                            .arg("NUMSUB")
-                            .arg(&channel)
-                            .query_async(&mut raw)
-                            .await
-                            .unwrap();
-                        counts.first().is_some_and(|(_, n)| *n == 1)
-                    })
-                    .await;
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                })
-            }),
-        }
+        super::on_redis::channel_on("redis-sentinel", url, &primary(url).await)
     }
 
     #[test]
