@@ -16,6 +16,9 @@ use crate::Policy;
 use crate::config::Config;
 use crate::snapshot::{Snapshot, State};
 
+mod wide;
+use wide::Wide;
+
 /// The `rate` settings of SPEC §9, read once from the configuration.
 #[derive(Clone, Copy, Debug)]
 struct RateSettings {
@@ -471,23 +474,40 @@ impl Oracle {
 
     /// §10: "The n-th opening in a row ... lasts d = min(`max_open_duration`,
     /// `open_duration` * `open_backoff^n`) * (1 - `open_jitter` * u)", "at least
-    /// min(hint, `max_open_duration`)" with a hint. Each multiplication by
-    /// the factor is rounded down to the nanosecond, and so is the cut.
+    /// min(hint, `max_open_duration`)" with a hint. The power's rounding is
+    /// the crate's rule (see `recovery`): raised by squaring from the lowest bit of
+    /// n on 72 binary places, every product rounded down and held at the
+    /// cap's ratio `min(max_open / open, 2^55) + 1` once past it; `open` times the
+    /// power is rounded to the nearest nanosecond. The cut is rounded down.
     fn duration(&self, n: u32, at: u64, hint: Option<u64>) -> u64 {
         let r = self.recovery;
-        let cap = u128::from(r.max_open);
-        let mut base = u128::from(self.open);
-        let mut steps = 0;
-        while steps < n && base < cap && r.backoff > 1_000_000 {
-            let grown = base * r.backoff / 1_000_000;
-            if grown == base {
-                // Rounded down, it stays put from here on.
-                break;
+        let cap = r.max_open.max(self.open);
+        let mut base = self.open;
+        if n > 0 && r.backoff > 1_000_000 && cap > self.open {
+            let ratio = (cap / self.open).min(1 << 55) + 1;
+            let mut power = Wide::from(1_u8).shl(72);
+            let mut square = Wide::from(r.backoff).shl(72).div_small(1_000_000);
+            let limit = Wide::from(ratio).shl(72);
+            let mut bits = n;
+            while bits != 0 {
+                if bits % 2 == 1 {
+                    power = power.times(square).shr(72).at_most(limit);
+                }
+                bits /= 2;
+                if bits != 0 && power != limit {
+                    square = square.times(square).shr(72).at_most(limit);
+                }
+                if power == limit {
+                    break;
+                }
             }
-            base = grown;
-            steps += 1;
+            let nearest = Wide::from(self.open)
+                .times(power)
+                .plus(Wide::from(1_u8).shl(71))
+                .shr(72);
+            base = nearest.at_most(Wide::from(cap)).low();
         }
-        let base = base.min(cap);
+        let base = u128::from(base.min(cap));
         let u = u128::from(Self::u(r.seed, at));
         let cut = base * r.jitter * u / (1_000_000 * (1 << 32));
         let d = u64::try_from(base - cut).expect("d is at most the cap");
