@@ -166,8 +166,16 @@ pub(crate) fn draw(seed: u64, at: u64) -> u32 {
 }
 
 /// When an opening at `at` ends: `at` plus the duration of the n-th
-/// opening with the draw of `seed` at `at` and the verdict's `hint`.
-pub(crate) fn retry_at(config: &Config, n: u32, at: u64, seed: u64, hint: Option<u64>) -> u64 {
+/// opening with the draw of `seed` at `at` and the verdict's `hint`;
+/// `None` when that is past the clock's last instant (the opening then
+/// lasts to the end of time: see [`Span`](crate::model::Span)).
+pub(crate) fn retry_at(
+    config: &Config,
+    n: u32,
+    at: u64,
+    seed: u64,
+    hint: Option<u64>,
+) -> Option<u64> {
     let backoff = Backoff::of(config);
     // Drawn only when it matters (a jitter), so a fixed opening costs no
     // draw.
@@ -176,7 +184,7 @@ pub(crate) fn retry_at(config: &Config, n: u32, at: u64, seed: u64, hint: Option
     } else {
         draw(seed, at)
     };
-    at.saturating_add(backoff.with_hint(n, u, hint))
+    at.checked_add(backoff.with_hint(n, u, hint))
 }
 
 #[cfg(test)]
