@@ -19,6 +19,9 @@ use crate::snapshot::{Snapshot, State};
 mod wide;
 use wide::Wide;
 
+#[cfg(test)]
+mod tests;
+
 /// The `rate` settings of SPEC §9, read once from the configuration.
 #[derive(Clone, Copy, Debug)]
 struct RateSettings {
@@ -64,8 +67,8 @@ pub(crate) struct Oracle {
     /// §10's n: "n = 0 when the circuit opens from Closed or by
     /// `force_open`; n + 1 when a probe fails".
     n: u32,
-    /// When the current opening ends (`opened_at + d`).
-    retry_at: u64,
+    /// The current opening's d.
+    open_for: u64,
     /// When the circuit last entered `HalfOpen`.
     half_open_at: u64,
     /// `Some` under `rate`, `None` under `count`.
@@ -139,7 +142,7 @@ impl Oracle {
                 seed: 0,
             },
             n: 0,
-            retry_at: 0,
+            open_for: 0,
             half_open_at: 0,
             rate: (config.policy() == Policy::Rate).then(|| RateSettings {
                 width: Self::width(config),
@@ -192,10 +195,18 @@ impl Oracle {
             // "Closed: grant a closed permit."
             State::Closed => self.grant(false, now),
             State::Open => {
-                if now < self.retry_at {
-                    // "reject with OpenError, retry_after = open_duration -
-                    // (now - opened_at)", the opening lasting d (§10).
-                    Admit::Rejected(self.retry_at - now)
+                // "Open and now - opened_at < open_duration: reject with
+                // OpenError, retry_after = open_duration - (now -
+                // opened_at)", the opening lasting d (§10); a clock that
+                // stepped back to before the opening has seen none of it
+                // pass. The opening's instants past the clock's last one
+                // (2^64 - 1) do not exist: it lasts to the end of time, and
+                // asks for the instants left to it.
+                let elapsed = now.saturating_sub(self.opened_at);
+                if elapsed < self.open_for {
+                    let end = (u128::from(self.opened_at) + u128::from(self.open_for)).min(1 << 64);
+                    let from = u128::from(now.max(self.opened_at));
+                    Admit::Rejected(u64::try_from(end - from).unwrap_or(u64::MAX))
                 } else {
                     // "this call moves the circuit to HalfOpen (successes 0,
                     // in-flight 1) and is granted a probe"
@@ -425,7 +436,7 @@ impl Oracle {
             slow,
             // §10: "A snapshot shows the opening's duration and n."
             open_for: (self.state == State::Open)
-                .then(|| Duration::from_nanos(self.retry_at - self.opened_at)),
+                .then(|| Duration::from_nanos(self.open_for.min(u64::MAX - self.opened_at))),
             openings: if self.state == State::Closed {
                 0
             } else {
@@ -455,7 +466,7 @@ impl Oracle {
         self.change(State::Open);
         self.opened_at = now;
         self.n = n;
-        self.retry_at = now + self.duration(n, now, hint);
+        self.open_for = self.duration(n, now, hint);
     }
 
     /// A failed probe: "n + 1 when a probe fails".
