@@ -17,7 +17,8 @@
 //! The `phase` record holds, stamped with the epoch and the n of the
 //! opening (SPEC §10), an open epoch's `retry_at` (when the opening ends:
 //! its duration, with backoff, jitter and any hint of the server, is drawn
-//! once, by whoever stamps it) or a half-open epoch's start (for the probe
+//! once, by whoever stamps it; kept as the opening's last instant, so that
+//! an opening past the clock's last instant lasts to the end of time) or a half-open epoch's start (for the probe
 //! timeout). It is written right after the compare-and-swap that enters
 //! the epoch. Any thread that finds an opening missing writes it with its
 //! own time and draw ("helping"), so no thread ever waits for another; the
@@ -33,7 +34,9 @@
 //! than two epochs and no opening from a multiple of 2^30 epochs ago can
 //! pass for a new one. The `opening` record, written by whoever won an
 //! open epoch's `phase` stamp, keeps when that opening happened, for
-//! snapshots only.
+//! snapshots and for capping a rejection at what is left of the opening
+//! from its start (a clock that stepped back); admission decides from the
+//! `phase` record alone.
 //!
 //! Progress: the loop goes round again only with a state word other than
 //! the one it just stepped from (returned by a compare-and-swap that lost,
@@ -49,7 +52,7 @@ use std::time::Duration;
 use crate::clock::Time;
 use crate::config::Config;
 use crate::epoch::Epoch;
-use crate::model::{self, Decision, Effect, Grant, Head, Opening};
+use crate::model::{self, Decision, Effect, Grant, Head, Opening, Span};
 use crate::packed::{Cursor, Word};
 use crate::policy::{Failures, Rule, View};
 use crate::recovery;
@@ -157,8 +160,8 @@ impl<'a> Engine<'a> {
                     return Step::Moved(moved);
                 }
             };
-            let at = || Ok::<_, Word>(phase.unwrap_or(0));
-            match model::acquire(self.config(), head, at, || now.get()) {
+            let span = || Ok::<_, Word>(phase.unwrap_or(Span::since(0)));
+            match model::acquire(self.config(), head, span, || now.get()) {
                 Ok((admission, None)) => Step::Done((admission, head.n)),
                 Ok((admission, Some(next))) => {
                     Step::Write(Word::next(&head, cursor, &next), (admission, next.n))
@@ -185,22 +188,38 @@ impl<'a> Engine<'a> {
             .inspect_err(|_| now.forget())
     }
 
-    /// The time of the phase of `head` (an open epoch's `retry_at`, a
+    /// The span of the phase of `head` (an open epoch's opening, a
     /// half-open one's start; `None` while closed), filling in a half-open
     /// head's n from the record; a missing stamp is stamped with this
     /// call's time (helping). `Err` with the current word when the record
     /// shows that `head` is out of date.
     #[inline]
-    fn phase(&self, head: &mut Head, now: &Now<'_>) -> Result<Option<u64>, Word> {
+    fn phase(&self, head: &mut Head, now: &Now<'_>) -> Result<Option<Span>, Word> {
         match head.state {
             State::Closed => Ok(None),
-            State::Open => self.retry_at(head.epoch, head.n, now).map(Some),
+            State::Open => {
+                let end = self.retry_at(head.epoch, head.n, now)?;
+                Ok(Some(self.opening_span(head.epoch, head.n, end)))
+            }
             State::HalfOpen => {
                 let (n, since) = self.half_open_since(head.epoch, now)?;
                 head.n = n;
-                Ok(Some(since))
+                Ok(Some(Span::since(since)))
             }
         }
+    }
+
+    /// The span of the open epoch `epoch`, the n-th opening in a row,
+    /// which ends at `end`: when it opened, from the `opening` record. Its
+    /// winner writes that right after the `phase` record; read in between,
+    /// the opening counts from 0, which caps no rejection (a rejection is
+    /// capped at what is left of the opening from its start only when the
+    /// start is known).
+    #[inline]
+    fn opening_span(&self, epoch: Epoch, n: u32, end: Option<u64>) -> Span {
+        let stamp = Stamp { epoch, claim: n };
+        let at = self.slot.words.opening.read(stamp).unwrap_or(0);
+        Span { at, end }
     }
 
     /// The rejection of an open circuit still cooling down, with its
@@ -215,7 +234,10 @@ impl<'a> Engine<'a> {
             epoch: head.epoch,
             claim: n,
         };
-        let opened = || self.slot.words.phase.read(stamp).ok_or(());
+        let opened = || {
+            let last = self.slot.words.phase.read(stamp).ok_or(())?;
+            Ok::<_, ()>(self.opening_span(head.epoch, n, end_of(last)))
+        };
         let now = || self.occupant.time.now();
         match model::acquire(self.config(), head, opened, now) {
             Ok((admission, None)) => Some(admission),
@@ -402,7 +424,10 @@ impl<'a> Engine<'a> {
                     claim: head.n,
                 };
                 match (words.phase.read(stamp), words.opening.read(stamp)) {
-                    (Some(retry_at), Some(at)) => (Opening { at, retry_at }, true),
+                    (Some(last), Some(at)) => {
+                        let retry_at = end_of(last).unwrap_or(u64::MAX);
+                        (Opening { at, retry_at }, true)
+                    }
                     // Opened an instant ago (its opener is about to stamp
                     // it), or this reading of the word is out of date.
                     _ => (missing, false),
@@ -554,15 +579,16 @@ impl<'a> Engine<'a> {
             .map_err(Word::from_bits)
     }
 
-    /// When the open epoch `epoch`, the n-th opening in a row, ends: the
-    /// stamped `retry_at` if there is one, else one drawn at `now` without
-    /// a hint and stamped by this thread (a helper; the first to stamp
-    /// wins). `Err` with the current word when the record holds another
-    /// epoch and the word has left `epoch`.
+    /// When the open epoch `epoch`, the n-th opening in a row, ends
+    /// (`None`: past the clock's last instant): the stamped `retry_at` if
+    /// there is one, else one drawn at `now` without a hint and stamped by
+    /// this thread (a helper; the first to stamp wins). `Err` with the
+    /// current word when the record holds another epoch and the word has
+    /// left `epoch`.
     #[inline]
-    fn retry_at(&self, epoch: Epoch, n: u32, now: &Now<'_>) -> Result<u64, Word> {
+    fn retry_at(&self, epoch: Epoch, n: u32, now: &Now<'_>) -> Result<Option<u64>, Word> {
         match self.slot.words.phase.read(Stamp { epoch, claim: n }) {
-            Some(at) => Ok(at),
+            Some(last) => Ok(end_of(last)),
             None => self.stamp_opening(epoch, n, now.get(), None),
         }
     }
@@ -573,14 +599,22 @@ impl<'a> Engine<'a> {
     /// or us), and, by whoever wins that, when it opened in the `opening`
     /// record; returns the `retry_at` the record holds.
     #[cold]
-    fn stamp_opening(&self, epoch: Epoch, n: u32, at: u64, hint: Option<u64>) -> Result<u64, Word> {
+    fn stamp_opening(
+        &self,
+        epoch: Epoch,
+        n: u32,
+        at: u64,
+        hint: Option<u64>,
+    ) -> Result<Option<u64>, Word> {
         let stamp = Stamp { epoch, claim: n };
         let retry_at = recovery::retry_at(self.config(), n, at, self.occupant.seed, hint);
-        let written = self
-            .slot
-            .words
-            .phase
-            .write_telling(stamp, retry_at, Keep::First, || self.epoch_unchanged(epoch))?;
+        let written =
+            self.slot
+                .words
+                .phase
+                .write_telling(stamp, last_of(retry_at), Keep::First, || {
+                    self.epoch_unchanged(epoch)
+                })?;
         if written.mine {
             // For snapshots; a word that moved on meanwhile has its own.
             // Only the phase's winner writes it, so the latest time wins:
@@ -593,7 +627,7 @@ impl<'a> Engine<'a> {
                 .opening
                 .write(stamp, at, Keep::Latest, || self.epoch_unchanged(epoch));
         }
-        Ok(written.time)
+        Ok(end_of(written.time))
     }
 
     /// The n of the opening before the half-open epoch `epoch`, and when
@@ -629,6 +663,23 @@ impl<'a> Engine<'a> {
             .phase
             .write(stamp, at, Keep::First, || self.epoch_unchanged(stamp.epoch))
     }
+}
+
+/// An opening's end as its `phase` record holds it: the opening's last
+/// instant (an opening lasts at least a nanosecond, so its end is at least
+/// 1), or `u64::MAX` for one whose end is past the clock's last instant:
+/// it lasts to the end of time, and every instant, the last included, is
+/// in it.
+#[inline]
+fn last_of(end: Option<u64>) -> u64 {
+    end.map_or(u64::MAX, |end| end.saturating_sub(1))
+}
+
+/// The end of an opening whose `phase` record holds `last` (see
+/// [`last_of`]).
+#[inline]
+fn end_of(last: u64) -> Option<u64> {
+    last.checked_add(1)
 }
 
 /// What one step of [`Engine::update`] decided from a word.

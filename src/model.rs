@@ -26,8 +26,8 @@ use crate::verdict::Verdict;
 /// while open or half-open the opening's place in a row (SPEC §10's n).
 ///
 /// The times are not here: only admission needs them, and is given them
-/// ([`acquire`]): an open circuit's `retry_at` (when its opening ends),
-/// a half-open one's start. A rule that opens the circuit opens it at the
+/// ([`acquire`], a [`Span`]): an open circuit's opening (when it began and
+/// when it ends), a half-open one's start. A rule that opens the circuit opens it at the
 /// `now` it is given, and the caller keeps when the opening ends
 /// ([`recovery::retry_at`](crate::recovery::retry_at)); a move to
 /// half-open starts it at the admission's `now`.
@@ -190,34 +190,68 @@ pub(crate) enum Effect {
     Move(Head),
 }
 
+/// The times of an open or half-open circuit's phase, as admission reads
+/// them: when it began (an opening's time, a half-open epoch's start) and,
+/// for an opening, when it ends, `None` when that is past the clock's last
+/// instant (SPEC §3: every instant, the last included, is a valid time, so
+/// such an opening lasts to the end of time). A half-open phase's end is
+/// the probe timeout's, from the configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Span {
+    pub(crate) at: u64,
+    pub(crate) end: Option<u64>,
+}
+
+impl Span {
+    /// A half-open epoch that started at `at`.
+    pub(crate) const fn since(at: u64) -> Self {
+        Span { at, end: None }
+    }
+
+    /// The nanoseconds from `now` to the end of the phase, counted from no
+    /// earlier than its start: a clock that stepped back to before the
+    /// start (a mock clock, a clock not synchronised across cores) is
+    /// asked to wait no longer than the phase lasts. Without an end, the
+    /// instants left to the end of time.
+    fn left(self, now: u64) -> u64 {
+        let from = now.max(self.at);
+        match self.end {
+            Some(end) => end.saturating_sub(from),
+            None => (u64::MAX - from).saturating_add(1),
+        }
+    }
+}
+
 /// Admission at `now` (SPEC §3 "Admission", §10 "Probe timeout"): the
-/// decision and the next head, `None` when nothing changes. `phase` (an
-/// open circuit's `retry_at`, a half-open one's start) and `now` are asked
-/// only while open or half-open, so an engine reads its record and its
-/// clock only there; an error from `phase` (an engine that finds its
-/// reading out of date) is the answer. A move to half-open starts the new
-/// half-open epoch at `now`.
+/// decision and the next head, `None` when nothing changes. `phase` (the
+/// span of an open or half-open circuit's phase) and `now` are asked only
+/// while open or half-open, so an engine reads its records and its clock
+/// only there; an error from `phase` (an engine that finds its reading out
+/// of date) is the answer. A move to half-open starts the new half-open
+/// epoch at `now`. A rejection never asks for more than what is left of
+/// its opening's duration, measured from its start.
 #[inline]
 pub(crate) fn acquire<E>(
     config: &Config,
     head: Head,
-    phase: impl FnOnce() -> Result<u64, E>,
+    phase: impl FnOnce() -> Result<Span, E>,
     now: impl FnOnce() -> u64,
 ) -> Result<(Decision, Option<Head>), E> {
     Ok(match head.state {
         State::Closed => (grant(PermitKind::Closed, head.epoch), None),
         State::Open => {
-            let retry_at = phase()?;
+            let span = phase()?;
             let now = now();
-            if now < retry_at {
-                let retry_after = retry_at - now;
-                (Decision::Rejected { retry_after }, None)
-            } else {
-                half_open_again(head)
+            match span.end {
+                Some(end) if now >= end => half_open_again(head),
+                _ => {
+                    let retry_after = span.left(now);
+                    (Decision::Rejected { retry_after }, None)
+                }
             }
         }
         State::HalfOpen => {
-            let since = phase()?;
+            let since = phase()?.at;
             if now().saturating_sub(since) >= config.probe_timeout_nanos() {
                 half_open_again(head)
             } else if head.inflight < config.half_open_probes() {
@@ -344,7 +378,8 @@ pub(crate) fn reset(head: Head) -> Head {
 }
 
 /// When a circuit last opened and when that opening ends (SPEC §10: the
-/// duration is the difference), as a snapshot shows them.
+/// duration is the difference; `u64::MAX` for an opening that lasts to the
+/// end of time), as a snapshot shows them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Opening {
     pub(crate) at: u64,

@@ -16,6 +16,12 @@ use crate::Policy;
 use crate::config::Config;
 use crate::snapshot::{Snapshot, State};
 
+mod wide;
+use wide::Wide;
+
+#[cfg(test)]
+mod tests;
+
 /// The `rate` settings of SPEC §9, read once from the configuration.
 #[derive(Clone, Copy, Debug)]
 struct RateSettings {
@@ -61,8 +67,8 @@ pub(crate) struct Oracle {
     /// §10's n: "n = 0 when the circuit opens from Closed or by
     /// `force_open`; n + 1 when a probe fails".
     n: u32,
-    /// When the current opening ends (`opened_at + d`).
-    retry_at: u64,
+    /// The current opening's d.
+    open_for: u64,
     /// When the circuit last entered `HalfOpen`.
     half_open_at: u64,
     /// `Some` under `rate`, `None` under `count`.
@@ -136,7 +142,7 @@ impl Oracle {
                 seed: 0,
             },
             n: 0,
-            retry_at: 0,
+            open_for: 0,
             half_open_at: 0,
             rate: (config.policy() == Policy::Rate).then(|| RateSettings {
                 width: Self::width(config),
@@ -189,10 +195,18 @@ impl Oracle {
             // "Closed: grant a closed permit."
             State::Closed => self.grant(false, now),
             State::Open => {
-                if now < self.retry_at {
-                    // "reject with OpenError, retry_after = open_duration -
-                    // (now - opened_at)", the opening lasting d (§10).
-                    Admit::Rejected(self.retry_at - now)
+                // "Open and now - opened_at < open_duration: reject with
+                // OpenError, retry_after = open_duration - (now -
+                // opened_at)", the opening lasting d (§10); a clock that
+                // stepped back to before the opening has seen none of it
+                // pass. The opening's instants past the clock's last one
+                // (2^64 - 1) do not exist: it lasts to the end of time, and
+                // asks for the instants left to it.
+                let elapsed = now.saturating_sub(self.opened_at);
+                if elapsed < self.open_for {
+                    let end = (u128::from(self.opened_at) + u128::from(self.open_for)).min(1 << 64);
+                    let from = u128::from(now.max(self.opened_at));
+                    Admit::Rejected(u64::try_from(end - from).unwrap_or(u64::MAX))
                 } else {
                     // "this call moves the circuit to HalfOpen (successes 0,
                     // in-flight 1) and is granted a probe"
@@ -422,7 +436,7 @@ impl Oracle {
             slow,
             // §10: "A snapshot shows the opening's duration and n."
             open_for: (self.state == State::Open)
-                .then(|| Duration::from_nanos(self.retry_at - self.opened_at)),
+                .then(|| Duration::from_nanos(self.open_for.min(u64::MAX - self.opened_at))),
             openings: if self.state == State::Closed {
                 0
             } else {
@@ -452,7 +466,7 @@ impl Oracle {
         self.change(State::Open);
         self.opened_at = now;
         self.n = n;
-        self.retry_at = now + self.duration(n, now, hint);
+        self.open_for = self.duration(n, now, hint);
     }
 
     /// A failed probe: "n + 1 when a probe fails".
@@ -471,23 +485,40 @@ impl Oracle {
 
     /// §10: "The n-th opening in a row ... lasts d = min(`max_open_duration`,
     /// `open_duration` * `open_backoff^n`) * (1 - `open_jitter` * u)", "at least
-    /// min(hint, `max_open_duration`)" with a hint. Each multiplication by
-    /// the factor is rounded down to the nanosecond, and so is the cut.
+    /// min(hint, `max_open_duration`)" with a hint. The power's rounding is
+    /// the crate's rule (see `recovery`): raised by squaring from the lowest bit of
+    /// n on 72 binary places, every product rounded down and held at the
+    /// cap's ratio `min(max_open / open, 2^55) + 1` once past it; `open` times the
+    /// power is rounded to the nearest nanosecond. The cut is rounded down.
     fn duration(&self, n: u32, at: u64, hint: Option<u64>) -> u64 {
         let r = self.recovery;
-        let cap = u128::from(r.max_open);
-        let mut base = u128::from(self.open);
-        let mut steps = 0;
-        while steps < n && base < cap && r.backoff > 1_000_000 {
-            let grown = base * r.backoff / 1_000_000;
-            if grown == base {
-                // Rounded down, it stays put from here on.
-                break;
+        let cap = r.max_open.max(self.open);
+        let mut base = self.open;
+        if n > 0 && r.backoff > 1_000_000 && cap > self.open {
+            let ratio = (cap / self.open).min(1 << 55) + 1;
+            let mut power = Wide::from(1_u8).shl(72);
+            let mut square = Wide::from(r.backoff).shl(72).div_small(1_000_000);
+            let limit = Wide::from(ratio).shl(72);
+            let mut bits = n;
+            while bits != 0 {
+                if bits % 2 == 1 {
+                    power = power.times(square).shr(72).at_most(limit);
+                }
+                bits /= 2;
+                if bits != 0 && power != limit {
+                    square = square.times(square).shr(72).at_most(limit);
+                }
+                if power == limit {
+                    break;
+                }
             }
-            base = grown;
-            steps += 1;
+            let nearest = Wide::from(self.open)
+                .times(power)
+                .plus(Wide::from(1_u8).shl(71))
+                .shr(72);
+            base = nearest.at_most(Wide::from(cap)).low();
         }
-        let base = base.min(cap);
+        let base = u128::from(base.min(cap));
         let u = u128::from(Self::u(r.seed, at));
         let cut = base * r.jitter * u / (1_000_000 * (1 << 32));
         let d = u64::try_from(base - cut).expect("d is at most the cap");

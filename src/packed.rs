@@ -410,7 +410,8 @@ mod tests {
         fn closed_grant_is_the_models((head, cursor) in heads()) {
             let word = Word::pack(&head, cursor);
             let config = crate::Config::default();
-            let model = crate::model::acquire(&config, head, || Ok::<u64, ()>(0), || 0);
+            let span = || Ok::<_, ()>(crate::model::Span::since(0));
+            let model = crate::model::acquire(&config, head, span, || 0);
             if let Some(grant) = word.closed_grant() {
                 prop_assert_eq!(head.state, State::Closed);
                 prop_assert_eq!(model, Ok((crate::model::Decision::Granted(grant), None)));

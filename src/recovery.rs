@@ -15,6 +15,40 @@ use crate::config::{Config, nanos};
 /// One, in millionths.
 const MILLION: u128 = 1_000_000;
 
+/// The fixed point that powers of a factor are raised on: 72 binary
+/// places. Squaring doubles a power's relative error, and a power reaches
+/// any cap within 26 squarings (a factor is at least 1.000001, a cap at most
+/// 2^55 open durations), so the error stays below 2^-45 of the power.
+const POINT: u32 = 72;
+
+/// The largest ratio of the cap to the open duration that powers are
+/// raised towards: 2^55 (417 days of nanoseconds), past any
+/// configuration's.
+const RATIO_LIMIT: u64 = 1 << 55;
+
+/// `a * b / 2^shift`, rounded down, or `None` if that does not fit a u128.
+/// (The product is taken on four 64-bit halves: it may not fit a u128.)
+fn product_shifted(a: u128, b: u128, shift: u32) -> Option<u128> {
+    const LOW: u128 = u64::MAX as u128;
+    let (a1, a0) = (a >> 64, a & LOW);
+    let (b1, b0) = (b >> 64, b & LOW);
+    // a * b = high * 2^128 + low, each of the four products below 2^128.
+    let (cross, carried) = (a1 * b0).overflowing_add(a0 * b1);
+    let (low, carry) = (a0 * b0).overflowing_add(cross << 64);
+    let high = (a1 * b1)
+        .checked_add(cross >> 64)?
+        .checked_add(u128::from(carried) << 64)?
+        .checked_add(u128::from(carry))?;
+    if shift == 0 {
+        return (high == 0).then_some(low);
+    }
+    // Only `shift` < 128 is asked for.
+    if high >> shift != 0 {
+        return None;
+    }
+    Some((high << (128 - shift)) | (low >> shift))
+}
+
 /// The duration settings of §10, in nanoseconds and millionths.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Backoff {
@@ -40,28 +74,57 @@ impl Backoff {
     }
 
     /// The n-th opening's duration before jitter: `min(max_open, open *
-    /// factor^n)`, without overflow however large `n` (each step rounds
-    /// down to the nanosecond).
+    /// factor^n)`, without overflow however large `n`.
     pub(crate) fn base(self, n: u32) -> u64 {
-        if n == 0 || u128::from(self.factor) <= MILLION {
-            return self.open;
+        self.base_counted(n).0
+    }
+
+    /// [`base`](Self::base) and how many multiplications it took: at most
+    /// two for each bit of `n` (64), whatever `n` and the factor.
+    ///
+    /// `factor^n` is raised by squaring on a fixed point of 72 binary
+    /// places ([`POINT`]), from the lowest bit of `n` up: the factor and
+    /// each product are rounded down to the point's unit, and a power past
+    /// the cap's ratio (`max_open / open + 1`, at most 2^55 + 1) stands at
+    /// that ratio, which keeps every later product past it. The opening is
+    /// `open` times that power, rounded to the nearest nanosecond (so that
+    /// 30 s * 1.1 is 33 s, not a nanosecond less), capped at `max_open`.
+    pub(crate) fn base_counted(self, n: u32) -> (u64, u32) {
+        let max = self.max_open.max(self.open);
+        if n == 0 || u128::from(self.factor) <= MILLION || self.open == max {
+            return (self.open, 0);
         }
-        let mut base = u128::from(self.open);
-        let max = u128::from(self.max_open.max(self.open));
-        if u128::from(self.factor) > MILLION {
-            for _ in 0..n {
-                let next = base * u128::from(self.factor) / MILLION;
-                // Once a step no longer grows it (a factor too close to 1
-                // for the duration's nanoseconds), none will: at most a
-                // few thousand steps, however large `n`.
-                if base >= max || next == base {
-                    break;
-                }
-                base = next;
+        let one = 1_u128 << POINT;
+        // At most (2^55 + 1) * 2^72: a u128.
+        let ceiling = u128::from((max / self.open).min(RATIO_LIMIT) + 1) << POINT;
+        let times =
+            |a: u128, b: u128| product_shifted(a, b, POINT).map_or(ceiling, |p| p.min(ceiling));
+        let mut power = one;
+        // The factor, below 10 * 2^72.
+        let mut square = (u128::from(self.factor) << POINT) / MILLION;
+        let mut rest = n;
+        let mut steps = 0;
+        loop {
+            if rest & 1 == 1 {
+                power = times(power, square);
+                steps += 1;
             }
+            rest >>= 1;
+            if rest == 0 || power == ceiling {
+                break;
+            }
+            square = times(square, square);
+            steps += 1;
         }
+        // `open * power` rounded to the nearest unit: at least `open`.
+        let base = product_shifted(u128::from(self.open), power, 0)
+            .and_then(|scaled| scaled.checked_add(one >> 1))
+            .map_or(u128::from(max), |scaled| scaled >> POINT);
         // At most `max`, a u64.
-        u64::try_from(base.min(max)).unwrap_or(u64::MAX)
+        (
+            u64::try_from(base.min(u128::from(max))).unwrap_or(u64::MAX),
+            steps,
+        )
     }
 
     /// The n-th opening's duration with the draw `u` (a fraction `u /
@@ -103,8 +166,16 @@ pub(crate) fn draw(seed: u64, at: u64) -> u32 {
 }
 
 /// When an opening at `at` ends: `at` plus the duration of the n-th
-/// opening with the draw of `seed` at `at` and the verdict's `hint`.
-pub(crate) fn retry_at(config: &Config, n: u32, at: u64, seed: u64, hint: Option<u64>) -> u64 {
+/// opening with the draw of `seed` at `at` and the verdict's `hint`;
+/// `None` when that is past the clock's last instant (the opening then
+/// lasts to the end of time: see [`Span`](crate::model::Span)).
+pub(crate) fn retry_at(
+    config: &Config,
+    n: u32,
+    at: u64,
+    seed: u64,
+    hint: Option<u64>,
+) -> Option<u64> {
     let backoff = Backoff::of(config);
     // Drawn only when it matters (a jitter), so a fixed opening costs no
     // draw.
@@ -113,7 +184,7 @@ pub(crate) fn retry_at(config: &Config, n: u32, at: u64, seed: u64, hint: Option
     } else {
         draw(seed, at)
     };
-    at.saturating_add(backoff.with_hint(n, u, hint))
+    at.checked_add(backoff.with_hint(n, u, hint))
 }
 
 #[cfg(test)]

@@ -86,19 +86,44 @@ proptest! {
     }
 }
 
-/// A factor too close to 1 for a short duration's nanoseconds stops
-/// growing it at once, and the n-th opening is computed without n steps.
+/// The n-th opening is computed in a bounded number of multiplications,
+/// whatever `n` and the factor (issue 31: a factor of 1.000001 and a
+/// payload's `openings` of 4294967295 took millions of steps).
 #[test]
-fn a_factor_that_no_longer_grows_the_duration_stops_the_steps() {
-    let tiny = Backoff {
-        open: 1,
-        max_open: 10,
-        factor: 1_000_001,
-        jitter: 0,
-    };
-    let started = std::time::Instant::now();
-    assert_eq!(tiny.base(u32::MAX), 1);
-    assert!(started.elapsed() < std::time::Duration::from_secs(1));
+fn the_nth_opening_takes_a_bounded_number_of_steps() {
+    for factor in [1_000_001, 1_000_100, 1_010_000, 2_000_000, MAX_BACKOFF] {
+        for (open, max_open) in [(30 * SECOND, 3_600 * SECOND), (1, 10), (1, u64::MAX)] {
+            let b = Backoff {
+                open,
+                max_open,
+                factor,
+                jitter: 0,
+            };
+            for n in [0, 1, 2, 199, 1 << 20, u32::MAX - 1, u32::MAX] {
+                let (base, steps) = b.base_counted(n);
+                assert!(steps <= 64, "{factor} {open} {max_open} {n}: {steps} steps");
+                assert_eq!(base, b.base(n));
+                assert!((open..=max_open).contains(&base));
+            }
+        }
+    }
+    // A factor that grows the duration slowly still reaches the cap.
+    let slow = backoff(1_000_001, 300, 0);
+    assert_eq!(slow.base(u32::MAX), 300 * SECOND);
+    assert_eq!(slow.base(u32::MAX - 1), 300 * SECOND);
+    // 30 s * 1.000001^1000000 is 81.548414079581... s: the steps' rounding
+    // stays within a microsecond of it.
+    let grown = slow.base(1_000_000);
+    assert!(grown.abs_diff(81_548_414_079) < 1_000, "{grown}");
+}
+
+/// Factors with few decimals give exact durations: 30 s * 1.1^2 is 36.3 s.
+#[test]
+fn short_decimal_factors_give_exact_durations() {
+    let b = backoff(1_100_000, 3_600, 0);
+    assert_eq!(b.base(1), 33 * SECOND);
+    assert_eq!(b.base(2), 36_300_000_000);
+    assert_eq!(b.base(3), 39_930_000_000);
 }
 
 #[test]
@@ -110,4 +135,32 @@ fn draws_spread_over_the_unit() {
     assert!((mean - 0.5).abs() < 0.02, "{mean}");
     assert!(draws.iter().any(|&u| u < 0.01) && draws.iter().any(|&u| u > 0.99));
     assert_ne!(draw(1, 5), draw(2, 5));
+}
+
+proptest! {
+    /// However large `n`, a longer row never makes a shorter opening, and
+    /// every opening stays between the open duration and the cap.
+    #[test]
+    fn large_rows_never_shorten_the_opening(
+        open in 1..=1_000 * SECOND,
+        extra in 0..=10_000 * SECOND,
+        factor in FIXED..=MAX_BACKOFF,
+        n in any::<u32>(),
+    ) {
+        let b = Backoff { open, max_open: open + extra, factor, jitter: 0 };
+        let n = n.min(u32::MAX - 1);
+        let (base, steps) = b.base_counted(n);
+        prop_assert!(steps <= 64);
+        prop_assert!(base >= open && base <= open + extra);
+        prop_assert!(b.base(n + 1) >= base);
+    }
+
+    /// The wide product agrees with u128 arithmetic where that fits.
+    #[test]
+    fn wide_products_agree_with_narrow_ones(a in any::<u64>(), b in any::<u64>(), shift in 0..72_u32) {
+        let exact = u128::from(a) * u128::from(b);
+        prop_assert_eq!(product_shifted(u128::from(a), u128::from(b), shift), Some(exact >> shift));
+        prop_assert_eq!(product_shifted(u128::MAX, 2, 0), None);
+        prop_assert_eq!(product_shifted(u128::MAX, 2, 1), Some(u128::MAX));
+    }
 }

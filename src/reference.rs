@@ -6,7 +6,7 @@ use std::convert::Infallible;
 
 use crate::config::Config;
 use crate::epoch::Epoch;
-use crate::model::{self, Decision, Effect, Grant, Head, Opening};
+use crate::model::{self, Decision, Effect, Grant, Head, Opening, Span};
 use crate::policy::Window;
 use crate::recovery;
 use crate::snapshot::{Snapshot, State};
@@ -17,8 +17,8 @@ use crate::verdict::Verdict;
 pub(crate) struct Reference {
     config: Config,
     head: Head,
-    /// When the open epoch ends, or when the half-open epoch started.
-    phase: u64,
+    /// The open epoch's opening, or when the half-open epoch started.
+    phase: Span,
     /// The last opening (meaningful while open or half-open).
     opening: Opening,
     window: Window,
@@ -31,7 +31,7 @@ impl Reference {
     pub(crate) fn starting_at(config: Config, epoch: Epoch) -> Self {
         Reference {
             head: Head::closed(epoch),
-            phase: 0,
+            phase: Span::since(0),
             opening: Opening::default(),
             window: Window::empty(&config),
             config,
@@ -126,10 +126,16 @@ impl Reference {
             match next.state {
                 State::Open => {
                     let retry_at = recovery::retry_at(&self.config, next.n, now, self.seed, hint);
-                    self.opening = Opening { at: now, retry_at };
-                    self.phase = retry_at;
+                    self.opening = Opening {
+                        at: now,
+                        retry_at: retry_at.unwrap_or(u64::MAX),
+                    };
+                    self.phase = Span {
+                        at: now,
+                        end: retry_at,
+                    };
                 }
-                State::HalfOpen => self.phase = now,
+                State::HalfOpen => self.phase = Span::since(now),
                 State::Closed => {}
             }
         }

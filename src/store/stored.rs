@@ -21,7 +21,7 @@ use std::convert::Infallible;
 
 use crate::config::Config;
 use crate::epoch::Epoch;
-use crate::model::{self, Decision, Effect, Grant, Head, Opening, PermitKind};
+use crate::model::{self, Decision, Effect, Grant, Head, Opening, PermitKind, Span};
 use crate::policy::{Failures, Window};
 use crate::recovery;
 use crate::snapshot::{Snapshot, State};
@@ -154,7 +154,17 @@ impl Stored {
     pub(crate) fn acquire(&mut self, config: &Config, at: At) -> (Entry, bool) {
         self.window.prune(config, at.now);
         let mut changed = self.expire(config, at.now);
-        let phase = || Ok::<_, Infallible>(self.phase);
+        // An opening counts from its start: a rejection asks for no more
+        // than what is left of it from there.
+        let phase = || {
+            Ok::<_, Infallible>(match self.head.state {
+                State::Open => Span {
+                    at: self.opened_at,
+                    end: Some(self.phase),
+                },
+                _ => Span::since(self.phase),
+            })
+        };
         let Ok((admission, next)) = model::acquire(config, self.head, phase, || at.now);
         if let Some(next) = next {
             self.set(config, next, at.now, Opens::default());
@@ -365,6 +375,9 @@ impl Stored {
                     self.opened_at = now;
                     let retry_at =
                         recovery::retry_at(config, next.n, now, self.generation, opens.hint);
+                    // Past the clock's last instant: at its last whole
+                    // microsecond (a payload keeps no later one).
+                    let retry_at = retry_at.unwrap_or(u64::MAX);
                     self.phase = resolution::store_time_at_or_after(retry_at);
                 }
                 State::HalfOpen => self.phase = now,

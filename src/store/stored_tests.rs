@@ -621,10 +621,44 @@ fn an_opening_ends_on_a_whole_microsecond_at_or_after_the_exact_end() {
         let now = 1_700_000_000 * SEC + generation * MICRO;
         let mut stored = Stored::fresh(generation);
         stored.force_open(&config, now, 0);
-        let exact = recovery::retry_at(&config, 0, now, generation, None);
+        let exact = recovery::retry_at(&config, 0, now, generation, None).unwrap();
         assert_eq!(stored.phase % MICRO, 0);
         assert!(stored.phase >= exact && stored.phase - exact < MICRO);
         ends += u64::from(stored.phase != exact);
     }
     assert!(ends > 100, "jitter cuts in nanoseconds: {ends} rounded");
+}
+
+/// A store's clock that stepped back to before an opening (a store moved
+/// to a server whose clock is behind): a rejection asks for no more than
+/// what is left of the opening's duration from its start.
+#[test]
+fn a_rejection_never_asks_for_more_than_the_opening_from_its_start() {
+    let config = config(1, 1);
+    let mut stored = Stored::fresh(GENERATION);
+    stored.force_open(&config, 50 * SEC, 0);
+    let (entry, _) = stored.acquire(&config, at(10 * SEC, SEC, 1));
+    assert_eq!(
+        entry,
+        Entry::Rejected {
+            retry_after: 30 * SEC
+        }
+    );
+    let (entry, _) = stored.acquire(&config, at(60 * SEC, SEC, 1));
+    assert_eq!(
+        entry,
+        Entry::Rejected {
+            retry_after: 20 * SEC
+        }
+    );
+    let (entry, _) = stored.acquire(&config, at(80 * SEC, SEC, 1));
+    let probe = granted(entry);
+    stored.verdict(&config, &probe, Verdict::Failure, 80 * SEC);
+    let (entry, _) = stored.acquire(&config, at(0, SEC, 2));
+    assert_eq!(
+        entry,
+        Entry::Rejected {
+            retry_after: 30 * SEC
+        }
+    );
 }

@@ -33,6 +33,25 @@ fn admission_open_before_cooldown_rejects_with_retry_after() {
     );
 }
 
+/// A clock that steps back (a mock clock, a clock not synchronised across
+/// cores) to before the opening: a rejection never asks for more than what
+/// is left of the opening's duration, measured from its start.
+#[test]
+fn admission_open_never_asks_for_more_than_the_opening_after_the_clock_steps_back() {
+    let (fuse, mock) = circuit(config(1, 2));
+    set_time(&mock, secs(50));
+    trip(&fuse);
+    mock.decrement(secs(40));
+    assert_eq!(rejection(&fuse).retry_after(), secs(30));
+    assert_eq!(rejection(&fuse).retry_after(), secs(30), "a second time");
+    set_time(&mock, secs(60));
+    assert_eq!(rejection(&fuse).retry_after(), secs(20));
+    set_time(&mock, secs(80));
+    probe(&fuse).failure();
+    mock.decrement(secs(80));
+    assert_eq!(rejection(&fuse).retry_after(), secs(30), "a reopening too");
+}
+
 #[test]
 fn admission_open_at_cooldown_moves_to_half_open_with_one_in_flight() {
     let (fuse, mock) = circuit(config(1, 2));

@@ -18,6 +18,32 @@ fn force_open_opens_now_and_probes_after_open_duration() {
     p.success();
 }
 
+/// Every instant, the last included, is a valid time: an opening whose
+/// end is past the clock's last instant lasts to the end of time, and one
+/// that ends at the last instant admits a probe then.
+#[test]
+fn force_open_at_the_last_instants_of_the_clock_lasts_to_the_end_of_time() {
+    let last = Duration::from_nanos(u64::MAX);
+    let (fuse, mock) = circuit(config(1, 1));
+    set_time(&mock, last);
+    fuse.force_open();
+    assert_eq!(rejection(&fuse).retry_after(), NS, "the one instant left");
+    let (fuse, mock) = circuit(config(1, 1));
+    set_time(&mock, last.saturating_sub(secs(10)));
+    fuse.force_open();
+    assert_eq!(rejection(&fuse).retry_after(), secs(10) + NS);
+    set_time(&mock, last);
+    assert_eq!(rejection(&fuse).retry_after(), NS);
+    let (fuse, mock) = circuit(config(1, 1));
+    set_time(&mock, last.saturating_sub(secs(30)));
+    fuse.force_open();
+    set_time(&mock, just_before(last));
+    assert_eq!(rejection(&fuse).retry_after(), NS);
+    set_time(&mock, last);
+    probe(&fuse).success();
+    assert_eq!(fuse.state(), State::Closed);
+}
+
 #[test]
 fn force_open_while_open_restarts_the_cooldown() {
     let (fuse, mock) = circuit(config(1, 2));
