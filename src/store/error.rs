@@ -151,10 +151,13 @@ impl StoreError {
     }
 
     /// Whether the store cannot keep a circuit under the key: longer than
-    /// the SQL table's `varchar(191)` (refused before any round trip), or
-    /// refused by the database as data rather than for want of a
-    /// connection. The key is named; this is no outage, so the fallback
-    /// does not decide: every call on the key is refused with this error.
+    /// the SQL table's `varchar(191)` and not held by the table (no
+    /// circuit is created under it; a row the table already holds, which
+    /// SQLite or a wider column let another program write, is read,
+    /// changed and deleted like any other), or refused by the database as
+    /// data rather than for want of a connection. The key is named; this
+    /// is no outage, so the fallback does not decide: every call on the
+    /// key is refused with this error.
     ///
     /// ```
     /// # #[cfg(feature = "sql")]
