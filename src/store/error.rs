@@ -91,11 +91,12 @@ impl StoreError {
     }
 
     /// The URL `store` was opened with cannot open it: `reason`, which
-    /// says what it is or is not (see [`open`](super::open)).
+    /// says what it is or is not (see [`open`](super::open)); a URL it
+    /// quotes is shown redacted.
     pub(crate) fn url(store: &str, reason: impl fmt::Display) -> Self {
         StoreError {
             store: store.into(),
-            kind: Kind::Url(reason.to_string()),
+            kind: Kind::Url(crate::redact::text(&reason.to_string()).into_owned()),
         }
     }
 
@@ -166,6 +167,7 @@ impl StoreError {
     /// use std::sync::Arc;
     /// use fuse_breaker::store::{Refusal, SharedFuse, SqlStore};
     /// let store = SqlStore::open("sqlite::memory:")?;
+    /// store.ensure_schema().await?;
     /// let fuse = SharedFuse::builder("x".repeat(200), Arc::new(store)).build();
     /// let Err(Refusal::Store(err)) = fuse.try_acquire().await else { panic!() };
     /// assert!(err.is_invalid_key() && !err.is_unreachable());
