@@ -61,3 +61,32 @@ async fn database_urls_lose_their_passwords_in_errors() {
         assert_no_secret(url, SqlStore::open(url)).await;
     }
 }
+
+/// A password with an unescaped `/`, in a cluster's or Sentinel's URL:
+/// no piece of it, nor the user before it, is quoted.
+#[cfg(feature = "redis")]
+#[tokio::test]
+async fn cluster_and_sentinel_urls_quote_no_piece_of_a_password() {
+    use fuse_breaker::store::RedisStore;
+    for url in [
+        "redis+cluster://app:hun/ter2@127.0.0.1",
+        "redis+cluster://app:hun/ter2@127.0.0.1:1",
+        "rediss+cluster://app:hun/ter2@127.0.0.1:1/2",
+        "redis+sentinel://app:hun/ter2@127.0.0.1",
+        "redis+sentinel://app:/hunter2@127.0.0.1:1",
+        "redis+sentinel://app:/hunter2@127.0.0.1:1/shop",
+        "rediss+sentinel://app:hun?ter2@127.0.0.1:1/shop/x",
+    ] {
+        let opened = RedisStore::open(url);
+        let printed = match &opened {
+            Err(err) => format!("{err} {err:?}"),
+            Ok(store) => {
+                let err = store.load("fuse:a").await.map(drop).unwrap_err();
+                format!("{} {store:?} {err} {err:?}", store.name())
+            }
+        };
+        for piece in ["app:", "hun", "ter2"] {
+            assert!(!printed.contains(piece), "{url}: {printed}");
+        }
+    }
+}

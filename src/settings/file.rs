@@ -142,11 +142,12 @@ impl Settings {
     }
 
     fn parse(text: &str) -> Result<Settings, SettingsError> {
+        // The message quotes the line: a URL on it is shown redacted.
         let parse_error = |mut error: toml::de::Error| {
             error.set_input(Some(text));
             SettingsError::Parse {
                 path: None,
-                message: error.to_string(),
+                message: crate::redact::text(&error.to_string()).into_owned(),
             }
         };
         let root = DeTable::parse(text).map_err(parse_error)?;

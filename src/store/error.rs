@@ -91,11 +91,12 @@ impl StoreError {
     }
 
     /// The URL `store` was opened with cannot open it: `reason`, which
-    /// says what it is or is not (see [`open`](super::open)).
+    /// says what it is or is not (see [`open`](super::open)); a URL it
+    /// quotes is shown redacted.
     pub(crate) fn url(store: &str, reason: impl fmt::Display) -> Self {
         StoreError {
             store: store.into(),
-            kind: Kind::Url(reason.to_string()),
+            kind: Kind::Url(crate::redact::text(&reason.to_string()).into_owned()),
         }
     }
 
@@ -151,10 +152,13 @@ impl StoreError {
     }
 
     /// Whether the store cannot keep a circuit under the key: longer than
-    /// the SQL table's `varchar(191)` (refused before any round trip), or
-    /// refused by the database as data rather than for want of a
-    /// connection. The key is named; this is no outage, so the fallback
-    /// does not decide: every call on the key is refused with this error.
+    /// the SQL table's `varchar(191)` and not held by the table (no
+    /// circuit is created under it; a row the table already holds, which
+    /// SQLite or a wider column let another program write, is read,
+    /// changed and deleted like any other), or refused by the database as
+    /// data rather than for want of a connection. The key is named; this
+    /// is no outage, so the fallback does not decide: every call on the
+    /// key is refused with this error.
     ///
     /// ```
     /// # #[cfg(feature = "sql")]
@@ -163,6 +167,7 @@ impl StoreError {
     /// use std::sync::Arc;
     /// use fuse_breaker::store::{Refusal, SharedFuse, SqlStore};
     /// let store = SqlStore::open("sqlite::memory:")?;
+    /// store.ensure_schema().await?;
     /// let fuse = SharedFuse::builder("x".repeat(200), Arc::new(store)).build();
     /// let Err(Refusal::Store(err)) = fuse.try_acquire().await else { panic!() };
     /// assert!(err.is_invalid_key() && !err.is_unreachable());

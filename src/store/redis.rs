@@ -156,17 +156,21 @@ impl RedisStore {
                 "RedisStore::open was called outside a tokio runtime",
             ));
         };
+        // What the `redis` crate says may quote the URL, or pieces of a
+        // password it misread.
+        let said =
+            |err: &dyn fmt::Display| crate::redact::text_about(url, &err.to_string()).into_owned();
         let invalid = |err: &dyn fmt::Display, form: &str| {
-            StoreError::invalid_url(&name, "Redis", format_args!("{err} ({form})"))
+            StoreError::invalid_url(&name, "Redis", format_args!("{} ({form})", said(err)))
         };
         let target =
             url::target(url).map_err(|err| StoreError::invalid_url(&name, "Redis", err))?;
         let (topology, link) = match target {
-            Target::Node(url) => {
-                let client = redis::Client::open(url)
+            Target::Node(node) => {
+                let client = redis::Client::open(node)
                     .map_err(|err| invalid(&err, "redis://host:port/db"))?;
-                let link =
-                    Link::node(&client).map_err(|err| StoreError::unreachable(&name, err))?;
+                let link = Link::node(&client)
+                    .map_err(|err| StoreError::unreachable(&name, said(&err)))?;
                 (Topology::Node(client), link)
             }
             Target::Cluster(nodes) => {

@@ -11,6 +11,8 @@
 //!   as `name`; the user and password are the primary's (the sentinels
 //!   are asked without).
 
+use std::fmt::Write as _;
+
 /// A cluster's schemes, and whether each speaks TLS.
 const CLUSTER: [(&str, bool); 2] = [("redis+cluster", false), ("rediss+cluster", true)];
 /// Sentinel's schemes, and whether each speaks TLS to the primary.
@@ -36,7 +38,9 @@ pub(super) enum Target {
 }
 
 /// What `url` names, or why it names nothing (a reason that never quotes
-/// its password).
+/// its password). The user and password are whatever lies before the
+/// last `@` (a password may hold `/`, `?`, `#` or `@` unescaped); each
+/// node's URL of a cluster has them percent-encoded.
 pub(super) fn target(url: &str) -> Result<Target, String> {
     let Some((scheme, rest)) = url.split_once("://") else {
         return Ok(Target::Node(url.to_owned()));
@@ -48,15 +52,23 @@ pub(super) fn target(url: &str) -> Result<Target, String> {
         (None, Some(&(_, tls))) => (tls, false),
         (None, None) => return Ok(Target::Node(url.to_owned())),
     };
-    if rest.contains('?') {
-        return Err(format!("{scheme}:// takes no query parameters"));
+    let (credentials, rest) = match rest.rsplit_once('@') {
+        Some((credentials, rest)) => (Some(credentials), rest),
+        None => (None, rest),
+    };
+    if rest.contains(['?', '#']) {
+        return Err(format!("{scheme}:// takes no query parameters or fragment"));
     }
     let (hosts, path) = rest.split_once('/').unwrap_or((rest, ""));
-    let (credentials, hosts) = match hosts.rsplit_once('@') {
-        Some((credentials, hosts)) => (Some(credentials), hosts),
-        None => (None, hosts),
-    };
     let nodes = addresses(scheme, hosts)?;
+    let (user, password) = match credentials {
+        None => (None, None),
+        Some(credentials) => {
+            let (user, password) = credentials.split_once(':').unwrap_or((credentials, ""));
+            let some = |s: &str| (!s.is_empty()).then(|| decode(s));
+            (some(user), some(password))
+        }
+    };
     if is_cluster {
         if !path.is_empty() {
             return Err(format!(
@@ -64,7 +76,15 @@ pub(super) fn target(url: &str) -> Result<Target, String> {
             ));
         }
         let base = if tls { "rediss" } else { "redis" };
-        let auth = credentials.map(|c| format!("{c}@")).unwrap_or_default();
+        let auth = match (&user, &password) {
+            (None, None) => String::new(),
+            (user, None) => format!("{}@", encode(user.as_deref().unwrap_or_default())),
+            (user, Some(password)) => format!(
+                "{}:{}@",
+                encode(user.as_deref().unwrap_or_default()),
+                encode(password)
+            ),
+        };
         return Ok(Target::Cluster(
             nodes
                 .iter()
@@ -86,14 +106,6 @@ pub(super) fn target(url: &str) -> Result<Target, String> {
             .ok()
             .filter(|&db: &i64| db >= 0)
             .ok_or_else(|| format!("its database {db:?} is not a number"))?,
-    };
-    let (user, password) = match credentials {
-        None => (None, None),
-        Some(credentials) => {
-            let (user, password) = credentials.split_once(':').unwrap_or((credentials, ""));
-            let some = |s: &str| (!s.is_empty()).then(|| decode(s));
-            (some(user), some(password))
-        }
     };
     Ok(Target::Sentinel {
         sentinels: nodes.iter().map(|node| format!("redis://{node}")).collect(),
@@ -123,6 +135,20 @@ fn addresses(scheme: &str, hosts: &str) -> Result<Vec<String>, String> {
         nodes.push(node.to_owned());
     }
     Ok(nodes)
+}
+
+/// `text` with every byte but the unreserved ones (RFC 3986) as a `%XX`
+/// escape: a user or password as a node's URL holds it.
+fn encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            let _ = write!(out, "%{byte:02X}");
+        }
+    }
+    out
 }
 
 /// `text` with its `%XX` escapes decoded (left as they are where they
@@ -229,6 +255,53 @@ mod tests {
         }
         let err = target("redis+sentinel://u:hunter2@s1/shop").unwrap_err();
         assert!(!err.contains("hunter2"), "{err}");
+    }
+
+    #[test]
+    fn a_password_may_hold_separators_unescaped() {
+        assert_eq!(
+            target("redis+cluster://app:hun/ter2@127.0.0.1:7000"),
+            Ok(Target::Cluster(vec![
+                "redis://app:hun%2Fter2@127.0.0.1:7000".into()
+            ]))
+        );
+        assert_eq!(
+            target("redis+cluster://:a@b?c#d/e%2F@[::1]:7000"),
+            Ok(Target::Cluster(vec![
+                "redis://:a%40b%3Fc%23d%2Fe%2F@[::1]:7000".into()
+            ]))
+        );
+        let Ok(Target::Sentinel {
+            user,
+            password,
+            name,
+            ..
+        }) = target("redis+sentinel://app:/hunter2@s1:26379/shop")
+        else {
+            panic!("not a Sentinel URL");
+        };
+        assert_eq!(
+            (user.as_deref(), password.as_deref(), name.as_str()),
+            (Some("app"), Some("/hunter2"), "shop")
+        );
+    }
+
+    #[test]
+    fn no_error_quotes_the_user_or_password() {
+        for url in [
+            "redis+cluster://app:hun/ter2@127.0.0.1",
+            "redis+cluster://app:hun/ter2@127.0.0.1:7000/1",
+            "rediss+cluster://app:hun?ter2@127.0.0.1:7000?x",
+            "redis+sentinel://app:/hunter2@s1:26379",
+            "redis+sentinel://app:/hunter2@s1/shop",
+            "redis+sentinel://app:/hunter2@s1:26379/shop/x",
+            "redis+sentinel://app:hun#ter2@s1:1#x/shop",
+        ] {
+            let err = target(url).unwrap_err();
+            for piece in ["app", "hun", "ter2"] {
+                assert!(!err.contains(piece), "{url}: {err}");
+            }
+        }
     }
 
     #[test]

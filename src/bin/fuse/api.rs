@@ -143,7 +143,15 @@ impl Api {
         let response = request
             .send()
             .await
-            .map_err(|err| format!("admin API {} unreachable: {err}", self.shown))?;
+            // The error's URL, which `shown` names without its secrets,
+            // is left out.
+            .map_err(|err| {
+                format!(
+                    "admin API {} unreachable: {}",
+                    self.shown,
+                    err.without_url()
+                )
+            })?;
         let status = response.status();
         let body = self.answer(response).await?;
         if !status.is_success() {
@@ -167,11 +175,10 @@ impl Api {
     /// The body of `response`, up to [`MAX_ANSWER`] bytes.
     async fn answer(&self, mut response: reqwest::Response) -> Result<String, String> {
         let mut body = Vec::new();
-        while let Some(chunk) = response
-            .chunk()
-            .await
-            .map_err(|err| format!("admin API {}: the answer broke off: {err}", self.shown))?
-        {
+        while let Some(chunk) = response.chunk().await.map_err(|err| {
+            let err = err.without_url();
+            format!("admin API {}: the answer broke off: {err}", self.shown)
+        })? {
             if body.len() + chunk.len() > MAX_ANSWER {
                 return Err(format!(
                     "admin API {}: an answer of more than {MAX_ANSWER} bytes: stopped",

@@ -272,6 +272,19 @@ async fn run(cli: &Cli) -> Result<usize, String> {
     Ok(0)
 }
 
+/// `err` with every URL in it redacted, and no run of characters of a
+/// password or secret of the URLs given (however a library quoted them).
+fn redacted(cli: &Cli, err: &str) -> String {
+    let mut err = fuse_breaker::redact::text(err).into_owned();
+    for url in [&cli.redis, &cli.database_url, &cli.url]
+        .into_iter()
+        .flatten()
+    {
+        err = fuse_breaker::redact::text_about(url, &err).into_owned();
+    }
+    err
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -294,7 +307,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(err) => {
-            let err = fuse_breaker::redact::text(&err);
+            let err = redacted(&cli, &err);
             let _ = writeln!(std::io::stderr(), "fuse: {}", text::printable(&err));
             ExitCode::FAILURE
         }

@@ -1,8 +1,9 @@
 //! `fuse status` on a store: one circuit, or every key under a prefix,
 //! listed page by page ([`Store::keys`]) and read one by one. A key that
 //! holds no circuit (an unreadable payload, a Redis value that is not a
-//! string, a key that is not UTF-8) is listed as `unreadable`, and why is
-//! said on standard error; the others are listed all the same.
+//! string, a key that is not UTF-8, a key under which the store reads no
+//! circuit) is listed as `unreadable`, and why is said on standard error;
+//! the others are listed all the same.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -160,7 +161,10 @@ pub(crate) async fn all(
             Ok(Some(snapshot)) => Line { key, snapshot, now }.show(config, out)?,
             // Expired since it was listed.
             Ok(None) => {}
-            Err(err) if err.payload_error().is_some() => {
+            // An answer about this key (a payload that is no circuit, a
+            // key no circuit can be read under): the others are listed
+            // all the same. An outage stops the listing.
+            Err(err) if !err.is_unreachable() => {
                 let json = serde_json::json!({ "key": key });
                 out.unreadable(&printable(&key), json, &printable(&err.to_string()))
                     .map_err(|err| written(&err))?;

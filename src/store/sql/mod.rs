@@ -178,16 +178,22 @@ impl SqlStore {
             ));
         };
         let table = Table::default();
+        // What `sqlx` says may quote pieces of a password it misread (as
+        // a file name, a query parameter).
+        let invalid = |err: &sqlx::Error| {
+            let said = crate::redact::text_about(url, &err.to_string()).into_owned();
+            StoreError::invalid_url(&name, "database", said)
+        };
         let backend = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let pool = PgPoolOptions::new()
                 .max_connections(8)
                 .acquire_timeout(POSTGRES_TIMEOUT)
                 .connect_lazy(url)
-                .map_err(|err| StoreError::invalid_url(&name, "database", err))?;
+                .map_err(|err| invalid(&err))?;
             Backend::Postgres(pool)
         } else if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)
-                .map_err(|err| StoreError::invalid_url(&name, "database", err))?
+                .map_err(|err| invalid(&err))?
                 .create_if_missing(true)
                 .busy_timeout(SQLITE_BUSY);
             let pool = SqlitePoolOptions::new()

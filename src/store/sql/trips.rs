@@ -52,9 +52,11 @@ impl SqlStore {
 
     /// The payload under `key` (unless it is above
     /// [`PayloadError::MAX_BYTES`]: the database sends its length alone)
-    /// and the database's time.
+    /// and the database's time. A key longer than the table's column is
+    /// read like any other when the table holds it (SQLite does not
+    /// enforce the length, another program's table may be wider); absent,
+    /// it is refused, as no circuit may be created under it.
     async fn loaded(&self, key: &str) -> Result<Loaded, StoreError> {
-        let key = classify::key(&self.name, key)?;
         let limit = i64::try_from(PayloadError::MAX_BYTES).unwrap_or(i64::MAX);
         let row: Result<(i64, Option<i64>, Option<String>), sqlx::Error> = match &self.backend {
             Backend::Postgres(pool) => {
@@ -79,6 +81,9 @@ impl SqlStore {
                 format_args!("its clock answered {now} us since the Unix epoch, which is no time"),
             )
         })?;
+        if payload.is_none() && length.is_none() {
+            classify::key(&self.name, key)?;
+        }
         if let (None, Some(length)) = (&payload, length)
             && length > limit
         {
@@ -124,7 +129,10 @@ impl Store for SqlStore {
         ttl: Duration,
         announce: bool,
     ) -> Result<Swap, StoreError> {
-        let key = classify::key(&self.name, key)?;
+        // Only a row the table holds may have a key longer than its column.
+        if expected.is_none() {
+            classify::key(&self.name, key)?;
+        }
         let new = text(self, key, new)?;
         let expected = expected.map(|bytes| text(self, key, bytes)).transpose()?;
         let ttl = i64::try_from(ttl.as_micros()).unwrap_or(i64::MAX);
@@ -173,8 +181,8 @@ impl Store for SqlStore {
     }
 
     /// One `UPDATE` (see the `increment` module): 1 row when it applied.
+    /// It creates no row, so a key longer than the column is no matter.
     async fn increment(&self, key: &str, increment: &Increment) -> Result<bool, StoreError> {
-        let key = classify::key(&self.name, key)?;
         let prefix = text(self, key, increment.prefix())?;
         let number = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
         let ttl = i64::try_from(increment.ttl().as_micros()).unwrap_or(i64::MAX);
