@@ -192,7 +192,9 @@ impl Increment {
     /// `now`'s, or the newest in the window if that is later (a clock that
     /// went back); buckets that are not the current one or among the
     /// `buckets - 1` before it are dropped; the calls are added to `now`'s
-    /// bucket; buckets are written oldest first, one entry each.
+    /// bucket if it is one of those (a clock that went back by more than
+    /// the window leaves them out), so that no more than `buckets` buckets
+    /// are ever written; buckets are written oldest first, one entry each.
     ///
     /// ```
     /// # use std::time::Duration;
@@ -226,7 +228,7 @@ impl Increment {
             .iter()
             .filter(|e| live(e[0]))
             .map(|e| (e[0], [e[1], e[2], e[3]]))
-            .chain(std::iter::once((bucket, [self.calls, 0, 0])));
+            .chain(live(bucket).then_some((bucket, [self.calls, 0, 0])));
         for (b, counts) in sums {
             let sum = window.entry(b).or_default();
             for (total, n) in sum.iter_mut().zip(counts) {

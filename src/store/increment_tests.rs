@@ -16,10 +16,15 @@ const SEC: u64 = 1_000_000_000;
 const TTL: Duration = Duration::from_mins(2);
 
 fn config(buckets: u32, minimum: u32) -> Config {
+    window_config(buckets, minimum, 60)
+}
+
+/// `rate` over a window of `window` seconds.
+fn window_config(buckets: u32, minimum: u32, window: u64) -> Config {
     Config::builder()
         .policy(Policy::Rate)
         .window_buckets(buckets)
-        .failure_window(Duration::from_mins(1))
+        .failure_window(Duration::from_secs(window))
         .minimum_calls(minimum)
         .failure_rate(50)
         .build()
@@ -41,10 +46,12 @@ fn permit(stored: &mut Stored, config: &Config, now: u64) -> Option<Ticket> {
 
 /// How far the store's clock goes back, at most, behind the latest time
 /// it showed: less than the minute a payload's times may be ahead of the
-/// store's clock. A clock that went back further finds the window's newest
+/// store's clock, and more than the shorter windows tested (a window of
+/// the newest buckets, in which the calls at the clock's time have no
+/// bucket). A clock that went back further finds the window's newest
 /// buckets in its future, and the payload unreadable (`payload_rate_tests`
 /// has that refusal), which is no increment's doing.
-const MAX_BACK: u64 = 50 * SEC;
+const MAX_BACK: u64 = 59 * SEC;
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -67,7 +74,7 @@ fn op() -> impl Strategy<Value = Op> {
         6 => Just(Op::Success),
         2 => (0..4u64).prop_map(Op::Failure),
         3 => (0..20_000_000u64).prop_map(Op::Wait),
-        1 => (0..20_000_000u64).prop_map(Op::Back),
+        1 => (0..MAX_BACK / 1_000).prop_map(Op::Back),
         1 => Just(Op::Permit),
         1 => Just(Op::ForceClosed),
     ]
@@ -78,9 +85,10 @@ proptest! {
     fn an_increment_writes_what_the_model_writes(
         buckets in prop_oneof![Just(1u32), Just(3), Just(10), Just(60)],
         minimum in 1u32..8,
+        window in prop_oneof![Just(6u64), Just(60)],
         ops in prop::collection::vec(op(), 1..80),
     ) {
-        let config = config(buckets, minimum);
+        let config = window_config(buckets, minimum, window);
         let width = payload::width(&config);
         let mut now = 1_700_000_000 * SEC;
         let mut latest = now;
@@ -89,6 +97,13 @@ proptest! {
         let mut ticket = permit(&mut stored, &config, now).unwrap();
         for op in ops {
             let bytes = payload::write(&stored, width);
+            // Whatever the clock did, no write holds more buckets than the
+            // window, and every one is read back.
+            if let crate::policy::Window::Rate(window) = &stored.window {
+                prop_assert!(window.entries().len() <= buckets as usize, "{:?}", window);
+            }
+            let fresh = Fresh::at(now, SEC).of(&config);
+            prop_assert!(payload::read("fuse:k", &bytes, fresh).is_ok());
             match op {
                 Op::Success if ticket.is_probe() => {
                     prop_assert!(Increment::success(&config, &ticket, TTL).is_none());

@@ -94,7 +94,7 @@ for _, e in ipairs(entries) do
     if not add(e[1], e[2], e[3], e[4]) then return 0 end
   end
 end
-if not add(bucket, tonumber(ARGV[4]), 0, 0) then return 0 end
+if current - bucket < keep and not add(bucket, tonumber(ARGV[4]), 0, 0) then return 0 end
 table.sort(order)
 local out = {}
 for i, b in ipairs(order) do

@@ -16,8 +16,9 @@ use super::block_on;
 use super::common::unique;
 
 /// Every store to run on, unwrapped (the server's own clock): memory,
-/// Redis, SQLite and PostgreSQL where the build and the machine have them.
-fn raw_stores() -> Vec<(&'static str, Arc<dyn Store>)> {
+/// Redis, a Redis Cluster, SQLite and PostgreSQL where the build and the
+/// machine have them.
+pub(super) fn raw_stores() -> Vec<(&'static str, Arc<dyn Store>)> {
     #[cfg_attr(not(any(feature = "redis", feature = "sql")), allow(unused_mut))]
     let mut stores: Vec<(&'static str, Arc<dyn Store>)> =
         vec![("memory", Arc::new(MemoryStore::new()))];
@@ -25,6 +26,11 @@ fn raw_stores() -> Vec<(&'static str, Arc<dyn Store>)> {
     if let Some(url) = super::redis_url() {
         let store = fuse_breaker::store::RedisStore::open(&url).expect("a Redis URL");
         stores.push(("redis", Arc::new(store)));
+    }
+    #[cfg(feature = "redis")]
+    if let Some(url) = super::redis_cluster_url() {
+        let store = fuse_breaker::store::RedisStore::open(&url).expect("a Redis Cluster URL");
+        stores.push(("redis-cluster", Arc::new(store)));
     }
     #[cfg(feature = "sql")]
     {

@@ -56,6 +56,7 @@ mod repair;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod restart;
 mod rules;
+mod stepped_back;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod stepping;
 mod timeline;

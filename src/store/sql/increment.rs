@@ -46,7 +46,8 @@ pub(super) fn postgres(table: &Table, now: &str) -> String {
         "SELECT g.b, sum(g.c) AS c, sum(g.f) AS f, sum(g.s) AS s FROM (\
          SELECT e.b, e.c, e.f, e.s FROM ({entries}) AS e \
          WHERE e.b <= {current} AND {current} - e.b < $4::bigint \
-         UNION ALL SELECT {bucket}, $5::bigint, 0, 0) AS g GROUP BY g.b"
+         UNION ALL SELECT {bucket}, $5::bigint, 0, 0 WHERE {current} - {bucket} < $4::bigint) \
+         AS g GROUP BY g.b"
     );
     format!(
         "UPDATE {table} AS t SET payload = ($2::text || '[' || coalesce((\
@@ -110,7 +111,7 @@ pub(super) fn sqlite(table: &Table, now: &str) -> String {
         "SELECT g.b AS b, sum(g.c) AS c, sum(g.f) AS f, sum(g.s) AS s FROM (\
          SELECT e.b, e.c, e.f, e.s FROM ({entries}) AS e \
          WHERE e.b <= {current} AND {current} - e.b < ?4 \
-         UNION ALL SELECT {bucket}, ?5, 0, 0) AS g GROUP BY g.b"
+         UNION ALL SELECT {bucket}, ?5, 0, 0 WHERE {current} - {bucket} < ?4) AS g GROUP BY g.b"
     );
     let live = format!("(expires_at IS NULL OR expires_at > {now} / 1000000)");
     format!(
