@@ -84,7 +84,7 @@ impl SharedFuse {
                 }
             }
             Err(error) if error.is_unreachable() => {
-                let first = self.health.failed(error);
+                let first = self.health.failed(error, begun);
                 // A mirror is only as good as the connection it came over.
                 if let Some(cache) = &self.cache {
                     cache.forget();
