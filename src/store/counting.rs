@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::{Changes, Increment, KeyPage, Loaded, Store, StoreError, Swap};
+use super::{Changes, Increment, Incremented, KeyPage, Loaded, Store, StoreError, Swap};
 use crate::sync::Tally;
 
 /// A [`Store`] that counts the round trips made through it: to see what a
@@ -89,7 +89,7 @@ impl<S: Store> Store for Counting<S> {
         self.inner.delete(key, announce).await
     }
 
-    async fn increment(&self, key: &str, increment: &Increment) -> Result<bool, StoreError> {
+    async fn increment(&self, key: &str, increment: &Increment) -> Result<Incremented, StoreError> {
         self.trips.add(1);
         self.inner.increment(key, increment).await
     }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
-use super::{Changes, Increment, KeyPage, Loaded, Store, StoreError, Swap};
+use super::{Changes, Increment, Incremented, KeyPage, Loaded, Store, StoreError, Swap};
 
 /// A [`Store`] in memory: one process's circuits, shared by its
 /// [`SharedFuse`](super::SharedFuse)s exactly as a server would share them
@@ -249,20 +249,28 @@ impl Store for MemoryStore {
     }
 
     /// [`Increment::apply`] under the store's lock, on its clock.
-    async fn increment(&self, key: &str, increment: &Increment) -> Result<bool, StoreError> {
+    async fn increment(&self, key: &str, increment: &Increment) -> Result<Incremented, StoreError> {
         let mut inner = self.reachable()?;
         let now = inner.now();
         let Some(current) = inner.get(key, now) else {
-            return Ok(false);
+            return Ok(Incremented::Skipped);
         };
         let Some(new) = increment.apply(&current, now) else {
-            return Ok(false);
+            return Ok(Incremented::Skipped);
+        };
+        let answer = if increment.answers() {
+            Incremented::Wrote(Loaded {
+                payload: Some(new.clone()),
+                now,
+            })
+        } else {
+            Incremented::Applied
         };
         inner
             .keys
             .insert(key.to_owned(), (new, now + increment.ttl()));
         inner.writes += 1;
-        Ok(true)
+        Ok(answer)
     }
 
     fn changes(&self) -> Option<&Changes> {

@@ -85,7 +85,7 @@ pub use conclusion::Conclusion;
 pub use counting::Counting;
 pub use error::{Error, Refusal, StoreError};
 pub use future::Admission;
-pub use increment::Increment;
+pub use increment::{Increment, Incremented};
 pub use keys::KeyPage;
 pub use manual::ManualChange;
 pub use memory::MemoryStore;
@@ -172,7 +172,7 @@ pub enum Swap {
 /// A store of payloads under keys, with a clock of its own: what a
 /// [`SharedFuse`] needs from Redis, a database or memory. It knows no rule
 /// of the circuit but one: it reads, it compares and sets, and (if it can)
-/// it applies an [`Increment`], the closed success of the `rate` policy,
+/// it applies an [`Increment`], a closed verdict of the `rate` policy,
 /// whose rule [`Increment::apply`] gives.
 ///
 /// Implementations must make [`swap`](Self::swap) atomic: of two swaps
@@ -226,30 +226,39 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
     async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError>;
 
     /// Applies `increment` to the payload under `key` in one atomic step of the
-    /// store (see [`Increment`]): `true` when the key held a payload the increment
-    /// applies to (it now holds [`Increment::apply`]'s result, on the store's
-    /// clock, to expire after [`Increment::ttl`]); `false` when it did not (the
-    /// key is unchanged, and the verdict takes a compare-and-set step).
-    /// Default: `false`, always (a store that cannot increment still takes every
-    /// verdict by compare-and-set).
+    /// store (see [`Increment`]): when the key held a payload the increment
+    /// applies to, it now holds [`Increment::apply`]'s result, on the store's
+    /// clock, to expire after [`Increment::ttl`], and the answer is
+    /// [`Incremented::Applied`], or [`Incremented::Wrote`] with that payload
+    /// and the store's time for an increment that
+    /// [`answers`](Increment::answers); otherwise the key is unchanged, the
+    /// answer is [`Incremented::Skipped`], and the verdict takes a
+    /// compare-and-set step. Default: `Skipped`, always (a store that cannot
+    /// increment still takes every verdict by compare-and-set).
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fuse_breaker::store::{MemoryStore, Store, Increment};
+    /// use fuse_breaker::store::{Incremented, MemoryStore, Store, Increment};
     ///
     /// # futures::executor::block_on(async {
     /// let store = MemoryStore::frozen();
     /// let increment = Increment::new(b"[".to_vec(), 1_000_000, 10, 1, Duration::from_secs(60));
-    /// assert!(!store.increment("fuse:a", &increment).await?, "absent");
+    /// assert_eq!(store.increment("fuse:a", &increment).await?, Incremented::Skipped, "absent");
     /// store.put("fuse:a", b"[[]}}}", Duration::from_secs(60));
-    /// assert!(store.increment("fuse:a", &increment).await?);
+    /// assert_eq!(store.increment("fuse:a", &increment).await?, Incremented::Applied);
     /// assert!(store.load("fuse:a").await?.payload.unwrap().starts_with(b"[[["));
+    /// // A failure's increment answers with what it wrote.
+    /// let failure = increment.reported(1, 0, 7, 1);
+    /// let Incremented::Wrote(wrote) = store.increment("fuse:a", &failure).await? else {
+    ///     panic!("a failure's increment answers");
+    /// };
+    /// assert_eq!(wrote.payload, store.load("fuse:a").await?.payload);
     /// # Ok::<(), fuse_breaker::store::StoreError>(())
     /// # }).unwrap();
     /// ```
-    async fn increment(&self, key: &str, increment: &Increment) -> Result<bool, StoreError> {
+    async fn increment(&self, key: &str, increment: &Increment) -> Result<Incremented, StoreError> {
         let _ = (key, increment);
-        Ok(false)
+        Ok(Incremented::Skipped)
     }
 
     /// Where this store hands over the transitions announced through it,
@@ -350,7 +359,7 @@ impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
         (**self).delete(key, announce).await
     }
 
-    async fn increment(&self, key: &str, increment: &Increment) -> Result<bool, StoreError> {
+    async fn increment(&self, key: &str, increment: &Increment) -> Result<Incremented, StoreError> {
         (**self).increment(key, increment).await
     }
 

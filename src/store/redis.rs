@@ -40,7 +40,7 @@ use redis::{RedisError, Script, Value};
 use super::changes::Listening;
 use super::error::public_name;
 use super::payload::{self, PayloadError};
-use super::{Changes, Increment, KeyPage, Loaded, Store, StoreError, Swap};
+use super::{Changes, Increment, Incremented, KeyPage, Loaded, Store, StoreError, Swap};
 
 #[path = "redis_keys.rs"]
 mod keys;
@@ -417,7 +417,7 @@ impl Store for RedisStore {
 
     /// The `INCREMENT` script: the rule of [`Increment::apply`] on the
     /// server, in one atomic step, so that increments commute.
-    async fn increment(&self, key: &str, increment: &Increment) -> Result<bool, StoreError> {
+    async fn increment(&self, key: &str, increment: &Increment) -> Result<Incremented, StoreError> {
         let mut connection = self.link.clone();
         let ttl = u64::try_from(increment.ttl().as_millis())
             .unwrap_or(u64::MAX)
@@ -431,12 +431,27 @@ impl Store for RedisStore {
             .arg(increment.calls())
             .arg(ttl)
             .arg(PayloadError::MAX_BYTES)
+            .arg(increment.failed())
+            .arg(increment.slow())
+            .arg(
+                increment
+                    .reporter()
+                    .map(|id| id.to_string())
+                    .unwrap_or_default(),
+            )
+            .arg(increment.reporters_kept())
             .invoke_async(&mut connection)
             .await
             .map_err(|err| self.error(key, &err))?;
-        match number(&reply) {
-            Some(applied @ (0 | 1)) => Ok(applied == 1),
-            _ => Err(self.protocol("increment", &reply)),
+        match &reply {
+            Value::Array(values) if increment.answers() => self
+                .loaded(key, "increment", values)
+                .map(Incremented::Wrote),
+            _ => match number(&reply) {
+                Some(0) => Ok(Incremented::Skipped),
+                Some(1) if !increment.answers() => Ok(Incremented::Applied),
+                _ => Err(self.protocol("increment", &reply)),
+            },
         }
     }
 

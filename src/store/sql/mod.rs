@@ -99,6 +99,9 @@ struct Statements {
     create: Arc<str>,
     update: Arc<str>,
     increment: Arc<str>,
+    /// The increment that returns the payload written and the time (a
+    /// failure's, see [`Increment::answers`](crate::store::Increment::answers)).
+    answered: Arc<str>,
     delete: Arc<str>,
     sweep: Arc<str>,
     keys: Arc<str>,

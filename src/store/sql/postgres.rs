@@ -72,7 +72,8 @@ pub(super) fn statements(table: &Table) -> Statements {
         .into(),
         // A reset: the row goes whatever it holds, announced with an
         // empty payload.
-        increment: super::increment::postgres(table, NOW).into(),
+        increment: super::increment::postgres(table, NOW, false).into(),
+        answered: super::increment::postgres(table, NOW, true).into(),
         delete: format!(
             "WITH c AS (SELECT {NOW} AS now), \
              w AS (DELETE FROM {table} WHERE key = $1 RETURNING 1), \

@@ -10,7 +10,7 @@ use super::{
     Backend, POSTGRES_TIMEOUT, SQLITE_BUSY, SqlStore, classify, postgres, safe, sqlite, timed,
 };
 use crate::store::payload::{self, PayloadError};
-use crate::store::{Changes, Increment, KeyPage, Loaded, Store, StoreError, Swap};
+use crate::store::{Changes, Increment, Incremented, KeyPage, Loaded, Store, StoreError, Swap};
 
 impl SqlStore {
     /// The error of a round trip: a payload of another type under `key` is
@@ -173,48 +173,82 @@ impl Store for SqlStore {
         Ok(Swap::Changed(self.loaded(key).await?))
     }
 
-    /// One `UPDATE` (see the `increment` module): 1 row when it applied.
-    async fn increment(&self, key: &str, increment: &Increment) -> Result<bool, StoreError> {
+    /// One `UPDATE` (see the `increment` module): 1 row when it applied,
+    /// which an increment that answers returns with the time.
+    async fn increment(&self, key: &str, increment: &Increment) -> Result<Incremented, StoreError> {
         let key = classify::key(&self.name, key)?;
         let prefix = text(self, key, increment.prefix())?;
         let number = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
         let ttl = i64::try_from(increment.ttl().as_micros()).unwrap_or(i64::MAX);
         let (width, buckets) = (number(increment.width_us()), i64::from(increment.buckets()));
-        let calls = number(increment.calls());
-        let statement = safe(&self.statements.increment);
-        let done = match &self.backend {
-            Backend::Postgres(pool) => {
-                let query = sqlx::query(statement)
+        let (calls, failed, slow) = (
+            number(increment.calls()),
+            number(increment.failed()),
+            number(increment.slow()),
+        );
+        let reporter = increment.reporter().map(number);
+        let kept = i64::from(increment.reporters_kept());
+        let answers = increment.answers();
+        let statement = if answers {
+            safe(&self.statements.answered)
+        } else {
+            safe(&self.statements.increment)
+        };
+        macro_rules! bound {
+            ($query:expr) => {
+                $query
                     .bind(key)
                     .bind(prefix)
                     .bind(width)
                     .bind(buckets)
                     .bind(calls)
                     .bind(ttl)
-                    .execute(pool);
+                    .bind(failed)
+                    .bind(slow)
+                    .bind(reporter)
+                    .bind(kept)
+            };
+        }
+        let done: Result<Option<(String, i64)>, sqlx::Error> = match (&self.backend, answers) {
+            (Backend::Postgres(pool), true) => {
+                let query = bound!(sqlx::query_as(statement)).fetch_optional(pool);
+                timed(POSTGRES_TIMEOUT, query).await
+            }
+            (Backend::Sqlite(pool), true) => {
+                let query = bound!(sqlx::query_as(statement)).fetch_optional(pool);
+                timed(SQLITE_BUSY, query).await
+            }
+            (Backend::Postgres(pool), false) => {
+                let query = bound!(sqlx::query(statement)).execute(pool);
                 timed(POSTGRES_TIMEOUT, query)
                     .await
-                    .map(|done| done.rows_affected())
+                    .map(|done| (done.rows_affected() == 1).then(|| (String::new(), 0)))
             }
-            Backend::Sqlite(pool) => {
-                let query = sqlx::query(statement)
-                    .bind(key)
-                    .bind(prefix)
-                    .bind(width)
-                    .bind(buckets)
-                    .bind(calls)
-                    .bind(ttl)
-                    .execute(pool);
+            (Backend::Sqlite(pool), false) => {
+                let query = bound!(sqlx::query(statement)).execute(pool);
                 timed(SQLITE_BUSY, query)
                     .await
-                    .map(|done| done.rows_affected())
+                    .map(|done| (done.rows_affected() == 1).then(|| (String::new(), 0)))
             }
         };
-        let applied = done.map_err(|err| self.error(key, "increment", &err))? == 1;
-        if applied {
-            self.wrote();
+        let Some((payload, now)) = done.map_err(|err| self.error(key, "increment", &err))? else {
+            return Ok(Incremented::Skipped);
+        };
+        self.wrote();
+        if !answers {
+            return Ok(Incremented::Applied);
         }
-        Ok(applied)
+        let now = classify::clock(now).ok_or_else(|| {
+            StoreError::unreachable(
+                &self.name,
+                format_args!("its clock answered {now} us since the Unix epoch, which is no time"),
+            )
+        })?;
+        self.changes.saw_clock(now);
+        Ok(Incremented::Wrote(Loaded {
+            payload: Some(payload.into_bytes()),
+            now,
+        }))
     }
 
     /// One statement per page, in byte order: the prefix compared as
