@@ -154,8 +154,13 @@ impl SharedFuse {
     /// `verdict` (not when the configuration or the store has none). A
     /// failure's or a slow call's increment answers with the payload it
     /// wrote: when the model finds that it opens the circuit, the opening
-    /// is a compare-and-set step (which writes nothing if another
-    /// process's opening, or a reset, ended the ticket's epoch first).
+    /// (decided at the increment's time, on what it wrote) is written if
+    /// the key still holds the ticket's closed epoch, whatever its window
+    /// counted since ([`Store::swap_prefixed`](super::Store::swap_prefixed):
+    /// the calls counted since are of the epoch the opening ends, and the
+    /// successes landing meanwhile cannot make it lose every
+    /// compare-and-set); of two processes that both found their failure
+    /// opening it, the second finds the epoch over and writes nothing.
     async fn increment(
         &self,
         ticket: &Ticket,
@@ -174,6 +179,15 @@ impl SharedFuse {
         {
             Incremented::Skipped => return Ok(false),
             Incremented::Applied => return Ok(true),
+            // What the key holds instead: a verdict of an epoch that ended
+            // is stale, and done (an epoch never comes back); any other
+            // takes the model's step.
+            Incremented::Unchanged(held) => {
+                let stale = self
+                    .read(&held)
+                    .is_ok_and(|stored| !stored.owns_closed(ticket));
+                return Ok(stale);
+            }
             Incremented::Wrote(loaded) => loaded,
         };
         let stored = self.read(&loaded)?;
@@ -182,15 +196,21 @@ impl SharedFuse {
         if !stored.opens_after(&self.config, ticket, now) {
             return Ok(true);
         }
-        let step = self.step(None, |stored, now| {
-            let opens = Opens {
-                hint,
-                generation: crate::random::next(),
-                reporter: self.reporter,
-            };
-            stored.open_for(&self.config, ticket, opens, now)
-        });
-        self.round_trip(step).await?;
+        let opens = Opens {
+            hint,
+            generation: crate::random::next(),
+            reporter: self.reporter,
+        };
+        let mut opened = stored.clone();
+        opened.open_for(&self.config, ticket, opens, now);
+        let written = payload::write(&opened, payload::width(&self.config));
+        let swap =
+            self.store
+                .swap_prefixed(self.key(), increment.prefix(), &written, self.ttl, true);
+        if self.round_trip(swap).await? {
+            self.remember(&opened, now);
+            self.report(&stored, &opened, loaded.now, None);
+        }
         Ok(true)
     }
 }

@@ -84,6 +84,20 @@ impl<S: Store> Store for Counting<S> {
         self.inner.swap(key, expected, new, ttl, announce).await
     }
 
+    async fn swap_prefixed(
+        &self,
+        key: &str,
+        prefix: &[u8],
+        new: &[u8],
+        ttl: Duration,
+        announce: bool,
+    ) -> Result<bool, StoreError> {
+        self.trips.add(1);
+        self.inner
+            .swap_prefixed(key, prefix, new, ttl, announce)
+            .await
+    }
+
     async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError> {
         self.trips.add(1);
         self.inner.delete(key, announce).await

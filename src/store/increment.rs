@@ -90,6 +90,11 @@ pub enum Incremented {
     /// ([`Increment::answers`]): that payload, and the store's time of
     /// the increment.
     Wrote(super::Loaded),
+    /// Not applied, by an increment that answers, from a store that tells
+    /// what the key held instead (the verdict of an epoch another process
+    /// ended needs no further round trip): that payload, as of the
+    /// increment or a little before, and the store's time.
+    Unchanged(super::Loaded),
 }
 
 impl Incremented {
@@ -102,7 +107,7 @@ impl Incremented {
     /// assert!(wrote.is_applied());
     /// ```
     pub fn is_applied(&self) -> bool {
-        !matches!(self, Incremented::Skipped)
+        matches!(self, Incremented::Applied | Incremented::Wrote(_))
     }
 }
 

@@ -235,6 +235,32 @@ impl Store for MemoryStore {
         Ok(Swap::Written)
     }
 
+    /// Under the store's lock.
+    async fn swap_prefixed(
+        &self,
+        key: &str,
+        prefix: &[u8],
+        new: &[u8],
+        ttl: Duration,
+        announce: bool,
+    ) -> Result<bool, StoreError> {
+        let mut inner = self.reachable()?;
+        let now = inner.now();
+        if !inner
+            .get(key, now)
+            .is_some_and(|held| held.starts_with(prefix))
+        {
+            return Ok(false);
+        }
+        inner.keys.insert(key.to_owned(), (new.to_vec(), now + ttl));
+        inner.writes += 1;
+        drop(inner);
+        if announce {
+            self.changes.tell(key, new, now);
+        }
+        Ok(true)
+    }
+
     async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError> {
         let mut inner = self.reachable()?;
         let now = inner.now();
@@ -252,10 +278,15 @@ impl Store for MemoryStore {
     async fn increment(&self, key: &str, increment: &Increment) -> Result<Incremented, StoreError> {
         let mut inner = self.reachable()?;
         let now = inner.now();
-        let Some(current) = inner.get(key, now) else {
-            return Ok(Incremented::Skipped);
-        };
-        let Some(new) = increment.apply(&current, now) else {
+        let current = inner.get(key, now);
+        let Some(new) = current
+            .as_deref()
+            .and_then(|current| increment.apply(current, now))
+        else {
+            if increment.answers() {
+                let payload = current;
+                return Ok(Incremented::Unchanged(Loaded { payload, now }));
+            }
             return Ok(Incremented::Skipped);
         };
         let answer = if increment.answers() {

@@ -219,6 +219,52 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
         announce: bool,
     ) -> Result<Swap, StoreError>;
 
+    /// Writes `new` under `key`, to expire after `ttl`, if the key holds a
+    /// payload that starts with `prefix`, whatever follows it: an
+    /// [`Increment::prefix`], a circuit still closed in the epoch it names
+    /// whatever its window counted since (what the opening found by a
+    /// failure's increment writes, so that the successes landing meanwhile
+    /// cannot make it lose every compare-and-set). Whether it wrote;
+    /// `announce` as for [`swap`](Self::swap). Default: a load and a
+    /// [`swap`](Self::swap), again while the key changes under it and
+    /// still starts with `prefix` (256 times at most).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fuse_breaker::store::{MemoryStore, Store};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let store = MemoryStore::new();
+    /// let ttl = Duration::from_secs(60);
+    /// store.put("fuse:a", b"[closed 7][1,2,3]", ttl);
+    /// assert!(store.swap_prefixed("fuse:a", b"[closed 7]", b"[open 8]", ttl, false).await?);
+    /// assert!(!store.swap_prefixed("fuse:a", b"[closed 7]", b"[open 9]", ttl, false).await?);
+    /// assert_eq!(store.load("fuse:a").await?.payload.as_deref(), Some(&b"[open 8]"[..]));
+    /// # Ok::<(), fuse_breaker::store::StoreError>(())
+    /// # }).unwrap();
+    /// ```
+    async fn swap_prefixed(
+        &self,
+        key: &str,
+        prefix: &[u8],
+        new: &[u8],
+        ttl: Duration,
+        announce: bool,
+    ) -> Result<bool, StoreError> {
+        const MAX_CONFLICTS: u32 = 256;
+        let mut loaded = self.load(key).await?;
+        for _ in 0..MAX_CONFLICTS {
+            let Some(held) = loaded.payload.as_deref().filter(|p| p.starts_with(prefix)) else {
+                return Ok(false);
+            };
+            match self.swap(key, Some(held), new, ttl, announce).await? {
+                Swap::Written => return Ok(true),
+                Swap::Changed(now) => loaded = now,
+            }
+        }
+        Err(StoreError::contended(self.name(), key, MAX_CONFLICTS))
+    }
+
     /// Deletes `key`, whatever it holds (what [`SharedFuse::reset`] does:
     /// the circuit is forgotten, and the next read finds a fresh closed
     /// one). `announce`: tell every process's [`Changes`] (in the crate's
@@ -232,8 +278,10 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
     /// [`Incremented::Applied`], or [`Incremented::Wrote`] with that payload
     /// and the store's time for an increment that
     /// [`answers`](Increment::answers); otherwise the key is unchanged, the
-    /// answer is [`Incremented::Skipped`], and the verdict takes a
-    /// compare-and-set step. Default: `Skipped`, always (a store that cannot
+    /// answer is [`Incremented::Skipped`] (or, to an increment that
+    /// answers, [`Incremented::Unchanged`] with what the key holds, where
+    /// the store can tell it in the same round trip), and the verdict takes
+    /// a compare-and-set step unless that shows it stale. Default: `Skipped`, always (a store that cannot
     /// increment still takes every verdict by compare-and-set).
     ///
     /// ```
@@ -353,6 +401,19 @@ impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
         announce: bool,
     ) -> Result<Swap, StoreError> {
         (**self).swap(key, expected, new, ttl, announce).await
+    }
+
+    async fn swap_prefixed(
+        &self,
+        key: &str,
+        prefix: &[u8],
+        new: &[u8],
+        ttl: Duration,
+        announce: bool,
+    ) -> Result<bool, StoreError> {
+        (**self)
+            .swap_prefixed(key, prefix, new, ttl, announce)
+            .await
     }
 
     async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError> {

@@ -18,7 +18,13 @@ if n > tonumber(ARGV[6]) then
 end
 local v = redis.call('GET', KEYS[1])
 local same
-if ARGV[1] == '0' then same = (v == false) else same = (v == ARGV[2]) end
+if ARGV[1] == '0' then
+  same = (v == false)
+elseif ARGV[1] == '2' then
+  same = (v ~= false and string.sub(v, 1, #ARGV[2]) == ARGV[2])
+else
+  same = (v == ARGV[2])
+end
 if same then
   redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
   if ARGV[5] ~= '' then
@@ -37,21 +43,28 @@ return {0, t[1], t[2], v}
 /// payload read, the failed calls, the slow calls, the reporter (empty:
 /// none, and what follows the buckets is kept as it is) and how many
 /// reporters the window keeps. 0 when the key holds nothing it applies to
-/// (left as it is); else 1, or, with a reporter, the server's `TIME` and
-/// the payload written. Lua's numbers are doubles: every number read or
+/// (left as it is; with a reporter, but for a payload above the largest
+/// read: 0, the server's `TIME` and what the key holds); else 1 (with a
+/// reporter: 1, the server's `TIME` and the payload written). Lua's numbers are doubles: every number read or
 /// written is at most 15 digits (`Increment::MAX`) or, a reporter's time,
 /// below 2^53, every product and sum below 2^53, so each is exact.
 pub(super) const INCREMENT: &str = r#"
 local n = redis.call('STRLEN', KEYS[1])
 if n > tonumber(ARGV[6]) then return 0 end
+local id = ARGV[9]
+local function held()
+  if id == '' then return 0 end
+  local t = redis.call('TIME')
+  return {0, t[1], t[2], redis.call('GET', KEYS[1])}
+end
 local v = redis.call('GET', KEYS[1])
-if not v then return 0 end
+if not v then return held() end
 local p = ARGV[1]
-if #v < #p + 5 or string.sub(v, 1, #p) ~= p then return 0 end
+if #v < #p + 5 or string.sub(v, 1, #p) ~= p then return held() end
 local cut = string.find(v, '}', #p + 1, true)
-if not cut then return 0 end
+if not cut then return held() end
 local body, tail = string.sub(v, #p + 1, cut - 1), string.sub(v, cut)
-if tail ~= '}}}' and not string.find(tail, '^},"reporters":%[[%d,%[%]]*%]}}$') then return 0 end
+if tail ~= '}}}' and not string.find(tail, '^},"reporters":%[[%d,%[%]]*%]}}$') then return held() end
 local max, latest = 999999999999999, 9007199254740991
 local function number(d)
   if #d > 15 or (#d > 1 and string.sub(d, 1, 1) == '0') then return nil end
@@ -66,11 +79,11 @@ end
 local entries, seen = {}, {}
 for b, c, f, s in string.gmatch(body, '%[(%d+),(%d+),(%d+),(%d+)%]') do
   local e = {number(b), number(c), number(f), number(s)}
-  if not (e[1] and e[2] and e[3] and e[4]) then return 0 end
+  if not (e[1] and e[2] and e[3] and e[4]) then return held() end
   entries[#entries + 1] = e
   seen[#seen + 1] = '[' .. b .. ',' .. c .. ',' .. f .. ',' .. s .. ']'
 end
-if body ~= '[' .. table.concat(seen, ',') .. ']' then return 0 end
+if body ~= '[' .. table.concat(seen, ',') .. ']' then return held() end
 local t = redis.call('TIME')
 local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local w = tonumber(ARGV[2])
@@ -81,7 +94,7 @@ local function of(x)
   return q
 end
 local bucket = of(us)
-if bucket > max then return 0 end
+if bucket > max then return held() end
 local newest = 0
 for _, e in ipairs(entries) do
   if e[1] > newest then newest = e[1] end
@@ -106,34 +119,33 @@ local function add(b, c, f, s)
 end
 for _, e in ipairs(entries) do
   if live(e[1]) then
-    if not add(e[1], e[2], e[3], e[4]) then return 0 end
+    if not add(e[1], e[2], e[3], e[4]) then return held() end
   end
 end
 if live(bucket) and not add(bucket, tonumber(ARGV[4]), tonumber(ARGV[7]), tonumber(ARGV[8])) then
-  return 0
+  return held()
 end
-local id = ARGV[9]
 if id ~= '' then
   local reports = {}
   if tail == '}}}' then
     for _, e in ipairs(entries) do
-      if e[3] > 0 or e[4] > 0 then return 0 end
+      if e[3] > 0 or e[4] > 0 then return held() end
     end
   else
     local list, listed = string.sub(tail, 16, -4), {}
     for i, a in string.gmatch(list, '%[(%d+),(%d+)%]') do
       local r = {time(a), number(i)}
-      if not (r[1] and r[2]) then return 0 end
+      if not (r[1] and r[2]) then return held() end
       for _, o in ipairs(reports) do
-        if o[2] == r[2] then return 0 end
+        if o[2] == r[2] then return held() end
       end
       reports[#reports + 1] = r
       listed[#listed + 1] = '[' .. i .. ',' .. a .. ']'
     end
-    if list ~= table.concat(listed, ',') then return 0 end
+    if list ~= table.concat(listed, ',') then return held() end
   end
   local me, at = tonumber(id), us
-  if at > latest then return 0 end
+  if at > latest then return held() end
   local others = {}
   for _, r in ipairs(reports) do
     if r[2] == me then
@@ -169,7 +181,7 @@ for i, b in ipairs(order) do
 end
 local written = p .. '[' .. table.concat(out, ',') .. ']' .. tail
 redis.call('SET', KEYS[1], written, 'PX', ARGV[5])
-if id ~= '' then return {t[1], t[2], written} end
+if id ~= '' then return {1, t[1], t[2], written} end
 return 1
 "#;
 

@@ -99,7 +99,13 @@ impl SharedFuse {
     }
 
     /// Tells the listeners of a transition this process wrote.
-    fn report(&self, before: &Stored, after: &Stored, at: Duration, manual: Option<Reason>) {
+    pub(super) fn report(
+        &self,
+        before: &Stored,
+        after: &Stored,
+        at: Duration,
+        manual: Option<Reason>,
+    ) {
         let (from, to) = (before.state(), after.state());
         let Some(reason) = manual
             .or_else(|| model::reason(from, to))

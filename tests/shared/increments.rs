@@ -182,6 +182,10 @@ fn every_store_applies_an_increment_as_the_rule_says() {
                         "{name} case {case}: {before} at {:?}",
                         wrote.now
                     );
+                } else if let Incremented::Unchanged(held) = &done {
+                    // What it answers is what the key holds, unchanged.
+                    assert!(increment.answers(), "{name} case {case}: answered");
+                    assert_eq!(held.payload, after.payload, "{name} case {case}");
                 } else if done.is_applied() {
                     assert!(!increment.answers(), "{name} case {case}: no answer");
                 }

@@ -97,11 +97,11 @@ pub(super) fn postgres(table: &Table, now: &str, answers: bool) -> String {
          ELSE false END"
     );
     let returning = if answers {
-        " RETURNING t.payload::text, k.now"
+        " RETURNING t.payload::text AS p, k.now AS now"
     } else {
         ""
     };
-    format!(
+    let update = format!(
         "UPDATE {table} AS t SET payload = ($2::text || '[' || coalesce((\
          SELECT string_agg(format('[%s,%s,%s,%s]', r.b, r.c, r.f, r.s), ',' ORDER BY r.b) \
          FROM ({grouped}) AS r), '') || ']' || {new_tail})::json, \
@@ -116,6 +116,18 @@ pub(super) fn postgres(table: &Table, now: &str, answers: bool) -> String {
          THEN NOT EXISTS (SELECT 1 FROM ({grouped}) AS r \
          WHERE r.c > {max} OR r.f > {max} OR r.s > {max}) AND {reporters_ok} ELSE false END\
          {returning}"
+    );
+    if !answers {
+        return update;
+    }
+    // Applied: 1, the payload written and the time; else 0, what the key
+    // holds (unless above the largest read) and the time.
+    format!(
+        "WITH u AS ({update}) SELECT 1::bigint, u.p, u.now FROM u \
+         UNION ALL SELECT 0::bigint, (SELECT h.payload::text FROM {table} AS h \
+         WHERE h.key = $1 AND (h.expires_at IS NULL OR h.expires_at > c.now / 1000000) \
+         AND octet_length(h.payload::text) <= {bytes}), c.now \
+         FROM (SELECT {now} AS now) AS c WHERE NOT EXISTS (SELECT 1 FROM u)"
     )
 }
 

@@ -173,6 +173,51 @@ impl Store for SqlStore {
         Ok(Swap::Changed(self.loaded(key).await?))
     }
 
+    /// One `UPDATE` of a row whose payload starts with `prefix`.
+    async fn swap_prefixed(
+        &self,
+        key: &str,
+        prefix: &[u8],
+        new: &[u8],
+        ttl: Duration,
+        announce: bool,
+    ) -> Result<bool, StoreError> {
+        let key = classify::key(&self.name, key)?;
+        let new = text(self, key, new)?;
+        let prefix = text(self, key, prefix)?;
+        let ttl = i64::try_from(ttl.as_micros()).unwrap_or(i64::MAX);
+        let statement = safe(&self.statements.replace);
+        let written: Result<u64, sqlx::Error> = match &self.backend {
+            Backend::Postgres(pool) => {
+                let channel = if announce { self.channel.as_str() } else { "" };
+                let query = sqlx::query_as(statement)
+                    .bind(key)
+                    .bind(new)
+                    .bind(ttl)
+                    .bind(channel)
+                    .bind(prefix);
+                timed(POSTGRES_TIMEOUT, query.fetch_one(pool))
+                    .await
+                    .map(|(written, _told): (i64, i64)| u64::try_from(written).unwrap_or(0))
+            }
+            Backend::Sqlite(pool) => {
+                let query = sqlx::query(statement)
+                    .bind(key)
+                    .bind(new)
+                    .bind(ttl)
+                    .bind(prefix);
+                timed(SQLITE_BUSY, query.execute(pool))
+                    .await
+                    .map(|done| done.rows_affected())
+            }
+        };
+        let written = written.map_err(|err| self.error(key, "swap", &err))? == 1;
+        if written {
+            self.wrote();
+        }
+        Ok(written)
+    }
+
     /// One `UPDATE` (see the `increment` module): 1 row when it applied,
     /// which an increment that answers returns with the time.
     async fn increment(&self, key: &str, increment: &Increment) -> Result<Incremented, StoreError> {
@@ -209,32 +254,45 @@ impl Store for SqlStore {
                     .bind(kept)
             };
         }
-        let done: Result<Option<(String, i64)>, sqlx::Error> = match (&self.backend, answers) {
-            (Backend::Postgres(pool), true) => {
-                let query = bound!(sqlx::query_as(statement)).fetch_optional(pool);
-                timed(POSTGRES_TIMEOUT, query).await
-            }
-            (Backend::Sqlite(pool), true) => {
-                let query = bound!(sqlx::query_as(statement)).fetch_optional(pool);
-                timed(SQLITE_BUSY, query).await
-            }
-            (Backend::Postgres(pool), false) => {
-                let query = bound!(sqlx::query(statement)).execute(pool);
-                timed(POSTGRES_TIMEOUT, query)
-                    .await
-                    .map(|done| (done.rows_affected() == 1).then(|| (String::new(), 0)))
-            }
-            (Backend::Sqlite(pool), false) => {
-                let query = bound!(sqlx::query(statement)).execute(pool);
-                timed(SQLITE_BUSY, query)
-                    .await
-                    .map(|done| (done.rows_affected() == 1).then(|| (String::new(), 0)))
-            }
-        };
-        let Some((payload, now)) = done.map_err(|err| self.error(key, "increment", &err))? else {
+        // (applied, the payload, the time); PostgreSQL's answer tells what
+        // the key holds when not applied, SQLite's nothing.
+        let done: Result<Option<(bool, Option<String>, i64)>, sqlx::Error> =
+            match (&self.backend, answers) {
+                (Backend::Postgres(pool), true) => {
+                    let query = bound!(sqlx::query_as(statement)).fetch_one(pool);
+                    timed(POSTGRES_TIMEOUT, query).await.map(
+                        |(applied, payload, now): (i64, Option<String>, i64)| {
+                            Some((applied == 1, payload, now))
+                        },
+                    )
+                }
+                (Backend::Sqlite(pool), true) => {
+                    let query = bound!(sqlx::query_as(statement)).fetch_optional(pool);
+                    timed(SQLITE_BUSY, query).await.map(|row| {
+                        row.map(|(payload, now): (String, i64)| (true, Some(payload), now))
+                    })
+                }
+                (Backend::Postgres(pool), false) => {
+                    let query = bound!(sqlx::query(statement)).execute(pool);
+                    timed(POSTGRES_TIMEOUT, query)
+                        .await
+                        .map(|done| (done.rows_affected() == 1).then_some((true, None, 0)))
+                }
+                (Backend::Sqlite(pool), false) => {
+                    let query = bound!(sqlx::query(statement)).execute(pool);
+                    timed(SQLITE_BUSY, query)
+                        .await
+                        .map(|done| (done.rows_affected() == 1).then_some((true, None, 0)))
+                }
+            };
+        let Some((applied, payload, now)) =
+            done.map_err(|err| self.error(key, "increment", &err))?
+        else {
             return Ok(Incremented::Skipped);
         };
-        self.wrote();
+        if applied {
+            self.wrote();
+        }
         if !answers {
             return Ok(Incremented::Applied);
         }
@@ -245,10 +303,15 @@ impl Store for SqlStore {
             )
         })?;
         self.changes.saw_clock(now);
-        Ok(Incremented::Wrote(Loaded {
-            payload: Some(payload.into_bytes()),
+        let loaded = Loaded {
+            payload: payload.map(String::into_bytes),
             now,
-        }))
+        };
+        Ok(if applied {
+            Incremented::Wrote(loaded)
+        } else {
+            Incremented::Unchanged(loaded)
+        })
     }
 
     /// One statement per page, in byte order: the prefix compared as
