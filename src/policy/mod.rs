@@ -142,6 +142,24 @@ impl Window {
         }
     }
 
+    /// Whether the window as it is at `now` opens the circuit: `rate`'s
+    /// rule over its live buckets, or `count`'s threshold reached by the
+    /// failures in the window (what a failure recorded last found, for a
+    /// store that recorded it in its own atomic step).
+    #[cfg(feature = "store")]
+    pub(crate) fn holds(&self, config: &Config, now: u64) -> bool {
+        match self {
+            Window::Count(failures) => {
+                let view = failures.view(config, now);
+                could_open(
+                    config,
+                    u32::try_from(view.failures.len()).unwrap_or(u32::MAX),
+                )
+            }
+            Window::Rate(buckets) => trips(config, buckets.sum(config, now)),
+        }
+    }
+
     /// Empties the window (a new epoch), keeping its policy.
     pub(crate) fn clear(&mut self) {
         match self {

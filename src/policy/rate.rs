@@ -138,10 +138,16 @@ impl Rule for Buckets {
     }
 
     /// Adds the call to its bucket; a failed or slow call then evaluates
-    /// the rule. A success never opens the circuit.
+    /// the rule. A success never opens the circuit. A call whose bucket is
+    /// not in the window (a clock that went back by more than the window:
+    /// the window is the newest bucket's) is left out, so that a window
+    /// never holds more than `window_buckets` buckets.
     fn record(&mut self, config: &Config, outcome: Outcome, now: u64) -> Recorded {
         self.prune(config, now);
-        self.add(bucket(config, now), Counts::of(outcome));
+        let at = bucket(config, now);
+        if live(config, at, self.current(config, now)) {
+            self.add(at, Counts::of(outcome));
+        }
         let evaluated = outcome.failed || outcome.slow;
         Recorded {
             changed: true,

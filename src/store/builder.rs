@@ -234,7 +234,9 @@ impl SharedFuseBuilder {
             health: Health::default(),
             turns: Turns::new(),
             cache,
-            reporter: crate::random::next(),
+            // A number a store's increment holds exactly (Redis's Lua
+            // numbers are doubles), never the anonymous 0.
+            reporter: crate::random::next() % super::Increment::MAX + 1,
         }
     }
 }

@@ -3,7 +3,8 @@
 
 use super::conclusion::Conclusion;
 use super::error::StoreError;
-use super::increment::Increment;
+use super::increment::{Increment, Incremented};
+use super::payload;
 use super::shared::SharedFuse;
 use super::stored::{Opens, Ticket};
 use crate::verdict::Verdict;
@@ -78,9 +79,12 @@ impl SharedFuse {
         }
     }
 
-    /// A verdict that asks the store: a closed success under `rate` as an
+    /// A verdict that asks the store: a closed verdict under `rate` as an
     /// [`Increment`] where the store applies one (one round trip, no race
-    /// with other processes' successes), anything else as the model's step.
+    /// with other processes' verdicts; a failure or a slow call that opens
+    /// the circuit then takes the opening's step; in cached mode, a
+    /// failure or a slow call takes the model's step, with the batch),
+    /// anything else as the model's step.
     ///
     /// A closed permit granted while the key was absent has no generation
     /// yet: it belongs to the key's first epoch, whatever generation names
@@ -96,11 +100,17 @@ impl SharedFuse {
         slow: bool,
         hint: Option<u64>,
     ) -> Result<(), StoreError> {
-        let increments = verdict == Verdict::Success
-            && !slow
+        // In cached mode a failure or a slow call takes the model's step,
+        // which sends the batched successes with it.
+        let reported = verdict == Verdict::Failure || slow;
+        let increments = verdict != Verdict::Ignore
+            && !(reported && self.cache.is_some())
             && !ticket.is_probe()
             && self.config.policy() == crate::Policy::Rate;
-        if increments && ticket.generation != 0 && self.increment(&ticket).await? {
+        if increments
+            && ticket.generation != 0
+            && self.increment(&ticket, verdict, slow, hint).await?
+        {
             return Ok(());
         }
         let unnamed = increments && ticket.generation == 0 && ticket.epoch == 0;
@@ -125,7 +135,7 @@ impl SharedFuse {
         let Some(named) = named else {
             return Ok(());
         };
-        if self.increment(&named).await? {
+        if self.increment(&named, verdict, slow, hint).await? {
             return Ok(());
         }
         // The key moved on since: the model's step decides.
@@ -140,13 +150,67 @@ impl SharedFuse {
         self.round_trip(step).await.map(drop)
     }
 
-    /// Whether the store applied the increment of `ticket`'s success (not
-    /// when the configuration or the store has none).
-    async fn increment(&self, ticket: &Ticket) -> Result<bool, StoreError> {
-        let Some(increment) = Increment::success(&self.config, ticket, self.ttl) else {
+    /// Whether the store applied the increment of `ticket`'s closed
+    /// `verdict` (not when the configuration or the store has none). A
+    /// failure's or a slow call's increment answers with the payload it
+    /// wrote: when the model finds that it opens the circuit, the opening
+    /// (decided at the increment's time, on what it wrote) is written if
+    /// the key still holds the ticket's closed epoch, whatever its window
+    /// counted since ([`Store::swap_prefixed`](super::Store::swap_prefixed):
+    /// the calls counted since are of the epoch the opening ends, and the
+    /// successes landing meanwhile cannot make it lose every
+    /// compare-and-set); of two processes that both found their failure
+    /// opening it, the second finds the epoch over and writes nothing.
+    async fn increment(
+        &self,
+        ticket: &Ticket,
+        verdict: Verdict,
+        slow: bool,
+        hint: Option<u64>,
+    ) -> Result<bool, StoreError> {
+        let Some(increment) =
+            Increment::verdict(&self.config, ticket, verdict, slow, self.reporter, self.ttl)
+        else {
             return Ok(false);
         };
-        self.round_trip(self.store.increment(self.key(), &increment))
-            .await
+        let loaded = match self
+            .round_trip(self.store.increment(self.key(), &increment))
+            .await?
+        {
+            Incremented::Skipped => return Ok(false),
+            Incremented::Applied => return Ok(true),
+            // What the key holds instead: a verdict of an epoch that ended
+            // is stale, and done (an epoch never comes back); any other
+            // takes the model's step.
+            Incremented::Unchanged(held) => {
+                let stale = self
+                    .read(&held)
+                    .is_ok_and(|stored| !stored.owns_closed(ticket));
+                return Ok(stale);
+            }
+            Incremented::Wrote(loaded) => loaded,
+        };
+        let stored = self.read(&loaded)?;
+        let now = payload::store_time(loaded.now);
+        self.remember(&stored, now);
+        if !stored.opens_after(&self.config, ticket, now) {
+            return Ok(true);
+        }
+        let opens = Opens {
+            hint,
+            generation: crate::random::next(),
+            reporter: self.reporter,
+        };
+        let mut opened = stored.clone();
+        opened.open_for(&self.config, ticket, opens, now);
+        let written = payload::write(&opened, payload::width(&self.config));
+        let swap =
+            self.store
+                .swap_prefixed(self.key(), increment.prefix(), &written, self.ttl, true);
+        if self.round_trip(swap).await? {
+            self.remember(&opened, now);
+            self.report(&stored, &opened, loaded.now, None);
+        }
+        Ok(true)
     }
 }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::{Changes, Increment, KeyPage, Loaded, Store, StoreError, Swap};
+use super::{Changes, Increment, Incremented, KeyPage, Loaded, Store, StoreError, Swap};
 use crate::sync::Tally;
 
 /// A [`Store`] that counts the round trips made through it: to see what a
@@ -84,12 +84,26 @@ impl<S: Store> Store for Counting<S> {
         self.inner.swap(key, expected, new, ttl, announce).await
     }
 
+    async fn swap_prefixed(
+        &self,
+        key: &str,
+        prefix: &[u8],
+        new: &[u8],
+        ttl: Duration,
+        announce: bool,
+    ) -> Result<bool, StoreError> {
+        self.trips.add(1);
+        self.inner
+            .swap_prefixed(key, prefix, new, ttl, announce)
+            .await
+    }
+
     async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError> {
         self.trips.add(1);
         self.inner.delete(key, announce).await
     }
 
-    async fn increment(&self, key: &str, increment: &Increment) -> Result<bool, StoreError> {
+    async fn increment(&self, key: &str, increment: &Increment) -> Result<Incremented, StoreError> {
         self.trips.add(1);
         self.inner.increment(key, increment).await
     }

@@ -9,11 +9,23 @@ use super::error::StoreError;
 use crate::sync::{Hint, Tally};
 
 /// The first wait before a store that failed is tried again; it doubles
-/// with each failure in a row, up to [`MAX_BACKOFF`] (so a store that
-/// answers again is used within about two of them: the first try may meet
-/// a connection still being remade).
+/// with each failure in a row, up to [`MAX_BACKOFF`]. A wait counts from
+/// the start of the round trip that failed, not from its end (a store
+/// that does not answer takes its timeouts to fail: waiting the backoff
+/// after them made the tries of a store at the cap about 3 s apart), so
+/// that tries begin at most a backoff apart and a store that answers
+/// again is used within [`MAX_BACKOFF`] of its return, plus the round trip
+/// that finds it.
 const MIN_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
+
+/// When a round trip began, as [`Health::begin`] tells it: the count of
+/// failed round trips then, and the time.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Begun {
+    seen: u64,
+    at: Instant,
+}
 
 /// A store's health as one circuit sees it.
 #[derive(Debug, Default)]
@@ -73,9 +85,12 @@ impl Health {
     }
 
     /// What a round trip beginning now passes to
-    /// [`answered`](Self::answered).
-    pub(super) fn begin(&self) -> u64 {
-        self.outages.get()
+    /// [`answered`](Self::answered) or [`failed`](Self::failed).
+    pub(super) fn begin(&self) -> Begun {
+        Begun {
+            seen: self.outages.get(),
+            at: Instant::now(),
+        }
     }
 
     /// The store reports `failovers` in all: whether that is more than
@@ -89,23 +104,29 @@ impl Health {
     /// the trip began before the last failure was seen (a reply already on
     /// its way when the store went down says nothing of the store now).
     /// Whether this ended an outage.
-    pub(super) fn answered(&self, begun: u64) -> bool {
+    pub(super) fn answered(&self, begun: Begun) -> bool {
         if !self.hint.get() {
             return false;
         }
         let mut down = self.lock();
-        if down.as_ref().is_some_and(|down| down.seen > begun) {
+        if down.as_ref().is_some_and(|down| down.seen > begun.seen) {
             return false;
         }
         self.hint.set(false);
         down.take().is_some()
     }
 
-    /// The store did not answer: the fallback decides until the next try,
-    /// after a backoff that doubles with each failure in a row. Whether
-    /// this began an outage.
-    pub(super) fn failed(&self, error: &StoreError) -> bool {
+    /// The store did not answer a round trip begun at `begun`: the
+    /// fallback decides until the next try, a backoff after the trip
+    /// began, the backoff doubling with each try that failed in a row. A
+    /// trip begun before the last failure was seen was in flight with it:
+    /// the same try, which neither doubles the backoff nor puts the next
+    /// try off. Whether this began an outage.
+    pub(super) fn failed(&self, error: &StoreError, begun: Begun) -> bool {
         let mut down = self.lock();
+        if down.as_ref().is_some_and(|down| down.seen > begun.seen) {
+            return false;
+        }
         let backoff = down
             .as_ref()
             .map_or(MIN_BACKOFF, |down| (down.backoff * 2).min(MAX_BACKOFF));
@@ -116,7 +137,7 @@ impl Health {
         let seen = self.outages.add(1) + 1;
         *down = Some(Down {
             error: error.clone(),
-            retry_at: Instant::now() + backoff,
+            retry_at: begun.at + backoff,
             backoff,
             seen,
         });
@@ -134,9 +155,9 @@ mod tests {
         let error = StoreError::unreachable("memory", "stopped");
         assert!(health.reachable() && !health.maybe_down());
         let before = health.begin();
-        assert!(health.failed(&error));
+        assert!(health.failed(&error, before));
         assert!(
-            !health.failed(&error),
+            !health.failed(&error, health.begin()),
             "the second failure is the same outage"
         );
         assert_eq!(health.still_down(), Some(error));
@@ -145,5 +166,67 @@ mod tests {
         assert!(health.answered(health.begin()));
         assert!(health.reachable() && health.still_down().is_none());
         assert!(!health.answered(health.begin()), "already back");
+    }
+
+    /// A try that failed at `begun`, after the store answered nothing for
+    /// `took`.
+    fn failed_after(health: &Health, error: &StoreError, took: Duration) {
+        let begun = health.begin();
+        let begun = Begun {
+            at: begun
+                .at
+                .checked_sub(took)
+                .expect("an instant that far back"),
+            ..begun
+        };
+        health.failed(error, begun);
+    }
+
+    #[test]
+    fn a_store_at_the_backoff_cap_is_tried_again_that_long_after_the_failed_try_began() {
+        let health = Health::default();
+        let error = StoreError::unreachable("memory", "stopped");
+        // Tries that fail at once, until the backoff reaches its cap.
+        for _ in 0..8 {
+            failed_after(&health, &error, Duration::ZERO);
+        }
+        assert_eq!(
+            health.lock().as_ref().map(|down| down.backoff),
+            Some(MAX_BACKOFF)
+        );
+        // A try that took a second to fail (its timeouts): the next one
+        // is due a backoff after it began, not after it ended.
+        failed_after(&health, &error, Duration::from_secs(1));
+        let due = health.lock().as_ref().map(|down| down.retry_at).unwrap();
+        assert!(
+            due <= Instant::now() + Duration::from_millis(1_100),
+            "the next try is due {:?} from now",
+            due.saturating_duration_since(Instant::now())
+        );
+        // One that took longer than the backoff: tried again at once.
+        failed_after(&health, &error, MAX_BACKOFF + Duration::from_millis(10));
+        assert_eq!(health.still_down(), None, "due already");
+    }
+
+    #[test]
+    fn a_try_in_flight_with_the_failure_seen_neither_doubles_nor_delays() {
+        let health = Health::default();
+        let error = StoreError::unreachable("memory", "stopped");
+        let early = health.begin();
+        let late = health.begin();
+        assert!(health.failed(&error, late));
+        let due = health
+            .lock()
+            .as_ref()
+            .map(|down| (down.retry_at, down.backoff));
+        // A trip begun with the one that failed fails after it: the same try.
+        assert!(!health.failed(&error, early));
+        assert_eq!(
+            health
+                .lock()
+                .as_ref()
+                .map(|down| (down.retry_at, down.backoff)),
+            due
+        );
     }
 }

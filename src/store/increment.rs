@@ -1,14 +1,22 @@
-//! [`Increment`]: closed successes added to a `rate` window where it is kept,
+//! [`Increment`]: closed verdicts added to a `rate` window where it is kept,
 //! in the store's own atomic step (SPEC §9: "increments that commute").
 //!
-//! Under `rate` every closed success changes the window, so in strict mode
-//! every success writes. A compare-and-set would make two processes'
-//! successes race (one of them reads again and retries); an increment does not:
-//! the store adds the calls to the payload as it holds it when the step
-//! runs, so increments commute with each other and with nothing else to
-//! decide. Openings stay decisions of the crate's model: a success never
-//! opens a circuit, and a failure or a slow call still takes a
-//! compare-and-set step.
+//! Under `rate` every closed verdict changes the window, so in strict mode
+//! every verdict writes. A compare-and-set would make two processes'
+//! verdicts race (one of them reads again and retries: a failing process
+//! lost to every success landing between its read and its write); an
+//! increment does not: the store adds the calls to the payload as it holds
+//! it when the step runs, so increments commute with each other.
+//!
+//! Openings stay decisions of the crate's model: a success never opens a
+//! circuit, and a failure or a slow call ([`Increment::reported`]) is an
+//! increment that also records its reporter (SPEC §8's quorum) and hands
+//! back the payload it wrote, with the store's time; the model reads it
+//! and decides whether the window now opens the circuit. Only then does
+//! the verdict take a compare-and-set step, the opening (of the ticket's
+//! epoch: of two processes that both found their failure opening it, the
+//! second finds the epoch over and writes nothing). A failure is never
+//! lost: the increment recorded it before any opening was decided.
 //!
 //! An increment applies only to a payload this crate wrote for a closed circuit
 //! of the permit's generation and epoch with a `rate` window of the same
@@ -28,6 +36,7 @@ use super::payload;
 use super::stored::Ticket;
 use crate::Policy;
 use crate::config::Config;
+use crate::verdict::Verdict;
 
 /// Calls to add to the current bucket of a `rate` window kept in a store,
 /// in the store's own atomic step, so that two processes' closed successes
@@ -56,6 +65,50 @@ pub struct Increment {
     buckets: u32,
     calls: u64,
     ttl: Duration,
+    /// Of the calls, how many failed and how many were slow.
+    failed: u64,
+    slow: u64,
+    /// Who reported them, and how many reporters the window keeps (a
+    /// failure's or a slow call's, see [`Increment::reported`]).
+    reporter: Option<(u64, u32)>,
+}
+
+/// What a store did with an [`Increment`].
+///
+/// ```
+/// use fuse_breaker::store::Incremented;
+/// assert!(Incremented::Applied.is_applied());
+/// assert!(!Incremented::Skipped.is_applied());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Incremented {
+    /// The key held nothing the increment applies to; it is unchanged.
+    Skipped,
+    /// Applied (an increment that asks for no answer: a success's).
+    Applied,
+    /// Applied, by an increment that asks for the payload it wrote
+    /// ([`Increment::answers`]): that payload, and the store's time of
+    /// the increment.
+    Wrote(super::Loaded),
+    /// Not applied, by an increment that answers, from a store that tells
+    /// what the key held instead (the verdict of an epoch another process
+    /// ended needs no further round trip): that payload, as of the
+    /// increment or a little before, and the store's time.
+    Unchanged(super::Loaded),
+}
+
+impl Incremented {
+    /// Whether the increment was applied.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fuse_breaker::store::{Incremented, Loaded};
+    /// let wrote = Incremented::Wrote(Loaded { payload: Some(b"{}".to_vec()), now: Duration::ZERO });
+    /// assert!(wrote.is_applied());
+    /// ```
+    pub fn is_applied(&self) -> bool {
+        matches!(self, Incremented::Applied | Incremented::Wrote(_))
+    }
 }
 
 impl Increment {
@@ -99,6 +152,40 @@ impl Increment {
             buckets: buckets.max(1),
             calls,
             ttl,
+            failed: 0,
+            slow: 0,
+            reporter: None,
+        }
+    }
+
+    /// This increment with `failed` of its calls failed and `slow` of them
+    /// slow (each at most the calls), reported by `reporter` (SPEC §8's
+    /// quorum: a number of at most [`Increment::MAX`]) in a window that
+    /// keeps `kept` reporters (`min_reporters`, at least one): it records
+    /// the reporter as the model does, and [`answers`](Self::answers).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fuse_breaker::store::Increment;
+    ///
+    /// let failure = Increment::new(b"[".to_vec(), 1_000_000, 10, 1, Duration::from_secs(60))
+    ///     .reported(1, 0, 7, 2);
+    /// assert_eq!((failure.failed(), failure.slow(), failure.reporter()), (1, 0, Some(7)));
+    /// assert!(failure.answers());
+    /// // Reporter 7's failure at 10 s joins reporter 9's of 9 s.
+    /// let after = failure.apply(b"[[[9,4,1,0]]},\"reporters\":[[9,9000000]]}}", Duration::from_secs(10));
+    /// assert_eq!(
+    ///     after.as_deref(),
+    ///     Some(&b"[[[9,4,1,0],[10,1,1,0]]},\"reporters\":[[9,9000000],[7,10000000]]}}"[..])
+    /// );
+    /// ```
+    #[must_use]
+    pub fn reported(self, failed: u64, slow: u64, reporter: u64, kept: u32) -> Self {
+        Increment {
+            failed: failed.min(self.calls),
+            slow: slow.min(self.calls),
+            reporter: Some((reporter, kept.max(1))),
+            ..self
         }
     }
 
@@ -116,6 +203,36 @@ impl Increment {
             let prefix = payload::rate_prefix(ticket.generation, ticket.epoch, width);
             Increment::new(prefix, width / 1_000, config.window_buckets(), 1, ttl)
         })
+    }
+
+    /// The increment of the closed `verdict` of `ticket` under `config` on
+    /// a call that was `slow` or not, reported by `reporter`, if a store
+    /// can apply one (see [`success`](Self::success)): a success that was
+    /// not slow, or a failure or a slow call, which records its reporter
+    /// and answers with the payload written. `None` for an ignore, a
+    /// probe, or a reporter above [`Increment::MAX`].
+    pub(crate) fn verdict(
+        config: &Config,
+        ticket: &Ticket,
+        verdict: Verdict,
+        slow: bool,
+        reporter: u64,
+        ttl: Duration,
+    ) -> Option<Self> {
+        let success = Increment::success(config, ticket, ttl)?;
+        let failed = verdict == Verdict::Failure;
+        match verdict {
+            Verdict::Ignore => None,
+            Verdict::Success if !slow => Some(success),
+            _ => (reporter <= Increment::MAX).then(|| {
+                success.reported(
+                    u64::from(failed),
+                    u64::from(slow),
+                    reporter,
+                    config.min_reporters(),
+                )
+            }),
+        }
     }
 
     /// The text an incremented payload starts with, before its buckets.
@@ -158,6 +275,63 @@ impl Increment {
         self.calls
     }
 
+    /// How many of the calls failed.
+    ///
+    /// ```
+    /// let increment = fuse_breaker::store::Increment::new(b"{".to_vec(), 6, 10, 3, std::time::Duration::from_secs(1));
+    /// assert_eq!(increment.failed(), 0);
+    /// assert_eq!(increment.reported(2, 0, 1, 1).failed(), 2);
+    /// ```
+    pub fn failed(&self) -> u64 {
+        self.failed
+    }
+
+    /// How many of the calls were slow.
+    ///
+    /// ```
+    /// let increment = fuse_breaker::store::Increment::new(b"{".to_vec(), 6, 10, 3, std::time::Duration::from_secs(1));
+    /// assert_eq!(increment.reported(0, 1, 1, 1).slow(), 1);
+    /// ```
+    pub fn slow(&self) -> u64 {
+        self.slow
+    }
+
+    /// Who reported the calls, for an increment of failed or slow calls
+    /// ([`reported`](Self::reported)).
+    ///
+    /// ```
+    /// let increment = fuse_breaker::store::Increment::new(b"{".to_vec(), 6, 10, 3, std::time::Duration::from_secs(1));
+    /// assert_eq!(increment.reporter(), None);
+    /// assert_eq!(increment.reported(1, 0, 5, 2).reporter(), Some(5));
+    /// ```
+    pub fn reporter(&self) -> Option<u64> {
+        self.reporter.map(|(id, _)| id)
+    }
+
+    /// How many reporters the window keeps (1 for an increment that
+    /// records none).
+    ///
+    /// ```
+    /// let increment = fuse_breaker::store::Increment::new(b"{".to_vec(), 6, 10, 3, std::time::Duration::from_secs(1));
+    /// assert_eq!(increment.reported(1, 0, 5, 3).reporters_kept(), 3);
+    /// ```
+    pub fn reporters_kept(&self) -> u32 {
+        self.reporter.map_or(1, |(_, kept)| kept)
+    }
+
+    /// Whether a store hands back the payload it wrote and its time
+    /// ([`Incremented::Wrote`]): an increment of failed or slow calls,
+    /// whose caller decides from them whether the circuit opens.
+    ///
+    /// ```
+    /// let increment = fuse_breaker::store::Increment::new(b"{".to_vec(), 6, 10, 3, std::time::Duration::from_secs(1));
+    /// assert!(!increment.answers());
+    /// assert!(increment.reported(1, 0, 5, 2).answers());
+    /// ```
+    pub fn answers(&self) -> bool {
+        self.reporter.is_some()
+    }
+
     /// How long the written payload lives.
     ///
     /// ```
@@ -175,8 +349,7 @@ impl Increment {
     /// assert_eq!(increment.bucket(std::time::Duration::from_secs(12)), 2);
     /// ```
     pub fn bucket(&self, now: Duration) -> u64 {
-        let micros = u64::try_from(now.as_micros()).unwrap_or(u64::MAX);
-        micros / self.width_us
+        micros(now) / self.width_us
     }
 
     /// The payload after the increment, at the store's time `now`, or `None`
@@ -188,11 +361,26 @@ impl Increment {
     /// [`SUFFIX`](Self::SUFFIX), or [`REPORTERS`](Self::REPORTERS), digits,
     /// commas and brackets, and `]}}`, and is kept as it is.
     ///
+    /// An increment of failed or slow calls ([`reported`](Self::reported))
+    /// records its reporter as the model does: the reporters follow the
+    /// buckets as `[id, at_us]` entries ([`REPORTERS`](Self::REPORTERS),
+    /// each id once, ids no larger than [`Increment::MAX`], times below
+    /// 2^53), or there
+    /// are none (`}}}`, which it applies to only if no bucket holds a
+    /// failed or slow call: such a window's failures are an anonymous
+    /// reporter's, and the model's step decides); the reporter's entry
+    /// becomes the later of its own and `now`, the entries whose time is
+    /// not in a live bucket are dropped, then all but the `kept` newest
+    /// (by time, then id), and they are written by time, then id (none
+    /// left: `}}}`).
+    ///
     /// The rule (the model's, for a closed success): the current bucket is
     /// `now`'s, or the newest in the window if that is later (a clock that
     /// went back); buckets that are not the current one or among the
     /// `buckets - 1` before it are dropped; the calls are added to `now`'s
-    /// bucket; buckets are written oldest first, one entry each.
+    /// bucket if it is one of those (a clock that went back by more than
+    /// the window leaves them out), so that no more than `buckets` buckets
+    /// are ever written; buckets are written oldest first, one entry each.
     ///
     /// ```
     /// # use std::time::Duration;
@@ -226,7 +414,7 @@ impl Increment {
             .iter()
             .filter(|e| live(e[0]))
             .map(|e| (e[0], [e[1], e[2], e[3]]))
-            .chain(std::iter::once((bucket, [self.calls, 0, 0])));
+            .chain(live(bucket).then_some((bucket, [self.calls, self.failed, self.slow])));
         for (b, counts) in sums {
             let sum = window.entry(b).or_default();
             for (total, n) in sum.iter_mut().zip(counts) {
@@ -242,8 +430,69 @@ impl Increment {
             written.extend(format!("[{b},{calls},{failed},{slow}]").into_bytes());
         }
         written.push(b']');
-        written.extend_from_slice(tail);
+        match self.reporter {
+            None => written.extend_from_slice(tail),
+            Some((id, kept)) => {
+                let reports = Self::reports(&entries, tail)?;
+                let at = Some(micros(now)).filter(|&at| at <= MAX_TIME_US)?;
+                let covered = |at: u64| live(at / self.width_us);
+                written.extend(Self::report(reports, id, kept, at, covered));
+            }
+        }
         Some(written)
+    }
+
+    /// The reporters `tail` names, as `(at_us, id)`, if an increment of
+    /// failed or slow calls applies to it (see [`apply`](Self::apply)).
+    fn reports(entries: &[[u64; 4]], tail: &[u8]) -> Option<Vec<(u64, u64)>> {
+        if tail == Self::SUFFIX.as_bytes() {
+            let failures = entries.iter().any(|e| e[2] > 0 || e[3] > 0);
+            return (!failures).then(Vec::new);
+        }
+        let named = tail.strip_prefix(Self::REPORTERS.as_bytes())?;
+        let list = [b"[", named.strip_suffix(b"]}}")?, b"]"].concat();
+        let list: Vec<[u64; 2]> = serde_json::from_slice(&list).ok()?;
+        let mut reports = Vec::with_capacity(list.len());
+        for [id, at] in list {
+            if id > Increment::MAX
+                || at > MAX_TIME_US
+                || reports.iter().any(|r: &(u64, u64)| r.1 == id)
+            {
+                return None;
+            }
+            reports.push((at, id));
+        }
+        Some(reports)
+    }
+
+    /// What follows the buckets once reporter `id`'s call at `at`
+    /// microseconds is recorded among `reports` (see
+    /// [`apply`](Self::apply)), `covered` saying whether a time is in a
+    /// live bucket.
+    fn report(
+        mut reports: Vec<(u64, u64)>,
+        id: u64,
+        kept: u32,
+        at: u64,
+        covered: impl Fn(u64) -> bool,
+    ) -> Vec<u8> {
+        let at = match reports.iter().position(|r| r.1 == id) {
+            Some(found) => reports.remove(found).0.max(at),
+            None => at,
+        };
+        reports.push((at, id));
+        reports.retain(|r| covered(r.0));
+        reports.sort_unstable();
+        let extra = reports.len().saturating_sub(kept as usize);
+        reports.drain(..extra);
+        if reports.is_empty() {
+            return Self::SUFFIX.as_bytes().to_vec();
+        }
+        let entries: Vec<String> = reports
+            .iter()
+            .map(|(at, id)| format!("[{id},{at}]"))
+            .collect();
+        format!("{}{}]}}}}", Self::REPORTERS, entries.join(",")).into_bytes()
     }
 
     /// Whether `tail`, what follows a payload's buckets, is one an
@@ -261,6 +510,16 @@ impl Increment {
                     .all(|b| b.is_ascii_digit() || matches!(b, b',' | b'[' | b']'))
             })
     }
+}
+
+/// The latest reporter's time an increment reads or writes, in
+/// microseconds (2^53 - 1, in the year 2255, so that Redis's Lua holds each
+/// exactly).
+const MAX_TIME_US: u64 = (1 << 53) - 1;
+
+/// `now` in whole microseconds.
+fn micros(now: Duration) -> u64 {
+    u64::try_from(now.as_micros()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

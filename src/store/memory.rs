@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
-use super::{Changes, Increment, KeyPage, Loaded, Store, StoreError, Swap};
+use super::{Changes, Increment, Incremented, KeyPage, Loaded, Store, StoreError, Swap};
 
 /// A [`Store`] in memory: one process's circuits, shared by its
 /// [`SharedFuse`](super::SharedFuse)s exactly as a server would share them
@@ -235,6 +235,32 @@ impl Store for MemoryStore {
         Ok(Swap::Written)
     }
 
+    /// Under the store's lock.
+    async fn swap_prefixed(
+        &self,
+        key: &str,
+        prefix: &[u8],
+        new: &[u8],
+        ttl: Duration,
+        announce: bool,
+    ) -> Result<bool, StoreError> {
+        let mut inner = self.reachable()?;
+        let now = inner.now();
+        if !inner
+            .get(key, now)
+            .is_some_and(|held| held.starts_with(prefix))
+        {
+            return Ok(false);
+        }
+        inner.keys.insert(key.to_owned(), (new.to_vec(), now + ttl));
+        inner.writes += 1;
+        drop(inner);
+        if announce {
+            self.changes.changed(key);
+        }
+        Ok(true)
+    }
+
     async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError> {
         let mut inner = self.reachable()?;
         if inner.keys.remove(key).is_some() {
@@ -248,20 +274,33 @@ impl Store for MemoryStore {
     }
 
     /// [`Increment::apply`] under the store's lock, on its clock.
-    async fn increment(&self, key: &str, increment: &Increment) -> Result<bool, StoreError> {
+    async fn increment(&self, key: &str, increment: &Increment) -> Result<Incremented, StoreError> {
         let mut inner = self.reachable()?;
         let now = inner.now();
-        let Some(current) = inner.get(key, now) else {
-            return Ok(false);
+        let current = inner.get(key, now);
+        let Some(new) = current
+            .as_deref()
+            .and_then(|current| increment.apply(current, now))
+        else {
+            if increment.answers() {
+                let payload = current;
+                return Ok(Incremented::Unchanged(Loaded { payload, now }));
+            }
+            return Ok(Incremented::Skipped);
         };
-        let Some(new) = increment.apply(&current, now) else {
-            return Ok(false);
+        let answer = if increment.answers() {
+            Incremented::Wrote(Loaded {
+                payload: Some(new.clone()),
+                now,
+            })
+        } else {
+            Incremented::Applied
         };
         inner
             .keys
             .insert(key.to_owned(), (new, now + increment.ttl()));
         inner.writes += 1;
-        Ok(true)
+        Ok(answer)
     }
 
     fn changes(&self) -> Option<&Changes> {

@@ -86,7 +86,7 @@ pub use conclusion::Conclusion;
 pub use counting::Counting;
 pub use error::{Error, Refusal, StoreError};
 pub use future::Admission;
-pub use increment::Increment;
+pub use increment::{Increment, Incremented};
 pub use keys::KeyPage;
 pub use manual::ManualChange;
 pub use memory::MemoryStore;
@@ -173,7 +173,7 @@ pub enum Swap {
 /// A store of payloads under keys, with a clock of its own: what a
 /// [`SharedFuse`] needs from Redis, a database or memory. It knows no rule
 /// of the circuit but one: it reads, it compares and sets, and (if it can)
-/// it applies an [`Increment`], the closed success of the `rate` policy,
+/// it applies an [`Increment`], a closed verdict of the `rate` policy,
 /// whose rule [`Increment::apply`] gives.
 ///
 /// Implementations must make [`swap`](Self::swap) atomic: of two swaps
@@ -220,6 +220,52 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
         announce: bool,
     ) -> Result<Swap, StoreError>;
 
+    /// Writes `new` under `key`, to expire after `ttl`, if the key holds a
+    /// payload that starts with `prefix`, whatever follows it: an
+    /// [`Increment::prefix`], a circuit still closed in the epoch it names
+    /// whatever its window counted since (what the opening found by a
+    /// failure's increment writes, so that the successes landing meanwhile
+    /// cannot make it lose every compare-and-set). Whether it wrote;
+    /// `announce` as for [`swap`](Self::swap). Default: a load and a
+    /// [`swap`](Self::swap), again while the key changes under it and
+    /// still starts with `prefix` (256 times at most).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fuse_breaker::store::{MemoryStore, Store};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let store = MemoryStore::new();
+    /// let ttl = Duration::from_secs(60);
+    /// store.put("fuse:a", b"[closed 7][1,2,3]", ttl);
+    /// assert!(store.swap_prefixed("fuse:a", b"[closed 7]", b"[open 8]", ttl, false).await?);
+    /// assert!(!store.swap_prefixed("fuse:a", b"[closed 7]", b"[open 9]", ttl, false).await?);
+    /// assert_eq!(store.load("fuse:a").await?.payload.as_deref(), Some(&b"[open 8]"[..]));
+    /// # Ok::<(), fuse_breaker::store::StoreError>(())
+    /// # }).unwrap();
+    /// ```
+    async fn swap_prefixed(
+        &self,
+        key: &str,
+        prefix: &[u8],
+        new: &[u8],
+        ttl: Duration,
+        announce: bool,
+    ) -> Result<bool, StoreError> {
+        const MAX_CONFLICTS: u32 = 256;
+        let mut loaded = self.load(key).await?;
+        for _ in 0..MAX_CONFLICTS {
+            let Some(held) = loaded.payload.as_deref().filter(|p| p.starts_with(prefix)) else {
+                return Ok(false);
+            };
+            match self.swap(key, Some(held), new, ttl, announce).await? {
+                Swap::Written => return Ok(true),
+                Swap::Changed(now) => loaded = now,
+            }
+        }
+        Err(StoreError::contended(self.name(), key, MAX_CONFLICTS))
+    }
+
     /// Deletes `key`, whatever it holds (what [`SharedFuse::reset`] does:
     /// the circuit is forgotten, and the next read finds a fresh closed
     /// one). `announce`: tell every process's [`Changes`] (in the crate's
@@ -227,30 +273,41 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
     async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError>;
 
     /// Applies `increment` to the payload under `key` in one atomic step of the
-    /// store (see [`Increment`]): `true` when the key held a payload the increment
-    /// applies to (it now holds [`Increment::apply`]'s result, on the store's
-    /// clock, to expire after [`Increment::ttl`]); `false` when it did not (the
-    /// key is unchanged, and the verdict takes a compare-and-set step).
-    /// Default: `false`, always (a store that cannot increment still takes every
-    /// verdict by compare-and-set).
+    /// store (see [`Increment`]): when the key held a payload the increment
+    /// applies to, it now holds [`Increment::apply`]'s result, on the store's
+    /// clock, to expire after [`Increment::ttl`], and the answer is
+    /// [`Incremented::Applied`], or [`Incremented::Wrote`] with that payload
+    /// and the store's time for an increment that
+    /// [`answers`](Increment::answers); otherwise the key is unchanged, the
+    /// answer is [`Incremented::Skipped`] (or, to an increment that
+    /// answers, [`Incremented::Unchanged`] with what the key holds, where
+    /// the store can tell it in the same round trip), and the verdict takes
+    /// a compare-and-set step unless that shows it stale. Default: `Skipped`, always (a store that cannot
+    /// increment still takes every verdict by compare-and-set).
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fuse_breaker::store::{MemoryStore, Store, Increment};
+    /// use fuse_breaker::store::{Incremented, MemoryStore, Store, Increment};
     ///
     /// # futures::executor::block_on(async {
     /// let store = MemoryStore::frozen();
     /// let increment = Increment::new(b"[".to_vec(), 1_000_000, 10, 1, Duration::from_secs(60));
-    /// assert!(!store.increment("fuse:a", &increment).await?, "absent");
+    /// assert_eq!(store.increment("fuse:a", &increment).await?, Incremented::Skipped, "absent");
     /// store.put("fuse:a", b"[[]}}}", Duration::from_secs(60));
-    /// assert!(store.increment("fuse:a", &increment).await?);
+    /// assert_eq!(store.increment("fuse:a", &increment).await?, Incremented::Applied);
     /// assert!(store.load("fuse:a").await?.payload.unwrap().starts_with(b"[[["));
+    /// // A failure's increment answers with what it wrote.
+    /// let failure = increment.reported(1, 0, 7, 1);
+    /// let Incremented::Wrote(wrote) = store.increment("fuse:a", &failure).await? else {
+    ///     panic!("a failure's increment answers");
+    /// };
+    /// assert_eq!(wrote.payload, store.load("fuse:a").await?.payload);
     /// # Ok::<(), fuse_breaker::store::StoreError>(())
     /// # }).unwrap();
     /// ```
-    async fn increment(&self, key: &str, increment: &Increment) -> Result<bool, StoreError> {
+    async fn increment(&self, key: &str, increment: &Increment) -> Result<Incremented, StoreError> {
         let _ = (key, increment);
-        Ok(false)
+        Ok(Incremented::Skipped)
     }
 
     /// Where this store hands over the transitions announced through it,
@@ -347,11 +404,24 @@ impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
         (**self).swap(key, expected, new, ttl, announce).await
     }
 
+    async fn swap_prefixed(
+        &self,
+        key: &str,
+        prefix: &[u8],
+        new: &[u8],
+        ttl: Duration,
+        announce: bool,
+    ) -> Result<bool, StoreError> {
+        (**self)
+            .swap_prefixed(key, prefix, new, ttl, announce)
+            .await
+    }
+
     async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError> {
         (**self).delete(key, announce).await
     }
 
-    async fn increment(&self, key: &str, increment: &Increment) -> Result<bool, StoreError> {
+    async fn increment(&self, key: &str, increment: &Increment) -> Result<Incremented, StoreError> {
         (**self).increment(key, increment).await
     }
 

@@ -70,7 +70,12 @@ impl Reporters {
             Some(at) => self.0.remove(at).at.max(now),
             None => now,
         };
-        let place = self.0.partition_point(|report| report.at <= at);
+        // Kept in the order a payload's reporters are read in (by time,
+        // then id), so that a store's increment writes them as the model
+        // does.
+        let place = self
+            .0
+            .partition_point(|report| (report.at, report.id) <= (at, id));
         self.0.insert(place, Report { id, at });
         self.0
             .retain(|report| window.covers(config, report.at, now));

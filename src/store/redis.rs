@@ -40,7 +40,7 @@ use redis::{RedisError, Script, Value};
 use super::changes::Listening;
 use super::error::public_name;
 use super::payload::{self, PayloadError};
-use super::{Changes, Increment, KeyPage, Loaded, Store, StoreError, Swap};
+use super::{Changes, Increment, Incremented, KeyPage, Loaded, Store, StoreError, Swap};
 
 #[path = "redis_keys.rs"]
 mod keys;
@@ -418,9 +418,43 @@ impl Store for RedisStore {
         }
     }
 
+    /// The `SWAP` script, comparing the payload's start with `prefix`.
+    async fn swap_prefixed(
+        &self,
+        key: &str,
+        prefix: &[u8],
+        new: &[u8],
+        ttl: Duration,
+        announce: bool,
+    ) -> Result<bool, StoreError> {
+        let mut connection = self.link.clone();
+        let ttl = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        let (channel, publish) = self.announced_on(key, announce);
+        let reply: Value = self
+            .swap
+            .key(key)
+            .arg("2")
+            .arg(prefix)
+            .arg(new)
+            .arg(ttl)
+            .arg(channel)
+            .arg(PayloadError::MAX_BYTES)
+            .arg(publish)
+            .invoke_async(&mut connection)
+            .await
+            .map_err(|err| self.error(key, &err))?;
+        match &reply {
+            Value::Array(values) => match values.first().and_then(number) {
+                Some(written @ (0 | 1)) => Ok(written == 1),
+                _ => Err(self.protocol("swap", &reply)),
+            },
+            _ => Err(self.protocol("swap", &reply)),
+        }
+    }
+
     /// The `INCREMENT` script: the rule of [`Increment::apply`] on the
     /// server, in one atomic step, so that increments commute.
-    async fn increment(&self, key: &str, increment: &Increment) -> Result<bool, StoreError> {
+    async fn increment(&self, key: &str, increment: &Increment) -> Result<Incremented, StoreError> {
         let mut connection = self.link.clone();
         let ttl = u64::try_from(increment.ttl().as_millis())
             .unwrap_or(u64::MAX)
@@ -434,12 +468,33 @@ impl Store for RedisStore {
             .arg(increment.calls())
             .arg(ttl)
             .arg(PayloadError::MAX_BYTES)
+            .arg(increment.failed())
+            .arg(increment.slow())
+            .arg(
+                increment
+                    .reporter()
+                    .map(|id| id.to_string())
+                    .unwrap_or_default(),
+            )
+            .arg(increment.reporters_kept())
             .invoke_async(&mut connection)
             .await
             .map_err(|err| self.error(key, &err))?;
-        match number(&reply) {
-            Some(applied @ (0 | 1)) => Ok(applied == 1),
-            _ => Err(self.protocol("increment", &reply)),
+        match &reply {
+            Value::Array(values) if increment.answers() => match values.split_first() {
+                Some((applied, rest)) if number(applied) == Some(1) => {
+                    self.loaded(key, "increment", rest).map(Incremented::Wrote)
+                }
+                Some((applied, rest)) if number(applied) == Some(0) => self
+                    .loaded(key, "increment", rest)
+                    .map(Incremented::Unchanged),
+                _ => Err(self.protocol("increment", &reply)),
+            },
+            _ => match number(&reply) {
+                Some(0) => Ok(Incremented::Skipped),
+                Some(1) if !increment.answers() => Ok(Incremented::Applied),
+                _ => Err(self.protocol("increment", &reply)),
+            },
         }
     }
 
@@ -520,85 +575,5 @@ impl Store for RedisStore {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn replies_are_read_strictly() {
-        let bulk = |s: &str| Value::BulkString(s.as_bytes().to_vec());
-        let value = |payload: Option<&[u8]>| Reading::Value {
-            seconds: 1_700_000_000,
-            micros: 12,
-            payload: payload.map(<[u8]>::to_vec),
-        };
-        assert_eq!(
-            reading(&[bulk("1700000000"), bulk("12"), Value::Nil]),
-            Some(value(None))
-        );
-        assert_eq!(
-            reading(&[bulk("1700000000"), bulk("12")]),
-            Some(value(None))
-        );
-        assert_eq!(
-            reading(&[bulk("1700000000"), bulk("12"), bulk("{}")]),
-            Some(value(Some(b"{}")))
-        );
-        assert_eq!(
-            reading(&[
-                bulk("1700000000"),
-                bulk("12"),
-                Value::Nil,
-                Value::Int(209_715_200)
-            ]),
-            Some(Reading::TooLarge(209_715_200))
-        );
-        assert_eq!(reading(&[bulk("17x"), bulk("12"), Value::Nil]), None);
-        assert_eq!(reading(&[bulk("-1"), bulk("12"), Value::Nil]), None);
-        assert_eq!(reading(&[bulk("1"), bulk("2"), Value::Int(3)]), None);
-        assert_eq!(
-            reading(&[bulk("1"), bulk("2"), Value::Nil, Value::Int(-3)]),
-            None
-        );
-        assert_eq!(reading(&[]), None);
-    }
-
-    #[tokio::test]
-    async fn a_time_that_is_none_is_an_error_naming_the_store() {
-        let store = RedisStore::open("redis://127.0.0.1:1").unwrap();
-        let bulk = |s: &str| Value::BulkString(s.as_bytes().to_vec());
-        let time = |seconds: &str, micros: &str| {
-            store.loaded(
-                "fuse:billing",
-                "load",
-                &[bulk(seconds), bulk(micros), Value::Nil],
-            )
-        };
-        assert_eq!(
-            time("1700000000", "999999").unwrap().now,
-            Duration::from_secs(1_700_000_000) + Duration::from_micros(999_999)
-        );
-        for (seconds, micros) in [
-            ("18446744073709551615", "0"),
-            ("18446744073709551615", "999999"),
-            ("18446744074", "0"),
-            ("1700000000", "1000000"),
-        ] {
-            let err = time(seconds, micros).unwrap_err();
-            let text = err.to_string();
-            assert!(text.contains("redis://127.0.0.1:1"), "{text}");
-            assert!(
-                text.contains(&format!("TIME answered {seconds} s {micros} us")),
-                "{text}"
-            );
-        }
-        let err = store
-            .loaded(
-                "fuse:billing",
-                "load",
-                &[bulk("1"), bulk("2"), Value::Nil, Value::Int(2_000_000)],
-            )
-            .unwrap_err();
-        assert_eq!(err.payload_error().unwrap().key(), "fuse:billing");
-        assert!(err.to_string().contains("2000000 bytes"), "{err}");
-    }
-}
+#[path = "redis_tests.rs"]
+mod tests;

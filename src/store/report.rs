@@ -84,7 +84,7 @@ impl SharedFuse {
                 }
             }
             Err(error) if error.is_unreachable() => {
-                let first = self.health.failed(error);
+                let first = self.health.failed(error, begun);
                 // A mirror is only as good as the connection it came over.
                 if let Some(cache) = &self.cache {
                     cache.forget();
@@ -99,7 +99,13 @@ impl SharedFuse {
     }
 
     /// Tells the listeners of a transition this process wrote.
-    fn report(&self, before: &Stored, after: &Stored, at: Duration, manual: Option<Reason>) {
+    pub(super) fn report(
+        &self,
+        before: &Stored,
+        after: &Stored,
+        at: Duration,
+        manual: Option<Reason>,
+    ) {
         let (from, to) = (before.state(), after.state());
         let Some(reason) = manual
             .or_else(|| model::reason(from, to))

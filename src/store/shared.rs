@@ -55,7 +55,8 @@ pub struct SharedFuse {
     /// Cached mode: the mirror of the key and its quiet permit.
     pub(super) cache: Option<Arc<Cache>>,
     /// The random id this handle reports its failures under (SPEC §8's
-    /// quorum; never 0, the anonymous reporter's).
+    /// quorum; never 0, the anonymous reporter's; at most
+    /// [`Increment::MAX`](super::Increment::MAX)).
     pub(super) reporter: u64,
 }
 
@@ -112,7 +113,9 @@ impl SharedFuse {
 
     /// The random id this circuit's failures are reported under in the
     /// store (SPEC §8's quorum, `min_reporters`): each `SharedFuse` is one
-    /// reporter, so a process builds one per key.
+    /// reporter, so a process builds one per key. From 1 to
+    /// [`Increment::MAX`](super::Increment::MAX), a number every store's
+    /// increment holds exactly.
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -122,6 +125,7 @@ impl SharedFuse {
     /// let other = SharedFuse::builder("billing", store).build();
     /// assert_ne!(one.reporter(), other.reporter());
     /// assert_ne!(one.reporter(), 0);
+    /// assert!(one.reporter() <= fuse_breaker::store::Increment::MAX);
     /// ```
     pub fn reporter(&self) -> u64 {
         self.reporter

@@ -267,6 +267,45 @@ impl Stored {
         changed
     }
 
+    /// Whether the closed failure (or slow call) of `ticket` that a store's
+    /// increment recorded opens the circuit as the increment left it at
+    /// `now`: the ticket's closed epoch is still the circuit's, the
+    /// window's rule holds, and so does the quorum, as
+    /// [`timed_verdict`](Self::timed_verdict) would have found recording
+    /// it.
+    pub(crate) fn opens_after(&self, config: &Config, ticket: &Ticket, now: u64) -> bool {
+        self.owns_closed(ticket)
+            && self.window.holds(config, now)
+            && self.reporters.holds(config, &self.window, now)
+    }
+
+    /// Opens the circuit for the closed failure of `ticket` that a store's
+    /// increment recorded and found opening it ([`opens_after`](Self::opens_after)):
+    /// the compare-and-set step after the increment. Whatever the window
+    /// holds now (successes counted since are of an epoch that ended with
+    /// the opening), unless the ticket's epoch has ended meanwhile (another
+    /// process opened it, or reset it): then nothing.
+    pub(crate) fn open_for(
+        &mut self,
+        config: &Config,
+        ticket: &Ticket,
+        opens: Opens,
+        now: u64,
+    ) -> bool {
+        self.window.prune(config, now);
+        let changed = self.expire(config, now);
+        if !self.owns_closed(ticket) {
+            return changed;
+        }
+        match model::trip(self.head, ticket.grant) {
+            Some(open) => {
+                self.set(config, open, now, opens);
+                true
+            }
+            None => changed,
+        }
+    }
+
     /// Whether `ticket` was granted by this circuit as it is now (its
     /// generation, or none while the key was absent, and its epoch).
     fn owns(&self, ticket: &Ticket) -> bool {

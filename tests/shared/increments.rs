@@ -1,5 +1,7 @@
-//! SPEC §9 in a shared store: a closed success under `rate` is an
-//! increment the store applies in one atomic step. On every store the
+//! SPEC §9 in a shared store: a closed verdict under `rate` is an
+//! increment the store applies in one atomic step (a failure's or a slow
+//! call's records its reporter and answers with what it wrote). On every
+//! store the
 //! machine has (each a store of its own, on its own clock): the store
 //! applies exactly [`Increment::apply`] (the rule the model pins, see
 //! `src/store/increment_tests.rs`) on random payloads, and many processes'
@@ -9,15 +11,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use fuse_breaker::store::{Counting, Increment, MemoryStore, SharedFuse, Store};
+use fuse_breaker::store::{Counting, Increment, Incremented, MemoryStore, SharedFuse, Store};
 use fuse_breaker::{Config, Policy, State};
 
 use super::block_on;
 use super::common::unique;
 
 /// Every store to run on, unwrapped (the server's own clock): memory,
-/// Redis, SQLite and PostgreSQL where the build and the machine have them.
-fn raw_stores() -> Vec<(&'static str, Arc<dyn Store>)> {
+/// Redis, a Redis Cluster, SQLite and PostgreSQL where the build and the
+/// machine have them.
+pub(super) fn raw_stores() -> Vec<(&'static str, Arc<dyn Store>)> {
     #[cfg_attr(not(any(feature = "redis", feature = "sql")), allow(unused_mut))]
     let mut stores: Vec<(&'static str, Arc<dyn Store>)> =
         vec![("memory", Arc::new(MemoryStore::new()))];
@@ -25,6 +28,11 @@ fn raw_stores() -> Vec<(&'static str, Arc<dyn Store>)> {
     if let Some(url) = super::redis_url() {
         let store = fuse_breaker::store::RedisStore::open(&url).expect("a Redis URL");
         stores.push(("redis", Arc::new(store)));
+    }
+    #[cfg(feature = "redis")]
+    if let Some(url) = super::redis_cluster_url() {
+        let store = fuse_breaker::store::RedisStore::open(&url).expect("a Redis Cluster URL");
+        stores.push(("redis-cluster", Arc::new(store)));
     }
     #[cfg(feature = "sql")]
     {
@@ -84,15 +92,26 @@ fn body(random: &mut Random, current: u64) -> String {
 }
 
 /// What follows a payload's buckets: mostly `}}}`, now and then the
-/// window's reporters (SPEC §8's quorum: kept as they are), or JSON that
-/// is neither (not incremented).
-fn tail(random: &mut Random) -> &'static str {
-    match random.below(20) {
-        0..=3 => r#"},"reporters":[[7,1700000000000000],[0,2]]}}"#,
-        4 => r#"},"reporters":[]}}"#,
-        5 => r#"},"reporters":[[7,"x"]]}}"#,
-        6 => r#"},"other":[1]}}"#,
-        _ => "}}}",
+/// window's reporters (SPEC §8's quorum: kept as they are by a success,
+/// recorded by a failure; some of them at `now_us`, the store's time, or
+/// a little before), or JSON that is neither (not incremented), or
+/// reporters a failure does not apply to.
+fn tail(random: &mut Random, now_us: u64) -> String {
+    let recent = now_us.saturating_sub(random.below(3_000_000));
+    match random.below(24) {
+        0..=3 => r#"},"reporters":[[7,1700000000000000],[0,2]]}}"#.to_owned(),
+        4 => r#"},"reporters":[]}}"#.to_owned(),
+        5 => r#"},"reporters":[[7,"x"]]}}"#.to_owned(),
+        6 => r#"},"other":[1]}}"#.to_owned(),
+        7..=9 => format!(
+            r#"}},"reporters":[[7,{recent}],[3,{}],[{},{now_us}]]}}}}"#,
+            recent.saturating_sub(1),
+            Increment::MAX
+        ),
+        10 => format!(r#"}},"reporters":[[7,{recent}],[7,{now_us}]]}}}}"#),
+        11 => format!(r#"}},"reporters":[[7,{}]]}}}}"#, 1u64 << 53),
+        12 => format!(r#"}},"reporters":[[{},{recent}]]}}}}"#, Increment::MAX + 1),
+        _ => "}}}".to_owned(),
     }
 }
 
@@ -104,26 +123,36 @@ fn every_store_applies_an_increment_as_the_rule_says() {
             // The tails from a sequence of their own, the payloads' as
             // they were.
             let mut tails = Random(0x2545_f491_4f6c_dd1d);
-            let mut applied = 0;
-            for case in 0..150 {
+            let (mut applied, mut reported) = (0, 0);
+            for case in 0..240 {
                 let width_us =
                     [1, 1_000_000, 6_000_000, 7][usize::try_from(random.below(4)).unwrap_or(0)];
                 let buckets = [1, 3, 10, 60][usize::try_from(random.below(4)).unwrap_or(0)];
                 let calls = 1 + random.below(3);
-                let increment = Increment::new(
+                let mut increment = Increment::new(
                     format!("{{\"case\":{case},\"x\":{{\"y\":{{\"b\":").into_bytes(),
                     width_us,
                     buckets,
                     calls,
                     Duration::from_mins(1),
                 );
+                // Half of them a failure's or a slow call's, of one of the
+                // reporters the tails name or another.
+                if random.below(2) == 0 {
+                    let id =
+                        [7, 3, 11, Increment::MAX][usize::try_from(random.below(4)).unwrap_or(0)];
+                    let (failed, slow) = (random.below(2), random.below(2));
+                    let kept = 1 + u32::try_from(random.below(3)).unwrap_or(0);
+                    increment = increment.reported(failed.max(1 - slow), slow, id, kept);
+                }
                 let key = unique(&format!("fuse:increment-{case}"));
                 let now = store.load(&key).await.unwrap().now;
+                let now_us = u64::try_from(now.as_micros()).unwrap();
                 let before = format!(
                     "{}{}{}",
                     String::from_utf8_lossy(increment.prefix()),
                     body(&mut random, increment.bucket(now)),
-                    tail(&mut tails)
+                    tail(&mut tails, now_us)
                 );
                 let written = store
                     .swap(&key, None, before.as_bytes(), Duration::from_mins(1), false)
@@ -142,6 +171,27 @@ fn every_store_applies_an_increment_as_the_rule_says() {
                 let earliest = store.load(&key).await.unwrap().now;
                 let done = store.increment(&key, &increment).await.unwrap();
                 let after = store.load(&key).await.unwrap();
+                if let Incremented::Wrote(wrote) = &done {
+                    // What it answers is what it wrote, the rule at its time.
+                    assert!(increment.answers(), "{name} case {case}: answered");
+                    assert_eq!(wrote.payload, after.payload, "{name} case {case}");
+                    let ruled = increment.apply(before.as_bytes(), wrote.now);
+                    assert_eq!(
+                        ruled.as_deref().map(String::from_utf8_lossy),
+                        wrote.payload.as_deref().map(String::from_utf8_lossy),
+                        "{name} case {case}: {before} at {:?}",
+                        wrote.now
+                    );
+                } else if let Incremented::Unchanged(held) = &done {
+                    // What it answers is what the key holds, unchanged.
+                    assert!(increment.answers(), "{name} case {case}: answered");
+                    assert_eq!(held.payload, after.payload, "{name} case {case}");
+                } else if done.is_applied() {
+                    assert!(!increment.answers(), "{name} case {case}: no answer");
+                }
+                let answered = matches!(done, Incremented::Wrote(_));
+                reported += usize::from(answered);
+                let done = done.is_applied();
                 let latest = after.now;
                 let after = after.payload.expect("the key is there");
                 // The store's time of the increment is between the two
@@ -153,7 +203,9 @@ fn every_store_applies_an_increment_as_the_rule_says() {
                 let text = String::from_utf8_lossy(&after);
                 if done {
                     applied += 1;
-                    let ruled = expected.iter().flatten().any(|e| *e == after)
+                    // (An answer was checked at its own time above.)
+                    let ruled = answered
+                        || expected.iter().flatten().any(|e| *e == after)
                         || increment.bucket(earliest) != increment.bucket(latest);
                     assert!(
                         ruled,
@@ -168,7 +220,9 @@ fn every_store_applies_an_increment_as_the_rule_says() {
                 }
                 store.delete(&key, false).await.unwrap();
             }
-            assert!(applied > 50, "{name}: only {applied} of 150 applied");
+            eprintln!("{name}: {applied} of 240 applied, {reported} answered");
+            assert!(applied > 60, "{name}: only {applied} of 240 applied");
+            assert!(reported > 15, "{name}: only {reported} failures applied");
         }
     });
 }

@@ -25,6 +25,8 @@ mod clocks;
 #[path = "../common/mod.rs"]
 mod common;
 mod concurrency;
+#[cfg(any(feature = "redis", feature = "sql"))]
+mod failing_processes;
 mod fallback;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod fleet;
@@ -57,6 +59,7 @@ mod repair;
 mod restart;
 mod rules;
 mod single_flight;
+mod stepped_back;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod stepping;
 mod timeline;

@@ -98,7 +98,13 @@ struct Statements {
     load: Arc<str>,
     create: Arc<str>,
     update: Arc<str>,
+    /// The update of a payload that starts with a prefix (see
+    /// [`Store::swap_prefixed`](crate::store::Store::swap_prefixed)).
+    replace: Arc<str>,
     increment: Arc<str>,
+    /// The increment that returns the payload written and the time (a
+    /// failure's, see [`Increment::answers`](crate::store::Increment::answers)).
+    answered: Arc<str>,
     delete: Arc<str>,
     sweep: Arc<str>,
     keys: Arc<str>,

@@ -70,9 +70,20 @@ pub(super) fn statements(table: &Table) -> Statements {
              SELECT (SELECT count(*) FROM w), (SELECT count(*) FROM n)"
         )
         .into(),
+        replace: format!(
+            "WITH c AS (SELECT {NOW} AS now), \
+             w AS (UPDATE {table} AS t SET payload = $2::json, \
+             expires_at = (c.now + $3 + 999999) / 1000000 FROM c \
+             WHERE t.key = $1 AND left(t.payload::text, char_length($5)) = $5 \
+             AND (t.expires_at IS NULL OR t.expires_at > c.now / 1000000) \
+             RETURNING 1), {NOTIFY} \
+             SELECT (SELECT count(*) FROM w), (SELECT count(*) FROM n)"
+        )
+        .into(),
         // A reset: the row goes whatever it holds, announced with an
         // empty payload.
-        increment: super::increment::postgres(table, NOW).into(),
+        increment: super::increment::postgres(table, NOW, false).into(),
+        answered: super::increment::postgres(table, NOW, true).into(),
         delete: format!(
             "WITH c AS (SELECT {NOW} AS now), \
              w AS (DELETE FROM {table} WHERE key = $1 RETURNING 1), \

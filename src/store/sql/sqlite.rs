@@ -53,7 +53,13 @@ pub(super) fn statements(table: &Table) -> Statements {
              WHERE key = ?1 AND payload = ?4 AND {live}"
         )
         .into(),
-        increment: super::increment::sqlite(table, NOW).into(),
+        replace: format!(
+            "UPDATE {table} SET payload = ?2, expires_at = ({NOW} + ?3 + 999999) / 1000000 \
+             WHERE key = ?1 AND substr(payload, 1, length(?4)) = ?4 AND {live}"
+        )
+        .into(),
+        increment: super::increment::sqlite(table, NOW, false).into(),
+        answered: super::increment::sqlite(table, NOW, true).into(),
         delete: format!("DELETE FROM {table} WHERE key = ?1").into(),
         sweep: format!(
             "DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM {table} \

@@ -10,7 +10,7 @@ use super::{
     Backend, POSTGRES_TIMEOUT, SQLITE_BUSY, SqlStore, classify, postgres, safe, sqlite, timed,
 };
 use crate::store::payload::{self, PayloadError};
-use crate::store::{Changes, Increment, KeyPage, Loaded, Store, StoreError, Swap};
+use crate::store::{Changes, Increment, Incremented, KeyPage, Loaded, Store, StoreError, Swap};
 
 impl SqlStore {
     /// The error of a round trip: a payload of another type under `key` is
@@ -180,48 +180,144 @@ impl Store for SqlStore {
         Ok(Swap::Changed(self.loaded(key).await?))
     }
 
-    /// One `UPDATE` (see the `increment` module): 1 row when it applied.
-    /// It creates no row, so a key longer than the column is no matter.
-    async fn increment(&self, key: &str, increment: &Increment) -> Result<bool, StoreError> {
-        let prefix = text(self, key, increment.prefix())?;
-        let number = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-        let ttl = i64::try_from(increment.ttl().as_micros()).unwrap_or(i64::MAX);
-        let (width, buckets) = (number(increment.width_us()), i64::from(increment.buckets()));
-        let calls = number(increment.calls());
-        let statement = safe(&self.statements.increment);
-        let done = match &self.backend {
+    /// One `UPDATE` of a row whose payload starts with `prefix` (it
+    /// creates no row, so a key longer than the column is no matter).
+    async fn swap_prefixed(
+        &self,
+        key: &str,
+        prefix: &[u8],
+        new: &[u8],
+        ttl: Duration,
+        announce: bool,
+    ) -> Result<bool, StoreError> {
+        let new = text(self, key, new)?;
+        let prefix = text(self, key, prefix)?;
+        let ttl = i64::try_from(ttl.as_micros()).unwrap_or(i64::MAX);
+        let statement = safe(&self.statements.replace);
+        let written: Result<u64, sqlx::Error> = match &self.backend {
             Backend::Postgres(pool) => {
-                let query = sqlx::query(statement)
+                let channel = if announce { self.channel.as_str() } else { "" };
+                let query = sqlx::query_as(statement)
                     .bind(key)
-                    .bind(prefix)
-                    .bind(width)
-                    .bind(buckets)
-                    .bind(calls)
+                    .bind(new)
                     .bind(ttl)
-                    .execute(pool);
-                timed(POSTGRES_TIMEOUT, query)
+                    .bind(channel)
+                    .bind(prefix);
+                timed(POSTGRES_TIMEOUT, query.fetch_one(pool))
                     .await
-                    .map(|done| done.rows_affected())
+                    .map(|(written, _told): (i64, i64)| u64::try_from(written).unwrap_or(0))
             }
             Backend::Sqlite(pool) => {
                 let query = sqlx::query(statement)
                     .bind(key)
+                    .bind(new)
+                    .bind(ttl)
+                    .bind(prefix);
+                timed(SQLITE_BUSY, query.execute(pool))
+                    .await
+                    .map(|done| done.rows_affected())
+            }
+        };
+        let written = written.map_err(|err| self.error(key, "swap", &err))? == 1;
+        if written {
+            self.wrote();
+        }
+        Ok(written)
+    }
+
+    /// One `UPDATE` (see the `increment` module): 1 row when it applied,
+    /// which an increment that answers returns with the time. It creates
+    /// no row, so a key longer than the column is no matter.
+    async fn increment(&self, key: &str, increment: &Increment) -> Result<Incremented, StoreError> {
+        let prefix = text(self, key, increment.prefix())?;
+        let number = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        let ttl = i64::try_from(increment.ttl().as_micros()).unwrap_or(i64::MAX);
+        let (width, buckets) = (number(increment.width_us()), i64::from(increment.buckets()));
+        let (calls, failed, slow) = (
+            number(increment.calls()),
+            number(increment.failed()),
+            number(increment.slow()),
+        );
+        let reporter = increment.reporter().map(number);
+        let kept = i64::from(increment.reporters_kept());
+        let answers = increment.answers();
+        let statement = if answers {
+            safe(&self.statements.answered)
+        } else {
+            safe(&self.statements.increment)
+        };
+        macro_rules! bound {
+            ($query:expr) => {
+                $query
+                    .bind(key)
                     .bind(prefix)
                     .bind(width)
                     .bind(buckets)
                     .bind(calls)
                     .bind(ttl)
-                    .execute(pool);
-                timed(SQLITE_BUSY, query)
-                    .await
-                    .map(|done| done.rows_affected())
-            }
+                    .bind(failed)
+                    .bind(slow)
+                    .bind(reporter)
+                    .bind(kept)
+            };
+        }
+        // (applied, the payload, the time); PostgreSQL's answer tells what
+        // the key holds when not applied, SQLite's nothing.
+        let done: Result<Option<(bool, Option<String>, i64)>, sqlx::Error> =
+            match (&self.backend, answers) {
+                (Backend::Postgres(pool), true) => {
+                    let query = bound!(sqlx::query_as(statement)).fetch_one(pool);
+                    timed(POSTGRES_TIMEOUT, query).await.map(
+                        |(applied, payload, now): (i64, Option<String>, i64)| {
+                            Some((applied == 1, payload, now))
+                        },
+                    )
+                }
+                (Backend::Sqlite(pool), true) => {
+                    let query = bound!(sqlx::query_as(statement)).fetch_optional(pool);
+                    timed(SQLITE_BUSY, query).await.map(|row| {
+                        row.map(|(payload, now): (String, i64)| (true, Some(payload), now))
+                    })
+                }
+                (Backend::Postgres(pool), false) => {
+                    let query = bound!(sqlx::query(statement)).execute(pool);
+                    timed(POSTGRES_TIMEOUT, query)
+                        .await
+                        .map(|done| (done.rows_affected() == 1).then_some((true, None, 0)))
+                }
+                (Backend::Sqlite(pool), false) => {
+                    let query = bound!(sqlx::query(statement)).execute(pool);
+                    timed(SQLITE_BUSY, query)
+                        .await
+                        .map(|done| (done.rows_affected() == 1).then_some((true, None, 0)))
+                }
+            };
+        let Some((applied, payload, now)) =
+            done.map_err(|err| self.error(key, "increment", &err))?
+        else {
+            return Ok(Incremented::Skipped);
         };
-        let applied = done.map_err(|err| self.error(key, "increment", &err))? == 1;
         if applied {
             self.wrote();
         }
-        Ok(applied)
+        if !answers {
+            return Ok(Incremented::Applied);
+        }
+        let now = classify::clock(now).ok_or_else(|| {
+            StoreError::unreachable(
+                &self.name,
+                format_args!("its clock answered {now} us since the Unix epoch, which is no time"),
+            )
+        })?;
+        let loaded = Loaded {
+            payload: payload.map(String::into_bytes),
+            now,
+        };
+        Ok(if applied {
+            Incremented::Wrote(loaded)
+        } else {
+            Incremented::Unchanged(loaded)
+        })
     }
 
     /// One statement per page, in byte order: the prefix compared as
