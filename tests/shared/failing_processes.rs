@@ -15,6 +15,15 @@
 //! rejects them or `RUN` passes, and reports its verdicts' median
 //! acknowledgement time. `FUSE_TEST_FAILING_RUNS` sets the number of runs
 //! per store (default 10).
+//!
+//! It compares latencies, which the other tests of this binary running
+//! beside it would distort: it is ignored by default and run alone,
+//!
+//! ```sh
+//! scripts/with-servers cargo test --all-features --test shared \
+//!   failing_processes -- --ignored --exact --nocapture \
+//!   failing_processes::two_failing_processes_of_four_open_a_strict_rate_circuit_every_time
+//! ```
 
 use std::io::{BufRead, BufReader, Lines, Write};
 use std::process::{Child, ChildStdout, Command, Stdio};
@@ -191,6 +200,7 @@ fn median(times: &mut [u64]) -> u64 {
 }
 
 #[test]
+#[ignore = "compares latencies: run alone (CI runs it with --ignored, see .ci/run)"]
 fn two_failing_processes_of_four_open_a_strict_rate_circuit_every_time() {
     for url in urls() {
         let started = Instant::now();
