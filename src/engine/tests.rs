@@ -8,8 +8,10 @@ use quanta::{Clock, Mock};
 
 use super::*;
 use crate::epoch::Epoch;
-use crate::model::{Decision, Grant};
+use crate::model::{self, Decision, Grant, Head};
+use crate::packed::Cursor;
 use crate::slot::Slot;
+use crate::snapshot::State;
 use crate::sync::HEAD_LOAD;
 use crate::verdict::Verdict;
 
