@@ -59,9 +59,11 @@ impl Engine<'_> {
     }
 
     /// The rejection of an open circuit still cooling down, with its
-    /// opening stamped: two loads and a clock read, without the update
-    /// loop (and in a function small enough to save few registers). `None`
-    /// for any other word, a missing stamp, or a cooldown that is over.
+    /// opening stamped: two loads (the word and the `phase` record; the
+    /// `opening` record too for a clock that may be behind the opening's
+    /// start) and a clock read, without the update loop (and in a function
+    /// small enough to save few registers). `None` for any other word, a
+    /// missing stamp, or a cooldown that is over.
     #[inline]
     fn still_cooling_down(&self, word: Word) -> Option<Decision> {
         let n = word.open_n()?;
@@ -70,12 +72,10 @@ impl Engine<'_> {
             epoch: head.epoch,
             claim: n,
         };
-        let opened = || {
-            let last = self.slot.words.phase.read(stamp).ok_or(())?;
-            Ok::<_, ()>(self.opening_span(head.epoch, n, end_of(last)))
-        };
-        let now = || self.occupant.time.now();
-        match model::acquire(self.config(), head, opened, now) {
+        let end = end_of(self.slot.words.phase.read(stamp)?);
+        let now = self.occupant.time.now();
+        let opened = || Ok::<_, ()>(self.opening_span(head.epoch, n, end, now));
+        match model::acquire(self.config(), head, opened, || now) {
             Ok((admission, None)) => Some(admission),
             _ => None,
         }

@@ -24,7 +24,8 @@
 //! open epoch's `phase` stamp, keeps when that opening happened, for
 //! snapshots and for capping a rejection at what is left of the opening
 //! from its start (a clock that stepped back); admission decides from the
-//! `phase` record alone.
+//! `phase` record alone, and reads the `opening` record only when its
+//! clock may be behind the opening's start.
 
 use super::{Engine, Now, Written};
 use crate::epoch::Epoch;
@@ -60,7 +61,7 @@ impl Engine<'_> {
             State::Closed => Ok(None),
             State::Open => {
                 let end = self.retry_at(head.epoch, head.n, now)?;
-                Ok(Some(self.opening_span(head.epoch, head.n, end)))
+                Ok(Some(self.opening_span(head.epoch, head.n, end, now.get())))
             }
             State::HalfOpen => {
                 let (n, since) = self.half_open_since(head.epoch, now)?;
@@ -71,15 +72,24 @@ impl Engine<'_> {
     }
 
     /// The span of the open epoch `epoch`, the n-th opening in a row,
-    /// which ends at `end`: when it opened, from the `opening` record. Its
-    /// winner writes that right after the `phase` record; read in between,
-    /// the opening counts from 0, which caps no rejection (a rejection is
-    /// capped at what is left of the opening from its start only when the
-    /// start is known).
+    /// which ends at `end`, as admission at `now` needs it. A rejection is
+    /// capped at what is left of the opening from its start, which only
+    /// matters for a clock behind the start (one that stepped back). Every
+    /// opening lasts at least the configuration's shortest (see
+    /// [`Words::shortest_open`](crate::slot::Words::shortest_open)), so an
+    /// opening that ends no further than that from `now` started at or
+    /// before `now`: its start is not read, and the span counts from 0,
+    /// which caps nothing either. Otherwise the start is read from the
+    /// `opening` record. Its winner writes that right after the `phase`
+    /// record; read in between, the opening counts from 0 too (a rejection
+    /// is capped only when the start is known).
     #[inline]
-    pub(super) fn opening_span(&self, epoch: Epoch, n: u32, end: Option<u64>) -> Span {
-        let stamp = Stamp { epoch, claim: n };
-        let at = self.slot.words.opening.read(stamp).unwrap_or(0);
+    pub(super) fn opening_span(&self, epoch: Epoch, n: u32, end: Option<u64>, now: u64) -> Span {
+        let words = &self.slot.words;
+        let at = match end {
+            Some(end) if end.saturating_sub(now) <= words.shortest_open => 0,
+            _ => words.opening.read(Stamp { epoch, claim: n }).unwrap_or(0),
+        };
         Span { at, end }
     }
 
