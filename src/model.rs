@@ -213,6 +213,7 @@ impl Span {
     /// start (a mock clock, a clock not synchronised across cores) is
     /// asked to wait no longer than the phase lasts. Without an end, the
     /// instants left to the end of time.
+    #[inline]
     fn left(self, now: u64) -> u64 {
         let from = now.max(self.at);
         match self.end {

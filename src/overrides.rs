@@ -1,11 +1,12 @@
 //! The list of settings: [`Overrides`] (a partial [`Config`]) and the
 //! [`ConfigBuilder`] setters, both generated from one entry per setting.
 //!
-//! A setting is named in two places in the crate: its field, default,
-//! getter and rule on [`Config`] (`config.rs`), and its entry in the list
-//! below. The entry makes the [`Overrides`] field, the builder setter, the
-//! key of the configuration file and the `FUSE_*` environment variable
-//! (its name in capitals): all of them read and write the same partial.
+//! A setting is named in two places in the crate: on [`Config`] (its
+//! field, default and getter in `config/mod.rs`, its rule in
+//! `config/check.rs`), and its entry in the list below. The entry makes
+//! the [`Overrides`] field, the builder setter, the key of the
+//! configuration file and the `FUSE_*` environment variable (its name in
+//! capitals): all of them read and write the same partial.
 
 use crate::config::{Config, ConfigBuilder, ConfigError};
 

@@ -140,6 +140,18 @@ impl Backoff {
         u64::try_from(base - cut).unwrap_or(u64::MAX)
     }
 
+    /// The shortest any opening lasts: the open duration less the most
+    /// the jitter can cut from it. No opening is shorter: the n-th
+    /// opening's base is at least the open duration, a longer base less
+    /// its cut is never shorter (the cut is a share below 1 of the base,
+    /// rounded down), and a hint only lengthens an opening.
+    pub(crate) fn shortest(self) -> u64 {
+        let jitter = u128::from(self.jitter).min(MILLION - 1);
+        let cut = u128::from(self.open) * jitter / MILLION;
+        // `cut` < `open`, so the difference fits the open duration's u64.
+        u64::try_from(u128::from(self.open) - cut).unwrap_or(0)
+    }
+
     /// The duration of an opening whose verdict carried the server's hint
     /// `hint` (nanoseconds; `None` without one): at least the hint, capped
     /// at `max_open`.

@@ -55,7 +55,35 @@ fn a_hint_lengthens_an_opening_up_to_the_cap_and_never_shortens_it() {
     assert_eq!(doubling.with_hint(1, 0, None), 60 * SECOND);
 }
 
+#[test]
+fn the_shortest_opening_is_the_open_duration_less_the_whole_jitter() {
+    assert_eq!(backoff(FIXED, 30, 0).shortest(), 30 * SECOND);
+    assert_eq!(backoff(2_000_000, 300, 200_000).shortest(), 24 * SECOND);
+    assert_eq!(backoff(FIXED, 30, WHOLE_JITTER - 1).shortest(), 30_000);
+}
+
 proptest! {
+    /// No opening, whatever its place in a row, its draw and its hint, is
+    /// shorter than the shortest (a rejection that finds its opening's
+    /// end no further than that from its clock skips reading its start),
+    /// and the shortest is about the longest cut of the first.
+    #[test]
+    fn no_opening_is_shorter_than_the_shortest(
+        open in 1..=1_000 * SECOND,
+        extra in 0..=10_000 * SECOND,
+        factor in FIXED..=MAX_BACKOFF,
+        jitter in 0..WHOLE_JITTER,
+        n in any::<u32>(),
+        u in any::<u32>(),
+        hint in proptest::option::of(any::<u64>()),
+    ) {
+        let b = Backoff { open, max_open: open + extra, factor, jitter };
+        let shortest = b.shortest();
+        prop_assert!(shortest <= open);
+        prop_assert!(b.with_hint(n, u, hint) >= shortest);
+        prop_assert!(b.duration(0, u32::MAX) <= shortest + (open >> 32) + 1);
+    }
+
     /// Every opening lasts between `(1 - jitter)` of its base and its
     /// base, the base never exceeds the cap, and it never shrinks as
     /// `n` grows.

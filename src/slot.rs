@@ -14,6 +14,7 @@ use crate::events::Events;
 use crate::names::Names;
 use crate::packed::Word;
 use crate::policy::Policy;
+use crate::recovery::Backoff;
 use crate::ring::{Record, Ring};
 use crate::sync::{AtomicU64, HEAD_LOAD, Tally};
 use crate::tallies::Tallies;
@@ -25,8 +26,14 @@ use crate::tallies::Tallies;
 pub(crate) struct Words {
     pub(crate) head: AtomicU64,
     pub(crate) phase: Record,
-    /// When the last opening happened (snapshots only).
+    /// When the last opening happened: for snapshots, and for a rejection
+    /// whose clock may be behind it.
     pub(crate) opening: Record,
+    /// The shortest any opening of the configuration lasts, in nanoseconds
+    /// ([`Backoff::shortest`]): a rejection that finds its opening's end
+    /// no further than that from its clock knows the opening started
+    /// before, and does not read the `opening` record.
+    pub(crate) shortest_open: u64,
     config: &'static Config,
 }
 
@@ -230,6 +237,7 @@ impl Slot {
                     head: AtomicU64::new(Word::initial(config).bits()),
                     phase: Record::new(),
                     opening: Record::new(),
+                    shortest_open: Backoff::of(config).shortest(),
                     config,
                 }),
                 occupant: ArcSwapOption::empty(),

@@ -8,8 +8,10 @@ use quanta::{Clock, Mock};
 
 use super::*;
 use crate::epoch::Epoch;
-use crate::model::{Decision, Grant};
+use crate::model::{self, Decision, Grant, Head};
+use crate::packed::Cursor;
 use crate::slot::Slot;
+use crate::snapshot::State;
 use crate::sync::HEAD_LOAD;
 use crate::verdict::Verdict;
 
@@ -89,6 +91,46 @@ fn a_missing_opened_record_is_stamped_by_the_first_reader() {
         "the helper's time counts as the opening"
     );
     assert_eq!(engine.snapshot().opened_at, Some(Duration::from_secs(7)));
+}
+
+/// A rejection on a clock behind its opening's start (one that stepped
+/// back) asks for no more than the opening lasts, whatever the jitter
+/// drew; on a clock at or after the start, for what is left of it. The
+/// engine reads the start only when its clock may be behind it (further
+/// from the end than the shortest opening lasts): openings the jitter
+/// shortened by more than the clock stepped back are among the cases.
+#[test]
+fn a_rejection_behind_its_opening_asks_for_no_more_than_the_opening() {
+    let config = Config::builder()
+        .open_duration(Duration::from_secs(10))
+        .open_jitter(0.5)
+        .build()
+        .unwrap();
+    let second = 1_000_000_000;
+    let mut shortened = 0;
+    for start in 100..120 {
+        let (engine, mock) = engine(&config);
+        mock.increment(Duration::from_secs(start));
+        engine.force(model::force_open, crate::transition::Reason::Forced);
+        let at = start * second;
+        let seed = engine.occupant.seed;
+        let lasts = crate::recovery::retry_at(&config, 0, at, seed, None).unwrap() - at;
+        if lasts <= 9 * second {
+            shortened += 1;
+        }
+        let rejected = |engine: &Engine| match engine.acquire() {
+            Decision::Rejected { retry_after } => retry_after,
+            granted @ Decision::Granted(_) => {
+                panic!("start {start}: an open circuit admitted: {granted:?}")
+            }
+        };
+        assert_eq!(rejected(&engine), lasts, "start {start}, at the start");
+        mock.decrement(Duration::from_secs(1));
+        assert_eq!(rejected(&engine), lasts, "start {start}, 1 s before it");
+        mock.increment(Duration::from_secs(1) + Duration::from_nanos(lasts - 1));
+        assert_eq!(rejected(&engine), 1, "start {start}, 1 ns before the end");
+    }
+    assert!(shortened > 0, "no draw shortened an opening by 1 s");
 }
 
 /// A helper that stamps a missing opening draws it for the opening's n,

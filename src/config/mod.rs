@@ -1,8 +1,10 @@
-//! [`Config`]: the settings of one circuit, their defaults and their rules
-//! (SPEC §2); [`ConfigBuilder`], whose setters the list of settings in
-//! `overrides.rs` writes; [`ConfigError`].
+//! [`Config`]: the settings of one circuit, their defaults and their
+//! getters (SPEC §2); [`ConfigBuilder`], whose setters the list of
+//! settings in `overrides.rs` writes; [`ConfigError`]. One job per file:
+//! the builder, the checks [`build`](ConfigBuilder::build) makes, the
+//! error, what the engine derives from a configuration (nanoseconds), and
+//! the one `'static` copy of each configuration circuits share.
 
-use std::fmt;
 use std::time::Duration;
 
 use crate::classify::FailureKind;
@@ -12,6 +14,17 @@ pub use crate::limits::{
     MAX_MINIMUM_CALLS, MAX_WINDOW_BUCKETS,
 };
 use crate::policy::kind::Policy;
+
+mod builder;
+mod check;
+mod derived;
+mod error;
+mod intern;
+
+pub use builder::ConfigBuilder;
+pub(crate) use derived::nanos;
+pub use error::ConfigError;
+pub(crate) use intern::intern;
 
 const DEFAULT_STATUSES: [u16; 3] = [502, 503, 504];
 /// The default first piece of every key.
@@ -249,7 +262,6 @@ impl Config {
         }
     }
 
-    /// Checks every setting (SPEC §2): the first invalid one, with its value.
     /// Which rule opens a closed circuit (SPEC §9; default
     /// [`Policy::Count`]).
     ///
@@ -372,8 +384,6 @@ impl Config {
         self.probe_timeout.unwrap_or(self.open_duration)
     }
 
-    /// The probe timeout in nanoseconds.
-    #[inline]
     /// In a shared store: how many distinct processes (store handles) must
     /// have reported the counted failures in the window before the circuit
     /// opens from Closed (SPEC §8's quorum; default 1). The in-process
@@ -385,317 +395,7 @@ impl Config {
     pub fn min_reporters(&self) -> u32 {
         self.min_reporters
     }
-
-    pub(crate) fn probe_timeout_nanos(&self) -> u64 {
-        nanos(self.probe_timeout())
-    }
-
-    /// Whether admissions read the clock to time calls: `rate` with a
-    /// `slow_call_duration`.
-    #[inline]
-    pub(crate) fn times_calls(&self) -> bool {
-        self.policy == Policy::Rate && self.slow_call_duration.is_some()
-    }
-
-    /// The `slow_call_duration` in nanoseconds (`u64::MAX` when none).
-    #[inline]
-    pub(crate) fn slow_nanos(&self) -> u64 {
-        self.slow_call_duration.map_or(u64::MAX, nanos)
-    }
-
-    pub(crate) fn check(&self) -> Result<(), ConfigError> {
-        let c = self;
-        check_count(
-            "failure_threshold",
-            c.failure_threshold,
-            MAX_FAILURE_THRESHOLD,
-        )?;
-        check_duration("failure_window", c.failure_window)?;
-        check_duration("open_duration", c.open_duration)?;
-        check_count("half_open_probes", c.half_open_probes, MAX_HALF_OPEN_PROBES)?;
-        check_count("failure_rate", c.failure_rate, 100)?;
-        check_count("minimum_calls", c.minimum_calls, MAX_MINIMUM_CALLS)?;
-        check_count("window_buckets", c.window_buckets, MAX_WINDOW_BUCKETS)?;
-        check_count("min_reporters", c.min_reporters, MAX_MIN_REPORTERS)?;
-        check_count("slow_call_rate", c.slow_call_rate, 100)?;
-        if let Some(slow) = c.slow_call_duration {
-            check_duration("slow_call_duration", slow)?;
-        }
-        check_factor("open_backoff", c.open_backoff, Factor::ONE, true)?;
-        check_factor("open_jitter", c.open_jitter, Factor::ZERO, false)?;
-        if let Some(max) = c.max_open_duration {
-            check_duration("max_open_duration", max)?;
-            if max < c.open_duration {
-                return Err(ConfigError::new(
-                    "max_open_duration",
-                    format!("{max:?}"),
-                    format!("must be at least open_duration ({:?})", c.open_duration),
-                ));
-            }
-        }
-        if let Some(timeout) = c.probe_timeout {
-            check_duration("probe_timeout", timeout)?;
-        }
-        if let Some(bad) = c
-            .counted_http_statuses
-            .iter()
-            .find(|s| !(100..=599).contains(*s))
-        {
-            return Err(ConfigError::new(
-                "counted_http_statuses",
-                bad.to_string(),
-                "every status must be in 100..=599".to_owned(),
-            ));
-        }
-        if c.key_prefix.is_empty() {
-            return Err(ConfigError::new(
-                "key_prefix",
-                "\"\"".to_owned(),
-                "must not be empty".to_owned(),
-            ));
-        }
-        if c.key_prefix.chars().any(char::is_control) {
-            return Err(ConfigError::new(
-                "key_prefix",
-                format!("{:?}", c.key_prefix),
-                "must not contain control characters".to_owned(),
-            ));
-        }
-        if c.key_prefix.contains(':') {
-            return Err(ConfigError::new(
-                "key_prefix",
-                format!("{:?}", c.key_prefix),
-                "must not contain ':' (it separates the pieces of a key)".to_owned(),
-            ));
-        }
-        Ok(())
-    }
-
-    /// The window in nanoseconds (exact: validated to fit well inside `u64`).
-    #[inline]
-    pub(crate) fn window_nanos(&self) -> u64 {
-        nanos(self.failure_window)
-    }
-
-    /// The open duration in nanoseconds.
-    #[inline]
-    pub(crate) fn open_nanos(&self) -> u64 {
-        nanos(self.open_duration)
-    }
-
-    /// milon/fuse's store TTL, in nanoseconds: twice the longer of the
-    /// window and the longest opening (how long a shared circuit's payload
-    /// lives, and how long an unused circuit is kept by default).
-    #[inline]
-    pub(crate) fn ttl_nanos(&self) -> u64 {
-        2 * self.window_nanos().max(nanos(self.max_open_duration()))
-    }
-}
-
-/// Builds a [`Config`]: a base the setters change (one setter per setting,
-/// written by the list of settings); [`build`](Self::build) checks every
-/// setting.
-///
-/// ```
-/// use std::time::Duration;
-/// let config = fuse_breaker::Config::builder()
-///     .failure_threshold(3)
-///     .failure_window(Duration::from_secs(10))
-///     .open_duration(Duration::from_secs(5))
-///     .half_open_probes(1)
-///     .counted_http_statuses([500, 502, 503])
-///     .count_timeouts(true)
-///     .count_connection_errors(true)
-///     .count_http_500(false)
-///     .key_prefix("svc")
-///     .build()?;
-/// assert_eq!(config.key_prefix(), "svc");
-/// # Ok::<(), fuse_breaker::ConfigError>(())
-/// ```
-#[derive(Clone, Debug)]
-#[must_use = "a builder does nothing until `build` is called"]
-pub struct ConfigBuilder {
-    /// The configuration so far, checked by `build`.
-    pub(crate) config: Config,
-}
-
-impl ConfigBuilder {
-    /// Checks every setting and returns the configuration, or the first
-    /// invalid setting with its value.
-    ///
-    /// ```
-    /// let err = fuse_breaker::Config::builder().failure_threshold(0).build().unwrap_err();
-    /// assert_eq!(err.setting(), "failure_threshold");
-    /// assert_eq!(err.value(), "0");
-    /// ```
-    pub fn build(self) -> Result<Config, ConfigError> {
-        self.config.check()?;
-        Ok(self.config)
-    }
-}
-
-/// Nanoseconds of a validated duration; saturates for any other. (In
-/// 64-bit arithmetic: one multiplication, on the rejection path.)
-#[inline]
-pub(crate) fn nanos(duration: Duration) -> u64 {
-    duration
-        .as_secs()
-        .saturating_mul(1_000_000_000)
-        .saturating_add(u64::from(duration.subsec_nanos()))
 }
 
 #[cfg(test)]
-#[test]
-fn nanos_are_exact_and_saturate() {
-    for duration in [
-        Duration::ZERO,
-        Duration::from_nanos(1),
-        Duration::new(1, 999_999_999),
-        MAX_DURATION,
-        Duration::from_nanos(u64::MAX),
-    ] {
-        assert_eq!(u128::from(nanos(duration)), duration.as_nanos());
-    }
-    assert_eq!(
-        nanos(Duration::from_nanos(u64::MAX) + Duration::from_nanos(1)),
-        u64::MAX
-    );
-    assert_eq!(nanos(Duration::MAX), u64::MAX);
-    assert_eq!(
-        nanos(Duration::new(u64::MAX / 1_000_000_000, 999_999_999)),
-        u64::MAX
-    );
-}
-
-fn check_count(setting: &'static str, value: u32, max: u32) -> Result<(), ConfigError> {
-    if (1..=max).contains(&value) {
-        Ok(())
-    } else {
-        Err(ConfigError::new(
-            setting,
-            value.to_string(),
-            format!("must be between 1 and {max}"),
-        ))
-    }
-}
-
-/// A factor from `min` to 10 (`up_to_ten`), or from `min` to 1 exclusive.
-fn check_factor(
-    setting: &'static str,
-    value: Factor,
-    min: Factor,
-    up_to_ten: bool,
-) -> Result<(), ConfigError> {
-    let (fits, rule) = if up_to_ten {
-        (
-            value >= min && value <= Factor::from_millionths(10_000_000),
-            format!("must be a number from {min} to 10"),
-        )
-    } else {
-        (
-            value >= min && value < Factor::ONE,
-            format!("must be a number from {min} to 1 (exclusive)"),
-        )
-    };
-    if fits {
-        Ok(())
-    } else {
-        Err(ConfigError::new(setting, value.to_string(), rule))
-    }
-}
-
-fn check_duration(setting: &'static str, value: Duration) -> Result<(), ConfigError> {
-    if value.is_zero() || value > MAX_DURATION {
-        Err(ConfigError::new(
-            setting,
-            format!("{value:?}"),
-            format!(
-                "must be greater than zero and at most {} days",
-                MAX_DURATION.as_secs() / 86_400
-            ),
-        ))
-    } else {
-        Ok(())
-    }
-}
-
-/// A setting refused by [`ConfigBuilder::build`]: names the setting, the
-/// value and the rule it broke.
-///
-/// ```
-/// let err = fuse_breaker::Config::builder().half_open_probes(0).build().unwrap_err();
-/// assert_eq!(
-///     err.to_string(),
-///     "invalid half_open_probes = 0: must be between 1 and 4096"
-/// );
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ConfigError {
-    setting: &'static str,
-    value: String,
-    rule: String,
-}
-
-impl ConfigError {
-    pub(crate) fn new(setting: &'static str, value: String, rule: String) -> Self {
-        ConfigError {
-            setting,
-            value,
-            rule,
-        }
-    }
-
-    /// The name of the refused setting, as in SPEC §2 (`failure_threshold`, ...).
-    ///
-    /// ```
-    /// let err = fuse_breaker::Config::builder().key_prefix("").build().unwrap_err();
-    /// assert_eq!(err.setting(), "key_prefix");
-    /// ```
-    pub fn setting(&self) -> &'static str {
-        self.setting
-    }
-
-    /// The refused value, as text.
-    ///
-    /// ```
-    /// let err = fuse_breaker::Config::builder().counted_http_statuses([99]).build().unwrap_err();
-    /// assert_eq!(err.value(), "99");
-    /// ```
-    pub fn value(&self) -> &str {
-        &self.value
-    }
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "invalid {} = {}: {}",
-            self.setting, self.value, self.rule
-        )
-    }
-}
-
-impl std::error::Error for ConfigError {}
-
-/// The one `'static` copy of `config`: each distinct configuration is
-/// stored once for the life of the process and shared by every circuit
-/// that has it, so that a permit can read its circuit's configuration
-/// after the circuit is gone. Runs when a circuit is built, never on a
-/// call. Configurations come from code and configuration files, not from
-/// traffic: there are as many as an application writes.
-pub(crate) fn intern(config: Config) -> &'static Config {
-    use std::collections::HashSet;
-    use std::sync::{Mutex, OnceLock, PoisonError};
-    static TABLE: OnceLock<Mutex<HashSet<&'static Config>>> = OnceLock::new();
-    let mut table = TABLE
-        .get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
-    if let Some(&interned) = table.get(&config) {
-        return interned;
-    }
-    let interned: &'static Config = Box::leak(Box::new(config));
-    table.insert(interned);
-    interned
-}
+mod tests;

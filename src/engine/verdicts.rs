@@ -1,0 +1,94 @@
+//! The writes a call or an operator asks for: a permit's verdict (SPEC
+//! §3's success, failure and ignore, with the server's hint), `force_open`,
+//! `force_closed` and `reset`, and the retirement of a circuit whose slot
+//! is being freed.
+
+use super::{Engine, Now, Step};
+use crate::model::{self, Effect, Grant, Head};
+use crate::packed::{Cursor, Word};
+use crate::snapshot::State;
+use crate::transition::Reason;
+use crate::verdict::Verdict;
+
+impl Engine<'_> {
+    /// A verdict that may write, from `word` (read by
+    /// [`Slot::conclude`](crate::slot::Slot::conclude)), on a call that was
+    /// `slow` or not, with the server's `hint` (nanoseconds) of when to come
+    /// back, if it gave one.
+    pub(crate) fn verdict_from(
+        self,
+        word: Word,
+        grant: Grant,
+        verdict: Verdict,
+        slow: bool,
+        hint: Option<u64>,
+    ) {
+        let now = Now { hint, ..self.now() };
+        let word = if verdict == Verdict::Failure {
+            // Read the time before the word a failure is decided on: it can
+            // then never be later than the claim that records it, even if
+            // this verdict loses the slot to another one and writes it late.
+            now.get();
+            self.load()
+        } else {
+            word
+        };
+        let (rated, written) = self.update(word, |word| {
+            let (mut head, cursor) = word.unpack();
+            if head.state == State::HalfOpen && (verdict == Verdict::Failure || slow) {
+                // A failed probe (or a slow one) opens the next opening in
+                // a row: its n. Nothing else a probe ends with needs it.
+                if let Err(moved) = self.half_open_n(&mut head, &now) {
+                    return Step::Moved(moved);
+                }
+            }
+            match model::timed_verdict(self.config(), head, grant, verdict, slow) {
+                Effect::Stale | Effect::Nothing => Step::Done(None),
+                // The tallies record it, after the loop: nothing to write.
+                Effect::Record(outcome) if cursor.marks.rate => Step::Done(Some(outcome)),
+                Effect::Record(outcome) if !outcome.failed && cursor.live == 0 => Step::Done(None),
+                Effect::Record(outcome) if !outcome.failed => {
+                    Step::Write(Word::pack(&head, Cursor { live: 0, ..cursor }), None)
+                }
+                Effect::Record(_) => self
+                    .record_failure(word, &head, cursor, grant, now.get())
+                    .map(|()| None),
+                Effect::Move(next) => Step::Write(Word::next(&head, cursor, &next), None),
+            }
+        });
+        if let Some(written) = written {
+            self.installed(written, None, &now);
+        }
+        if let Some(outcome) = rated {
+            self.record_rated(grant, outcome, &now);
+        }
+    }
+
+    /// `force_open`, `force_closed` or `reset`: a step that ignores the
+    /// current state but not its epoch.
+    pub(crate) fn force(&self, step: impl Fn(Head) -> Head, reason: Reason) {
+        let now = self.now();
+        // The time of the change (an opening's), read before the word.
+        now.get();
+        let ((), written) = self.update(self.load(), |word| {
+            let (head, cursor) = word.unpack();
+            Step::Write(Word::next(&head, cursor, &step(head)), ())
+        });
+        if let Some(written) = written {
+            self.installed(written, Some(reason), &now);
+        }
+    }
+
+    /// Moves the circuit to a new closed epoch without failures, as
+    /// `reset` does, telling no one: its slot is being freed.
+    pub(crate) fn retire(&self) {
+        let now = self.now();
+        let ((), written) = self.update(self.load(), |word| {
+            let (head, cursor) = word.unpack();
+            Step::Write(Word::next(&head, cursor, &model::reset(head)), ())
+        });
+        if let Some(written) = written {
+            self.stamp(written, 0, &now);
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! The `differential` target: a history decoded from bytes run on the
+//! engine (through the public API, on a mock clock), the reference circuit
+//! and the oracle side by side.
+
+use std::time::Duration;
+
+use quanta::Clock;
+
+use super::start::Start;
+use super::{Bytes, setup};
+use crate::config::Config;
+use crate::fuse::Fuse;
+use crate::model::{Decision, Grant, PermitKind};
+use crate::oracle::{Admit, Oracle, Outcome, Ticket};
+use crate::permit::Permit;
+use crate::policy::is_slow;
+use crate::reference::Reference;
+use crate::verdict::Verdict;
+
+/// Runs the history encoded by `data` against a [`Fuse`] on a mock clock,
+/// the reference circuit and the oracle side by side, and panics at the
+/// first decision, state or snapshot on which any two disagree.
+///
+/// The first bytes choose a small configuration under `count` or `rate`
+/// (see [`setup::config`]) and where the circuit starts (half the time
+/// fresh; otherwise a few epochs before a wrap-around of its epoch or claim
+/// counters, with records left any number of epochs behind; see
+/// [`Start`]); each following byte is one operation: acquire; success,
+/// failure or ignore of a held permit (any of them, by index); drop of a
+/// held permit; a failure with the server's hint of when to come back (see
+/// [`setup::hint`]); a clock advance (see [`setup::advance`]: zero, a few
+/// nanoseconds, about a window, exactly a window or an open duration, a
+/// bucket's edge, a slow call's duration, a probe timeout, the longest
+/// opening, or a huge step), so that a call takes the time the clock
+/// advanced between its admission and its verdict; `force_open`,
+/// `force_closed`, `reset`. The configuration may have SPEC §10's backoff,
+/// jitter (the three sides draw from one seed) and probe timeout.
+pub fn differential(data: &[u8]) {
+    run(data, true);
+}
+
+/// The same histories as [`differential`], the reference circuit against
+/// the oracle only: the model's rules under both policies, checked against
+/// a reading of the SPEC that shares no code with them.
+pub fn models(data: &[u8]) {
+    run(data, false);
+}
+
+/// Runs a history; the engine too when `engine`.
+fn run(data: &[u8], engine: bool) {
+    let mut bytes = Bytes(data);
+    let config = setup::config(&mut bytes);
+    let seed = u64::from(bytes.u32());
+    let (clock, mock) = Clock::mock();
+    let fuse = Fuse::builder("differential")
+        .config(config.clone())
+        .clock(clock)
+        .jitter_seed(seed)
+        .build();
+    let start = Start::decode(&mut bytes);
+    if engine {
+        start.apply(&fuse);
+    }
+    let mut sides = Sides {
+        fuse: engine.then_some(&fuse),
+        reference: Reference::starting_at(config.clone(), start.epoch).with_seed(seed),
+        oracle: Oracle::new(&config).with_seed(seed),
+        held: Vec::new(),
+    };
+    let mut step = 0usize;
+    while !bytes.is_empty() {
+        step += 1;
+        let op = bytes.u8();
+        let now = mock.value();
+        match op {
+            0..=49 => sides.acquire(now, step),
+            50..=179 => {
+                let verdict = match op {
+                    50..=99 => Some(Verdict::Success),
+                    100..=139 => Some(Verdict::Failure),
+                    140..=164 => Some(Verdict::Ignore),
+                    _ => None,
+                };
+                let at = usize::from(bytes.u8());
+                let hint = (op >= 128 && verdict == Some(Verdict::Failure))
+                    .then(|| setup::hint(&config, &mut bytes));
+                sides.conclude(&config, at, verdict, hint, now);
+            }
+            180..=239 => setup::advance(&mock, &config, &mut bytes),
+            240..=245 => {
+                sides.fuse.inspect(|fuse| fuse.force_open());
+                sides.reference.force_open(now);
+                sides.oracle.force_open(now);
+            }
+            246..=250 => {
+                sides.fuse.inspect(|fuse| fuse.force_closed());
+                sides.reference.force_closed();
+                sides.oracle.force_closed();
+            }
+            _ => {
+                sides.fuse.inspect(|fuse| fuse.reset());
+                sides.reference.reset();
+                sides.oracle.reset();
+            }
+        }
+        sides.compare(mock.value(), step, op);
+    }
+}
+
+/// A permit held by the history: the engine's (when it runs), the
+/// reference's and the oracle's for the same call, and when it was granted.
+struct Held<'a> {
+    permit: Option<Permit<'a>>,
+    grant: Grant,
+    ticket: Ticket,
+    admitted: u64,
+}
+
+/// The circuits a history runs on, and the permits it holds.
+struct Sides<'a> {
+    fuse: Option<&'a Fuse>,
+    reference: Reference,
+    oracle: Oracle,
+    held: Vec<Held<'a>>,
+}
+
+impl Sides<'_> {
+    fn acquire(&mut self, now: u64, step: usize) {
+        let engine = self.fuse.map(Fuse::try_acquire);
+        let (model, oracle) = (self.reference.acquire(now), self.oracle.acquire(now));
+        match (model, oracle) {
+            (Decision::Granted(grant), Admit::Granted(ticket)) => {
+                assert_eq!(
+                    ticket.probe,
+                    grant.kind() == PermitKind::Probe,
+                    "oracle's permit kind at step {step}"
+                );
+                let permit = engine.map(|engine| match engine {
+                    Ok(permit) => {
+                        assert_eq!(
+                            permit.is_probe(),
+                            ticket.probe,
+                            "permit kind at step {step}"
+                        );
+                        permit
+                    }
+                    Err(open) => {
+                        panic!("admission at step {step}: engine {open:?}, model {grant:?}")
+                    }
+                });
+                self.held.push(Held {
+                    permit,
+                    grant,
+                    ticket,
+                    admitted: now,
+                });
+            }
+            (Decision::Rejected { retry_after }, Admit::Rejected(oracle_retry)) => {
+                assert_eq!(
+                    retry_after, oracle_retry,
+                    "oracle's retry_after at step {step}"
+                );
+                match engine {
+                    None => {}
+                    Some(Err(open)) => assert_eq!(
+                        open.retry_after(),
+                        Duration::from_nanos(retry_after),
+                        "retry_after at step {step}"
+                    ),
+                    Some(Ok(permit)) => panic!(
+                        "admission at step {step}: engine {permit:?}, model rejected after {retry_after}"
+                    ),
+                }
+            }
+            (model, oracle) => {
+                panic!(
+                    "admission at step {step}: engine {engine:?}, model {model:?}, oracle {oracle:?}"
+                )
+            }
+        }
+    }
+
+    /// Ends the held permit at `at` (modulo those held) with `verdict`
+    /// (a failure with the server's `hint`, if any), or drops it (`None`,
+    /// an ignore), at `now`.
+    fn conclude(
+        &mut self,
+        config: &Config,
+        at: usize,
+        verdict: Option<Verdict>,
+        hint: Option<u64>,
+        now: u64,
+    ) {
+        if self.held.is_empty() {
+            return;
+        }
+        let held = self.held.remove(at % self.held.len());
+        match (held.permit, verdict, hint) {
+            (Some(permit), Some(_), Some(hint)) => {
+                permit.failure_retry_after(Duration::from_nanos(hint));
+            }
+            (Some(permit), Some(verdict), None) => permit.conclude(verdict),
+            (permit, _, _) => drop(permit),
+        }
+        let verdict = verdict.unwrap_or(Verdict::Ignore);
+        // A configuration that does not time calls takes the untimed
+        // verdict, as the engine's count path does.
+        if config.times_calls() || hint.is_some() {
+            let slow = config.times_calls() && is_slow(config, now - held.admitted);
+            self.reference
+                .hinted_verdict(held.grant, verdict, slow, hint, now);
+        } else {
+            self.reference.verdict(held.grant, verdict, now);
+        }
+        let outcome = match verdict {
+            Verdict::Success => Outcome::Success,
+            Verdict::Failure => Outcome::Failure,
+            Verdict::Ignore => Outcome::Ignore,
+        };
+        self.oracle.end_hinted(held.ticket, outcome, hint, now);
+    }
+
+    /// Panics unless the circuits agree on the state and the snapshot.
+    fn compare(&self, now: u64, step: usize, op: u8) {
+        let expected = self.reference.snapshot(now);
+        assert_eq!(
+            self.oracle.state(),
+            self.reference.state(),
+            "oracle's state after step {step}"
+        );
+        assert_eq!(
+            self.oracle.snapshot(now),
+            expected,
+            "oracle's snapshot after step {step} (op {op}, now {now})"
+        );
+        if let Some(fuse) = self.fuse {
+            assert_eq!(
+                fuse.state(),
+                self.reference.state(),
+                "state after step {step}"
+            );
+            assert_eq!(
+                fuse.snapshot(),
+                expected,
+                "snapshot after step {step} (op {op}, now {now})"
+            );
+        }
+    }
+}
