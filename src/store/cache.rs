@@ -2,13 +2,13 @@
 //! quiet closed permit read without a lock, and the reads of the key that
 //! replace the mirror (see [`Refresh`]).
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::batch::{Pending, Sending};
 use super::mirror::Mirror;
 use super::payload;
-use super::refresh::{Reader, Refresh};
+use super::refresh::{Asked, Reader, Refresh};
 use super::stored::{Stored, Ticket};
 use crate::config::{Config, nanos};
 use crate::model::Grant;
@@ -54,10 +54,6 @@ impl Cache {
             pending: Pending::default(),
             refresh: Refresh::new(reader),
         }
-    }
-
-    pub(crate) fn key(&self) -> &str {
-        &self.key
     }
 
     /// The reads of the key.
@@ -152,8 +148,28 @@ impl Cache {
     }
 
     /// Another process (or this one) announced a change of the key: it is
-    /// read again (see [`Refresh::announced`]).
-    pub(crate) fn announced(self: &std::sync::Arc<Self>) {
-        self.refresh.announced(self);
+    /// read again by a task of its own, unless a read not begun yet is
+    /// asked for already (it covers this one). What the store holds then
+    /// becomes the mirror; what it cannot read, or an unreachable store,
+    /// makes the mirror forgotten (the next call reads the key and meets
+    /// the error). Without a runtime to read in, the mirror is forgotten.
+    pub(crate) fn announced(self: &Arc<Self>) {
+        match self.refresh.ask() {
+            Asked::Forget => self.forget(),
+            Asked::Covered => {}
+            Asked::Start(runtime) => {
+                let cache = Arc::downgrade(self);
+                runtime.spawn(async move {
+                    let Some(live) = cache.upgrade() else {
+                        return;
+                    };
+                    match live.refresh.read_announced(&live.key).await {
+                        Some(Ok((stored, now))) => live.remember(&stored, now),
+                        Some(Err(_)) => live.forget(),
+                        None => {}
+                    }
+                });
+            }
+        }
     }
 }

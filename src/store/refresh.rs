@@ -11,10 +11,9 @@
 //! or makes the one read the others wait for.
 
 use std::future::Future;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use super::Store;
-use super::cache::Cache;
 use super::error::StoreError;
 use super::payload;
 use super::step;
@@ -82,19 +81,27 @@ impl Refresh {
         }
     }
 
-    /// An announcement on the key: a read of it, by a task of its own,
-    /// unless one not begun yet is asked for already (it covers this one).
-    /// Without a runtime to read in, the mirror is forgotten instead.
-    pub(crate) fn announced(&self, cache: &Arc<Cache>) {
+    /// An announcement on the key asks for a read of it: what to do.
+    pub(crate) fn ask(&self) -> Asked<'_> {
         let Some(reader) = &self.reader else {
-            cache.forget();
-            return;
+            return Asked::Forget;
         };
         if self.asked.ask() {
-            return;
+            return Asked::Covered;
         }
-        let cache = Arc::downgrade(cache);
-        reader.runtime.spawn(read_for_announcement(cache));
+        Asked::Start(&reader.runtime)
+    }
+
+    /// The read an announcement asked for, once the read under way (if
+    /// any) is done: the circuit under `key` as the store holds it then.
+    pub(crate) async fn read_announced(
+        &self,
+        key: &str,
+    ) -> Option<Result<(Stored, u64), StoreError>> {
+        let reader = self.reader.as_ref()?;
+        let _gate = self.gate.lock().await;
+        self.asked.take();
+        Some(reader.read(key).await)
     }
 
     /// Runs `read` (which keeps what it read as the mirror) unless the
@@ -116,22 +123,13 @@ impl Refresh {
     }
 }
 
-/// The read an announcement asked for, once the read under way (if any)
-/// is done: what the store holds becomes the mirror (what it cannot read,
-/// or an unreachable store, makes the mirror forgotten: the next call
-/// reads the key and meets the error).
-async fn read_for_announcement(cache: Weak<Cache>) {
-    let Some(live) = cache.upgrade() else {
-        return;
-    };
-    let refresh = live.refresh();
-    let Some(reader) = &refresh.reader else {
-        return;
-    };
-    let _gate = refresh.gate.lock().await;
-    refresh.asked.take();
-    match reader.read(live.key()).await {
-        Ok((stored, now)) => live.remember(&stored, now),
-        Err(_) => live.forget(),
-    }
+/// What an announcement asks of a cached circuit (see [`Refresh::ask`]).
+pub(crate) enum Asked<'a> {
+    /// No runtime to read in: forget the mirror (the next call reads).
+    Forget,
+    /// A read asked for and not begun yet covers this announcement.
+    Covered,
+    /// Start a task on this runtime that makes the read
+    /// ([`Refresh::read_announced`]).
+    Start(&'a tokio::runtime::Handle),
 }
