@@ -200,5 +200,4 @@ pub(crate) fn retry_at(
 }
 
 #[cfg(test)]
-#[path = "recovery_tests.rs"]
 mod tests;

@@ -523,5 +523,4 @@ fn micros(now: Duration) -> u64 {
 }
 
 #[cfg(test)]
-#[path = "increment_tests.rs"]
 mod tests;

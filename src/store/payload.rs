@@ -16,7 +16,7 @@
 //! that ends before it began or later than the longest duration after it.
 //!
 //! While closed, `fuse.reporters` names who reported the window's
-//! failures (SPEC §8's quorum; see `payload_reporters.rs`); a closed
+//! failures (SPEC §8's quorum; see `payload/reporters.rs`); a closed
 //! payload without it (milon/fuse's, or an older version's) reads as one
 //! anonymous reporter of its failures.
 //!
@@ -39,9 +39,7 @@ use crate::snapshot::State;
 use super::quorum::Reporters;
 use super::stored::{Lease, Stored};
 
-#[path = "payload_rate.rs"]
 mod rate;
-#[path = "payload_reporters.rs"]
 mod reporters;
 
 pub(crate) use super::resolution::{NANOS_PER_MICRO, store_time};
@@ -184,7 +182,7 @@ struct Own {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     half_open_since_us: Option<u64>,
     /// While closed: the window's reporters, each `[id, at_us]` (SPEC §8's
-    /// quorum; see `payload_reporters.rs`). The last field: an increment
+    /// quorum; see `payload/reporters.rs`). The last field: an increment
     /// keeps what follows the `rate` buckets as it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     reporters: Option<Vec<[u64; 2]>>,
@@ -559,5 +557,4 @@ fn head(state: State, epoch: u64, successes: u32, inflight: u32, n: u32) -> Head
 }
 
 #[cfg(test)]
-#[path = "payload_tests.rs"]
 mod tests;

@@ -102,5 +102,4 @@ impl Reporters {
 }
 
 #[cfg(test)]
-#[path = "quorum_tests.rs"]
 mod tests;

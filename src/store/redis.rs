@@ -42,15 +42,10 @@ use super::error::public_name;
 use super::payload::{self, PayloadError};
 use super::{Changes, Increment, Incremented, KeyPage, Loaded, Store, StoreError, Swap};
 
-#[path = "redis_keys.rs"]
 mod keys;
-#[path = "redis_link.rs"]
 mod link;
-#[path = "redis_listen.rs"]
 mod listen;
-#[path = "redis_scripts.rs"]
 mod scripts;
-#[path = "redis_url.rs"]
 pub(super) mod url;
 
 use link::{Link, Sentinel};
@@ -500,7 +495,7 @@ impl Store for RedisStore {
 
     /// `SCAN`s (which never block the server; on a cluster, every
     /// primary in turn) with the prefix's glob characters escaped, each
-    /// key checked against the prefix again (see `redis_keys.rs` for the
+    /// key checked against the prefix again (see `redis/keys.rs` for the
     /// cursor). A page ends at `SCAN`'s step that reaches `limit`, so it
     /// may hold a few more.
     async fn keys(
@@ -575,5 +570,4 @@ impl Store for RedisStore {
 }
 
 #[cfg(test)]
-#[path = "redis_tests.rs"]
 mod tests;

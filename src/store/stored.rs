@@ -446,5 +446,4 @@ impl Stored {
 }
 
 #[cfg(test)]
-#[path = "stored_tests.rs"]
 mod tests;

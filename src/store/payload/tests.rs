@@ -360,10 +360,8 @@ fn a_clock_reading_is_a_time_only_within_what_the_rules_count_in() {
     assert!(at(u64::MAX / SEC, 0).is_some());
 }
 
-#[path = "payload_rate_tests.rs"]
 mod rate;
 
-#[path = "payload_reporters_tests.rs"]
 mod reporters;
 
 /// A payload of ours: `stored` as this crate writes it, as JSON to edit.

@@ -60,7 +60,7 @@ fn permit(stored: &mut Stored, config: &Config, now: u64) -> Option<Ticket> {
 /// store's clock, and more than the shorter windows tested (a window of
 /// the newest buckets, in which the calls at the clock's time have no
 /// bucket). A clock that went back further finds the window's newest
-/// buckets in its future, and the payload unreadable (`payload_rate_tests`
+/// buckets in its future, and the payload unreadable (`payload::tests::rate`
 /// has that refusal), which is no increment's doing.
 const MAX_BACK: u64 = 59 * SEC;
 
