@@ -339,3 +339,30 @@ fn the_command_quotes_no_piece_of_a_password_with_a_slash() {
         }
     }
 }
+
+/// The command's help shows where each setting may come from, never the
+/// value of a variable holding a URL (or the token): their passwords.
+#[test]
+fn the_command_s_help_shows_no_url_from_the_environment() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fuse"))
+        .env("FUSE_REDIS_URL", "redis://app:redissecret@127.0.0.1:1")
+        .env(
+            "FUSE_DATABASE_URL",
+            "postgres://app:dbsecret@127.0.0.1:1/fuse",
+        )
+        .env("FUSE_ADMIN_URL", "http://app:adminsecret@127.0.0.1:1")
+        .env("FUSE_ADMIN_TOKEN", "tokensecret")
+        .arg("--help")
+        .output()
+        .expect("the fuse binary");
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{printed}");
+    assert!(printed.contains("FUSE_REDIS_URL"), "{printed}");
+    for secret in ["secret", "app:"] {
+        assert!(!printed.contains(secret), "{printed}");
+    }
+}

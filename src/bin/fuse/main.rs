@@ -63,14 +63,17 @@ use fuse_breaker::{Config, Settings};
 
 use output::{Output, Row, written};
 
+// No `Debug`: its URLs and token hold secrets, and the help shows no value
+// of the variables that hold them.
 /// See and steer the circuits a fleet shares in Redis or a database.
-#[derive(Debug, Parser)]
+#[derive(Parser)]
 #[command(name = "fuse", version)]
 struct Cli {
     /// The Redis server.
     #[arg(
         long = "redis",
         env = "FUSE_REDIS_URL",
+        hide_env_values = true,
         value_name = "URL",
         global = true,
         conflicts_with_all = ["database_url", "url"]
@@ -80,13 +83,20 @@ struct Cli {
     #[arg(
         long,
         env = "FUSE_DATABASE_URL",
+        hide_env_values = true,
         value_name = "URL",
         global = true,
         conflicts_with = "url"
     )]
     database_url: Option<String>,
     /// A service's admin API: `http://host:port[/prefix]`.
-    #[arg(long, env = "FUSE_ADMIN_URL", value_name = "URL", global = true)]
+    #[arg(
+        long,
+        env = "FUSE_ADMIN_URL",
+        hide_env_values = true,
+        value_name = "URL",
+        global = true
+    )]
     url: Option<String>,
     /// The admin API's token (open, close and reset need it; with `--url`).
     #[arg(long, env = "FUSE_ADMIN_TOKEN", hide_env_values = true, global = true)]
