@@ -342,6 +342,7 @@ fn the_command_quotes_no_piece_of_a_password_with_a_slash() {
 
 /// The command's help shows where each setting may come from, never the
 /// value of a variable holding a URL (or the token): their passwords.
+#[cfg(feature = "cli")]
 #[test]
 fn the_command_s_help_shows_no_url_from_the_environment() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_fuse"))
