@@ -112,6 +112,10 @@ impl<S: Store> Store for Counting<S> {
         self.inner.changes()
     }
 
+    fn codec(&self) -> super::Codec {
+        self.inner.codec()
+    }
+
     fn failovers(&self) -> u64 {
         self.inner.failovers()
     }

@@ -42,6 +42,7 @@ mod batch;
 mod builder;
 mod cache;
 mod changes;
+mod codec;
 mod conclude;
 mod conclusion;
 mod counting;
@@ -82,6 +83,7 @@ pub use crate::events::StoreEvent;
 pub use crate::fallback::Fallback;
 pub use builder::SharedFuseBuilder;
 pub use changes::Changes;
+pub use codec::{Codec, Encoding};
 pub use conclusion::Conclusion;
 pub use counting::Counting;
 pub use error::{Error, Refusal, StoreError};
@@ -317,6 +319,18 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
         None
     }
 
+    /// How this store spells its payloads ([`Codec`]; default: JSON
+    /// alone, as milon/fuse's `DatabaseStore` and this crate's stores
+    /// write it).
+    ///
+    /// ```
+    /// use fuse_breaker::store::{Codec, MemoryStore, Store};
+    /// assert_eq!(MemoryStore::new().codec(), Codec::default());
+    /// ```
+    fn codec(&self) -> Codec {
+        Codec::default()
+    }
+
     /// How many times the store's primary moved since it was opened (a
     /// failover found, as a Sentinel-watched Redis reports it): a circuit
     /// whose round trip finds the count grown tells its listeners
@@ -427,6 +441,10 @@ impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
 
     fn changes(&self) -> Option<&Changes> {
         (**self).changes()
+    }
+
+    fn codec(&self) -> Codec {
+        (**self).codec()
     }
 
     fn failovers(&self) -> u64 {
