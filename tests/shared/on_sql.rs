@@ -195,6 +195,43 @@ fn an_expired_row_reads_as_absent_and_is_swept() {
     });
 }
 
+/// milon/fuse's `DatabaseStore` expires a row with `expires_at < time()`:
+/// through the second `expires_at` names, the row is live, for the crate
+/// as for PHP (it expired a second early before).
+#[test]
+fn a_row_is_live_through_the_second_its_expiry_names() {
+    block_on(async {
+        for (db, url) in databases() {
+            let store = sql_store(&url);
+            let name = unique("expiry-second");
+            let key = format!("fuse:{name}");
+            // The second may turn between the write and the reads: then
+            // the test tries again (a few times at most).
+            let mut checked = false;
+            for _ in 0..5 {
+                let now = unix_now(&store).await;
+                let open = format!(
+                    r#"{{"state":"open","opened_at":{now},"failures":[],"half_open_successes":0,"half_open_inflight":0}}"#
+                );
+                put(&url, &key, &open, Some(now)).await;
+                let snapshot = snapshot_of(&store, &key, &Config::default())
+                    .await
+                    .unwrap();
+                let keys = store.keys("fuse:", None, 100_000).await.unwrap();
+                if unix_now(&store).await != now {
+                    continue;
+                }
+                let snapshot = snapshot.expect("a row expiring this second is live");
+                assert_eq!(snapshot.state, State::Open, "{db}");
+                assert!(keys.keys.contains(&key), "{db}: listed");
+                checked = true;
+                break;
+            }
+            assert!(checked, "{db}: the second never held still");
+        }
+    });
+}
+
 #[test]
 fn a_table_of_another_name_holds_the_circuits() {
     block_on(async {

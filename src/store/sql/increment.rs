@@ -107,7 +107,7 @@ pub(super) fn postgres(table: &Table, now: &str, answers: bool) -> String {
          FROM ({grouped}) AS r), '') || ']' || {new_tail})::json, \
          expires_at = (k.now + $6::bigint + 999999) / 1000000 \
          FROM (SELECT {now} AS now) AS k \
-         WHERE t.key = $1 AND (t.expires_at IS NULL OR t.expires_at > k.now / 1000000) \
+         WHERE t.key = $1 AND (t.expires_at IS NULL OR t.expires_at >= k.now / 1000000) \
          AND CASE WHEN octet_length({text}) <= {bytes} \
          AND char_length({text}) >= char_length($2) + 5 \
          AND left({text}, char_length($2)) = $2 AND {cut} > 0 \
@@ -125,7 +125,7 @@ pub(super) fn postgres(table: &Table, now: &str, answers: bool) -> String {
     format!(
         "WITH u AS ({update}) SELECT 1::bigint, u.p, u.now FROM u \
          UNION ALL SELECT 0::bigint, (SELECT h.payload::text FROM {table} AS h \
-         WHERE h.key = $1 AND (h.expires_at IS NULL OR h.expires_at > c.now / 1000000) \
+         WHERE h.key = $1 AND (h.expires_at IS NULL OR h.expires_at >= c.now / 1000000) \
          AND octet_length(h.payload::text) <= {bytes}), c.now \
          FROM (SELECT {now} AS now) AS c WHERE NOT EXISTS (SELECT 1 FROM u)"
     )
@@ -180,7 +180,7 @@ pub(super) fn sqlite(table: &Table, now: &str, answers: bool) -> String {
          UNION ALL SELECT {bucket}, ?5, ?7, ?8 WHERE {current} - {bucket} < ?4) AS g GROUP BY g.b"
     );
     let (new_tail, reporters_ok) = sqlite_reporters(&tail, &entries, &current, now);
-    let live = format!("(expires_at IS NULL OR expires_at > {now} / 1000000)");
+    let live = format!("(expires_at IS NULL OR expires_at >= {now} / 1000000)");
     let returning = if answers {
         format!(" RETURNING payload, {now}")
     } else {

@@ -57,7 +57,9 @@ const SQLITE_BUSY: Duration = Duration::from_secs(5);
 /// success to a `rate` window, which never opens it; a test pins it to the
 /// model's rule): the crate's model makes every other decision, and the
 /// database only compares and sets, on its own clock. A read takes no lock.
-/// Expired rows read as absent and are deleted, at most [`SqlStore::SWEEP_ROWS`]
+/// A row is live through the second its `expires_at` names and expired
+/// once `expires_at` is before the database's second, as milon/fuse's
+/// `DatabaseStore` has it. Expired rows read as absent and are deleted, at most [`SqlStore::SWEEP_ROWS`]
 /// at a time, after every [`SqlStore::SWEEP_EVERY`] writes of a process (or by
 /// [`SqlStore::sweep`]).
 ///

@@ -42,7 +42,7 @@ pub(super) fn statements(table: &Table) -> Statements {
         load: format!(
             "WITH c AS (SELECT {NOW} AS now), \
              r AS (SELECT t.payload::text AS p FROM {table} AS t, c WHERE t.key = $1 \
-             AND (t.expires_at IS NULL OR t.expires_at > c.now / 1000000)) \
+             AND (t.expires_at IS NULL OR t.expires_at >= c.now / 1000000)) \
              SELECT c.now, (SELECT octet_length(r.p)::bigint FROM r), \
              (SELECT r.p FROM r WHERE octet_length(r.p) <= $2) FROM c"
         )
@@ -55,7 +55,7 @@ pub(super) fn statements(table: &Table) -> Statements {
              SELECT $1, $2::json, (c.now + $3 + 999999) / 1000000 FROM c \
              ON CONFLICT (key) DO UPDATE SET payload = EXCLUDED.payload, \
              expires_at = EXCLUDED.expires_at \
-             WHERE t.expires_at IS NOT NULL AND t.expires_at <= (SELECT now FROM c) / 1000000 \
+             WHERE t.expires_at IS NOT NULL AND t.expires_at < (SELECT now FROM c) / 1000000 \
              RETURNING 1), {NOTIFY} \
              SELECT (SELECT count(*) FROM w), (SELECT count(*) FROM n)"
         )
@@ -65,7 +65,7 @@ pub(super) fn statements(table: &Table) -> Statements {
              w AS (UPDATE {table} AS t SET payload = $2::json, \
              expires_at = (c.now + $3 + 999999) / 1000000 FROM c \
              WHERE t.key = $1 AND t.payload::text = $5 \
-             AND (t.expires_at IS NULL OR t.expires_at > c.now / 1000000) \
+             AND (t.expires_at IS NULL OR t.expires_at >= c.now / 1000000) \
              RETURNING 1), {NOTIFY} \
              SELECT (SELECT count(*) FROM w), (SELECT count(*) FROM n)"
         )
@@ -75,7 +75,7 @@ pub(super) fn statements(table: &Table) -> Statements {
              w AS (UPDATE {table} AS t SET payload = $2::json, \
              expires_at = (c.now + $3 + 999999) / 1000000 FROM c \
              WHERE t.key = $1 AND left(t.payload::text, char_length($5)) = $5 \
-             AND (t.expires_at IS NULL OR t.expires_at > c.now / 1000000) \
+             AND (t.expires_at IS NULL OR t.expires_at >= c.now / 1000000) \
              RETURNING 1), {NOTIFY} \
              SELECT (SELECT count(*) FROM w), (SELECT count(*) FROM n)"
         )
@@ -95,7 +95,7 @@ pub(super) fn statements(table: &Table) -> Statements {
         .into(),
         sweep: format!(
             "DELETE FROM {table} WHERE key IN (SELECT key FROM {table} \
-             WHERE expires_at <= floor(EXTRACT(EPOCH FROM clock_timestamp()))::bigint \
+             WHERE expires_at < floor(EXTRACT(EPOCH FROM clock_timestamp()))::bigint \
              LIMIT $1 FOR UPDATE SKIP LOCKED)"
         )
         .into(),
@@ -105,7 +105,7 @@ pub(super) fn statements(table: &Table) -> Statements {
             "SELECT key FROM {table} WHERE left(key, char_length($1)) = $1 COLLATE \"C\" \
              AND ($2::text IS NULL OR key COLLATE \"C\" > $2) \
              AND (expires_at IS NULL \
-             OR expires_at > floor(EXTRACT(EPOCH FROM clock_timestamp()))::bigint) \
+             OR expires_at >= floor(EXTRACT(EPOCH FROM clock_timestamp()))::bigint) \
              ORDER BY key COLLATE \"C\" LIMIT $3"
         )
         .into(),

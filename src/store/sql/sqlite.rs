@@ -28,7 +28,7 @@ pub(super) fn statements(table: &Table) -> Statements {
          CREATE INDEX IF NOT EXISTS \"{name}_expires_at_index\" ON {table} (expires_at);\n",
         name = table.name(),
     );
-    let live = format!("(expires_at IS NULL OR expires_at > {NOW} / 1000000)");
+    let live = format!("(expires_at IS NULL OR expires_at >= {NOW} / 1000000)");
     Statements {
         // The payload's length, and the payload unless it is above ?2.
         load: format!(
@@ -45,7 +45,7 @@ pub(super) fn statements(table: &Table) -> Statements {
              ON CONFLICT (key) DO UPDATE SET payload = excluded.payload, \
              expires_at = excluded.expires_at \
              WHERE {table}.expires_at IS NOT NULL \
-             AND {table}.expires_at <= {NOW} / 1000000"
+             AND {table}.expires_at < {NOW} / 1000000"
         )
         .into(),
         update: format!(
@@ -63,7 +63,7 @@ pub(super) fn statements(table: &Table) -> Statements {
         delete: format!("DELETE FROM {table} WHERE key = ?1").into(),
         sweep: format!(
             "DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM {table} \
-             WHERE expires_at <= {NOW} / 1000000 LIMIT ?1)"
+             WHERE expires_at < {NOW} / 1000000 LIMIT ?1)"
         )
         .into(),
         // A literal prefix, compared byte by byte (a key stored as a blob
