@@ -190,10 +190,11 @@ settings! {
     /// ```
     count_http_500: bool = |value: bool| value;
 
-    /// Sets [`Config::key_prefix`] (non-empty, without `:`).
+    /// Sets [`Config::key_prefix`] (non-empty, no control character; it
+    /// may hold `:`, as milon/fuse's may).
     ///
     /// ```
-    /// assert!(fuse_breaker::Config::builder().key_prefix("a:b").build().is_err());
+    /// assert!(fuse_breaker::Config::builder().key_prefix("a:b").build().is_ok());
     /// assert!(fuse_breaker::Config::builder().key_prefix("").build().is_err());
     /// ```
     key_prefix: String = |value: impl Into<String>| value.into();

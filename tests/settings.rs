@@ -120,8 +120,8 @@ fn an_out_of_range_override_names_its_table() {
         &message,
         &["counted_http_statuses = 700", "breakers.search"],
     );
-    let message = error("key_prefix = \"a:b\"\n");
-    assert_mentions(&message, &["key_prefix", "':'"]);
+    let message = error("key_prefix = \"\"\n");
+    assert_mentions(&message, &["key_prefix", "must not be empty"]);
     let message = error("open_duration = \"0s\"\n");
     assert_mentions(&message, &["open_duration = 0ns", "greater than zero"]);
     let message = error("failure_window = \"400days\"\n");

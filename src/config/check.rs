@@ -69,13 +69,6 @@ impl Config {
                 "must not contain control characters".to_owned(),
             ));
         }
-        if c.key_prefix.contains(':') {
-            return Err(ConfigError::new(
-                "key_prefix",
-                format!("{:?}", c.key_prefix),
-                "must not contain ':' (it separates the pieces of a key)".to_owned(),
-            ));
-        }
         Ok(())
     }
 }

@@ -214,9 +214,7 @@ fn a_row_is_live_through_the_second_its_expiry_names() {
                     r#"{{"state":"open","opened_at":{now},"failures":[],"half_open_successes":0,"half_open_inflight":0}}"#
                 );
                 put(&url, &key, &open, Some(now)).await;
-                let snapshot = snapshot_of(&store, &key, &Config::default())
-                    .await
-                    .unwrap();
+                let snapshot = snapshot_of(&store, &key, &Config::default()).await.unwrap();
                 let keys = store.keys("fuse:", None, 100_000).await.unwrap();
                 if unix_now(&store).await != now {
                     continue;

@@ -134,21 +134,6 @@ fn refusals() -> Vec<(ConfigBuilder, &'static str, String)> {
             "\"\"".into(),
         ),
         (
-            Config::builder().key_prefix("a:b"),
-            "key_prefix",
-            "\"a:b\"".into(),
-        ),
-        (
-            Config::builder().key_prefix(":"),
-            "key_prefix",
-            "\":\"".into(),
-        ),
-        (
-            Config::builder().key_prefix("fuse:"),
-            "key_prefix",
-            "\"fuse:\"".into(),
-        ),
-        (
             Config::builder().key_prefix("fu\0se"),
             "key_prefix",
             "\"fu\\0se\"".into(),

@@ -87,3 +87,35 @@ fn control_characters_in_a_piece_are_escaped_so_no_key_holds_one() {
     assert_eq!(fuse.name(), "bill\\u{1b}]0;pwned\\u{7}");
     assert!(!fuse.key().chars().any(char::is_control));
 }
+
+/// A key prefix may hold `:`, as milon/fuse's may: prefix `a:b` with name
+/// `c` and prefix `a` with app `b` and name `c` are one key, for every
+/// kind of circuit and through settings.
+#[test]
+fn a_key_prefix_may_hold_a_colon() {
+    let config = build(Config::builder().key_prefix("a:b"));
+    let prefixed = Fuse::new("c", config.clone());
+    let with_app = Fuse::builder("c")
+        .app("b")
+        .config(build(Config::builder().key_prefix("a")))
+        .build();
+    assert_eq!(prefixed.key(), "a:b:c");
+    assert_eq!(prefixed.key(), with_app.key());
+    assert_eq!(
+        Fuse::builder("billing")
+            .app("shop")
+            .operation("charge")
+            .config(config)
+            .build()
+            .key(),
+        "a:b:shop:billing:charge"
+    );
+    for prefix in [":", "fuse:", "laravel:cache:fuse"] {
+        let config = build(Config::builder().key_prefix(prefix));
+        assert_eq!(
+            Fuse::new("billing", config).key(),
+            format!("{prefix}:billing")
+        );
+    }
+    assert_eq!(fuse_breaker::key("a:b", None, "c", None), "a:b:c");
+}
