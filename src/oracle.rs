@@ -404,6 +404,13 @@ impl Oracle {
         self.change(State::Closed);
     }
 
+    /// Whether `ticket` was granted in the current epoch: its verdict is
+    /// not stale.
+    #[cfg(all(test, feature = "store"))]
+    pub(crate) fn is_current(&self, ticket: &Ticket) -> bool {
+        ticket.epoch == self.epoch
+    }
+
     pub(crate) fn state(&self) -> State {
         self.state
     }

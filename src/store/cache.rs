@@ -136,6 +136,7 @@ impl Cache {
             epoch,
             grant: Grant::and_tag(grant).0,
             lease: None,
+            opened_s: 0,
         })
     }
 

@@ -165,6 +165,12 @@ struct Own {
     opened_at_us: Option<u64>,
     failures_us: Vec<u64>,
     leases: Vec<OwnLease>,
+    /// The epoch is known by its face alone (a foreign writer wrote in
+    /// it, see [`Stored::foreign`]); absent otherwise. Before the
+    /// window: a payload with it is no increment's (see
+    /// [`Increment`](super::Increment)), whose prefix names its epoch.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    foreign: bool,
     /// The window of the `rate` policy (absent under `count`, whose window
     /// is `failures_us`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -315,6 +321,7 @@ pub(crate) fn write(stored: &Stored, width: u64) -> Vec<u8> {
             } else {
                 None
             },
+            foreign: stored.foreign,
         }),
     };
     serde_json::to_vec(&payload).unwrap_or_default()
@@ -415,6 +422,7 @@ pub(crate) fn read(key: &str, bytes: &[u8], fresh: Fresh) -> Result<Stored, Payl
                 until: fresh.lease_until,
             })
             .collect(),
+        foreign: true,
     })
 }
 
@@ -486,6 +494,7 @@ fn read_own(key: &str, own: &Own, head: Head, fresh: Fresh) -> Result<Stored, Pa
         window,
         reporters,
         leases,
+        foreign: own.foreign,
     })
 }
 

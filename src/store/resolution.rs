@@ -6,6 +6,9 @@ use std::time::Duration;
 /// Nanoseconds in a microsecond.
 pub(crate) const NANOS_PER_MICRO: u64 = 1_000;
 
+/// Nanoseconds in a second: milon/fuse's times are whole seconds.
+pub(crate) const NANOS_PER_SEC: u64 = 1_000_000_000;
+
 /// The store's time at the payload's resolution (whole microseconds), in
 /// nanoseconds: every time the rules see from a store is one, so that
 /// writing a time and reading it back changes no decision.

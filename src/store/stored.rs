@@ -62,6 +62,14 @@ pub(crate) struct Stored {
     pub(crate) reporters: Reporters,
     /// The probes in flight while half-open (as many as `head.inflight`).
     pub(crate) leases: Vec<Lease>,
+    /// The epoch is known by its face alone: a foreign writer (milon/fuse,
+    /// which keeps no `fuse` part) wrote in it, so its generation and
+    /// epoch are not known, and a permit whose epoch the payload still
+    /// shows (its state, and a probe's opening to the second) is of it
+    /// (SPEC §8, foreign writers; see [`Stored::shows`]). Kept in what
+    /// this crate writes until the next transition, which starts an epoch
+    /// of its own.
+    pub(crate) foreign: bool,
 }
 
 /// A permit granted through a store: whose it is, down to the lease of a
@@ -73,6 +81,10 @@ pub(crate) struct Ticket {
     pub(crate) grant: Grant,
     /// The probe's lease (`None` for a closed permit).
     pub(crate) lease: Option<u64>,
+    /// A probe's: the second its epoch's opening started, as milon/fuse's
+    /// `opened_at` keeps it (0 for a closed permit). What a foreign
+    /// writer leaves of the epoch besides its state.
+    pub(crate) opened_s: u64,
 }
 
 impl Ticket {
@@ -147,6 +159,7 @@ impl Stored {
             window: Window::Count(Failures::default()),
             reporters: Reporters::default(),
             leases: Vec::new(),
+            foreign: false,
         }
     }
 
@@ -189,6 +202,11 @@ impl Stored {
                     epoch: self.epoch,
                     grant,
                     lease,
+                    opened_s: if lease.is_some() {
+                        self.opened_at / resolution::NANOS_PER_SEC
+                    } else {
+                        0
+                    },
                 })
             }
             Decision::Rejected { retry_after } => Entry::Rejected { retry_after },
@@ -228,13 +246,13 @@ impl Stored {
             return changed;
         }
         if let Some(id) = ticket.lease {
-            let Some(at) = self.leases.iter().position(|lease| lease.id == id) else {
+            let Some(at) = self.lease_of(id) else {
                 return changed;
             };
             self.leases.remove(at);
             changed = true;
         }
-        match model::timed_verdict(config, self.head, ticket.grant, verdict, slow) {
+        match model::timed_verdict(config, self.head, self.grant_of(ticket), verdict, slow) {
             Effect::Stale | Effect::Nothing => {}
             Effect::Record(outcome) => {
                 if !self.window.fits(config) {
@@ -254,7 +272,7 @@ impl Stored {
                 }
                 if recorded.opens
                     && self.reporters.holds(config, &self.window, now)
-                    && let Some(open) = model::trip(self.head, ticket.grant)
+                    && let Some(open) = model::trip(self.head, self.grant_of(ticket))
                 {
                     self.set(config, open, now, opens);
                 }
@@ -265,6 +283,34 @@ impl Stored {
             }
         }
         changed
+    }
+
+    /// The grant of `ticket` as the model meets it: in an epoch a foreign
+    /// writer wrote in, of the epoch the head carries (the ticket was
+    /// found to be of it, [`shows`](Self::shows)).
+    fn grant_of(&self, ticket: &Ticket) -> Grant {
+        if self.foreign {
+            Grant::new(ticket.grant.kind(), self.head.epoch)
+        } else {
+            ticket.grant
+        }
+    }
+
+    /// Where the lease `id` is among the probes in flight. In an epoch a
+    /// foreign writer wrote in, a probe whose lease it dropped (it keeps
+    /// a count alone) takes the lowest of those it counts: the leases a
+    /// payload of milon/fuse's is read with are numbered from 0, and this
+    /// crate's are random.
+    fn lease_of(&self, id: u64) -> Option<usize> {
+        let own = self.leases.iter().position(|lease| lease.id == id);
+        if own.is_some() || !self.foreign {
+            return own;
+        }
+        self.leases
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, lease)| lease.id)
+            .map(|(at, _)| at)
     }
 
     /// Whether the closed failure (or slow call) of `ticket` that a store's
@@ -297,7 +343,7 @@ impl Stored {
         if !self.owns_closed(ticket) {
             return changed;
         }
-        match model::trip(self.head, ticket.grant) {
+        match model::trip(self.head, self.grant_of(ticket)) {
             Some(open) => {
                 self.set(config, open, now, opens);
                 true
@@ -309,9 +355,28 @@ impl Stored {
     /// Whether `ticket` was granted by this circuit as it is now (its
     /// generation, or none while the key was absent, and its epoch).
     fn owns(&self, ticket: &Ticket) -> bool {
+        if self.foreign {
+            return self.shows(ticket);
+        }
         let generation =
             ticket.generation == self.generation || (ticket.generation == 0 && self.epoch == 0);
         generation && ticket.epoch == self.epoch
+    }
+
+    /// Whether a foreign writer's payload still shows the epoch that
+    /// granted `ticket` (SPEC §8, foreign writers): milon/fuse's writes
+    /// that keep `state` and `opened_at` start no epoch, so a closed
+    /// permit's epoch is shown while the circuit is closed, and a probe's
+    /// while it is half-open from the opening of the same second. (A
+    /// foreign writer that opened and closed the circuit again in between
+    /// leaves no trace of it: a closed permit from before then counts.)
+    fn shows(&self, ticket: &Ticket) -> bool {
+        if ticket.is_probe() {
+            self.head.state == State::HalfOpen
+                && self.opened_at / resolution::NANOS_PER_SEC == ticket.opened_s
+        } else {
+            self.head.state == State::Closed
+        }
     }
 
     /// Gives an empty window the kind of `config`'s policy (a fresh key's
@@ -401,6 +466,13 @@ impl Stored {
     /// `now`.
     fn set(&mut self, config: &Config, next: Head, now: u64, opens: Opens) {
         if next.epoch != self.head.epoch {
+            if self.foreign {
+                // A foreign writer's epoch has no known name: the next
+                // one is named afresh, so that no epoch of the key
+                // repeats.
+                self.foreign = false;
+                self.generation = opens.generation;
+            }
             self.epoch = self.epoch.wrapping_add(1);
             self.window.clear();
             self.reporters.clear();

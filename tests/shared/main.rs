@@ -30,6 +30,7 @@ mod failing_processes;
 mod fallback;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod fleet;
+mod foreign;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod forged;
 #[cfg(any(feature = "redis", feature = "sql"))]

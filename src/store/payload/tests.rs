@@ -123,6 +123,7 @@ fn stored() -> impl Strategy<Value = Stored> {
                         Reporters::default()
                     },
                     leases,
+                    foreign: false,
                 }
             },
         )
@@ -291,6 +292,7 @@ fn the_largest_payloads_the_crate_writes_are_well_within_the_bound() {
                 until: late,
             })
             .collect(),
+        foreign: false,
     };
     for stored in [failing, probing] {
         let bytes = write(&stored, WIDTH);

@@ -3,6 +3,8 @@ use crate::oracle::{Admit, Oracle, Outcome};
 use proptest::prelude::*;
 use std::time::Duration;
 
+mod foreign;
+
 const SEC: u64 = 1_000_000_000;
 
 const MICRO: u64 = 1_000;
