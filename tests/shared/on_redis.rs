@@ -147,3 +147,25 @@ fn the_server_stopped_and_restarted_under_load() {
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A key longer than milon/fuse's 191 characters (the SQL tables' key
+/// column) is a key like any other on Redis, as it is for milon/fuse's
+/// cache stores there: opened, read back, listed.
+#[test]
+fn a_key_longer_than_191_characters_is_held() {
+    let Some(url) = redis_url() else { return };
+    runtime().block_on(async {
+        let name = format!("{}-{}", unique("long"), "x".repeat(300));
+        let key = format!("fuse:{name}");
+        assert!(key.chars().count() > 191);
+        let fuse = shared(&url, &name, Config::default());
+        fuse.force_open().await.unwrap();
+        assert!(fuse.try_acquire().await.is_err(), "open");
+        let store = RedisStore::open(&url).unwrap();
+        let page = fuse_breaker::store::Store::keys(&store, &key, None, 10)
+            .await
+            .unwrap();
+        assert_eq!(page.keys, [key.clone()]);
+        fuse.reset().await.unwrap();
+    });
+}
