@@ -20,6 +20,10 @@
 #   find_chromium   installs Chromium (Debian) if missing, exports
 #                   FUSE_TEST_CHROMIUM (the browser test starts its own
 #                   headless instance).
+#   find_php        installs PHP's command line and its Redis, PostgreSQL
+#                   and SQLite extensions (Debian) if missing, exports
+#                   FUSE_TEST_PHP (the interop tests run tests/php/milon.php
+#                   with it, milon/fuse's side of a shared circuit).
 
 SERVERS_DIR="$(mktemp -d /tmp/fuse-servers.XXXXXX)"
 SERVER_STOPS=()
@@ -207,4 +211,27 @@ find_chromium() {
   fi
   export FUSE_TEST_CHROMIUM="$bin"
   echo "$("$bin" --version 2>/dev/null) at $FUSE_TEST_CHROMIUM"
+}
+
+# PHP with the extensions milon/fuse's stores use: phpredis (Laravel's
+# cache, a JSON key), pdo_pgsql and pdo_sqlite (its DatabaseStore).
+find_php() {
+  local extensions=(redis pdo_pgsql pdo_sqlite) missing=0 extension
+  if command -v php >/dev/null; then
+    for extension in "${extensions[@]}"; do
+      php -r "exit(extension_loaded('$extension') ? 0 : 1);" || missing=1
+    done
+  else
+    missing=1
+  fi
+  [ "$missing" = 0 ] || install_package php-cli php-redis php-pgsql php-sqlite3
+  for extension in "${extensions[@]}"; do
+    php -r "exit(extension_loaded('$extension') ? 0 : 1);" || {
+      echo "PHP has no $extension extension after installing it" >&2
+      return 1
+    }
+  done
+  export FUSE_TEST_PHP
+  FUSE_TEST_PHP="$(command -v php)"
+  echo "$(php -r 'echo "PHP ", PHP_VERSION, " (redis ", phpversion("redis"), ")";') at $FUSE_TEST_PHP"
 }

@@ -9,6 +9,9 @@
 //! PostgreSQL with the `sql` feature and `FUSE_TEST_DATABASE_URL`, and
 //! SQLite (a file of the test run's own) with the `sql` feature (keys of
 //! the test's own, the server's clock moved on by the test).
+//!
+//! `php/` shares circuits with a real PHP process writing and reading them
+//! as milon/fuse does (`tests/php/milon.php`).
 #![cfg(feature = "store")]
 
 use std::sync::Arc;
@@ -45,6 +48,8 @@ mod on_redis;
 mod on_sql;
 mod oversized;
 mod payloads;
+#[cfg(any(feature = "redis", feature = "sql"))]
+mod php;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod processes;
 mod quorum;
