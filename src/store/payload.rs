@@ -15,6 +15,10 @@
 //! opening counts itself: this crate never writes one), as is an opening
 //! that ends before it began or later than the longest duration after it.
 //!
+//! While open, `failures` (and `fuse.failures_us`) hold the failures that
+//! opened the circuit, as milon/fuse keeps them (its failure recorded in an
+//! open circuit counts them with its own): read back, never counted.
+//!
 //! While closed, `fuse.reporters` names who reported the window's
 //! failures (SPEC §8's quorum; see `payload/reporters.rs`); a closed
 //! payload without it (milon/fuse's, or an older version's) reads as one
@@ -330,6 +334,7 @@ pub(crate) fn write(stored: &Stored, width: u64) -> Vec<u8> {
 /// The failure times of a `count` window (none under another policy).
 fn failure_times(stored: &Stored) -> &[u64] {
     match &stored.window {
+        _ if stored.head.state == State::Open => &stored.opened_by,
         Window::Count(failures) => failures.times(),
         Window::Rate(_) => &[],
     }
@@ -381,8 +386,9 @@ pub(crate) fn read(key: &str, bytes: &[u8], fresh: Fresh) -> Result<Stored, Payl
     } else {
         0
     };
-    // Failures count only while closed: a payload that keeps some in
-    // another state (milon/fuse's half-open one may) is read without them.
+    // Failures count only while closed; an open payload's are those that
+    // opened it (kept, not counted), and a half-open one's (milon/fuse's
+    // may keep some) are left out.
     let closed = state == State::Closed;
     let opened_at = payload.opened_at.filter(|_| !closed);
     if let Some(own) = payload.fuse.as_ref().filter(|own| {
@@ -403,11 +409,11 @@ pub(crate) fn read(key: &str, bytes: &[u8], fresh: Fresh) -> Result<Stored, Payl
     let failures = payload
         .failures
         .iter()
-        .filter(|_| closed)
+        .filter(|_| state != State::HalfOpen)
         .map(|&at| seconds("failures", at))
         .collect::<Result<Vec<_>, _>>()?;
     let opened_at = opened_at.map_or(Ok(0), |at| seconds("opened_at", at))?;
-    let window = Window::Count(Failures::from_times(failures));
+    let (window, opened_by) = split(state, failures);
     Ok(Stored {
         generation: 0,
         epoch: 0,
@@ -422,8 +428,19 @@ pub(crate) fn read(key: &str, bytes: &[u8], fresh: Fresh) -> Result<Stored, Payl
                 until: fresh.lease_until,
             })
             .collect(),
+        opened_by,
         foreign: true,
     })
+}
+
+/// A payload's failures in `state`: while closed, a `count` window;
+/// while open, those that opened it (see [`Stored::opened_by`]).
+fn split(state: State, failures: Vec<u64>) -> (Window, Vec<u64>) {
+    if state == State::Open {
+        (Window::Count(Failures::default()), failures)
+    } else {
+        (Window::Count(Failures::from_times(failures)), Vec::new())
+    }
 }
 
 /// The crate's own fields under `key`, of a circuit whose head is `head`.
@@ -433,9 +450,10 @@ fn read_own(key: &str, own: &Own, head: Head, fresh: Fresh) -> Result<Stored, Pa
     let failures: Vec<u64> = own
         .failures_us
         .iter()
-        .filter(|_| head.state == State::Closed)
+        .filter(|_| head.state != State::HalfOpen)
         .map(|&at| micros("failures_us", at, event))
         .collect::<Result<_, _>>()?;
+    let (counted, opened_by) = split(head.state, failures);
     let leases = own
         .leases
         .iter()
@@ -472,7 +490,7 @@ fn read_own(key: &str, own: &Own, head: Head, fresh: Fresh) -> Result<Stored, Pa
         ..head
     };
     let window = match &own.rate {
-        None => Window::Count(Failures::from_times(failures)),
+        None => counted,
         Some(_) if head.state != State::Closed => Window::Rate(Buckets::default()),
         Some(rate) => Window::Rate(rate.read(key, fresh)?),
     };
@@ -494,6 +512,7 @@ fn read_own(key: &str, own: &Own, head: Head, fresh: Fresh) -> Result<Stored, Pa
         window,
         reporters,
         leases,
+        opened_by,
         foreign: own.foreign,
     })
 }

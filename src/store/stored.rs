@@ -62,6 +62,12 @@ pub(crate) struct Stored {
     pub(crate) reporters: Reporters,
     /// The probes in flight while half-open (as many as `head.inflight`).
     pub(crate) leases: Vec<Lease>,
+    /// While open, the failures that opened it, as milon/fuse keeps them
+    /// in its `failures`: a `count` window's, a failed probe's (none for
+    /// a manual opening or a `rate` window's). milon/fuse counts them
+    /// with a failure it records while open, so that its late failure
+    /// keeps an opening of this crate's open, as it keeps its own.
+    pub(crate) opened_by: Vec<u64>,
     /// The epoch is known by its face alone: a foreign writer (milon/fuse,
     /// which keeps no `fuse` part) wrote in it, so its generation and
     /// epoch are not known, and a permit whose epoch the payload still
@@ -159,6 +165,7 @@ impl Stored {
             window: Window::Count(Failures::default()),
             reporters: Reporters::default(),
             leases: Vec::new(),
+            opened_by: Vec::new(),
             foreign: false,
         }
     }
@@ -401,6 +408,8 @@ impl Stored {
             ..Opens::default()
         };
         self.set(config, model::force_open(self.head), now, opens);
+        // No failure opened it.
+        self.opened_by.clear();
     }
 
     /// `force_closed`.
@@ -474,6 +483,11 @@ impl Stored {
                 self.generation = opens.generation;
             }
             self.epoch = self.epoch.wrapping_add(1);
+            self.opened_by = match (self.head.state, next.state, &self.window) {
+                (State::Closed, State::Open, Window::Count(failures)) => failures.times().to_vec(),
+                (State::HalfOpen, State::Open, _) => vec![now],
+                _ => Vec::new(),
+            };
             self.window.clear();
             self.reporters.clear();
             self.leases.clear();

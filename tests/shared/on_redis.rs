@@ -165,7 +165,7 @@ fn a_key_longer_than_191_characters_is_held() {
         let page = fuse_breaker::store::Store::keys(&store, &key, None, 10)
             .await
             .unwrap();
-        assert_eq!(page.keys, [key.clone()]);
+        assert_eq!(page.keys, [key]);
         fuse.reset().await.unwrap();
     });
 }

@@ -123,6 +123,7 @@ fn stored() -> impl Strategy<Value = Stored> {
                         Reporters::default()
                     },
                     leases,
+                    opened_by: Vec::new(),
                     foreign: false,
                 }
             },
@@ -292,6 +293,7 @@ fn the_largest_payloads_the_crate_writes_are_well_within_the_bound() {
                 until: late,
             })
             .collect(),
+        opened_by: Vec::new(),
         foreign: false,
     };
     for stored in [failing, probing] {

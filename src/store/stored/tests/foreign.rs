@@ -441,3 +441,40 @@ fn an_epoch_a_foreign_writer_wrote_in_stays_known_by_its_face() {
         String::from_utf8_lossy(&reopened)
     );
 }
+
+/// An opening keeps the failures that opened it in milon/fuse's
+/// `failures`, as milon/fuse does: its failure recorded late, while open,
+/// counts them with its own and keeps the circuit open (with none, it
+/// counted one failure and wrote a closed circuit).
+#[test]
+fn milon_s_late_failure_keeps_an_opening_of_the_crate_s_open() {
+    let config = config(3, 1);
+    let rules = Rules {
+        threshold: 3,
+        window: 60,
+        open: 30,
+        probes: 1,
+    };
+    let now = 1_700_000_000 * SEC;
+    let mut stored = Stored::fresh(5);
+    for id in 0..3 {
+        let permit = granted(stored.acquire(&config, at(now + id * SEC, SEC, id)).0);
+        stored.verdict(&config, &permit, Verdict::Failure, now + id * SEC);
+    }
+    assert_eq!(stored.state(), State::Open);
+    let mut milon = Milon::of(&stored);
+    assert_eq!(milon.failures, [now / SEC, now / SEC + 1, now / SEC + 2]);
+    assert!(milon.end(rules, Verdict::Failure, now / SEC + 3));
+    assert_eq!(milon.state, "open", "{milon:?}");
+    // Read back, they are kept, not counted.
+    let read = payload::read("fuse:k", &payload::write(&stored, 0), Fresh::at(now, SEC)).unwrap();
+    assert_eq!(read.opened_by, stored.opened_by);
+    assert_eq!(read, stored);
+    // A failed probe's opening keeps that failure; a manual one, none.
+    stored.force_closed(&config);
+    stored.force_open(&config, now + 3 * SEC, 5);
+    assert!(Milon::of(&stored).failures.is_empty());
+    let probe = granted(stored.acquire(&config, at(now + 40 * SEC, 5 * SEC, 9)).0);
+    stored.verdict(&config, &probe, Verdict::Failure, now + 41 * SEC);
+    assert_eq!(Milon::of(&stored).failures, [now / SEC + 41]);
+}
