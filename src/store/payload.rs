@@ -91,7 +91,9 @@ pub(crate) fn too_large(key: &str, bytes: u64) -> PayloadError {
 
 /// A payload that could not be read: the key, and what was wrong with it.
 ///
-/// Besides JSON that is not a circuit, a payload is unreadable when it is
+/// Besides JSON (or PHP's `serialize()`) that is not a circuit, or a
+/// payload in an encoding the store does not read (see
+/// [`Codec`](super::Codec)), a payload is unreadable when it is
 /// larger than [`MAX_BYTES`](Self::MAX_BYTES) (the Redis and SQL stores
 /// find that out on the server and never fetch it), or when one of its
 /// times is in the future of the store's clock: an `opened_at`, a failure
