@@ -238,3 +238,24 @@ fn a_php_payload_above_the_bound_is_an_error_before_it_is_parsed() {
         "{err}"
     );
 }
+
+#[test]
+fn a_payload_of_ours_cut_at_any_byte_is_an_error_naming_the_key() {
+    let ours = Stored {
+        window: counted(vec![1_700_000_001 * SEC, 1_700_000_002 * SEC]),
+        ..Stored::fresh(u64::MAX - 1)
+    };
+    let bytes = write(&ours, WIDTH, Encoding::Php);
+    for end in 0..bytes.len() {
+        let err = read("fuse:billing", &bytes[..end], PHP, FRESH).unwrap_err();
+        assert_eq!(err.key(), "fuse:billing", "{end}");
+    }
+    let json = write(&ours, WIDTH, Encoding::Json);
+    let whole = read("fuse:billing", &bytes, PHP, FRESH);
+    assert_eq!(whole, read("fuse:billing", &json, JSON, FRESH));
+    assert_eq!(
+        whole.unwrap().generation,
+        u64::MAX - 1,
+        "above i64::MAX, exact"
+    );
+}
