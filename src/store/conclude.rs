@@ -1,6 +1,7 @@
 //! Verdicts on permits the store granted: settled here when the mirror
 //! shows nothing to send, a step on the store otherwise.
 
+use super::Encoding;
 use super::conclusion::Conclusion;
 use super::error::StoreError;
 use super::increment::{Increment, Incremented};
@@ -101,12 +102,16 @@ impl SharedFuse {
         hint: Option<u64>,
     ) -> Result<(), StoreError> {
         // In cached mode a failure or a slow call takes the model's step,
-        // which sends the batched successes with it.
+        // which sends the batched successes with it. An increment applies
+        // to a JSON payload alone (its text starts with the increment's
+        // prefix): a store that writes PHP's serialize() is not asked for
+        // one, which would cost a round trip and apply to nothing.
         let reported = verdict == Verdict::Failure || slow;
         let increments = verdict != Verdict::Ignore
             && !(reported && self.cache.is_some())
             && !ticket.is_probe()
-            && self.config.policy() == crate::Policy::Rate;
+            && self.config.policy() == crate::Policy::Rate
+            && self.store.codec().writes() == Encoding::Json;
         if increments
             && ticket.generation != 0
             && self.increment(&ticket, verdict, slow, hint).await?
@@ -203,7 +208,11 @@ impl SharedFuse {
         };
         let mut opened = stored.clone();
         opened.open_for(&self.config, ticket, opens, now);
-        let written = payload::write(&opened, payload::width(&self.config));
+        let written = payload::write(
+            &opened,
+            payload::width(&self.config),
+            self.store.codec().writes(),
+        );
         let swap =
             self.store
                 .swap_prefixed(self.key(), increment.prefix(), &written, self.ttl, true);

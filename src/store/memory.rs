@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
-use super::{Changes, Increment, Incremented, KeyPage, Loaded, Store, StoreError, Swap};
+use super::{Changes, Codec, Increment, Incremented, KeyPage, Loaded, Store, StoreError, Swap};
 
 /// A [`Store`] in memory: one process's circuits, shared by its
 /// [`SharedFuse`](super::SharedFuse)s exactly as a server would share them
@@ -32,6 +32,8 @@ pub struct MemoryStore {
     inner: Mutex<Inner>,
     /// Transitions are announced to this process's cached circuits.
     changes: Changes,
+    /// How its payloads are spelled (JSON by default).
+    codec: Codec,
 }
 
 #[derive(Debug, Default)]
@@ -101,6 +103,26 @@ impl MemoryStore {
         let store = MemoryStore::default();
         store.lock().frozen = Some(system_now());
         store
+    }
+
+    /// This store, spelling its payloads with `codec` (JSON alone by
+    /// default): to run shared circuits on payloads as another store
+    /// writes them, such as PHP's `serialize()` of Laravel's cache.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{Codec, Encoding, MemoryStore, SharedFuse, Store};
+    /// # futures::executor::block_on(async {
+    /// let store = Arc::new(MemoryStore::new().with_codec(Codec::new(Encoding::Php)));
+    /// SharedFuse::builder("billing", store.clone()).build().force_open().await?;
+    /// let payload = store.load("fuse:billing").await?.payload.unwrap();
+    /// assert!(payload.starts_with(br#"a:6:{s:5:"state";s:4:"open";"#));
+    /// # Ok::<(), fuse_breaker::store::StoreError>(())
+    /// # }).unwrap();
+    /// ```
+    #[must_use]
+    pub fn with_codec(self, codec: Codec) -> Self {
+        MemoryStore { codec, ..self }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -305,6 +327,10 @@ impl Store for MemoryStore {
 
     fn changes(&self) -> Option<&Changes> {
         Some(&self.changes)
+    }
+
+    fn codec(&self) -> Codec {
+        self.codec
     }
 
     /// The keys in byte order; `next` is the last key of the page.

@@ -29,6 +29,11 @@
 //! state, another `opened_at`, other counts) is read by the five fields
 //! alone, in a generation of its own (unnamed until this crate writes the
 //! key, like an absent key's: see [`Stored::absent`]).
+//!
+//! A store may spell the payload as PHP's `serialize()` of milon/fuse's
+//! array instead, as Laravel's cache keeps it: the same fields, the
+//! crate's own as a string of their JSON under `fuse` (see
+//! `payload/encoding.rs` and `payload/php.rs`).
 
 use std::fmt;
 
@@ -42,7 +47,10 @@ use crate::snapshot::State;
 
 use super::quorum::Reporters;
 use super::stored::{Lease, Stored};
+use super::{Codec, Encoding};
 
+mod encoding;
+mod php;
 mod rate;
 mod reporters;
 
@@ -87,7 +95,9 @@ pub(crate) fn too_large(key: &str, bytes: u64) -> PayloadError {
 
 /// A payload that could not be read: the key, and what was wrong with it.
 ///
-/// Besides JSON that is not a circuit, a payload is unreadable when it is
+/// Besides JSON (or PHP's `serialize()`) that is not a circuit, or a
+/// payload in an encoding the store does not read (see
+/// [`Codec`](super::Codec)), a payload is unreadable when it is
 /// larger than [`MAX_BYTES`](Self::MAX_BYTES) (the Redis and SQL stores
 /// find that out on the server and never fetch it), or when one of its
 /// times is in the future of the store's clock: an `opened_at`, a failure
@@ -281,9 +291,9 @@ fn checked(key: &str, field: &str, unit: u64, time: u64, limit: u64) -> Result<u
         })
 }
 
-/// The payload of `stored`, a `rate` window's buckets `width` nanoseconds
-/// wide (see [`width`]).
-pub(crate) fn write(stored: &Stored, width: u64) -> Vec<u8> {
+/// The payload of `stored` in `encoding`, a `rate` window's buckets
+/// `width` nanoseconds wide (see [`width`]).
+pub(crate) fn write(stored: &Stored, width: u64, encoding: Encoding) -> Vec<u8> {
     let half_open = stored.head.state == State::HalfOpen;
     let closed = stored.head.state == State::Closed;
     let payload = Payload {
@@ -328,7 +338,7 @@ pub(crate) fn write(stored: &Stored, width: u64) -> Vec<u8> {
             foreign: stored.foreign,
         }),
     };
-    serde_json::to_vec(&payload).unwrap_or_default()
+    encoding::encode(&payload, encoding)
 }
 
 /// The failure times of a `count` window (none under another policy).
@@ -340,17 +350,21 @@ fn failure_times(stored: &Stored) -> &[u64] {
     }
 }
 
-/// Reads the payload under `key`; `fresh` for one milon/fuse wrote, and to
-/// check its times.
-pub(crate) fn read(key: &str, bytes: &[u8], fresh: Fresh) -> Result<Stored, PayloadError> {
+/// Reads the payload under `key` in the encoding it is in, if `codec`
+/// reads it; `fresh` for one milon/fuse wrote, and to check its times.
+pub(crate) fn read(
+    key: &str,
+    bytes: &[u8],
+    codec: Codec,
+    fresh: Fresh,
+) -> Result<Stored, PayloadError> {
     if bytes.len() > PayloadError::MAX_BYTES {
         return Err(too_large(
             key,
             u64::try_from(bytes.len()).unwrap_or(u64::MAX),
         ));
     }
-    let payload: Payload =
-        serde_json::from_slice(bytes).map_err(|err| PayloadError::new(key, err))?;
+    let payload = encoding::decode(key, bytes, codec)?;
     // The states as milon/fuse spells them, which is how the crate does.
     let Some(state) = [State::Closed, State::Open, State::HalfOpen]
         .into_iter()

@@ -40,7 +40,8 @@ pub(super) fn read(
         open,
         ..Fresh::at(payload::store_time(loaded.now), lease)
     };
-    payload::read(key, bytes, fresh).map_err(|err| StoreError::payload(store.name(), err))
+    payload::read(key, bytes, store.codec(), fresh)
+        .map_err(|err| StoreError::payload(store.name(), err))
 }
 
 /// Whether `after` is another circuit than `before`: a transition (a new
@@ -202,7 +203,7 @@ impl<'a> InStore<'a> {
                     continue;
                 }
             }
-            let written = payload::write(&stored, self.width);
+            let written = payload::write(&stored, self.width, store.codec().writes());
             // A transition is announced to every process's mirrors (no
             // process knows whether others cache).
             let announce = moved(&before, &stored);

@@ -28,6 +28,7 @@ mod clocks;
 #[path = "../common/mod.rs"]
 mod common;
 mod concurrency;
+mod encodings;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod failing_processes;
 mod fallback;

@@ -12,7 +12,11 @@ use proptest::prelude::*;
 use super::*;
 use crate::store::payload::{self, Fresh};
 use crate::store::stored::{At, Entry, Opens, Stored};
+use crate::store::{Codec, Encoding};
 use crate::verdict::Verdict;
+
+/// The codec of a store that reads JSON alone (the one increments apply to).
+const JSON: Codec = Codec::new(Encoding::Json);
 
 const SEC: u64 = 1_000_000_000;
 const TTL: Duration = Duration::from_mins(2);
@@ -111,14 +115,14 @@ proptest! {
         stored.fit(&config);
         let mut ticket = permit(&mut stored, &config, now).unwrap();
         for op in ops {
-            let bytes = payload::write(&stored, width);
+            let bytes = payload::write(&stored, width, Encoding::Json);
             // Whatever the clock did, no write holds more buckets than the
             // window, and every one is read back.
             if let crate::policy::Window::Rate(window) = &stored.window {
                 prop_assert!(window.entries().len() <= buckets as usize, "{:?}", window);
             }
             let fresh = Fresh::at(now, SEC).of(&config);
-            prop_assert!(payload::read("fuse:k", &bytes, fresh).is_ok());
+            prop_assert!(payload::read("fuse:k", &bytes, JSON, fresh).is_ok());
             match op {
                 Op::Success if ticket.is_probe() => {
                     prop_assert!(Increment::success(&config, &ticket, TTL).is_none());
@@ -134,13 +138,13 @@ proptest! {
                     match incremented {
                         Some(incremented) => {
                             prop_assert!(changed, "an increment where the model records nothing");
-                            let by_model = payload::write(&stored, width);
+                            let by_model = payload::write(&stored, width, Encoding::Json);
                             prop_assert_eq!(
                                 String::from_utf8_lossy(&incremented),
                                 String::from_utf8_lossy(&by_model)
                             );
                             let fresh = Fresh::at(now, SEC).of(&config);
-                            let read = payload::read("fuse:k", &incremented, fresh).unwrap();
+                            let read = payload::read("fuse:k", &incremented, JSON, fresh).unwrap();
                             prop_assert_eq!(&read.window, &stored.window);
                             prop_assert_eq!((read.generation, read.epoch), (stored.generation, stored.epoch));
                         }
@@ -183,7 +187,7 @@ fn reported(
     now: u64,
 ) -> Result<(), TestCaseError> {
     let width = payload::width(config);
-    let bytes = payload::write(stored, width);
+    let bytes = payload::write(stored, width, Encoding::Json);
     let opens = Opens {
         reporter,
         generation: 13,
@@ -207,17 +211,17 @@ fn reported(
         Some(applied) => {
             prop_assert!(stored.owns_closed(ticket), "applied to a stale ticket");
             let fresh = Fresh::at(now, SEC).of(config);
-            let mut read = payload::read("fuse:k", &applied, fresh).unwrap();
+            let mut read = payload::read("fuse:k", &applied, JSON, fresh).unwrap();
             let opened = by_model.state() != crate::State::Closed;
             prop_assert_eq!(read.opens_after(config, ticket, now), opened);
             let written = if opened {
                 prop_assert!(read.open_for(config, ticket, opens, now));
                 prop_assert!(!read.open_for(config, ticket, opens, now), "opened twice");
-                payload::write(&read, width)
+                payload::write(&read, width, Encoding::Json)
             } else {
                 applied
             };
-            let expected = payload::write(&by_model, width);
+            let expected = payload::write(&by_model, width, Encoding::Json);
             prop_assert_eq!(
                 String::from_utf8_lossy(&written),
                 String::from_utf8_lossy(&expected)
@@ -243,7 +247,9 @@ fn a_failure_increment_records_its_reporter_and_answers() {
     );
     assert_eq!(failure.reporters_kept(), 2);
     let at = Duration::from_nanos(now);
-    let once = failure.apply(&payload::write(&stored, width), at).unwrap();
+    let once = failure
+        .apply(&payload::write(&stored, width, Encoding::Json), at)
+        .unwrap();
     let text = String::from_utf8_lossy(&once);
     assert!(
         text.ends_with(r#""reporters":[[7,1700000000000000]]}}"#),
@@ -295,7 +301,7 @@ fn an_increment_applies_only_to_its_circuit_closed_in_its_epoch() {
     let increment = Increment::success(&config, &ticket, TTL).unwrap();
     assert!(
         increment
-            .apply(&payload::write(&stored, width), at)
+            .apply(&payload::write(&stored, width, Encoding::Json), at)
             .is_some()
     );
     // Another generation, another epoch, open, a count window, milon's.
@@ -303,20 +309,20 @@ fn an_increment_applies_only_to_its_circuit_closed_in_its_epoch() {
     other.fit(&config);
     assert!(
         increment
-            .apply(&payload::write(&other, width), at)
+            .apply(&payload::write(&other, width, Encoding::Json), at)
             .is_none()
     );
     let mut opened = stored.clone();
     opened.force_open(&config, now, 9);
     assert!(
         increment
-            .apply(&payload::write(&opened, width), at)
+            .apply(&payload::write(&opened, width, Encoding::Json), at)
             .is_none()
     );
     opened.force_closed(&config);
     assert!(
         increment
-            .apply(&payload::write(&opened, width), at)
+            .apply(&payload::write(&opened, width, Encoding::Json), at)
             .is_none()
     );
     let count = Stored {
@@ -325,7 +331,7 @@ fn an_increment_applies_only_to_its_circuit_closed_in_its_epoch() {
     };
     assert!(
         increment
-            .apply(&payload::write(&count, width), at)
+            .apply(&payload::write(&count, width, Encoding::Json), at)
             .is_none()
     );
     let milon = br#"{"state":"closed","opened_at":null,"failures":[],"half_open_successes":0,"half_open_inflight":0}"#;

@@ -112,7 +112,8 @@ pub(crate) fn width(config: &Config) -> u64 {
 /// The text a payload of a closed circuit of `generation` and `epoch` with
 /// a `rate` window `width` nanoseconds wide starts with, before the
 /// window's buckets (what a [`Increment`](super::Increment) applies to): the
-/// payload [`write`] makes of it, without its buckets and what follows.
+/// JSON payload [`write`] makes of it (increments apply to JSON alone),
+/// without its buckets and what follows.
 pub(crate) fn rate_prefix(generation: u64, epoch: u64, width: u64) -> Vec<u8> {
     let stored = Stored {
         generation,
@@ -126,7 +127,7 @@ pub(crate) fn rate_prefix(generation: u64, epoch: u64, width: u64) -> Vec<u8> {
         opened_by: Vec::new(),
         foreign: false,
     };
-    let mut bytes = write(&stored, width);
+    let mut bytes = write(&stored, width, crate::store::Encoding::Json);
     let end = b"[]".len() + super::super::Increment::SUFFIX.len();
     bytes.truncate(bytes.len().saturating_sub(end));
     bytes

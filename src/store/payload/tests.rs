@@ -7,6 +7,9 @@ use proptest::prelude::*;
 
 const SEC: u64 = NANOS_PER_SEC;
 
+/// The codec of a store that reads JSON alone (the default).
+const JSON: Codec = Codec::new(Encoding::Json);
+
 /// A reading at the store's time 1,800,000,000 s (2027), with no lease:
 /// after every time the strategies make.
 const FRESH: Fresh = Fresh {
@@ -135,15 +138,15 @@ proptest! {
     /// microseconds, the payload's unit).
     #[test]
     fn a_written_payload_reads_back(stored in stored()) {
-        let bytes = write(&stored, WIDTH);
-        prop_assert_eq!(read("fuse:billing", &bytes, FRESH), Ok(stored));
+        let bytes = write(&stored, WIDTH, Encoding::Json);
+        prop_assert_eq!(read("fuse:billing", &bytes, JSON, FRESH), Ok(stored));
     }
 
     /// Whatever the crate writes, milon/fuse finds its five fields, with
     /// their types and meanings.
     #[test]
     fn milon_reads_its_five_fields_from_a_payload_of_ours(stored in stored()) {
-        let value: serde_json::Value = serde_json::from_slice(&write(&stored, WIDTH)).unwrap();
+        let value: serde_json::Value = serde_json::from_slice(&write(&stored, WIDTH, Encoding::Json)).unwrap();
         let state = value["state"].as_str().unwrap();
         prop_assert_eq!(state, stored.head.state.as_str());
         if stored.head.state == State::Closed {
@@ -166,14 +169,14 @@ proptest! {
     /// No payload makes reading panic.
     #[test]
     fn any_bytes_read_to_a_circuit_or_an_error(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
-        let _ = read("fuse:billing", &bytes, FRESH);
+        let _ = read("fuse:billing", &bytes, JSON, FRESH);
     }
 }
 
 #[test]
 fn a_payload_milon_wrote_is_read_by_its_five_fields_in_a_new_generation() {
     let open = br#"{"state":"open","opened_at":1700000000,"failures":[],"half_open_successes":0,"half_open_inflight":0}"#;
-    let stored = read("fuse:billing", open, FRESH).unwrap();
+    let stored = read("fuse:billing", open, JSON, FRESH).unwrap();
     assert_eq!(stored.head.state, State::Open);
     assert_eq!(stored.opened_at, 1_700_000_000 * SEC);
     assert_eq!(
@@ -183,14 +186,14 @@ fn a_payload_milon_wrote_is_read_by_its_five_fields_in_a_new_generation() {
     );
 
     let closed = br#"{"state":"closed","opened_at":null,"failures":[1700000009,1700000003],"half_open_successes":0,"half_open_inflight":0}"#;
-    let stored = read("fuse:billing", closed, FRESH).unwrap();
+    let stored = read("fuse:billing", closed, JSON, FRESH).unwrap();
     assert_eq!(
         stored.failures(),
         vec![1_700_000_003 * SEC, 1_700_000_009 * SEC]
     );
 
     let probing = br#"{"state":"half_open","opened_at":1700000000,"failures":[],"half_open_successes":1,"half_open_inflight":2}"#;
-    let stored = read("fuse:billing", probing, FRESH).unwrap();
+    let stored = read("fuse:billing", probing, JSON, FRESH).unwrap();
     assert_eq!((stored.head.successes, stored.head.inflight), (1, 2));
     assert_eq!(stored.leases.len(), 2, "its probes hold leases");
     assert!(
@@ -207,11 +210,12 @@ fn a_payload_milon_wrote_over_ours_is_read_by_its_fields() {
         window: counted(vec![1_700_000_001 * SEC]),
         ..Stored::fresh(7)
     };
-    let mut value: serde_json::Value = serde_json::from_slice(&write(&ours, WIDTH)).unwrap();
+    let mut value: serde_json::Value =
+        serde_json::from_slice(&write(&ours, WIDTH, Encoding::Json)).unwrap();
     // milon/fuse read ours, recorded a failure and wrote its own fields,
     // keeping ours as it found them.
     value["failures"] = serde_json::json!([1_700_000_001u64, 1_700_000_002u64]);
-    let stored = read("fuse:billing", value.to_string().as_bytes(), FRESH).unwrap();
+    let stored = read("fuse:billing", value.to_string().as_bytes(), JSON, FRESH).unwrap();
     assert_eq!(stored.failures().len(), 2);
     assert_eq!(stored.generation, 0, "a generation of its own");
 }
@@ -236,7 +240,7 @@ fn an_unreadable_payload_is_an_error_naming_the_key() {
         ),
         (&br#"{"opened_at":null}"#[..], "missing field `state`"),
     ] {
-        let err = read("fuse:billing", bytes, FRESH).unwrap_err();
+        let err = read("fuse:billing", bytes, JSON, FRESH).unwrap_err();
         assert_eq!(err.key(), "fuse:billing");
         let text = err.to_string();
         assert!(
@@ -252,7 +256,7 @@ fn a_payload_above_the_bound_is_an_error_naming_the_key_and_its_size() {
     let failures = vec!["1700000000"; 100_000].join(",");
     let bytes = format!(r#"{{"state":"closed","opened_at":null,"failures":[{failures}]}}"#);
     assert!(bytes.len() > PayloadError::MAX_BYTES);
-    let err = read("fuse:billing", bytes.as_bytes(), FRESH).unwrap_err();
+    let err = read("fuse:billing", bytes.as_bytes(), JSON, FRESH).unwrap_err();
     assert_eq!(err.key(), "fuse:billing");
     assert!(
         err.to_string().contains(&format!("{} bytes", bytes.len())),
@@ -297,7 +301,7 @@ fn the_largest_payloads_the_crate_writes_are_well_within_the_bound() {
         foreign: false,
     };
     for stored in [failing, probing] {
-        let bytes = write(&stored, WIDTH);
+        let bytes = write(&stored, WIDTH, Encoding::Json);
         assert!(bytes.len() < PayloadError::MAX_BYTES / 2, "{}", bytes.len());
     }
 }
@@ -308,9 +312,9 @@ fn a_time_in_the_future_of_the_store_s_clock_is_an_error_naming_the_field() {
         |opened_at: u64| format!(r#"{{"state":"open","opened_at":{opened_at},"failures":[]}}"#);
     let now = FRESH.lease_until / SEC;
     // A minute ahead is a machine's clock; more is a circuit from the future.
-    assert!(read("fuse:billing", open(now + 60).as_bytes(), FRESH).is_ok());
+    assert!(read("fuse:billing", open(now + 60).as_bytes(), JSON, FRESH).is_ok());
     for opened_at in [now + 61, u64::MAX / SEC + 1, u64::MAX] {
-        let err = read("fuse:billing", open(opened_at).as_bytes(), FRESH).unwrap_err();
+        let err = read("fuse:billing", open(opened_at).as_bytes(), JSON, FRESH).unwrap_err();
         assert_eq!(err.key(), "fuse:billing");
         let text = err.to_string();
         assert!(
@@ -328,25 +332,26 @@ fn a_time_in_the_future_of_the_store_s_clock_is_an_error_naming_the_field() {
     };
     let longest = u64::try_from(MAX_DURATION.as_micros()).unwrap();
     let until = now * 1_000_000 + longest;
-    assert!(read("fuse:billing", leased(until).as_bytes(), FRESH).is_ok());
-    let err = read("fuse:billing", leased(until + 1).as_bytes(), FRESH).unwrap_err();
+    assert!(read("fuse:billing", leased(until).as_bytes(), JSON, FRESH).is_ok());
+    let err = read("fuse:billing", leased(until + 1).as_bytes(), JSON, FRESH).unwrap_err();
     assert!(err.to_string().contains("leases.until_us"), "{err}");
 }
 
 #[test]
 fn failures_count_only_while_closed() {
     let probing = br#"{"state":"half_open","opened_at":1700000000,"failures":[1700000001,1700000002],"half_open_inflight":0}"#;
-    let stored = read("fuse:billing", probing, FRESH).unwrap();
+    let stored = read("fuse:billing", probing, JSON, FRESH).unwrap();
     assert!(stored.failures().is_empty());
     let ours = Stored {
         window: counted(vec![1_700_000_001 * SEC]),
         ..Stored::fresh(7)
     };
-    let mut value: serde_json::Value = serde_json::from_slice(&write(&ours, WIDTH)).unwrap();
+    let mut value: serde_json::Value =
+        serde_json::from_slice(&write(&ours, WIDTH, Encoding::Json)).unwrap();
     value["state"] = "open".into();
     value["opened_at"] = 1_700_000_000u64.into();
     value["fuse"]["opened_at_us"] = 1_700_000_000_000_000u64.into();
-    let stored = read("fuse:billing", value.to_string().as_bytes(), FRESH).unwrap();
+    let stored = read("fuse:billing", value.to_string().as_bytes(), JSON, FRESH).unwrap();
     assert_eq!(stored.generation, 7, "read by the crate's own fields");
     assert!(stored.failures().is_empty());
 }
@@ -364,17 +369,21 @@ fn a_clock_reading_is_a_time_only_within_what_the_rules_count_in() {
     assert!(at(u64::MAX / SEC, 0).is_some());
 }
 
+mod encodings;
+
 mod rate;
 
 mod reporters;
 
+mod serialized;
+
 /// A payload of ours: `stored` as this crate writes it, as JSON to edit.
 fn ours(stored: &Stored) -> serde_json::Value {
-    serde_json::from_slice(&write(stored, WIDTH)).unwrap()
+    serde_json::from_slice(&write(stored, WIDTH, Encoding::Json)).unwrap()
 }
 
 fn read_value(value: &serde_json::Value) -> Result<Stored, PayloadError> {
-    read("fuse:billing", value.to_string().as_bytes(), FRESH)
+    read("fuse:billing", value.to_string().as_bytes(), JSON, FRESH)
 }
 
 /// Open at 1,700,000,000 s as the third opening in a row (n = 2), for
@@ -412,7 +421,7 @@ fn the_opening_s_end_n_and_half_open_start_are_written_only_in_their_states() {
         window: Window::Rate(Buckets::default()),
         ..Stored::fresh(7)
     };
-    let bytes = write(&closed, WIDTH);
+    let bytes = write(&closed, WIDTH, Encoding::Json);
     let text = String::from_utf8(bytes.clone()).unwrap();
     for field in ["retry_at_us", "openings", "half_open_since_us"] {
         assert!(!text.contains(field), "{text}");
@@ -446,7 +455,7 @@ fn a_payload_milon_wrote_lasts_the_reader_s_open_duration_as_a_first_opening() {
         let bytes = format!(
             r#"{{"state":"{state}","opened_at":1700000000,"failures":[],"half_open_successes":{successes},"half_open_inflight":0}}"#
         );
-        let stored = read("fuse:billing", bytes.as_bytes(), FRESH).unwrap();
+        let stored = read("fuse:billing", bytes.as_bytes(), JSON, FRESH).unwrap();
         assert_eq!(stored.head.n, 0, "{state}");
         assert_eq!(stored.phase, 1_700_000_000 * SEC + FRESH.open, "{state}");
         let snapshot = stored.snapshot(&Config::default(), FRESH.now);
@@ -454,7 +463,7 @@ fn a_payload_milon_wrote_lasts_the_reader_s_open_duration_as_a_first_opening() {
     }
     // Its snapshot while open shows the reader's duration.
     let open = br#"{"state":"open","opened_at":1700000000,"failures":[]}"#;
-    let stored = read("fuse:billing", open, FRESH).unwrap();
+    let stored = read("fuse:billing", open, JSON, FRESH).unwrap();
     let snapshot = stored.snapshot(&Config::default(), 1_700_000_001 * SEC);
     assert_eq!(
         snapshot.open_for,
@@ -542,15 +551,15 @@ fn an_opening_read_back_decides_as_the_one_written() {
     for generation in 1..50 {
         let mut stored = Stored::fresh(generation);
         stored.force_open(&config, 1_700_000_000 * SEC + generation * 1_000, 0);
-        let bytes = write(&stored, WIDTH);
-        assert_eq!(read("fuse:billing", &bytes, FRESH), Ok(stored));
+        let bytes = write(&stored, WIDTH, Encoding::Json);
+        assert_eq!(read("fuse:billing", &bytes, JSON, FRESH), Ok(stored));
     }
 }
 
 #[test]
 fn the_open_payload_docs_stores_md_shows_is_what_the_crate_writes() {
     let shown = br#"{"state":"open","opened_at":1796285997,"failures":[],"half_open_successes":0,"half_open_inflight":0,"fuse":{"version":1,"generation":1384746326794130456,"epoch":5,"opened_at_us":1796285997821531,"failures_us":[],"leases":[],"retry_at_us":1796286005087373,"openings":3}}"#;
-    let stored = read("fuse:billing", shown, FRESH).unwrap();
+    let stored = read("fuse:billing", shown, JSON, FRESH).unwrap();
     assert_eq!(stored.head.n, 2);
-    assert_eq!(write(&stored, WIDTH), shown);
+    assert_eq!(write(&stored, WIDTH, Encoding::Json), shown);
 }

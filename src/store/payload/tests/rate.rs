@@ -32,7 +32,8 @@ fn rated(buckets: &[(u64, u64, u64, u64)]) -> Stored {
 fn a_rate_window_is_under_the_crate_s_fields_and_milon_s_failures_are_empty() {
     let bucket = 1_700_000_000 / 6;
     let stored = rated(&[(bucket - 1, 10, 4, 1), (bucket, 3, 0, 0)]);
-    let value: serde_json::Value = serde_json::from_slice(&write(&stored, WIDTH)).unwrap();
+    let value: serde_json::Value =
+        serde_json::from_slice(&write(&stored, WIDTH, Encoding::Json)).unwrap();
     assert_eq!(value["failures"], serde_json::json!([]));
     assert_eq!(value["fuse"]["failures_us"], serde_json::json!([]));
     assert_eq!(
@@ -40,14 +41,14 @@ fn a_rate_window_is_under_the_crate_s_fields_and_milon_s_failures_are_empty() {
         serde_json::json!({"width_ns": WIDTH, "buckets": [[bucket - 1, 10, 4, 1], [bucket, 3, 0, 0]]})
     );
     assert_eq!(
-        read("fuse:billing", value.to_string().as_bytes(), FRESH),
+        read("fuse:billing", value.to_string().as_bytes(), JSON, FRESH),
         Ok(stored)
     );
     // An empty rate window stays a rate window.
     let empty = rated(&[]);
-    let bytes = write(&empty, WIDTH);
+    let bytes = write(&empty, WIDTH, Encoding::Json);
     assert!(matches!(
-        read("fuse:billing", &bytes, FRESH).unwrap().window,
+        read("fuse:billing", &bytes, JSON, FRESH).unwrap().window,
         Window::Rate(_)
     ));
 }
@@ -58,7 +59,8 @@ fn a_count_payload_has_no_rate_field() {
         window: counted(vec![1_700_000_001 * SEC]),
         ..Stored::fresh(7)
     };
-    let value: serde_json::Value = serde_json::from_slice(&write(&stored, WIDTH)).unwrap();
+    let value: serde_json::Value =
+        serde_json::from_slice(&write(&stored, WIDTH, Encoding::Json)).unwrap();
     assert!(value["fuse"].get("rate").is_none());
 }
 
@@ -67,12 +69,12 @@ fn a_reader_of_another_width_puts_the_calls_in_its_own_buckets() {
     // Written in 6 s buckets; read in 12 s ones: two buckets become one.
     let bucket = 1_700_000_000 / 6 / 2 * 2;
     let stored = rated(&[(bucket, 10, 4, 1), (bucket + 1, 3, 1, 0)]);
-    let bytes = write(&stored, WIDTH);
+    let bytes = write(&stored, WIDTH, Encoding::Json);
     let wide = Fresh {
         width: 2 * WIDTH,
         ..FRESH
     };
-    let read_back = read("fuse:billing", &bytes, wide).unwrap();
+    let read_back = read("fuse:billing", &bytes, JSON, wide).unwrap();
     let Window::Rate(buckets) = read_back.window else {
         panic!("not a rate window: {read_back:?}");
     };
@@ -125,7 +127,7 @@ fn a_rate_window_that_cannot_be_one_is_an_error_naming_the_key_and_the_field() {
             "invalid value",
         ),
     ] {
-        let err = read("fuse:billing", bytes.as_bytes(), FRESH).unwrap_err();
+        let err = read("fuse:billing", bytes.as_bytes(), JSON, FRESH).unwrap_err();
         assert_eq!(err.key(), "fuse:billing");
         let text = err.to_string();
         assert!(text.contains(expected), "{expected}: {text}");
@@ -135,21 +137,22 @@ fn a_rate_window_that_cannot_be_one_is_an_error_naming_the_key_and_the_field() {
         .map(|i| format!("[{},1,1,1]", bucket - i))
         .collect::<Vec<_>>()
         .join(",");
-    assert!(read("fuse:billing", payload(full, WIDTH).as_bytes(), FRESH).is_ok());
+    assert!(read("fuse:billing", payload(full, WIDTH).as_bytes(), JSON, FRESH).is_ok());
     let edge = (FRESH.now + 60 * SEC) / WIDTH;
     let edge = payload(format!("[{edge},1,0,0]"), WIDTH);
-    assert!(read("fuse:billing", edge.as_bytes(), FRESH).is_ok());
+    assert!(read("fuse:billing", edge.as_bytes(), JSON, FRESH).is_ok());
 }
 
 #[test]
 fn a_rate_window_counts_only_while_closed() {
     let bucket = 1_700_000_000 / 6;
     let mut value: serde_json::Value =
-        serde_json::from_slice(&write(&rated(&[(bucket, 5, 5, 0)]), WIDTH)).unwrap();
+        serde_json::from_slice(&write(&rated(&[(bucket, 5, 5, 0)]), WIDTH, Encoding::Json))
+            .unwrap();
     value["state"] = "open".into();
     value["opened_at"] = 1_700_000_000u64.into();
     value["fuse"]["opened_at_us"] = 1_700_000_000_000_000u64.into();
-    let stored = read("fuse:billing", value.to_string().as_bytes(), FRESH).unwrap();
+    let stored = read("fuse:billing", value.to_string().as_bytes(), JSON, FRESH).unwrap();
     assert_eq!(stored.generation, 7, "read by the crate's own fields");
     assert_eq!(stored.window, Window::Rate(Buckets::default()));
 }

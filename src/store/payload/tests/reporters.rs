@@ -29,7 +29,7 @@ fn reporters_are_the_last_of_the_crate_s_fields_while_closed() {
         value["fuse"]["reporters"],
         serde_json::json!([[5, 1_700_000_001_000_000u64], [9, 1_700_000_002_000_000u64]])
     );
-    let text = String::from_utf8(write(&reported(), WIDTH)).unwrap();
+    let text = String::from_utf8(write(&reported(), WIDTH, Encoding::Json)).unwrap();
     assert!(text.ends_with("]]}}"), "{text}");
     // Open: none.
     let mut open = reported();
@@ -49,11 +49,11 @@ fn failures_without_reporters_are_one_anonymous_reporter_s() {
     assert_eq!(stored.reporters, anonymous(1_700_000_002 * SEC));
     // milon/fuse's.
     let milon = br#"{"state":"closed","opened_at":null,"failures":[1700000001,1700000002]}"#;
-    let stored = read("fuse:billing", milon, FRESH).unwrap();
+    let stored = read("fuse:billing", milon, JSON, FRESH).unwrap();
     assert_eq!(stored.reporters, anonymous(1_700_000_002 * SEC));
     // No failures: no reporter.
     let milon = br#"{"state":"closed","opened_at":null,"failures":[]}"#;
-    let stored = read("fuse:billing", milon, FRESH).unwrap();
+    let stored = read("fuse:billing", milon, JSON, FRESH).unwrap();
     assert!(stored.reporters.is_empty());
     // Under `rate`: the start of the newest bucket with a failed or slow
     // call.
