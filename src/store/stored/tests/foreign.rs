@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::store::payload::{self, Fresh};
+use crate::store::{Codec, Encoding};
 
 /// milon/fuse's snapshot of a circuit: its five fields (times in whole
 /// seconds), read and written whole around every step it takes.
@@ -30,7 +31,7 @@ impl Milon {
     /// The five fields of the payload the crate writes for `stored`.
     fn of(stored: &Stored) -> Self {
         let json: serde_json::Value =
-            serde_json::from_slice(&payload::write(stored, 0)).expect("JSON");
+            serde_json::from_slice(&payload::write(stored, 0, Encoding::Json)).expect("JSON");
         let int = |field: &str| json[field].as_u64().expect(field);
         Milon {
             state: json["state"].as_str().expect("state").to_owned(),
@@ -291,7 +292,7 @@ fn foreign(config: &Config, milon: &Milon, now: u64) -> Result<Stored, TestCaseE
         open: config.open_nanos(),
         ..Fresh::at(now, FOREVER)
     };
-    let stored = payload::read("fuse:k", &milon.payload(), fresh)
+    let stored = payload::read("fuse:k", &milon.payload(), Codec::default(), fresh)
         .map_err(|err| TestCaseError::fail(err.to_string()))?;
     prop_assert!(stored.foreign);
     Ok(stored)
@@ -428,13 +429,14 @@ fn an_epoch_a_foreign_writer_wrote_in_stays_known_by_its_face() {
     assert!(milon.end(rules, Verdict::Failure, now / SEC));
     let mut stored = foreign(&config, &milon, now).unwrap();
     assert!(stored.verdict(&config, &first, Verdict::Failure, now));
-    let written = payload::write(&stored, 0);
-    let mut read = payload::read("fuse:k", &written, Fresh::at(now, SEC)).unwrap();
+    let written = payload::write(&stored, 0, Encoding::Json);
+    let mut read =
+        payload::read("fuse:k", &written, Codec::default(), Fresh::at(now, SEC)).unwrap();
     assert!(read.foreign, "{}", String::from_utf8_lossy(&written));
     assert!(read.verdict(&config, &second, Verdict::Failure, now));
     assert_eq!(read.state(), State::Open);
     assert!(!read.foreign, "the opening is an epoch of the crate's own");
-    let reopened = payload::write(&read, 0);
+    let reopened = payload::write(&read, 0, Encoding::Json);
     assert!(
         !String::from_utf8_lossy(&reopened).contains("foreign"),
         "{}",
@@ -467,7 +469,8 @@ fn milon_s_late_failure_keeps_an_opening_of_the_crate_s_open() {
     assert!(milon.end(rules, Verdict::Failure, now / SEC + 3));
     assert_eq!(milon.state, "open", "{milon:?}");
     // Read back, they are kept, not counted.
-    let read = payload::read("fuse:k", &payload::write(&stored, 0), Fresh::at(now, SEC)).unwrap();
+    let written = payload::write(&stored, 0, Encoding::Json);
+    let read = payload::read("fuse:k", &written, Codec::default(), Fresh::at(now, SEC)).unwrap();
     assert_eq!(read.opened_by, stored.opened_by);
     assert_eq!(read, stored);
     // A failed probe's opening keeps that failure; a manual one, none.
