@@ -11,7 +11,7 @@ const PAGE: &str = include_str!("dashboard.html");
 /// What the page may load and run: its own script and style (by hash),
 /// requests to its own origin, inline images; nothing else.
 const POLICY: &str = "default-src 'none'; \
-     script-src 'sha256-Ib6TbbLUExv1HuRv2ciV9DPzZFLHEF2zA/5leDOyCK8='; \
+     script-src 'sha256-SkPMJhwdM2bobhZB6/x1VPQ8xizF0lvFdrd/PrTScmU='; \
      style-src 'sha256-iUyI+YslhAO9B+SPA3g76uOFcRHv0ldMltBgpnUqiZQ='; \
      connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; \
      frame-ancestors 'none'";

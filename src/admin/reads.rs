@@ -16,7 +16,7 @@ use futures_util::StreamExt as _;
 
 use super::view::{CircuitView, Found, Reading, UNREAD, UNREADABLE};
 use crate::snapshot::Snapshot;
-use crate::store::SharedFuse;
+use crate::store::{Held, SharedFuse};
 
 /// How long a reading serves.
 pub(super) const FRESH: Duration = Duration::from_secs(1);
@@ -57,6 +57,7 @@ enum Outcome {
     /// epoch) and the same instant on the wall clock.
     Read {
         snapshot: Snapshot,
+        held: Held,
         now: Duration,
         wall: SystemTime,
     },
@@ -244,8 +245,9 @@ impl Budget {
 /// `fuse` read from its store now.
 async fn read(fuse: &SharedFuse) -> Kept {
     let outcome = match fuse.snapshot_now().await {
-        Ok((snapshot, now)) => Outcome::Read {
+        Ok((snapshot, held, now)) => Outcome::Read {
             snapshot,
+            held,
             now,
             wall: UNIX_EPOCH + now,
         },
@@ -265,11 +267,14 @@ fn view(fuse: &SharedFuse, kept: &Kept) -> CircuitView {
     match &kept.outcome {
         Outcome::Read {
             snapshot,
+            held,
             now,
             wall,
         } => {
             let found = Found::Snapshot {
                 snapshot,
+                opening_failures: &held.opening_failures,
+                open_for_assumed: held.open_for_assumed,
                 now: *now + age,
                 wall: *wall + age,
             };
@@ -285,6 +290,8 @@ fn view(fuse: &SharedFuse, kept: &Kept) -> CircuitView {
             let snapshot = local.snapshot();
             let found = Found::Snapshot {
                 snapshot: &snapshot,
+                opening_failures: &[],
+                open_for_assumed: false,
                 now: Duration::from_nanos(local.now()),
                 wall: SystemTime::now(),
             };

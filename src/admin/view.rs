@@ -55,7 +55,9 @@ pub struct CircuitView {
     pub state: String,
     /// Counted failures inside the window (under the `count` policy;
     /// zero under `rate`, whose window is [`calls`](Self::calls),
-    /// [`failed`](Self::failed) and [`slow`](Self::slow)).
+    /// [`failed`](Self::failed) and [`slow`](Self::slow)); while a shared
+    /// circuit is open, the failures that opened it, as its payload keeps
+    /// them (milon/fuse's opening keeps its threshold's worth).
     pub failures: usize,
     /// How long ago each of them was, in milliseconds, oldest first.
     pub failure_ages_ms: Vec<u64>,
@@ -90,6 +92,15 @@ pub struct CircuitView {
     /// (open only): `opened_at` plus `open_for_ms`.
     #[serde(default)]
     pub retry_at: Option<String>,
+    /// Whether [`open_for_ms`](Self::open_for_ms),
+    /// [`half_open_in_ms`](Self::half_open_in_ms) and
+    /// [`retry_at`](Self::retry_at) are assumed from this process's
+    /// `open_duration` ([`config`](Self::config)) because the shared
+    /// circuit's payload does not say when its opening ends (a circuit
+    /// milon/fuse opened); `false` when they are known (absent from an
+    /// older API's answer).
+    #[serde(default)]
+    pub open_for_assumed: bool,
     /// How many times in a row the circuit has opened, this opening
     /// included: 1 for an opening from closed or by a forced open, one
     /// more for each failed probe (SPEC §10's n + 1); 0 while closed.
@@ -190,10 +201,14 @@ pub(super) struct Reading<'a> {
 
 /// What was read of a circuit.
 pub(super) enum Found<'a> {
-    /// Its snapshot, `now` on the snapshot's time base and the same
-    /// instant on the wall clock.
+    /// Its snapshot, what a shared circuit's payload holds besides (the
+    /// failures that opened it, whether its end is assumed: see
+    /// [`Held`](crate::store::Held)), `now` on the snapshot's time base and
+    /// the same instant on the wall clock.
     Snapshot {
         snapshot: &'a Snapshot,
+        opening_failures: &'a [Duration],
+        open_for_assumed: bool,
         now: Duration,
         wall: SystemTime,
     },
@@ -220,6 +235,8 @@ impl CircuitView {
             shared: false,
             found: Found::Snapshot {
                 snapshot: &snapshot,
+                opening_failures: &[],
+                open_for_assumed: false,
                 now: Duration::from_nanos(fuse.now()),
                 wall: SystemTime::now(),
             },
@@ -248,18 +265,24 @@ impl CircuitView {
             half_open_in_ms: None,
             open_for_ms: None,
             retry_at: None,
+            open_for_assumed: false,
             openings: 0,
             reporters: 0,
             config: ConfigView::of(config),
             store_error: reading.store_error.clone(),
             overwritten: None,
         };
-        let (snapshot, now, wall) = match reading.found {
+        let (snapshot, opening_failures, now, wall) = match reading.found {
             Found::Snapshot {
                 snapshot,
+                opening_failures,
+                open_for_assumed,
                 now,
                 wall,
-            } => (snapshot, now, wall),
+            } => {
+                view.open_for_assumed = open_for_assumed && snapshot.state == State::Open;
+                (snapshot, opening_failures, now, wall)
+            }
             #[cfg(feature = "store")]
             Found::Nothing(state) => {
                 state.clone_into(&mut view.state);
@@ -267,9 +290,15 @@ impl CircuitView {
             }
         };
         snapshot.state.as_str().clone_into(&mut view.state);
-        view.failures = snapshot.failures.len();
-        view.failure_ages_ms = snapshot
-            .failures
+        // While open, the failures that opened it (a shared circuit's
+        // payload keeps them).
+        let failures = if snapshot.state == State::Open {
+            opening_failures
+        } else {
+            &snapshot.failures
+        };
+        view.failures = failures.len();
+        view.failure_ages_ms = failures
             .iter()
             .map(|at| millis(now.saturating_sub(*at)))
             .collect();
@@ -367,6 +396,8 @@ mod tests {
             shared: false,
             found: Found::Snapshot {
                 snapshot: &snapshot,
+                opening_failures: &[],
+                open_for_assumed: false,
                 now: Duration::from_secs(100),
                 wall: SystemTime::now(),
             },
@@ -396,6 +427,8 @@ mod tests {
             shared: false,
             found: Found::Snapshot {
                 snapshot,
+                opening_failures: &[],
+                open_for_assumed: false,
                 now,
                 wall,
             },

@@ -52,6 +52,7 @@ mod flush;
 mod future;
 mod health;
 mod increment;
+mod inspect;
 mod keys;
 mod manual;
 mod memory;
@@ -89,6 +90,7 @@ pub use counting::Counting;
 pub use error::{Error, Refusal, StoreError};
 pub use future::Admission;
 pub use increment::{Increment, Incremented};
+pub use inspect::{Held, inspect, snapshot_of};
 pub use keys::KeyPage;
 pub use manual::ManualChange;
 pub use memory::MemoryStore;
@@ -101,45 +103,6 @@ pub use registry::{SharedRegistry, SharedRegistryBuilder};
 pub use shared::SharedFuse;
 #[cfg(feature = "sql")]
 pub use sql::SqlStore;
-
-/// The snapshot of the circuit under `key` in `store` under `config`
-/// (times since the Unix epoch, on the store's clock), or `None` when the
-/// key is absent or expired: what an operator's status reads, for any key,
-/// without a [`SharedFuse`].
-///
-/// ```
-/// use fuse_breaker::store::{MemoryStore, SharedFuse, snapshot_of};
-/// use fuse_breaker::{Config, State};
-/// # futures::executor::block_on(async {
-/// let store = std::sync::Arc::new(MemoryStore::new());
-/// assert_eq!(snapshot_of(&*store, "fuse:billing", &Config::default()).await?, None);
-/// SharedFuse::builder("billing", store.clone()).build().force_open().await?;
-/// let snapshot = snapshot_of(&*store, "fuse:billing", &Config::default()).await?.unwrap();
-/// assert_eq!(snapshot.state, State::Open);
-/// # Ok::<(), fuse_breaker::store::StoreError>(())
-/// # }).unwrap();
-/// ```
-pub async fn snapshot_of(
-    store: &dyn Store,
-    key: &str,
-    config: &crate::Config,
-) -> Result<Option<crate::Snapshot>, StoreError> {
-    let loaded = store.load(key).await?;
-    if loaded.payload.is_none() {
-        return Ok(None);
-    }
-    let stored = step::read(
-        store,
-        key,
-        &loaded,
-        0,
-        payload::width(config),
-        config.open_nanos(),
-    )?;
-    Ok(Some(
-        stored.snapshot(config, payload::store_time(loaded.now)),
-    ))
-}
 
 /// What a store answered to a read: the payload under the key (`None` when
 /// absent or expired) and the store's time, since the Unix epoch.

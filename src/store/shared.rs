@@ -300,13 +300,20 @@ impl SharedFuse {
         Ok(self.snapshot_now().await?.0)
     }
 
-    /// The snapshot and the store's time it was read at (since the Unix
-    /// epoch).
-    pub(crate) async fn snapshot_now(&self) -> Result<(Snapshot, Duration), StoreError> {
+    /// The snapshot, what the payload holds besides (for an operator's
+    /// view) and the store's time it was read at (since the Unix epoch).
+    pub(crate) async fn snapshot_now(
+        &self,
+    ) -> Result<(Snapshot, super::Held, Duration), StoreError> {
         let loaded = self.store.load(self.key()).await?;
         let now = payload::store_time(loaded.now);
-        let snapshot = self.read(&loaded)?.snapshot(&self.config, now);
-        Ok((snapshot, Duration::from_nanos(now)))
+        let stored = self.read(&loaded)?;
+        let snapshot = stored.snapshot(&self.config, now);
+        Ok((
+            snapshot,
+            super::Held::of(&stored),
+            Duration::from_nanos(now),
+        ))
     }
 
     /// The circuit's key in its store, for a step.

@@ -43,7 +43,8 @@ fn read_row(key: &str) -> String {
          return {{ state: row.dataset.state, openings: q('.openings').textContent, \
          again: q('.openings').classList.contains('again'), \
          countdown: q('.countdown').textContent, lasts: q('.lasts').textContent, \
-         title: q('.countdown').parentElement.title, \
+         title: q('.countdown').parentElement.title, failures: q('.count span').textContent, \
+         failures_title: q('.count span').title, \
          injected: row.querySelectorAll('img, script, b').length }}; }})()",
         js(key)
     )
@@ -78,8 +79,13 @@ fn an_opening_shows_its_n_its_duration_and_a_live_countdown() {
             view("fuse:shop:search", "half_open", &json!({
                 "opened_at": "2026-12-01T20:01:02.345Z", "openings": 2})),
             view("fuse:shop:zebra", "closed", &json!({})),
+            // Opened by milon/fuse: its payload keeps the 8 failures that
+            // opened it, and not when the opening ends.
+            view("fuse:shop:milon", "open", &json!({
+                "opened_at": "2026-12-01T20:01:02.345Z", "openings": 1, "failures": 8,
+                "open_for_ms": 30_000, "half_open_in_ms": 20_000, "open_for_assumed": true})),
         ],
-        "total": 5, "next": null, "writable": false,
+        "total": 6, "next": null, "writable": false,
     });
     runtime().block_on(async {
         let mut page = page_listing(&binary, circuits).await;
@@ -123,6 +129,20 @@ fn an_opening_shows_its_n_its_duration_and_a_live_countdown() {
         // Closed: nothing of an opening.
         let zebra = row_where(&mut page, "fuse:shop:zebra", "r => r.state").await;
         assert_eq!((&zebra["openings"], &zebra["lasts"]), (&"".into(), &"".into()), "{zebra}");
+
+        // A circuit milon/fuse opened: the failures that opened it, and a
+        // duration said to be assumed.
+        let milon = row_where(&mut page, "fuse:shop:milon", "r => r.state").await;
+        assert_eq!(milon["failures"], "8 / 8", "{milon}");
+        assert_eq!(milon["failures_title"], "failures that opened it / threshold", "{milon}");
+        assert_eq!(milon["lasts"], "of 30s (assumed)", "{milon}");
+        assert!(
+            milon["title"].as_str().unwrap().ends_with(
+                "(assumed from this process's open_duration: the store does not say when it ends)"
+            ),
+            "{milon}"
+        );
+        assert_eq!(billing["failures"], "0 / 8", "{billing}");
 
         // Values that are no count or time: nothing shown, no markup made.
         let hostile = row_where(&mut page, "fuse:shop:hostile", "r => r.state").await;

@@ -362,3 +362,51 @@ fn a_shared_circuit_held_closed_by_its_quorum_shows_its_reporters() {
         }
     });
 }
+
+/// A circuit milon/fuse opened, as the API shows it: the failures its
+/// payload keeps (those that opened it), and its duration marked as
+/// assumed from this process's `open_duration` (the payload does not say
+/// when it ends); an opening of the crate's own is known, and shows the
+/// failures that opened it too.
+#[test]
+fn a_circuit_milon_opened_shows_its_failures_and_an_assumed_duration() {
+    runtime().block_on(async {
+        for (name, store) in stores().await {
+            let config = Config::builder().failure_threshold(2).build().unwrap();
+            let registry = Arc::new(SharedRegistry::new(store.clone(), config));
+            let milon = registry.get(&unique("milon"));
+            let ours = registry.get(&unique("ours"));
+            let now = store.load("fuse:clock").await.unwrap().now.as_secs();
+            let payload = format!(
+                r#"{{"state":"open","opened_at":{now},"failures":[{},{},{now}],"half_open_successes":0,"half_open_inflight":0}}"#,
+                now - 2,
+                now - 1
+            );
+            let ttl = Duration::from_mins(1);
+            store
+                .swap(milon.key(), None, payload.as_bytes(), ttl, false)
+                .await
+                .unwrap();
+            for _ in 0..2 {
+                ours.try_acquire().await.unwrap().failure().await.unwrap();
+            }
+            let base = start(Admin::new().shared(registry.clone())).await;
+
+            let view = send(&base, "GET", &format!("/circuits/{}", milon.key()), None)
+                .await
+                .view();
+            assert_eq!(view.state, "open", "{name}: {view:?}");
+            assert_eq!(view.failures, 3, "{name}: the failures that opened it");
+            assert_eq!(view.failure_ages_ms.len(), 3, "{name}");
+            assert!(view.open_for_assumed, "{name}: {view:?}");
+            assert_eq!(view.open_for_ms, Some(30_000), "{name}: the local open_duration");
+
+            let view = send(&base, "GET", &format!("/circuits/{}", ours.key()), None)
+                .await
+                .view();
+            assert_eq!(view.state, "open", "{name}: {view:?}");
+            assert_eq!(view.failures, 2, "{name}: the failures that opened it");
+            assert!(!view.open_for_assumed, "{name}: {view:?}");
+        }
+    });
+}
