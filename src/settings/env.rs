@@ -151,12 +151,13 @@ impl Settings {
                         .insert("store.payload".to_owned(), Place::Var(var.to_owned()));
                 }
                 "payload_read" => {
-                    self.payload_read = Some(crate::PayloadRead::parse(value).ok_or_else(|| {
-                        SettingsError::UnknownPayloadRead {
-                            read: value.to_owned(),
-                            origin: var.to_owned(),
-                        }
-                    })?);
+                    self.payload_read =
+                        Some(crate::PayloadRead::parse(value).ok_or_else(|| {
+                            SettingsError::UnknownPayloadRead {
+                                read: value.to_owned(),
+                                origin: var.to_owned(),
+                            }
+                        })?);
                     self.places
                         .insert("store.payload_read".to_owned(), Place::Var(var.to_owned()));
                 }

@@ -186,12 +186,14 @@ impl Settings {
         }
         let payload = match &layout.payload {
             None => None,
-            Some(payload) => Some(crate::PayloadKind::parse(payload.get_ref()).ok_or_else(|| {
-                SettingsError::UnknownPayload {
-                    payload: payload.get_ref().clone(),
-                    origin: format!("payload, {}", place(text, payload.span().start)),
-                }
-            })?),
+            Some(payload) => {
+                Some(crate::PayloadKind::parse(payload.get_ref()).ok_or_else(|| {
+                    SettingsError::UnknownPayload {
+                        payload: payload.get_ref().clone(),
+                        origin: format!("payload, {}", place(text, payload.span().start)),
+                    }
+                })?)
+            }
         };
         let payload_read = match &layout.payload_read {
             None => None,

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use super::{Store, StoreOptions};
 use super::error::StoreError;
+use super::{Store, StoreOptions};
 
 /// The schemes of Redis (and Valkey) URLs.
 const REDIS: [&str; 11] = [

@@ -65,23 +65,39 @@ fn a_laravel_circuit_lives_at_laravel_s_cache_key_in_database_1() {
         let name = unique("laravel");
         let key = format!("fuse:{name}");
         let store = RedisStore::open(&on_db(&url, 1, "?payload=laravel")).unwrap();
-        assert_eq!(store.redis_key("fuse:billing"), "laravel_database_laravel_cache_fuse:billing");
+        assert_eq!(
+            store.redis_key("fuse:billing"),
+            "laravel_database_laravel_cache_fuse:billing"
+        );
         let fuse = opened(Arc::new(store), &name).await;
         assert_eq!(fuse.key(), key);
 
         let mut db1 = raw_on(&url, 1).await;
-        assert!(exists(&mut db1, &laravel_key(&key)).await, "written at Laravel's key");
+        assert!(
+            exists(&mut db1, &laravel_key(&key)).await,
+            "written at Laravel's key"
+        );
         assert!(!exists(&mut db1, &key).await, "not at the circuit's key");
-        let ttl: i64 = redis::cmd("PTTL").arg(laravel_key(&key)).query_async(&mut db1).await.unwrap();
+        let ttl: i64 = redis::cmd("PTTL")
+            .arg(laravel_key(&key))
+            .query_async(&mut db1)
+            .await
+            .unwrap();
         assert!(ttl > 0, "it expires: {ttl}");
         let mut db0 = raw_on(&url, 0).await;
-        assert!(!exists(&mut db0, &laravel_key(&key)).await, "in database 1 alone");
+        assert!(
+            !exists(&mut db0, &laravel_key(&key)).await,
+            "in database 1 alone"
+        );
         assert!(!exists(&mut db0, &key).await);
 
         fuse.force_closed().await.unwrap();
         assert_eq!(fuse.state().await.unwrap(), State::Closed);
         fuse.reset().await.unwrap();
-        assert!(!exists(&mut db1, &laravel_key(&key)).await, "reset deletes Laravel's key");
+        assert!(
+            !exists(&mut db1, &laravel_key(&key)).await,
+            "reset deletes Laravel's key"
+        );
     });
 }
 
@@ -118,11 +134,9 @@ fn laravel_s_prefixes_are_the_application_s() {
         options.payload = Some(PayloadKind::Laravel);
         options.laravel_redis_prefix = Some("settings_".to_owned());
         options.laravel_cache_prefix = Some("cache_".to_owned());
-        let store = fuse_breaker::store::open_with(
-            &on_db(&url, 1, "?laravel_redis_prefix=url_"),
-            &options,
-        )
-        .unwrap();
+        let store =
+            fuse_breaker::store::open_with(&on_db(&url, 1, "?laravel_redis_prefix=url_"), &options)
+                .unwrap();
         opened(store, &name).await;
         assert!(exists(&mut db1, &format!("url_cache_fuse:{name}")).await);
         assert!(!exists(&mut db1, &format!("settings_cache_fuse:{name}")).await);
@@ -169,7 +183,10 @@ fn the_listing_of_a_laravel_store_shows_circuit_keys() {
         }
         all.sort();
         all.dedup();
-        assert_eq!(all, [format!("fuse:{app}:billing"), format!("fuse:{app}:search")]);
+        assert_eq!(
+            all,
+            [format!("fuse:{app}:billing"), format!("fuse:{app}:search")]
+        );
     });
 }
 
@@ -190,7 +207,11 @@ async fn heard(
     // The new subscription forgets mirrors once it is made.
     tokio::time::sleep(Duration::from_millis(50)).await;
     cached.try_acquire().await.unwrap().success().await.unwrap();
-    SharedFuse::builder(name, there).build().force_open().await.unwrap();
+    SharedFuse::builder(name, there)
+        .build()
+        .force_open()
+        .await
+        .unwrap();
     eventually("the opening heard", async || {
         match cached.try_acquire().await {
             Ok(permit) => {
@@ -251,13 +272,20 @@ mod on_sentinel {
             opened(there.clone(), &name).await;
             let primary = format!("redis://{}", there.primary().expect("the primary found"));
             let mut db1 = raw_on(&primary, 1).await;
-            assert!(exists(&mut db1, &laravel_key(&key)).await, "on the primary, database 1");
+            assert!(
+                exists(&mut db1, &laravel_key(&key)).await,
+                "on the primary, database 1"
+            );
             assert!(!exists(&mut db1, &key).await);
             let mut db0 = raw_on(&primary, 0).await;
             assert!(!exists(&mut db0, &laravel_key(&key)).await);
             let page = there.keys(&key, None, 100).await.unwrap();
             assert_eq!(page.keys, [key.clone()]);
-            SharedFuse::builder(&name, there.clone()).build().reset().await.unwrap();
+            SharedFuse::builder(&name, there.clone())
+                .build()
+                .reset()
+                .await
+                .unwrap();
             assert!(!exists(&mut db1, &laravel_key(&key)).await);
 
             heard(here, there, &unique("laravel-heard"), async || {
@@ -274,7 +302,9 @@ mod on_cluster {
 
     #[test]
     fn on_a_cluster_a_laravel_circuit_lives_at_laravel_s_key_in_its_slot() {
-        let Some(url) = redis_cluster_url() else { return };
+        let Some(url) = redis_cluster_url() else {
+            return;
+        };
         block_on(async {
             let at = format!("{url}?payload=laravel");
             let channel = unique("laravel-changes");
@@ -298,7 +328,11 @@ mod on_cluster {
                 .await
                 .unwrap();
             assert_eq!(held, 1, "at Laravel's key, in its slot");
-            let plain: u64 = redis::cmd("EXISTS").arg(&key).query_async(&mut cluster).await.unwrap();
+            let plain: u64 = redis::cmd("EXISTS")
+                .arg(&key)
+                .query_async(&mut cluster)
+                .await
+                .unwrap();
             assert_eq!(plain, 0);
             let page = there.keys(&key, None, 100).await.unwrap();
             assert_eq!(page.keys, [key.clone()]);
@@ -314,7 +348,10 @@ mod on_cluster {
                 let reply = cluster
                     .clone()
                     .route_command(
-                        redis::cmd("PUBSUB").arg("SHARDNUMSUB").arg(&channel_name).clone(),
+                        redis::cmd("PUBSUB")
+                            .arg("SHARDNUMSUB")
+                            .arg(&channel_name)
+                            .clone(),
                         routing,
                     )
                     .await

@@ -218,7 +218,8 @@ impl RedisStore {
     /// own parameters win over them, each on its own.
     pub(crate) fn open_with(url: &str, options: &StoreOptions) -> Result<Self, StoreError> {
         let name = super::public_name(url);
-        let invalid = |reason: &dyn std::fmt::Display| StoreError::invalid_url(&name, "Redis", reason);
+        let invalid =
+            |reason: &dyn std::fmt::Display| StoreError::invalid_url(&name, "Redis", reason);
         let (rest, given) = super::params::split(url).map_err(|err| invalid(&err))?;
         let options = options.clone().under(given);
         if let Some(table) = &options.table {
@@ -228,7 +229,10 @@ impl RedisStore {
             ));
         }
         if let Some(stray) = options.stray_prefixes() {
-            return Err(StoreError::url(&name, format_args!("a Redis store whose {stray}")));
+            return Err(StoreError::url(
+                &name,
+                format_args!("a Redis store whose {stray}"),
+            ));
         }
         let mut store = Self::open_at(&name, url, &rest)?;
         if options.payload == Some(PayloadKind::Laravel) {

@@ -40,9 +40,10 @@ pub(super) fn split(url: &str) -> Result<(String, StoreOptions), String> {
     // A parameter of ours before that `@` has an `@` in its value: the
     // URL would be misread (its host taken for a password).
     let held = &url[..after];
-    if let Some(name) = OURS.iter().find(|name| {
-        held.contains(&format!("?{name}=")) || held.contains(&format!("&{name}="))
-    }) {
+    if let Some(name) = OURS
+        .iter()
+        .find(|name| held.contains(&format!("?{name}=")) || held.contains(&format!("&{name}=")))
+    {
         return Err(format!(
             "its parameter {name} holds an `@`: write it %40 (a URL's user and password \
              run to its last `@`)"

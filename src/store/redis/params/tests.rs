@@ -15,13 +15,20 @@ fn the_store_s_parameters_are_taken_out_of_the_url() {
     assert_eq!(rest, "redis://127.0.0.1:6379/1");
     assert_eq!(given.payload, Some(PayloadKind::Laravel));
     assert_eq!(given.payload_read, Some(PayloadRead::Auto));
-    assert_eq!(given.laravel_redis_prefix.as_deref(), Some("shop_database_"));
+    assert_eq!(
+        given.laravel_redis_prefix.as_deref(),
+        Some("shop_database_")
+    );
     assert_eq!(given.laravel_cache_prefix.as_deref(), Some("shop:cache_"));
 
     let (rest, given) = options("redis://127.0.0.1:6379/1");
-    assert_eq!((rest.as_str(), given), ("redis://127.0.0.1:6379/1", StoreOptions::default()));
+    assert_eq!(
+        (rest.as_str(), given),
+        ("redis://127.0.0.1:6379/1", StoreOptions::default())
+    );
     // Empty prefixes are Laravel's too.
-    let (_, given) = options("redis://h:1/1?payload=laravel&laravel_redis_prefix=&laravel_cache_prefix");
+    let (_, given) =
+        options("redis://h:1/1?payload=laravel&laravel_redis_prefix=&laravel_cache_prefix");
     assert_eq!(given.laravel_redis_prefix.as_deref(), Some(""));
     assert_eq!(given.laravel_cache_prefix.as_deref(), Some(""));
 }
@@ -62,14 +69,26 @@ fn a_cluster_and_sentinel_take_the_store_s_parameters_alone() {
 #[test]
 fn a_wrong_parameter_is_named_and_no_secret_is_quoted() {
     for (url, says) in [
-        ("redis://h:1/1?payload=xml", "payload=\"xml\" is none of the payloads"),
-        ("redis://h:1/1?payload_read=any", "payload_read=\"any\" is none of"),
-        ("redis://h:1/1?payload=php&payload=json", "payload is given twice"),
+        (
+            "redis://h:1/1?payload=xml",
+            "payload=\"xml\" is none of the payloads",
+        ),
+        (
+            "redis://h:1/1?payload_read=any",
+            "payload_read=\"any\" is none of",
+        ),
+        (
+            "redis://h:1/1?payload=php&payload=json",
+            "payload is given twice",
+        ),
         (
             "redis://h:1/1?laravel_cache_prefix=a&laravel_cache_prefix=b",
             "laravel_cache_prefix is given twice",
         ),
-        ("redis://h:1/1?paylod=laravel", "\"paylod\" is not one of the store's"),
+        (
+            "redis://h:1/1?paylod=laravel",
+            "\"paylod\" is not one of the store's",
+        ),
         ("redis://h:1/1?db=2", "\"db\" is not one of the store's"),
         ("redis://h:1/1?laravel_cache_prefix=a@b", "holds an `@`"),
     ] {
@@ -87,5 +106,8 @@ fn a_password_may_hold_what_starts_a_query() {
     assert_eq!(rest, "redis://:hun?ter2@h:1/1");
     assert_eq!(given.payload, Some(PayloadKind::Laravel));
     let (rest, given) = options("redis://:hun?ter2@h:1/1");
-    assert_eq!((rest.as_str(), given), ("redis://:hun?ter2@h:1/1", StoreOptions::default()));
+    assert_eq!(
+        (rest.as_str(), given),
+        ("redis://:hun?ter2@h:1/1", StoreOptions::default())
+    );
 }
