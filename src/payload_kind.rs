@@ -57,6 +57,7 @@ impl PayloadKind {
     }
 
     /// What an error says the payloads are.
+    #[cfg(any(feature = "config-file", feature = "redis"))]
     pub(crate) const CHOICES: &str = "`json`, `php` and `laravel`";
 }
 
@@ -111,6 +112,7 @@ impl PayloadRead {
     }
 
     /// What an error says the choices are.
+    #[cfg(any(feature = "config-file", feature = "redis"))]
     pub(crate) const CHOICES: &str = "`written` and `auto`";
 }
 

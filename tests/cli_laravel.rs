@@ -9,7 +9,6 @@
 use std::process::{Command, Output};
 
 #[path = "common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 /// Runs `fuse` with `args` and the variables `vars`, and nothing of the

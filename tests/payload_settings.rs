@@ -9,7 +9,6 @@
 use fuse_breaker::{PayloadKind, PayloadRead, Settings};
 
 #[path = "common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 fn error(text: &str) -> String {

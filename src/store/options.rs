@@ -3,6 +3,7 @@
 //! `FUSE_*` variables and the `fuse` command's flags give them; and how
 //! they combine with a Redis URL's own parameters.
 
+#[cfg(feature = "redis")]
 use super::{Codec, Encoding};
 use crate::{PayloadKind, PayloadRead};
 

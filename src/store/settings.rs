@@ -74,8 +74,12 @@ impl Settings {
         let mut options = super::StoreOptions::default().with_table(table);
         options.payload = self.payload;
         options.payload_read = self.payload_read;
-        options.laravel_redis_prefix = self.laravel_redis_prefix.clone();
-        options.laravel_cache_prefix = self.laravel_cache_prefix.clone();
+        options
+            .laravel_redis_prefix
+            .clone_from(&self.laravel_redis_prefix);
+        options
+            .laravel_cache_prefix
+            .clone_from(&self.laravel_cache_prefix);
         let store = super::open_with(url, &options).map_err(|err| SettingsError::Store {
             reason: err.to_string(),
         })?;

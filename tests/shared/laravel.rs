@@ -4,9 +4,10 @@
 //! then its cache's, then the key; custom prefixes likewise) in the URL's
 //! database, for every operation; the listing shows circuits' keys; the
 //! announcements of a Laravel key reach cached circuits. On one server
-//! (database 1, Laravel's `REDIS_CACHE_DB`), Sentinel's primary (database
-//! 1) and a cluster (its slot). What the key holds (JSON until PHP's
-//! `serialize()` is the codec's) is not asserted here.
+//! (in database 1, Laravel's `REDIS_CACHE_DB`), on Sentinel's primary (in
+//! database 1 too) and on a cluster (in the key's slot). What the key
+//! holds (JSON, until PHP's `serialize()` is the codec's payload) is not
+//! asserted here.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -280,7 +281,7 @@ mod on_sentinel {
             let mut db0 = raw_on(&primary, 0).await;
             assert!(!exists(&mut db0, &laravel_key(&key)).await);
             let page = there.keys(&key, None, 100).await.unwrap();
-            assert_eq!(page.keys, [key.clone()]);
+            assert_eq!(page.keys, std::slice::from_ref(&key));
             SharedFuse::builder(&name, there.clone())
                 .build()
                 .reset()
@@ -335,7 +336,7 @@ mod on_cluster {
                 .unwrap();
             assert_eq!(plain, 0);
             let page = there.keys(&key, None, 100).await.unwrap();
-            assert_eq!(page.keys, [key.clone()]);
+            assert_eq!(page.keys, std::slice::from_ref(&key));
 
             // The announcements of Laravel's key are on its slot's sharded
             // channel, which `here` subscribes to.

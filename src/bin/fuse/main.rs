@@ -121,7 +121,7 @@ struct Cli {
     #[arg(long, env = "FUSE_DATABASE_TABLE", global = true)]
     table: Option<String>,
     /// What the Redis store writes, and where: `json` (the default),
-    /// `php` (PHP's serialize()), or `laravel` (PHP's serialize() under
+    /// `php` (PHP's `serialize()`), or `laravel` (PHP's `serialize()` under
     /// Laravel's cache key, milon/fuse's default store).
     #[arg(
         long,
@@ -131,7 +131,7 @@ struct Cli {
     )]
     payload: Option<String>,
     /// What the Redis store reads: `written` (the default) or `auto`
-    /// (JSON and PHP's serialize() alike).
+    /// (JSON and PHP's `serialize()` alike).
     #[arg(
         long,
         env = "FUSE_PAYLOAD_READ",
@@ -215,8 +215,12 @@ fn open_store(cli: &Cli) -> Result<Arc<dyn Store>, StoreError> {
     let mut options = StoreOptions::default();
     options.payload = cli.payload.as_deref().and_then(PayloadKind::parse);
     options.payload_read = cli.payload_read.as_deref().and_then(PayloadRead::parse);
-    options.laravel_redis_prefix = cli.laravel_redis_prefix.clone();
-    options.laravel_cache_prefix = cli.laravel_cache_prefix.clone();
+    options
+        .laravel_redis_prefix
+        .clone_from(&cli.laravel_redis_prefix);
+    options
+        .laravel_cache_prefix
+        .clone_from(&cli.laravel_cache_prefix);
     match (&cli.redis, &cli.database_url) {
         (Some(url), _) => store::open_with(url, &options),
         (None, Some(url)) => store::open_with(url, &options.with_table(cli.table.as_deref())),

@@ -136,7 +136,7 @@ impl RedisStore {
     /// operation (reads, writes, resets, announcements, a cluster's slot,
     /// and [`Store::keys`](crate::store::Store::keys), which lists
     /// circuits' keys without the prefixes), written as PHP's
-    /// `serialize()` of milon/fuse's array (the [`codec`](Self::codec)
+    /// `serialize()` of milon/fuse's array (the [`codec`](crate::store::Store::codec)
     /// becomes `Codec::new(Encoding::Php)`; call
     /// [`with_codec`](Self::with_codec) after this to read JSON too).
     /// Open the store on Laravel's cache database (`REDIS_CACHE_DB`,

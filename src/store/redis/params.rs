@@ -124,7 +124,7 @@ fn unknown(name: &str, known: &[&str]) -> String {
         OURS.join(", ")
     );
     if !known.is_empty() {
-        reason.push_str(&format!(" nor the redis crate's ({})", known.join(", ")));
+        reason = format!("{reason} nor the redis crate's ({})", known.join(", "));
     }
     reason
 }
