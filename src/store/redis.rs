@@ -138,6 +138,16 @@ impl RedisStore {
     ///   trip fails the way a failover makes it fail
     ///   ([`Store::failovers`]).
     ///
+    /// Any of them may end with the store's own parameters (see
+    /// [`StoreOptions`]): `?payload=laravel` keeps circuits in Laravel's
+    /// cache ([`laravel_cache`](Self::laravel_cache), with
+    /// `laravel_redis_prefix=` and `laravel_cache_prefix=`),
+    /// `?payload=php` writes PHP's `serialize()` under the circuits' own
+    /// keys, `payload_read=auto` reads JSON and PHP alike
+    /// ([`with_codec`](Self::with_codec)). Another parameter is an error
+    /// naming it, but for the `redis` crate's own on one server
+    /// (`protocol`; `db`, `user`, `pass` on a Unix socket).
+    ///
     /// Connections are made on first use and remade after they drop; a
     /// round trip that takes over 500 ms is an outage. An error for a URL
     /// that is not one ([`StoreError::is_invalid_url`], no outage), and
@@ -155,6 +165,8 @@ impl RedisStore {
     /// assert_eq!(cluster.name(), "redis+cluster://10.0.0.1:6379,10.0.0.2:6379");
     /// let err = RedisStore::open("redis+sentinel://10.0.0.1:26379").unwrap_err();
     /// assert!(err.to_string().contains("needs the name the sentinels monitor"));
+    /// let err = RedisStore::open("redis://10.0.0.1:6379/1?paylod=laravel").unwrap_err();
+    /// assert!(err.to_string().contains("its parameter \"paylod\" is not one of the store's"));
     /// # }
     /// ```
     pub fn open(url: &str) -> Result<Self, StoreError> {
