@@ -44,7 +44,9 @@ impl Settings {
     /// These settings with the `FUSE_*` variables among `vars` applied:
     /// they override the file's defaults (never its `[breakers.NAME]`
     /// tables). `FUSE_APP`, `FUSE_STORE`, `FUSE_REDIS_URL`,
-    /// `FUSE_DATABASE_URL`, `FUSE_DATABASE_TABLE`, `FUSE_FALLBACK`,
+    /// `FUSE_DATABASE_URL`, `FUSE_DATABASE_TABLE`, `FUSE_PAYLOAD`,
+    /// `FUSE_PAYLOAD_READ`, `FUSE_LARAVEL_REDIS_PREFIX`,
+    /// `FUSE_LARAVEL_CACHE_PREFIX`, `FUSE_FALLBACK`,
     /// `FUSE_MAX_CIRCUITS`, and for every setting of [`Overrides`] its name
     /// in capitals: `FUSE_FAILURE_THRESHOLD`, `FUSE_OPEN_DURATION`
     /// (`"45s"`), `FUSE_COUNTED_HTTP_STATUSES` (comma separated),
@@ -127,6 +129,8 @@ impl Settings {
                     );
                 }
                 "store" => {
+                    self.places
+                        .insert("store.store".to_owned(), Place::Var(var.to_owned()));
                     self.store =
                         StoreKind::parse(value).ok_or_else(|| SettingsError::UnknownStore {
                             store: value.to_owned(),
@@ -136,6 +140,37 @@ impl Settings {
                 "redis_url" => self.redis_url = Some(value.to_owned()),
                 "database_url" => self.database_url = Some(value.to_owned()),
                 "database_table" => self.database_table = Some(value.to_owned()),
+                "payload" => {
+                    self.payload = Some(crate::PayloadKind::parse(value).ok_or_else(|| {
+                        SettingsError::UnknownPayload {
+                            payload: value.to_owned(),
+                            origin: var.to_owned(),
+                        }
+                    })?);
+                    self.places
+                        .insert("store.payload".to_owned(), Place::Var(var.to_owned()));
+                }
+                "payload_read" => {
+                    self.payload_read =
+                        Some(crate::PayloadRead::parse(value).ok_or_else(|| {
+                            SettingsError::UnknownPayloadRead {
+                                read: value.to_owned(),
+                                origin: var.to_owned(),
+                            }
+                        })?);
+                    self.places
+                        .insert("store.payload_read".to_owned(), Place::Var(var.to_owned()));
+                }
+                "laravel_redis_prefix" | "laravel_cache_prefix" => {
+                    let prefix = Some(value.to_owned());
+                    if setting == "laravel_redis_prefix" {
+                        self.laravel_redis_prefix = prefix;
+                    } else {
+                        self.laravel_cache_prefix = prefix;
+                    }
+                    self.places
+                        .insert(format!("store.{setting}"), Place::Var(var.to_owned()));
+                }
                 "fallback" => {
                     self.fallback = crate::fallback::Fallback::parse(value).ok_or_else(|| {
                         SettingsError::UnknownFallback {

@@ -71,6 +71,21 @@ pub enum SettingsError {
         /// Where it was given (`fallback` in the file, or `FUSE_FALLBACK`).
         origin: String,
     },
+    /// The payload is not `json`, `php` or `laravel`.
+    UnknownPayload {
+        /// The name given.
+        payload: String,
+        /// Where it was given (`payload` in the file, or `FUSE_PAYLOAD`).
+        origin: String,
+    },
+    /// The payload read is not `written` or `auto`.
+    UnknownPayloadRead {
+        /// The name given.
+        read: String,
+        /// Where it was given (`payload_read` in the file, or
+        /// `FUSE_PAYLOAD_READ`).
+        origin: String,
+    },
     /// The settings name a store that this call, or this build, cannot
     /// make circuits in, or that could not be opened.
     Store {
@@ -114,6 +129,16 @@ impl fmt::Display for SettingsError {
             SettingsError::UnknownFallback { fallback, origin } => write!(
                 f,
                 "unknown fallback {fallback:?} ({origin}): the fallbacks are `local`, `allow` and `reject`"
+            ),
+            SettingsError::UnknownPayload { payload, origin } => write!(
+                f,
+                "unknown payload {payload:?} ({origin}): the payloads are {}",
+                crate::PayloadKind::CHOICES
+            ),
+            SettingsError::UnknownPayloadRead { read, origin } => write!(
+                f,
+                "unknown payload_read {read:?} ({origin}): the choices are {}",
+                crate::PayloadRead::CHOICES
             ),
             SettingsError::Store { reason } => f.write_str(reason),
         }

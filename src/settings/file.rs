@@ -35,12 +35,16 @@ impl fmt::Display for Place {
 }
 
 /// The keys of the file's top level that are not settings of a circuit.
-pub(super) const LAYOUT: [&str; 8] = [
+pub(super) const LAYOUT: [&str; 12] = [
     "app",
     "store",
     "redis_url",
     "database_url",
     "database_table",
+    "payload",
+    "payload_read",
+    "laravel_redis_prefix",
+    "laravel_cache_prefix",
     "fallback",
     "max_circuits",
     "breakers",
@@ -56,6 +60,10 @@ struct Layout {
     redis_url: Option<String>,
     database_url: Option<String>,
     database_table: Option<String>,
+    payload: Option<Spanned<String>>,
+    payload_read: Option<Spanned<String>>,
+    laravel_redis_prefix: Option<Spanned<String>>,
+    laravel_cache_prefix: Option<Spanned<String>>,
     fallback: Option<Spanned<String>>,
     max_circuits: Option<Spanned<usize>>,
     #[serde(default)]
@@ -165,8 +173,43 @@ impl Settings {
                 place(text, max.span().start),
             );
         }
+        for (setting, value) in [
+            ("store", &layout.store),
+            ("payload", &layout.payload),
+            ("payload_read", &layout.payload_read),
+            ("laravel_redis_prefix", &layout.laravel_redis_prefix),
+            ("laravel_cache_prefix", &layout.laravel_cache_prefix),
+        ] {
+            if let Some(value) = value {
+                places.insert(format!("store.{setting}"), place(text, value.span().start));
+            }
+        }
+        let payload = match &layout.payload {
+            None => None,
+            Some(payload) => {
+                Some(crate::PayloadKind::parse(payload.get_ref()).ok_or_else(|| {
+                    SettingsError::UnknownPayload {
+                        payload: payload.get_ref().clone(),
+                        origin: format!("payload, {}", place(text, payload.span().start)),
+                    }
+                })?)
+            }
+        };
+        let payload_read = match &layout.payload_read {
+            None => None,
+            Some(read) => Some(crate::PayloadRead::parse(read.get_ref()).ok_or_else(|| {
+                SettingsError::UnknownPayloadRead {
+                    read: read.get_ref().clone(),
+                    origin: format!("payload_read, {}", place(text, read.span().start)),
+                }
+            })?),
+        };
         let mut settings = Settings {
             app: layout.app,
+            payload,
+            payload_read,
+            laravel_redis_prefix: layout.laravel_redis_prefix.map(Spanned::into_inner),
+            laravel_cache_prefix: layout.laravel_cache_prefix.map(Spanned::into_inner),
             redis_url: layout.redis_url,
             database_url: layout.database_url,
             database_table: layout.database_table,

@@ -9,6 +9,12 @@
 //! #   "redis+sentinel://10.0.0.1:26379,10.0.0.2:26379/name"
 //! # database_url = "postgres://127.0.0.1/shop"   # with store = "database"
 //! # database_table = "fuse_circuits"
+//! # payload = "laravel"      # with store = "redis": `json` (default), `php`, or
+//! #   `laravel` (milon/fuse's default store: PHP's serialize() under Laravel's
+//! #   cache key; redis_url names Laravel's cache database, "redis://host:6379/1")
+//! # payload_read = "auto"    # `written` (default), or `auto`: JSON and PHP alike
+//! # laravel_redis_prefix = "laravel_database_"   # REDIS_PREFIX of the Laravel app
+//! # laravel_cache_prefix = "laravel_cache_"      # CACHE_PREFIX of the Laravel app
 //! # fallback = "local"                     # while the store does not answer
 //! max_circuits = 10000         # the most circuits the registry holds
 //! key_prefix = "fuse"
@@ -96,6 +102,27 @@ pub struct Settings {
     /// The table of `store = "database"` (`database_table`,
     /// `FUSE_DATABASE_TABLE`; default milon/fuse's `fuse_circuits`).
     pub database_table: Option<String>,
+    /// What `store = "redis"` writes, and where (`payload`,
+    /// `FUSE_PAYLOAD`: `json`, the default; `php`; `laravel`, Laravel's
+    /// cache, milon/fuse's default store). A database keeps JSON, as
+    /// milon/fuse's `DatabaseStore` writes it: anything else with
+    /// `store = "database"` is an error. The Redis URL's `?payload=`
+    /// wins over it.
+    pub payload: Option<crate::PayloadKind>,
+    /// What `store = "redis"` reads (`payload_read`, `FUSE_PAYLOAD_READ`:
+    /// `written`, the default, or `auto`: JSON and PHP alike). The Redis
+    /// URL's `?payload_read=` wins over it.
+    pub payload_read: Option<crate::PayloadRead>,
+    /// The Redis connection's prefix of Laravel's cache keys, with
+    /// `payload = "laravel"` (`laravel_redis_prefix`,
+    /// `FUSE_LARAVEL_REDIS_PREFIX`; default `laravel_database_`). The
+    /// Redis URL's `?laravel_redis_prefix=` wins over it.
+    pub laravel_redis_prefix: Option<String>,
+    /// The cache's prefix of Laravel's cache keys, with
+    /// `payload = "laravel"` (`laravel_cache_prefix`,
+    /// `FUSE_LARAVEL_CACHE_PREFIX`; default `laravel_cache_`). The Redis
+    /// URL's `?laravel_cache_prefix=` wins over it.
+    pub laravel_cache_prefix: Option<String>,
     /// What decides for a shared circuit while its store does not answer
     /// (`fallback`, `FUSE_FALLBACK`: `local`, `allow` or `reject`).
     pub fallback: crate::fallback::Fallback,
@@ -122,6 +149,10 @@ impl fmt::Debug for Settings {
             .field("redis_url", &url(self.redis_url.as_ref()))
             .field("database_url", &url(self.database_url.as_ref()))
             .field("database_table", &self.database_table)
+            .field("payload", &self.payload)
+            .field("payload_read", &self.payload_read)
+            .field("laravel_redis_prefix", &self.laravel_redis_prefix)
+            .field("laravel_cache_prefix", &self.laravel_cache_prefix)
             .field("fallback", &self.fallback)
             .field("max_circuits", &self.max_circuits)
             .field("defaults", &self.defaults)
@@ -199,6 +230,7 @@ impl Settings {
             );
             return Err(self.invalid(table, source));
         }
+        self.check_payload()?;
         if let Some(max) = self.max_circuits {
             crate::registry::check_max_circuits(max)
                 .map_err(|source| self.invalid("registry", source))?;
@@ -210,6 +242,58 @@ impl Settings {
                 .map_err(|source| self.invalid(&format!("breakers.{name}"), source))?;
         }
         Ok(())
+    }
+
+    /// The payload settings: Laravel's prefixes with no control
+    /// character, and nothing but JSON for a database.
+    fn check_payload(&self) -> Result<(), SettingsError> {
+        for (setting, prefix) in [
+            ("laravel_redis_prefix", &self.laravel_redis_prefix),
+            ("laravel_cache_prefix", &self.laravel_cache_prefix),
+        ] {
+            if let Some(prefix) = prefix.as_ref().filter(|p| p.chars().any(char::is_control)) {
+                let source = ConfigError::new(
+                    setting,
+                    format!("{prefix:?}"),
+                    "must not contain control characters (a piece of Laravel's cache keys)"
+                        .to_owned(),
+                );
+                return Err(self.invalid("store", source));
+            }
+        }
+        if self.store != StoreKind::Database {
+            return Ok(());
+        }
+        let payload = self
+            .payload
+            .filter(|&payload| payload != crate::PayloadKind::Json)
+            .map(|payload| format!("payload = {:?}", payload.as_str()));
+        let read = (self.payload_read == Some(crate::PayloadRead::Auto))
+            .then(|| "payload_read = \"auto\"".to_owned());
+        let prefix = [
+            ("laravel_redis_prefix", &self.laravel_redis_prefix),
+            ("laravel_cache_prefix", &self.laravel_cache_prefix),
+        ]
+        .into_iter()
+        .find_map(|(setting, value)| value.as_ref().map(|_| setting.to_owned()));
+        let Some(refused) = payload.or(read).or(prefix) else {
+            return Ok(());
+        };
+        let at = |setting: &str| {
+            let name = setting.split([' ', '=']).next().unwrap_or(setting);
+            self.places
+                .get(&format!("store.{name}"))
+                .map_or_else(String::new, |place| format!(" ({place})"))
+        };
+        Err(SettingsError::Store {
+            reason: format!(
+                "{refused}{} needs store = \"redis\", and the store is \"database\"{}: a \
+                 database keeps JSON, as milon/fuse's DatabaseStore writes it (PHP payloads \
+                 and Laravel's cache keys live on Redis)",
+                at(&refused),
+                at("store"),
+            ),
+        })
     }
 
     /// `source`, refused in `table`, with where the file wrote it.

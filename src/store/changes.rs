@@ -141,10 +141,29 @@ impl Changes {
     /// it again, unless it is not one or `carries` says the channel it came
     /// on cannot carry its key (then it is dropped and counted). Nothing
     /// else in it is taken.
-    #[cfg(any(feature = "redis", feature = "sql"))]
+    #[cfg(feature = "sql")]
     pub(crate) fn tell_wire(&self, message: &[u8], carries: impl Fn(&str) -> bool) {
+        self.tell_wire_under(message, "", carries);
+    }
+
+    /// [`tell_wire`](Self::tell_wire) for a store that keeps each circuit
+    /// under `prefix` followed by its key (Laravel's cache): an
+    /// announcement of a key under the prefix is its circuit's (`carries`
+    /// judges the key as announced); one of a key that is not is another
+    /// store's on the same channel, left alone and not counted.
+    #[cfg(any(feature = "redis", feature = "sql"))]
+    pub(crate) fn tell_wire_under(
+        &self,
+        message: &[u8],
+        prefix: &str,
+        carries: impl Fn(&str) -> bool,
+    ) {
         match announcement(message) {
-            Some((key, _, _)) if carries(key) => self.changed(key),
+            Some((key, _, _)) if carries(key) => {
+                if let Some(circuit) = key.strip_prefix(prefix) {
+                    self.changed(circuit);
+                }
+            }
             _ => self.drop_one(),
         }
     }

@@ -58,6 +58,7 @@ mod manual;
 mod memory;
 mod mirror;
 mod open;
+mod options;
 mod payload;
 mod permit;
 mod quorum;
@@ -94,11 +95,12 @@ pub use inspect::{Held, inspect, snapshot_of};
 pub use keys::KeyPage;
 pub use manual::ManualChange;
 pub use memory::MemoryStore;
-pub use open::{open, open_with_table};
+pub use open::{open, open_with, open_with_table};
+pub use options::StoreOptions;
 pub use payload::PayloadError;
 pub use permit::SharedPermit;
 #[cfg(feature = "redis")]
-pub use redis::RedisStore;
+pub use redis::{LaravelCache, RedisStore};
 pub use registry::{SharedRegistry, SharedRegistryBuilder};
 pub use shared::SharedFuse;
 #[cfg(feature = "sql")]

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use super::Store;
 use super::error::StoreError;
+use super::{Store, StoreOptions};
 
 /// The schemes of Redis (and Valkey) URLs.
 const REDIS: [&str; 11] = [
@@ -75,6 +75,36 @@ pub fn open(url: &str) -> Result<Arc<dyn Store>, StoreError> {
 /// # fn main() {}
 /// ```
 pub fn open_with_table(url: &str, table: Option<&str>) -> Result<Arc<dyn Store>, StoreError> {
+    open_with(url, &StoreOptions::default().with_table(table))
+}
+
+/// Like [`open`], with `options` (see [`StoreOptions`]: a database's
+/// table, and on Redis the payload and Laravel's cache). A Redis URL's own
+/// parameters (`?payload=laravel&laravel_cache_prefix=...`) win over
+/// `options`, each on its own. An error naming the option for one the
+/// store cannot take: a table on Redis; a PHP payload, Laravel's cache or
+/// `payload_read = "auto"` on a database (milon/fuse's `DatabaseStore`
+/// writes JSON); Laravel's prefixes without `payload = "laravel"`.
+///
+/// ```
+/// # #[cfg(all(feature = "redis", feature = "sql"))]
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), fuse_breaker::store::StoreError> {
+/// use fuse_breaker::PayloadKind;
+/// use fuse_breaker::store::{Codec, Encoding, StoreOptions};
+///
+/// let mut options = StoreOptions::default();
+/// options.payload = Some(PayloadKind::Laravel);
+/// let store = fuse_breaker::store::open_with("redis://127.0.0.1:6379/1", &options)?;
+/// assert_eq!(store.codec(), Codec::new(Encoding::Php));
+///
+/// let err = fuse_breaker::store::open_with("sqlite::memory:", &options).unwrap_err();
+/// assert!(err.to_string().contains("no payload = \"laravel\""), "{err}");
+/// # Ok(()) }
+/// # #[cfg(not(all(feature = "redis", feature = "sql")))]
+/// # fn main() {}
+/// ```
+pub fn open_with(url: &str, options: &StoreOptions) -> Result<Arc<dyn Store>, StoreError> {
     let Some(scheme) = scheme(url) else {
         return Err(StoreError::url(
             &shown(url, None),
@@ -83,10 +113,10 @@ pub fn open_with_table(url: &str, table: Option<&str>) -> Result<Arc<dyn Store>,
         ));
     };
     if REDIS.contains(&scheme) {
-        return redis(url, table);
+        return redis(url, options);
     }
     if SQL.contains(&scheme) {
-        return sql(url, table);
+        return sql(url, options);
     }
     Err(StoreError::url(
         &shown(url, Some(scheme)),
@@ -99,33 +129,29 @@ pub fn open_with_table(url: &str, table: Option<&str>) -> Result<Arc<dyn Store>,
 }
 
 #[cfg(feature = "redis")]
-fn redis(url: &str, table: Option<&str>) -> Result<Arc<dyn Store>, StoreError> {
-    let store = super::RedisStore::open(url)?;
-    if let Some(table) = table {
-        return Err(StoreError::url(
-            store.name(),
-            format_args!("a Redis server, which keeps no table ({table:?} was given)"),
-        ));
-    }
-    Ok(Arc::new(store))
+fn redis(url: &str, options: &StoreOptions) -> Result<Arc<dyn Store>, StoreError> {
+    Ok(Arc::new(super::RedisStore::open_with(url, options)?))
 }
 
 #[cfg(not(feature = "redis"))]
-fn redis(url: &str, _: Option<&str>) -> Result<Arc<dyn Store>, StoreError> {
+fn redis(url: &str, _: &StoreOptions) -> Result<Arc<dyn Store>, StoreError> {
     Err(missing(url, "redis"))
 }
 
 #[cfg(feature = "sql")]
-fn sql(url: &str, table: Option<&str>) -> Result<Arc<dyn Store>, StoreError> {
+fn sql(url: &str, options: &StoreOptions) -> Result<Arc<dyn Store>, StoreError> {
     let mut store = super::SqlStore::open(url)?;
-    if let Some(table) = table {
+    if let Some(refused) = options.database_refuses() {
+        return Err(StoreError::url(store.name(), refused));
+    }
+    if let Some(table) = &options.table {
         store = store.with_table(table)?;
     }
     Ok(Arc::new(store))
 }
 
 #[cfg(not(feature = "sql"))]
-fn sql(url: &str, _: Option<&str>) -> Result<Arc<dyn Store>, StoreError> {
+fn sql(url: &str, _: &StoreOptions) -> Result<Arc<dyn Store>, StoreError> {
     Err(missing(url, "sql"))
 }
 

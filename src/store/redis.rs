@@ -40,15 +40,22 @@ use redis::{RedisError, Script, Value};
 use super::changes::Listening;
 use super::error::public_name;
 use super::payload::{self, PayloadError};
-use super::{Changes, Increment, Incremented, KeyPage, Loaded, Store, StoreError, Swap};
+use super::{
+    Changes, Codec, Increment, Incremented, KeyPage, Loaded, Store, StoreError, StoreOptions, Swap,
+};
 
 mod keys;
+mod layout;
 mod link;
 mod listen;
+mod params;
+mod reply;
 mod scripts;
 pub(super) mod url;
 
+pub use layout::LaravelCache;
 use link::{Link, Sentinel};
+use reply::{Reading, number, reading};
 use scripts::{DELETE, INCREMENT, LOAD, SWAP};
 use url::Target;
 
@@ -87,12 +94,19 @@ pub struct RedisStore {
     changes: Arc<Changes>,
     listening: Arc<Listening>,
     runtime: tokio::runtime::Handle,
+    /// What every circuit's key is preceded by in Redis: empty, or
+    /// Laravel's prefixes.
+    prefix: Arc<str>,
+    laravel: Option<LaravelCache>,
+    codec: Codec,
 }
 
 impl fmt::Debug for RedisStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RedisStore")
             .field("name", &self.name)
+            .field("laravel", &self.laravel)
+            .field("codec", &self.codec)
             .finish_non_exhaustive()
     }
 }
@@ -124,6 +138,16 @@ impl RedisStore {
     ///   trip fails the way a failover makes it fail
     ///   ([`Store::failovers`]).
     ///
+    /// Any of them may end with the store's own parameters (see
+    /// [`StoreOptions`]): `?payload=laravel` keeps circuits in Laravel's
+    /// cache ([`laravel_cache`](Self::laravel_cache), with
+    /// `laravel_redis_prefix=` and `laravel_cache_prefix=`),
+    /// `?payload=php` writes PHP's `serialize()` under the circuits' own
+    /// keys, `payload_read=auto` reads JSON and PHP alike
+    /// ([`with_codec`](Self::with_codec)). Another parameter is an error
+    /// naming it, but for the `redis` crate's own on one server
+    /// (`protocol`; `db`, `user`, `pass` on a Unix socket).
+    ///
     /// Connections are made on first use and remade after they drop; a
     /// round trip that takes over 500 ms is an outage. An error for a URL
     /// that is not one ([`StoreError::is_invalid_url`], no outage), and
@@ -141,10 +165,18 @@ impl RedisStore {
     /// assert_eq!(cluster.name(), "redis+cluster://10.0.0.1:6379,10.0.0.2:6379");
     /// let err = RedisStore::open("redis+sentinel://10.0.0.1:26379").unwrap_err();
     /// assert!(err.to_string().contains("needs the name the sentinels monitor"));
+    /// let err = RedisStore::open("redis://10.0.0.1:6379/1?paylod=laravel").unwrap_err();
+    /// assert!(err.to_string().contains("its parameter \"paylod\" is not one of the store's"));
     /// # }
     /// ```
     pub fn open(url: &str) -> Result<Self, StoreError> {
-        let name = public_name(url);
+        Self::open_with(url, &StoreOptions::default())
+    }
+
+    /// The store named `name` at `rest` (`url` without the store's own
+    /// parameters).
+    fn open_at(name: &str, url: &str, rest: &str) -> Result<Self, StoreError> {
+        let name = name.to_owned();
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return Err(StoreError::unreachable(
                 &name,
@@ -159,7 +191,7 @@ impl RedisStore {
             StoreError::invalid_url(&name, "Redis", format_args!("{} ({form})", said(err)))
         };
         let target =
-            url::target(url).map_err(|err| StoreError::invalid_url(&name, "Redis", err))?;
+            url::target(rest).map_err(|err| StoreError::invalid_url(&name, "Redis", err))?;
         let (topology, link) = match target {
             Target::Node(node) => {
                 let client = redis::Client::open(node)
@@ -202,6 +234,9 @@ impl RedisStore {
             changes: Arc::default(),
             listening: Arc::default(),
             runtime,
+            prefix: Arc::from(""),
+            laravel: None,
+            codec: Codec::default(),
         })
     }
 
@@ -258,7 +293,7 @@ impl RedisStore {
         self.announced_on(key, true).0
     }
 
-    /// [`channel_of`](Self::channel_of) `key` (empty unless `announce`:
+    /// [`channel_of`](Self::channel_of) `key` (a circuit's key; empty unless `announce`:
     /// the scripts publish nothing then), and the command that publishes
     /// there.
     fn announced_on(&self, key: &str, announce: bool) -> (String, &'static str) {
@@ -267,7 +302,7 @@ impl RedisStore {
         }
         match &self.topology {
             Topology::Cluster(_) => (
-                listen::slot_channel(&self.channel, Slot::for_key(key)),
+                listen::slot_channel(&self.channel, Slot::for_key(self.redis_key(key))),
                 "SPUBLISH",
             ),
             Topology::Node(_) | Topology::Sentinel(_) => (self.channel.clone(), "PUBLISH"),
@@ -320,42 +355,6 @@ impl RedisStore {
     }
 }
 
-/// A number Redis sent as a string (`TIME`'s parts) or an integer.
-fn number(value: &Value) -> Option<u64> {
-    match value {
-        Value::BulkString(bytes) => std::str::from_utf8(bytes).ok()?.parse().ok(),
-        Value::Int(n) => u64::try_from(*n).ok(),
-        _ => None,
-    }
-}
-
-/// What a script answered about the key: the server's `TIME` and the
-/// value, or its length alone when it is above the bound.
-#[derive(Debug, PartialEq, Eq)]
-enum Reading {
-    Value {
-        seconds: u64,
-        micros: u64,
-        payload: Option<Vec<u8>>,
-    },
-    TooLarge(u64),
-}
-
-/// The reply's shape (`None`: not one of the scripts' replies).
-fn reading(values: &[Value]) -> Option<Reading> {
-    let (seconds, micros, payload) = match values {
-        [_, _, Value::Nil, length] => return number(length).map(Reading::TooLarge),
-        [seconds, micros] | [seconds, micros, Value::Nil] => (seconds, micros, None),
-        [seconds, micros, Value::BulkString(bytes)] => (seconds, micros, Some(bytes.clone())),
-        _ => return None,
-    };
-    Some(Reading::Value {
-        seconds: number(seconds)?,
-        micros: number(micros)?,
-        payload,
-    })
-}
-
 #[async_trait::async_trait]
 impl Store for RedisStore {
     fn name(&self) -> &str {
@@ -366,7 +365,7 @@ impl Store for RedisStore {
         let mut connection = self.link.clone();
         let reply: Value = self
             .load
-            .key(key)
+            .key(self.redis_key(key))
             .arg(PayloadError::MAX_BYTES)
             .invoke_async(&mut connection)
             .await
@@ -390,7 +389,7 @@ impl Store for RedisStore {
         let (channel, publish) = self.announced_on(key, announce);
         let reply: Value = self
             .swap
-            .key(key)
+            .key(self.redis_key(key))
             .arg(if expected.is_some() { "1" } else { "0" })
             .arg(expected.unwrap_or_default())
             .arg(new)
@@ -427,7 +426,7 @@ impl Store for RedisStore {
         let (channel, publish) = self.announced_on(key, announce);
         let reply: Value = self
             .swap
-            .key(key)
+            .key(self.redis_key(key))
             .arg("2")
             .arg(prefix)
             .arg(new)
@@ -456,7 +455,7 @@ impl Store for RedisStore {
             .max(1);
         let reply: Value = self
             .increment
-            .key(key)
+            .key(self.redis_key(key))
             .arg(increment.prefix())
             .arg(increment.width_us())
             .arg(increment.buckets())
@@ -504,7 +503,7 @@ impl Store for RedisStore {
         after: Option<&str>,
         limit: usize,
     ) -> Result<KeyPage, StoreError> {
-        keys::page(&self.link, &self.name, prefix, after, limit).await
+        keys::page(&self.link, &self.name, &self.prefix, prefix, after, limit).await
     }
 
     async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError> {
@@ -512,7 +511,7 @@ impl Store for RedisStore {
         let (channel, publish) = self.announced_on(key, announce);
         let reply: Value = self
             .delete
-            .key(key)
+            .key(self.redis_key(key))
             .arg(channel)
             .arg(publish)
             .invoke_async(&mut connection)
@@ -528,6 +527,13 @@ impl Store for RedisStore {
     /// the store was opened, as this process found out: always 0 on one
     /// server or a cluster (whose failovers the cluster client follows by
     /// itself, unseen).
+    /// JSON alone unless the store was opened for PHP payloads or
+    /// Laravel's cache ([`with_codec`](Self::with_codec),
+    /// [`laravel_cache`](Self::laravel_cache)).
+    fn codec(&self) -> Codec {
+        self.codec
+    }
+
     fn failovers(&self) -> u64 {
         match &self.topology {
             Topology::Sentinel(sentinel) => sentinel.moves(),
@@ -547,20 +553,22 @@ impl Store for RedisStore {
     /// of the keys cached circuits watch.
     fn changes(&self) -> Option<&Changes> {
         let (topology, channel) = (self.topology.clone(), self.channel.clone());
+        let prefix = Arc::clone(&self.prefix);
         let changes = Arc::downgrade(&self.changes);
         self.listening
             .start(&self.runtime, changes.clone(), move || {
                 let (channel, changes) = (channel.clone(), changes.clone());
+                let prefix = Arc::clone(&prefix);
                 let listening: std::pin::Pin<Box<dyn Future<Output = ()> + Send>> =
                     match topology.clone() {
                         Topology::Node(client) => {
-                            Box::pin(listen::listen(client, channel, changes, || false))
+                            Box::pin(listen::listen(client, channel, prefix, changes, || false))
                         }
                         Topology::Cluster(nodes) => {
-                            Box::pin(listen::listen_cluster(nodes, channel, changes))
+                            Box::pin(listen::listen_cluster(nodes, channel, prefix, changes))
                         }
                         Topology::Sentinel(sentinel) => {
-                            Box::pin(listen::listen_sentinel(sentinel, channel, changes))
+                            Box::pin(listen::listen_sentinel(sentinel, channel, prefix, changes))
                         }
                     };
                 listening

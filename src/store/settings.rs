@@ -1,6 +1,7 @@
 //! Shared circuits from a configuration file (features `config-file` and
 //! `redis` or `sql`): `store = "redis"` and `redis_url`, or
-//! `store = "database"`, `database_url` and `database_table`; `fallback`.
+//! `store = "database"`, `database_url` and `database_table`; `payload`,
+//! `payload_read` and Laravel's prefixes; `fallback`.
 
 use super::SharedRegistry;
 use crate::settings::{Settings, SettingsError, StoreKind};
@@ -11,7 +12,11 @@ impl Settings {
     /// `FUSE_REDIS_URL`; `store = "database"`, `database_url` and
     /// `database_table`, or `FUSE_STORE=database`, `FUSE_DATABASE_URL` and
     /// `FUSE_DATABASE_TABLE`), with their defaults, per-name
-    /// configurations, app, fallback and capacity. Call it inside a tokio
+    /// configurations, app, fallback and capacity; on Redis, the payload
+    /// and Laravel's cache (`payload`, `payload_read`,
+    /// `laravel_redis_prefix`, `laravel_cache_prefix`; the Redis URL's
+    /// parameters of the same names win over them, each on its own).
+    /// Call it inside a tokio
     /// runtime; connections are made on first use (a database's table is
     /// not made: run [`SqlStore::ensure_schema`](super::SqlStore::ensure_schema)
     /// or milon/fuse's migration first).
@@ -66,7 +71,16 @@ impl Settings {
         let url = url.ok_or_else(|| SettingsError::Store {
             reason: needed.to_owned(),
         })?;
-        let store = super::open_with_table(url, table).map_err(|err| SettingsError::Store {
+        let mut options = super::StoreOptions::default().with_table(table);
+        options.payload = self.payload;
+        options.payload_read = self.payload_read;
+        options
+            .laravel_redis_prefix
+            .clone_from(&self.laravel_redis_prefix);
+        options
+            .laravel_cache_prefix
+            .clone_from(&self.laravel_cache_prefix);
+        let store = super::open_with(url, &options).map_err(|err| SettingsError::Store {
             reason: err.to_string(),
         })?;
         let mut builder = SharedRegistry::builder(store)

@@ -41,6 +41,8 @@ mod forged;
 mod frozen;
 mod hints;
 mod increments;
+#[cfg(feature = "redis")]
+mod laravel;
 #[cfg(feature = "reqwest")]
 mod middleware;
 #[cfg(feature = "redis")]

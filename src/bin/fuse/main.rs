@@ -1,10 +1,11 @@
 //! `fuse`: see and steer the shared circuits of a store (feature `cli`).
 //!
 //! ```text
-//! fuse (--redis URL | --database-url URL [--table TABLE] | --url URL [--token TOKEN])
+//! fuse (--redis URL [--payload json|php|laravel] [--payload-read written|auto]
+//!       [--laravel-redis-prefix PREFIX] [--laravel-cache-prefix PREFIX]
+//!       | --database-url URL [--table TABLE] | --url URL [--token TOKEN])
 //!      [--app APP] [--prefix PREFIX] status [NAME[:OPERATION]] [--json]
-//! fuse (--redis URL | --database-url URL [--table TABLE] | --url URL [--token TOKEN])
-//!      [--app APP] [--prefix PREFIX] open|close|reset NAME[:OPERATION]
+//! fuse (... as above) [--app APP] [--prefix PREFIX] open|close|reset NAME[:OPERATION]
 //! ```
 //!
 //! With `--url` (or `FUSE_ADMIN_URL`) the command talks to a service's
@@ -18,6 +19,21 @@
 //! `--database-url` or `FUSE_DATABASE_URL` (PostgreSQL or SQLite), its
 //! table from `--table` or `FUSE_DATABASE_TABLE`. These options may come
 //! before the command or after it (`fuse status billing --redis URL`).
+//!
+//! A fleet that shares circuits with a Laravel application through
+//! milon/fuse's default store (Laravel's cache) gives `--payload laravel`
+//! (`FUSE_PAYLOAD`) and, when its application's prefixes are not
+//! Laravel's defaults, `--laravel-redis-prefix` and
+//! `--laravel-cache-prefix` (`FUSE_LARAVEL_REDIS_PREFIX`,
+//! `FUSE_LARAVEL_CACHE_PREFIX`), with `--redis` naming Laravel's cache
+//! database (`redis://host:6379/1`); `--payload php` keeps PHP's
+//! `serialize()` under the circuits' own keys, and `--payload-read auto`
+//! (`FUSE_PAYLOAD_READ`) reads JSON and PHP alike. The Redis URL's
+//! parameters of the same names (`?payload=laravel&...`) win over them.
+//! Every command then works on the circuits' keys (`fuse:billing`), and
+//! the store on Laravel's (`laravel_database_laravel_cache_fuse:billing`).
+//! With `--url` the service's own settings say all of this, and these
+//! options are not used.
 //!
 //! An open circuit's line says which opening in a row it is (OPENING,
 //! `#3`: the third, after two failed probes), how long it lasts (OPEN
@@ -58,8 +74,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
-use fuse_breaker::store::{self, SharedFuse, Store, StoreError};
-use fuse_breaker::{Config, Settings};
+use fuse_breaker::store::{self, SharedFuse, Store, StoreError, StoreOptions};
+use fuse_breaker::{Config, PayloadKind, PayloadRead, Settings};
 
 use output::{Output, Row, written};
 
@@ -104,6 +120,43 @@ struct Cli {
     /// The database's table (default `fuse_circuits`; with `--database-url`).
     #[arg(long, env = "FUSE_DATABASE_TABLE", global = true)]
     table: Option<String>,
+    /// What the Redis store writes, and where: `json` (the default),
+    /// `php` (PHP's `serialize()`), or `laravel` (PHP's `serialize()` under
+    /// Laravel's cache key, milon/fuse's default store).
+    #[arg(
+        long,
+        env = "FUSE_PAYLOAD",
+        global = true,
+        value_parser = ["json", "php", "laravel"]
+    )]
+    payload: Option<String>,
+    /// What the Redis store reads: `written` (the default) or `auto`
+    /// (JSON and PHP's `serialize()` alike).
+    #[arg(
+        long,
+        env = "FUSE_PAYLOAD_READ",
+        global = true,
+        value_parser = ["written", "auto"]
+    )]
+    payload_read: Option<String>,
+    /// The Laravel application's Redis prefix (`REDIS_PREFIX`; default
+    /// `laravel_database_`; with `--payload laravel`).
+    #[arg(
+        long,
+        env = "FUSE_LARAVEL_REDIS_PREFIX",
+        value_name = "PREFIX",
+        global = true
+    )]
+    laravel_redis_prefix: Option<String>,
+    /// The Laravel application's cache prefix (`CACHE_PREFIX`; default
+    /// `laravel_cache_`; with `--payload laravel`).
+    #[arg(
+        long,
+        env = "FUSE_LARAVEL_CACHE_PREFIX",
+        value_name = "PREFIX",
+        global = true
+    )]
+    laravel_cache_prefix: Option<String>,
     /// The app piece of the keys.
     #[arg(long, env = "FUSE_APP", global = true)]
     app: Option<String>,
@@ -159,9 +212,18 @@ fn config(prefix: Option<&str>) -> Result<Config, String> {
 
 /// The store the circuits are in.
 fn open_store(cli: &Cli) -> Result<Arc<dyn Store>, StoreError> {
+    let mut options = StoreOptions::default();
+    options.payload = cli.payload.as_deref().and_then(PayloadKind::parse);
+    options.payload_read = cli.payload_read.as_deref().and_then(PayloadRead::parse);
+    options
+        .laravel_redis_prefix
+        .clone_from(&cli.laravel_redis_prefix);
+    options
+        .laravel_cache_prefix
+        .clone_from(&cli.laravel_cache_prefix);
     match (&cli.redis, &cli.database_url) {
-        (Some(url), _) => store::open(url),
-        (None, Some(url)) => store::open_with_table(url, cli.table.as_deref()),
+        (Some(url), _) => store::open_with(url, &options),
+        (None, Some(url)) => store::open_with(url, &options.with_table(cli.table.as_deref())),
         (None, None) => Err(StoreError::unreachable(
             "fuse",
             "give --redis, --database-url or --url",

@@ -12,12 +12,16 @@ use redis::{RedisError, Value};
 use super::link::Link;
 use crate::store::{KeyPage, StoreError};
 
-/// A page of the keys that start with `prefix`, from `after` (a cursor a
-/// page before gave), about `limit` of them: a page ends at `SCAN`'s step
-/// that reaches `limit`, so it may hold a few more.
+/// A page of the circuits' keys that start with `prefix`, from `after`
+/// (a cursor a page before gave), about `limit` of them: a page ends at
+/// `SCAN`'s step that reaches `limit`, so it may hold a few more. The
+/// store keeps each circuit under `layout` followed by its key (Laravel's
+/// prefixes, or nothing): the keys `SCAN`ned start with `layout` and
+/// `prefix`, and are handed back without `layout`.
 pub(super) async fn page(
     link: &Link,
     store: &str,
+    layout: &str,
     prefix: &str,
     after: Option<&str>,
     limit: usize,
@@ -28,8 +32,9 @@ pub(super) async fn page(
             format_args!("{after:?} is not a cursor of this store's key listing{why}"),
         )
     };
-    let scan = Scan::new(prefix, limit);
-    let (found, next) = match link {
+    let full = format!("{layout}{prefix}");
+    let scan = Scan::new(&full, limit);
+    let (mut found, next) = match link {
         Link::Cluster(cluster) => {
             let primaries = primaries(&mut cluster.clone())
                 .await
@@ -104,6 +109,9 @@ pub(super) async fn page(
             }
         }
     };
+    for key in &mut found {
+        key.drain(..layout.len());
+    }
     Ok(page_of(found, next))
 }
 

@@ -10,6 +10,11 @@
 //!   announcement is published and delivered by its key's shard alone,
 //!   never broadcast to every node.
 //!
+//! An announcement names a key as Redis holds it: a store that keeps
+//! circuits under a prefix (Laravel's cache) takes the announcements of
+//! its own keys alone, as its circuits' keys, and leaves the others
+//! (another store's on the same channel) alone, uncounted.
+//!
 //! Whenever a subscription begins again (the connection dropped, a slot
 //! moved to another node, the primary moved) the mirrors it covers are
 //! forgotten: announcements may have been missed. On a cluster that is
@@ -41,6 +46,7 @@ const RECHECK: Duration = Duration::from_secs(1);
 pub(super) async fn listen(
     client: redis::Client,
     channel: String,
+    prefix: Arc<str>,
     changes: Weak<Changes>,
     moved: impl Fn() -> bool,
 ) {
@@ -67,7 +73,7 @@ pub(super) async fn listen(
                 let Some(live) = changes.upgrade() else {
                     return;
                 };
-                live.tell_wire(message.get_payload_bytes(), |_| true);
+                live.tell_wire_under(message.get_payload_bytes(), &prefix, |_| true);
             }
             let Some(live) = changes.upgrade() else {
                 return;
@@ -96,6 +102,7 @@ async fn subscribe(
 pub(super) async fn listen_sentinel(
     sentinel: Arc<Sentinel>,
     channel: String,
+    prefix: Arc<str>,
     changes: Weak<Changes>,
 ) {
     let mut backoff = MIN_RELISTEN;
@@ -109,6 +116,7 @@ pub(super) async fn listen_sentinel(
             listen(
                 primary.client.clone(),
                 channel.clone(),
+                Arc::clone(&prefix),
                 changes.clone(),
                 elsewhere,
             )
@@ -177,10 +185,21 @@ struct News {
 /// Listens on a cluster (see the module docs): subscribes to the slot of
 /// every key a cached circuit watches, and again whenever a node drops
 /// the subscription.
-pub(super) async fn listen_cluster(nodes: Vec<String>, channel: String, changes: Weak<Changes>) {
+pub(super) async fn listen_cluster(
+    nodes: Vec<String>,
+    channel: String,
+    prefix: Arc<str>,
+    changes: Weak<Changes>,
+) {
+    // The slot of a circuit's key is its Redis key's.
+    let slot_of = {
+        let prefix = Arc::clone(&prefix);
+        move |key: &str| slot(&prefix, key)
+    };
     let news = Arc::new(Mutex::new(News::default()));
     let pushed = {
         let (news, changes) = (Arc::clone(&news), changes.clone());
+        let (prefix, slot_of) = (Arc::clone(&prefix), slot_of.clone());
         move |push: PushInfo| {
             let Some(live) = changes.upgrade() else {
                 return;
@@ -189,7 +208,7 @@ pub(super) async fn listen_cluster(nodes: Vec<String>, channel: String, changes:
                 (PushKind::SMessage, [Value::BulkString(channel), Value::BulkString(message)]) => {
                     // A sharded channel carries the keys of its own slot.
                     let slot = Slot::for_key(channel);
-                    live.tell_wire(message, |key| Slot::for_key(key) == slot);
+                    live.tell_wire_under(message, &prefix, |key| Slot::for_key(key) == slot);
                     return;
                 }
                 (PushKind::Disconnection, _) => {
@@ -201,7 +220,7 @@ pub(super) async fn listen_cluster(nodes: Vec<String>, channel: String, changes:
                     // its slot's mirrors knew may be older than what was
                     // missed. The channel is in its keys' slot.
                     let slot = Slot::for_key(name);
-                    live.lost_where(|key| Slot::for_key(key) == slot);
+                    live.lost_where(|key| slot_of(key) == slot);
                     return;
                 }
                 (PushKind::SUnsubscribe, [Value::BulkString(name), ..]) => {
@@ -237,10 +256,10 @@ pub(super) async fn listen_cluster(nodes: Vec<String>, channel: String, changes:
         for name in unsubscribed {
             if let Some(&slot) = channels.slot_of.get(&name) {
                 subscribed.remove(&slot);
-                live.lost_where(|key| Slot::for_key(key) == slot);
+                live.lost_where(|key| slot_of(key) == slot);
             }
         }
-        let wanted: HashSet<Slot> = live.keys().iter().map(Slot::for_key).collect();
+        let wanted: HashSet<Slot> = live.keys().iter().map(|key| slot_of(key)).collect();
         drop(live);
         let mut fresh = Vec::new();
         let mut failed = false;
@@ -265,7 +284,7 @@ pub(super) async fn listen_cluster(nodes: Vec<String>, channel: String, changes:
             return;
         };
         if !fresh.is_empty() {
-            live.lost_where(|key| fresh.contains(&Slot::for_key(key)));
+            live.lost_where(|key| fresh.contains(&slot_of(key)));
         }
         let wait = if failed {
             let wait = backoff;
@@ -278,6 +297,14 @@ pub(super) async fn listen_cluster(nodes: Vec<String>, channel: String, changes:
         // Woken by a new key or a node's news, or after `wait`.
         let _ = tokio::time::timeout(wait, live.wake.notified()).await;
     }
+}
+
+/// The slot of the Redis key of the circuit under `key`.
+fn slot(prefix: &str, key: &str) -> Slot {
+    if prefix.is_empty() {
+        return Slot::for_key(key);
+    }
+    Slot::for_key(format!("{prefix}{key}"))
 }
 
 fn lock(news: &Mutex<News>) -> std::sync::MutexGuard<'_, News> {

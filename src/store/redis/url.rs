@@ -153,7 +153,7 @@ fn encode(text: &str) -> String {
 
 /// `text` with its `%XX` escapes decoded (left as they are where they
 /// are not escapes, or not UTF-8).
-fn decode(text: &str) -> String {
+pub(super) fn decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
