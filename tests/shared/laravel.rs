@@ -6,8 +6,7 @@
 //! announcements of a Laravel key reach cached circuits. On one server
 //! (in database 1, Laravel's `REDIS_CACHE_DB`), on Sentinel's primary (in
 //! database 1 too) and on a cluster (in the key's slot). What the key
-//! holds (JSON, until PHP's `serialize()` is the codec's payload) is not
-//! asserted here.
+//! holds (PHP's `serialize()`) is `laravel_payload.rs`'s.
 
 use std::sync::Arc;
 use std::time::Duration;

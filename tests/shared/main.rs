@@ -43,6 +43,8 @@ mod hints;
 mod increments;
 #[cfg(feature = "redis")]
 mod laravel;
+#[cfg(feature = "redis")]
+mod laravel_payload;
 #[cfg(feature = "reqwest")]
 mod middleware;
 #[cfg(feature = "redis")]

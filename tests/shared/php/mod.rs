@@ -29,7 +29,6 @@ macro_rules! on_every_store {
 
             #[cfg(feature = "redis")]
             #[test]
-            #[ignore = "needs the Laravel cache codec"]
             fn on_laravel_s_cache_key() {
                 crate::php::target::run(crate::php::target::Kind::Laravel, super::$scenario);
             }
