@@ -41,7 +41,11 @@
 //! store or the API holds it) and how much of it is left (HALF-OPEN IN); a
 //! half-open circuit's, which opening it follows. `--json` adds
 //! `openings`, `open_for_ms` and `retry_at` (Unix seconds on a store, RFC
-//! 3339 from an admin API).
+//! 3339 from an admin API). An open circuit's FAILURES are those that
+//! opened it, as its payload keeps them; where the payload does not say
+//! when the opening ends (milon/fuse opened it), OPEN FOR and HALF-OPEN IN
+//! are this command's `FUSE_OPEN_DURATION`, marked `*` and said below the
+//! table (`open_for_assumed` in JSON).
 //!
 //! Under `FUSE_POLICY=rate` (or a rate circuit an admin API shows), a
 //! circuit's line ends with its window and rule, `rate 12/40 failed (30 %,

@@ -26,6 +26,10 @@ pub(crate) struct Row {
     /// How long this opening lasts (open only).
     pub(crate) open_for: Option<Duration>,
     pub(crate) half_open_in: Option<Duration>,
+    /// Whether `open_for` and `half_open_in` are assumed from this
+    /// process's open duration: the payload does not say when the opening
+    /// ends (a circuit milon/fuse opened).
+    pub(crate) assumed: bool,
     /// Under the `rate` policy: the window and the rule, said after the
     /// columns (`failures` is then the failed calls in the window).
     pub(crate) rate: Option<Window>,
@@ -71,6 +75,7 @@ impl Row {
             openings: view.openings,
             open_for: view.open_for_ms.map(Duration::from_millis),
             half_open_in: view.half_open_in_ms.map(Duration::from_millis),
+            assumed: view.open_for_assumed,
             rate,
             // An in-process circuit has no quorum, whatever its setting.
             quorum: Quorum::of(view.reporters, view.config.min_reporters).filter(|_| view.shared),
@@ -92,6 +97,9 @@ pub(crate) struct Output {
     header: bool,
     /// Keys listed as unreadable.
     unreadable: usize,
+    /// Whether a row's duration was assumed (marked `*`, said below the
+    /// table).
+    assumed: bool,
 }
 
 impl Output {
@@ -101,6 +109,7 @@ impl Output {
             out: io::stdout().lock(),
             header: false,
             unreadable: 0,
+            assumed: false,
         }
     }
 
@@ -119,14 +128,22 @@ impl Output {
             0 => "-".to_owned(),
             n => format!("#{n}"),
         };
+        // A duration the payload does not carry is marked, and said
+        // below the table.
+        let mark = if row.assumed && row.open_for.is_some() {
+            self.assumed = true;
+            "*"
+        } else {
+            ""
+        };
         self.line([
             &printable(&row.key),
             &printable(&row.state),
             &failures,
             &probes,
             &opening,
-            &seconds(row.open_for),
-            &seconds(row.half_open_in),
+            &format!("{}{mark}", seconds(row.open_for)),
+            &format!("{}{mark}", seconds(row.half_open_in)),
         ])?;
         // On the row's line, after its columns: a count circuit's line
         // without a quorum is as it always was.
@@ -191,6 +208,14 @@ impl Output {
     /// keys were listed as unreadable.
     pub(crate) fn finish(mut self) -> io::Result<usize> {
         self.header()?;
+        if self.assumed {
+            writeln!(
+                self.out,
+                "* assumed from this process's open duration (FUSE_OPEN_DURATION): \
+                 the circuit's payload does not say when its opening ends (milon/fuse \
+                 opened it)"
+            )?;
+        }
         self.out.flush()?;
         Ok(self.unreadable)
     }

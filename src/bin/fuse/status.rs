@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use fuse_breaker::store::{Store, snapshot_of};
+use fuse_breaker::store::{Held, Store, inspect};
 use fuse_breaker::{Config, Fuse, Snapshot, State};
 
 use crate::output::{Output, Quorum, Row, failed, written};
@@ -18,10 +18,12 @@ use crate::text::{hex, printable, printable_bytes};
 /// How many keys one page of the store's listing asks for.
 const PAGE: usize = 1000;
 
-/// One circuit: the key and its snapshot at the store's `now`.
+/// One circuit: the key, its snapshot at the store's `now`, and what its
+/// payload holds besides.
 struct Line {
     key: String,
     snapshot: Snapshot,
+    held: Held,
     now: Duration,
 }
 
@@ -45,6 +47,16 @@ impl Line {
         Some(self.retry_at(config)?.saturating_sub(self.now))
     }
 
+    /// The failures the row shows: the window's while closed, those that
+    /// opened it while open (milon/fuse keeps its opening's).
+    fn failures(&self) -> &[Duration] {
+        if self.snapshot.state == State::Open {
+            &self.held.opening_failures
+        } else {
+            &self.snapshot.failures
+        }
+    }
+
     fn row(&self, config: &Config) -> Row {
         let rate = Window::of_snapshot(&self.snapshot, config);
         Row {
@@ -52,11 +64,12 @@ impl Line {
             state: self.snapshot.state.as_str().to_owned(),
             failures: rate
                 .as_ref()
-                .map_or(self.snapshot.failures.len(), |rate| failed(rate.failed)),
+                .map_or(self.failures().len(), |rate| failed(rate.failed)),
             probes: (self.snapshot.half_open_inflight, config.half_open_probes()),
             openings: self.snapshot.openings,
             open_for: self.open_for(config),
             half_open_in: self.half_open_in(config),
+            assumed: self.held.open_for_assumed,
             rate,
             quorum: Quorum::of(self.snapshot.reporters, config.min_reporters()),
         }
@@ -68,8 +81,8 @@ impl Line {
         let mut json = serde_json::json!({
             "key": self.key,
             "state": self.snapshot.state.as_str(),
-            "failures": self.snapshot.failures.len(),
-            "failures_at": self.snapshot.failures.iter().map(Duration::as_secs_f64).collect::<Vec<_>>(),
+            "failures": self.failures().len(),
+            "failures_at": self.failures().iter().map(Duration::as_secs_f64).collect::<Vec<_>>(),
             "half_open_inflight": self.snapshot.half_open_inflight,
             "half_open_successes": self.snapshot.half_open_successes,
             "half_open_probes": config.half_open_probes(),
@@ -77,6 +90,7 @@ impl Line {
             "half_open_in_ms": self.half_open_in(config).map(|left| left.as_millis()),
             "openings": self.snapshot.openings,
             "open_for_ms": self.open_for(config).map(|open_for| open_for.as_millis()),
+            "open_for_assumed": self.held.open_for_assumed,
             "retry_at": self.retry_at(config).map(|at| at.as_secs_f64()),
             "policy": config.policy().as_str(),
             "reporters": self.snapshot.reporters,
@@ -112,15 +126,24 @@ pub(crate) async fn one(
     out: &mut Output,
 ) -> Result<(), String> {
     let now = store.load(&key).await.map_err(|err| err.to_string())?.now;
-    let snapshot = match snapshot_of(&**store, &key, config)
+    let (snapshot, held) = match inspect(&**store, &key, config)
         .await
         .map_err(|err| err.to_string())?
     {
-        Some(snapshot) => snapshot,
+        Some(read) => read,
         // What an absent key reads as: a fresh closed circuit.
-        None => Fuse::new("absent", config.clone()).snapshot(),
+        None => (
+            Fuse::new("absent", config.clone()).snapshot(),
+            Held::default(),
+        ),
     };
-    Line { key, snapshot, now }.show(config, out)
+    Line {
+        key,
+        snapshot,
+        held,
+        now,
+    }
+    .show(config, out)
 }
 
 /// Every key under `prefix`, sorted, each circuit read in turn.
@@ -157,8 +180,14 @@ pub(crate) async fn all(
                 continue;
             }
         };
-        match snapshot_of(&**store, &key, config).await {
-            Ok(Some(snapshot)) => Line { key, snapshot, now }.show(config, out)?,
+        match inspect(&**store, &key, config).await {
+            Ok(Some((snapshot, held))) => Line {
+                key,
+                snapshot,
+                held,
+                now,
+            }
+            .show(config, out)?,
             // Expired since it was listed.
             Ok(None) => {}
             // An answer about this key (a payload that is no circuit, a
