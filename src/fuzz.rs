@@ -9,7 +9,9 @@
 //!   where its circuit starts is in `start.rs`, its configurations and
 //!   clock steps in `setup.rs`;
 //! - [`config`] (`builder.rs`): the configuration builder against SPEC §2
-//!   and §10.
+//!   and §10;
+//! - [`payload()`] (`payload.rs`, feature `store`): what a store holds
+//!   under a key, in either encoding, read as a circuit and written back.
 //!
 //! This file holds the byte reader they share.
 
@@ -18,11 +20,15 @@
 
 mod builder;
 mod differential;
+#[cfg(feature = "store")]
+mod payload;
 mod setup;
 mod start;
 
 pub use builder::config;
 pub use differential::{differential, models};
+#[cfg(feature = "store")]
+pub use payload::payload;
 
 /// Reads bytes as they are needed; zeros once they run out.
 struct Bytes<'a>(&'a [u8]);

@@ -59,7 +59,7 @@ mod memory;
 mod mirror;
 mod open;
 mod options;
-mod payload;
+pub(crate) mod payload;
 mod permit;
 mod quorum;
 mod refresh;
