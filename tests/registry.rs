@@ -78,7 +78,7 @@ fn invalid_overrides_are_refused_with_the_setting_name() {
         .overrides(
             "billing",
             Overrides {
-                key_prefix: Some("a:b".into()),
+                key_prefix: Some(String::new()),
                 ..Overrides::default()
             },
         )
