@@ -14,7 +14,12 @@
 //!   each success is counted in the process's batch (to be sent with the
 //!   next round trip, at least once per staleness) rather than nowhere;
 //! - `baseline/ready_future`: polling a ready future, the floor of any
-//!   asynchronous call here.
+//!   asynchronous call here;
+//! - `strict_payload/json` and `strict_payload/php`: a strict circuit on a
+//!   `MemoryStore`, a failure then a success (each verdict reads the
+//!   payload and writes it back), with the payload in JSON and in PHP's
+//!   `serialize()` (Laravel's cache): what the encoding costs a call that
+//!   writes.
 
 use std::future::{Future, ready};
 use std::hint::black_box;
@@ -24,7 +29,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use criterion::Criterion;
-use fuse_breaker::store::{MemoryStore, SharedFuse};
+use fuse_breaker::store::{Codec, Encoding, MemoryStore, SharedFuse};
 use fuse_breaker::{Config, Fuse, Policy};
 
 /// Polls `future` once where it is (as an executor polls a task's future
@@ -96,6 +101,21 @@ fn main() {
     group.bench_function("baseline/ready_future", |b| {
         b.iter(|| black_box(poll_once(&mut ready(black_box(1u64)), &mut cx)));
     });
+    group.finish();
+
+    let mut group = criterion.benchmark_group("strict_payload");
+    for (name, encoding) in [("json", Encoding::Json), ("php", Encoding::Php)] {
+        let store = MemoryStore::new().with_codec(Codec::new(encoding));
+        let strict = SharedFuse::builder("bench-strict", Arc::new(store)).build();
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                futures::executor::block_on(async {
+                    strict.try_acquire().await.unwrap().failure().await.unwrap();
+                    black_box(strict.try_acquire().await.unwrap().success().await.is_ok())
+                })
+            });
+        });
+    }
     group.finish();
     criterion.final_summary();
 }
