@@ -166,6 +166,9 @@ final class DatabaseStore implements Store
         $select = $this->pdo->prepare("SELECT payload, expires_at FROM {$this->table} WHERE \"key\" = ? LIMIT 1");
         $select->execute([$key]);
         $row = $select->fetch(PDO::FETCH_ASSOC);
+        // Ends the read (an open cursor holds SQLite's read snapshot, and
+        // a write after it would then fail at once as busy).
+        $select->closeCursor();
         if ($row === false) {
             return null;
         }
@@ -185,7 +188,9 @@ final class DatabaseStore implements Store
         // Laravel's updateOrInsert: look, then update or insert (no lock).
         $exists = $this->pdo->prepare("SELECT 1 FROM {$this->table} WHERE \"key\" = ?");
         $exists->execute([$key]);
-        if ($exists->fetchColumn() === false) {
+        $found = $exists->fetchColumn();
+        $exists->closeCursor();
+        if ($found === false) {
             $this->pdo->prepare("INSERT INTO {$this->table} (\"key\", payload, expires_at) VALUES (?, ?, ?)")
                 ->execute([$key, $payload, $expires]);
         } else {
@@ -206,7 +211,9 @@ function pdo_connect(string $url): PDO
     $options = [PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION];
     if (str_starts_with($url, 'sqlite:')) {
         $path = preg_replace('#^sqlite:(//)?#', '', explode('?', $url, 2)[0]);
-        return new PDO("sqlite:$path", null, null, $options);
+        // Wait for another process's write lock, as Laravel's SQLite
+        // connection does with its busy timeout (the crate waits 5 s too).
+        return new PDO("sqlite:$path", null, null, $options + [PDO::ATTR_TIMEOUT => 5]);
     }
     $parts = parse_url($url);
     if ($parts === false || !isset($parts['host'])) {
