@@ -6,6 +6,7 @@
 //! `rate_page`, openings in `opening_page`).
 #![cfg(feature = "admin")]
 
+mod access;
 mod api;
 mod browser;
 mod cdp;
@@ -18,6 +19,7 @@ mod rate_page;
 mod shared;
 #[cfg(feature = "store")]
 mod stores;
+mod views;
 
 use std::net::SocketAddr;
 
