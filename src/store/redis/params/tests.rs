@@ -112,6 +112,8 @@ fn a_password_may_hold_what_starts_a_query() {
     );
 }
 
+use std::fmt::Write as _;
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2_000))]
 
@@ -130,17 +132,17 @@ proptest::proptest! {
         let mut values = Vec::new();
         for (name, value, encoded) in &pairs {
             let value = if *encoded {
-                value
-                    .bytes()
-                    .map(|b| format!("%{b:02X}"))
-                    .collect::<String>()
+                value.bytes().fold(String::new(), |mut text, b| {
+                    let _ = write!(text, "%{b:02X}");
+                    text
+                })
             } else {
                 value.replace(['&', '#'], "")
             };
             if !query.is_empty() {
                 query.push('&');
             }
-            query.push_str(&format!("{name}={value}"));
+            let _ = write!(query, "{name}={value}");
             values.push(value);
         }
         let url = format!("redis://127.0.0.1:6379/1?{query}");
