@@ -4,7 +4,10 @@
 //! `redis://127.0.0.1:6379/1?payload=laravel&laravel_cache_prefix=shop_cache_`.
 //!
 //! Values are percent-decoded (`%2F`); an `@` in one must be (`%40`): a
-//! URL's user and password run to its last `@`. On one server the `redis`
+//! URL's user and password run to its last `@`. A URL with a `?` before
+//! that `@` is ambiguous (a password holding a `?`, or a value an `@`):
+//! its refusals then name no parameter it holds, since what reads as one
+//! may be part of a password. On one server the `redis`
 //! crate's own parameters are left in the URL for it (`protocol`; and
 //! `db`, `user`, `pass` for a Unix socket); any other parameter is an
 //! error naming it (a cluster's or Sentinel's URL takes the store's alone).
@@ -40,13 +43,20 @@ pub(super) fn split(url: &str) -> Result<(String, StoreOptions), String> {
     // A parameter of ours before that `@` has an `@` in its value: the
     // URL would be misread (its host taken for a password).
     let held = &url[..after];
-    if let Some(name) = OURS
-        .iter()
-        .find(|name| held.contains(&format!("?{name}=")) || held.contains(&format!("&{name}=")))
-    {
+    let start = url.find("://").map_or(0, |at| at + 3);
+    let ambiguous = after > start && held[start..].contains('?');
+    // Nor does a parameter of ours start (`&name=`) between that `@` and
+    // the query read after it: its `?` came before the `@`.
+    let between = &url[after..];
+    let between = &between[..between.find(['?', '#']).unwrap_or(between.len())];
+    if let Some(name) = OURS.iter().find(|name| {
+        held.contains(&format!("?{name}="))
+            || held.contains(&format!("&{name}="))
+            || (ambiguous && between.contains(&format!("&{name}=")))
+    }) {
         return Err(format!(
-            "its parameter {name} holds an `@`: write it %40 (a URL's user and password \
-             run to its last `@`)"
+            "its parameter {name} is on the wrong side of an `@`: write a value's `@` %40 \
+             (a URL's user and password run to its last `@`)"
         ));
     }
     let Some(query) = url[after..].find('?').map(|at| after + at) else {
@@ -67,15 +77,17 @@ pub(super) fn split(url: &str) -> Result<(String, StoreOptions), String> {
                 kept.push(piece);
                 continue;
             }
-            return Err(unknown(&name, known));
+            return Err(unknown((!ambiguous).then_some(name.as_str()), known));
         }
         let value = decode(value);
+        // What an ambiguous URL reads as a value may be a password's.
+        let shown = if ambiguous { "…" } else { value.as_str() };
         let twice = || format!("its parameter {name} is given twice");
         match name.as_str() {
             "payload" => {
                 let payload = PayloadKind::parse(&value).ok_or_else(|| {
                     format!(
-                        "its parameter payload={value:?} is none of the payloads ({})",
+                        "its parameter payload={shown:?} is none of the payloads ({})",
                         PayloadKind::CHOICES
                     )
                 })?;
@@ -86,7 +98,7 @@ pub(super) fn split(url: &str) -> Result<(String, StoreOptions), String> {
             "payload_read" => {
                 let read = PayloadRead::parse(&value).ok_or_else(|| {
                     format!(
-                        "its parameter payload_read={value:?} is none of {}",
+                        "its parameter payload_read={shown:?} is none of {}",
                         PayloadRead::CHOICES
                     )
                 })?;
@@ -116,13 +128,20 @@ pub(super) fn split(url: &str) -> Result<(String, StoreOptions), String> {
 }
 
 /// The error of a parameter that is neither the store's nor the `redis`
-/// crate's (`known`): its name (never its value, which may be a secret).
-fn unknown(name: &str, known: &[&str]) -> String {
-    let shown: String = name.chars().take(64).collect();
-    let mut reason = format!(
-        "its parameter {shown:?} is not one of the store's ({})",
-        OURS.join(", ")
-    );
+/// crate's (`known`): its name if it may be shown (never its value, which
+/// may be a secret; nor the name of an ambiguous URL, which may be one).
+fn unknown(name: Option<&str>, known: &[&str]) -> String {
+    let mut reason = match name {
+        Some(name) => {
+            let shown: String = name.chars().take(64).collect();
+            format!("its parameter {shown:?}")
+        }
+        None => String::from(
+            "a parameter after its last `@` (not shown: with a `?` before that `@`, \
+             it may be part of a password; write a password's `?` %3F, a value's `@` %40)",
+        ),
+    };
+    reason = format!("{reason} is not one of the store's ({})", OURS.join(", "));
     if !known.is_empty() {
         reason = format!("{reason} nor the redis crate's ({})", known.join(", "));
     }

@@ -90,7 +90,14 @@ fn a_wrong_parameter_is_named_and_no_secret_is_quoted() {
             "\"paylod\" is not one of the store's",
         ),
         ("redis://h:1/1?db=2", "\"db\" is not one of the store's"),
-        ("redis://h:1/1?laravel_cache_prefix=a@b", "holds an `@`"),
+        (
+            "redis://h:1/1?laravel_cache_prefix=a@b",
+            "laravel_cache_prefix is on the wrong side of an `@`",
+        ),
+        (
+            "redis+unix:///run/r.sock?pass=p@ss&payload=laravel",
+            "payload is on the wrong side of an `@`",
+        ),
     ] {
         let err = split(url).unwrap_err();
         assert!(err.contains(says), "{url}: {err}");
@@ -110,6 +117,24 @@ fn a_password_may_hold_what_starts_a_query() {
         (rest.as_str(), given),
         ("redis://:hun?ter2@h:1/1", StoreOptions::default())
     );
+}
+
+#[test]
+fn an_ambiguous_url_names_nothing_it_holds() {
+    // A `?` before the last `@`: what follows that `@` may be a password's.
+    for (url, hidden) in [
+        ("redis+unix:///run/r.sock?pass=@?Secretive99", "Secretive99"),
+        ("redis://:pa?ss@h:1/1?Secretive99=1", "Secretive99"),
+        ("redis://:pa?ss@h:1/1?payload=Secretive99", "Secretive99"),
+        ("redis://:pa?ss@h:1/1?payload_read=Secretive99", "Secretive99"),
+    ] {
+        let err = split(url).unwrap_err();
+        assert!(err.contains("is not one of") || err.contains("is none of"), "{url}: {err}");
+        assert!(!err.contains(hidden), "{url}: {err}");
+    }
+    // Unambiguous, a wrong name is named.
+    let err = split("redis+unix:///run/r.sock?pass=p%40ss&Wrong=1").unwrap_err();
+    assert!(err.contains("\"Wrong\""), "{err}");
 }
 
 use std::fmt::Write as _;
