@@ -65,7 +65,7 @@ pub fn config(data: &[u8]) {
         ),
         (
             "key_prefix",
-            !prefix.is_empty() && !prefix.contains(':') && !prefix.chars().any(char::is_control),
+            !prefix.is_empty() && !prefix.chars().any(char::is_control),
         ),
     ])
     .find(|(_, ok)| !ok)

@@ -26,6 +26,22 @@ proptest! {
     }
 }
 
+/// Inputs the `config` target found: a key prefix holding a `:` (valid,
+/// SPEC §2) once taken for one the builder must refuse.
+#[test]
+fn config_findings() {
+    let mut colon = vec![255_u8; 67];
+    colon[15] = 247;
+    colon[19] = 35;
+    colon[24] = 205;
+    colon[35..49].fill(0);
+    colon[41] = 22;
+    colon[44] = 96;
+    colon[49] = 58;
+    colon[66] = 10;
+    super::config(&colon);
+}
+
 /// Payloads the `payload` target starts from: milon/fuse's and this
 /// crate's, in both encodings.
 #[cfg(feature = "store")]

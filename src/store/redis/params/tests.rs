@@ -126,10 +126,16 @@ fn an_ambiguous_url_names_nothing_it_holds() {
         ("redis+unix:///run/r.sock?pass=@?Secretive99", "Secretive99"),
         ("redis://:pa?ss@h:1/1?Secretive99=1", "Secretive99"),
         ("redis://:pa?ss@h:1/1?payload=Secretive99", "Secretive99"),
-        ("redis://:pa?ss@h:1/1?payload_read=Secretive99", "Secretive99"),
+        (
+            "redis://:pa?ss@h:1/1?payload_read=Secretive99",
+            "Secretive99",
+        ),
     ] {
         let err = split(url).unwrap_err();
-        assert!(err.contains("is not one of") || err.contains("is none of"), "{url}: {err}");
+        assert!(
+            err.contains("is not one of") || err.contains("is none of"),
+            "{url}: {err}"
+        );
         assert!(!err.contains(hidden), "{url}: {err}");
     }
     // Unambiguous, a wrong name is named.
