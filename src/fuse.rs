@@ -253,7 +253,11 @@ impl Fuse {
     /// ```
     #[cfg(feature = "metrics")]
     pub fn publish_metrics(&self) {
-        crate::telemetry::publish(self);
+        let telemetry = self.telemetry();
+        telemetry.publish();
+        if self.config().policy() == crate::Policy::Rate {
+            telemetry.window(&self.snapshot());
+        }
     }
 
     /// Opens the circuit now, whatever its state; after the open duration

@@ -148,24 +148,6 @@ pub(crate) fn conclude(permit: OwnedPermit, verdict: Verdict, hint: Hint) {
     }
 }
 
-/// [`conclude`] for a permit of the shared circuit `key`.
-#[cfg(feature = "store")]
-pub(crate) fn conclude_shared<'a>(
-    permit: crate::store::SharedPermit<'a>,
-    verdict: Verdict,
-    hint: Hint,
-    key: &str,
-) -> crate::store::Conclusion<'a> {
-    match (verdict, hint) {
-        (Verdict::Failure, Hint::After(after)) => permit.failure_retry_after(after),
-        (_, Hint::Malformed(header)) => {
-            malformed(key, header);
-            permit.conclude(verdict)
-        }
-        _ => permit.conclude(verdict),
-    }
-}
-
 /// Reports a hint of the circuit `key` that could not be read from
 /// `header`: the `fuse_hints_malformed_total` counter (feature `metrics`)
 /// and a DEBUG event (feature `tracing`).

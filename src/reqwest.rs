@@ -329,7 +329,7 @@ impl Middleware for FuseMiddleware {
                 // circuit's listeners; the response is the caller's all
                 // the same.
                 let (verdict, hint) = judge(&outcome, fuse.config());
-                let _ = hint::conclude_shared(permit, verdict, hint, fuse.key()).await;
+                let _ = permit.conclude_hinted(verdict, hint).await;
                 outcome
             }
         }

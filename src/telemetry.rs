@@ -39,7 +39,6 @@ use metrics::{Counter, Gauge, counter, gauge};
 
 use crate::events::Listener;
 use crate::lanes::Count;
-use crate::policy::Policy;
 use crate::snapshot::{Snapshot, State};
 use crate::transition::Transition;
 
@@ -91,16 +90,6 @@ pub(crate) struct Telemetry {
     admitted: Count,
     handles: OnceLock<Handles>,
     window: OnceLock<WindowGauges>,
-}
-
-/// Publishes what `fuse` keeps to itself: its admission count, and under
-/// the `rate` policy its window (see the module's table).
-pub(crate) fn publish(fuse: &crate::Fuse) {
-    let telemetry = fuse.telemetry();
-    telemetry.publish();
-    if fuse.config().policy() == Policy::Rate {
-        telemetry.window(&fuse.snapshot());
-    }
 }
 
 impl Telemetry {
@@ -252,6 +241,7 @@ mod tests {
     use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 
     use super::*;
+    use crate::Policy;
 
     /// The gauges of `fuse:search` now, by name (a snapshot of the
     /// debugging recorder sets every gauge back to zero: take one).
@@ -329,7 +319,7 @@ mod tests {
         metrics::with_local_recorder(&recorder, || {
             let fuse = crate::Fuse::new("search", crate::Config::default());
             fuse.try_acquire().unwrap().failure();
-            publish(&fuse);
+            fuse.publish_metrics();
             fuse.force_open();
         });
         let seen = gauges(&snapshotter);
@@ -349,7 +339,7 @@ mod tests {
                 .build()
                 .unwrap();
             let fuse = crate::Fuse::new("search", rate);
-            publish(&fuse);
+            fuse.publish_metrics();
         });
         // A new circuit's window is empty.
         let seen = gauges(&snapshotter);

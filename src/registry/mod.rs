@@ -217,7 +217,7 @@ impl Registry {
         let mut listed: Vec<Arc<Fuse>> = each_circuit(&circuits).cloned().collect();
         #[cfg(feature = "metrics")]
         for fuse in &listed {
-            crate::telemetry::publish(fuse);
+            fuse.publish_metrics();
         }
         listed.sort_unstable_by(|a, b| a.key().cmp(b.key()));
         listed

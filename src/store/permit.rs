@@ -228,6 +228,30 @@ impl<'a> SharedPermit<'a> {
     }
 }
 
+/// What the tower layer and the reqwest middleware end a permit with.
+#[cfg(any(feature = "tower", feature = "reqwest"))]
+impl<'a> SharedPermit<'a> {
+    /// Ends the permit with `verdict` and the call's `hint`: a counted
+    /// failure with a hint goes to [`failure_retry_after`](Self::failure_retry_after);
+    /// a malformed hint is reported against the circuit and otherwise
+    /// ignored.
+    pub(crate) fn conclude_hinted(
+        self,
+        verdict: Verdict,
+        hint: crate::hint::Hint,
+    ) -> Conclusion<'a> {
+        use crate::hint::Hint;
+        match (verdict, hint) {
+            (Verdict::Failure, Hint::After(after)) => self.failure_retry_after(after),
+            (_, Hint::Malformed(header)) => {
+                crate::hint::malformed(self.fuse.key(), header);
+                self.conclude(verdict)
+            }
+            _ => self.conclude(verdict),
+        }
+    }
+}
+
 impl fmt::Debug for SharedPermit<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let from = match &self.grantor {

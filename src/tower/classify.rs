@@ -165,15 +165,13 @@ impl Classification {
         hint::conclude(permit, self.verdict, self.hint);
     }
 
-    /// Ends `permit`, of the shared circuit `key`, with this verdict and
-    /// hint.
+    /// Ends the shared `permit` with this verdict and hint.
     #[cfg(feature = "store")]
-    pub(super) fn conclude_shared<'a>(
+    pub(super) fn conclude_shared(
         self,
-        permit: crate::store::SharedPermit<'a>,
-        key: &str,
-    ) -> crate::store::Conclusion<'a> {
-        hint::conclude_shared(permit, self.verdict, self.hint, key)
+        permit: crate::store::SharedPermit<'_>,
+    ) -> crate::store::Conclusion<'_> {
+        permit.conclude_hinted(self.verdict, self.hint)
     }
 }
 

@@ -153,7 +153,7 @@ where
                         })
                         .await;
                         // As below: a lost verdict is the listeners' news.
-                        let _ = classification.conclude_shared(permit, fuse.key()).await;
+                        let _ = classification.conclude_shared(permit).await;
                         return;
                     }
                 },
@@ -161,7 +161,7 @@ where
             };
             // A verdict the store could not take is reported to the
             // circuit's listeners; the caller gets the call's own result.
-            let _ = classification.conclude_shared(permit, fuse.key()).await;
+            let _ = classification.conclude_shared(permit).await;
             shared.deliver(Delivered::Done(outcome));
         });
         SharedResponseFuture {
