@@ -174,3 +174,13 @@ impl Cache {
         }
     }
 }
+
+impl super::changes::Watcher for Cache {
+    fn announced(self: Arc<Self>) {
+        Cache::announced(&self);
+    }
+
+    fn forget(&self) {
+        Cache::forget(self);
+    }
+}

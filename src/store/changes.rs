@@ -9,7 +9,13 @@ use std::sync::{Arc, Mutex, Weak};
 #[cfg(any(feature = "redis", feature = "sql"))]
 use std::time::Duration;
 
-use super::cache::Cache;
+/// What watches a key for announcements: a cached circuit's cache.
+pub(crate) trait Watcher: Send + Sync {
+    /// The key was announced: read it again.
+    fn announced(self: Arc<Self>);
+    /// Announcements of the key may have been missed: forget what was read.
+    fn forget(&self);
+}
 
 /// Where a store hands this process the changes other processes announced
 /// (a key written, with the store's time of the write): every cached
@@ -66,7 +72,7 @@ pub struct Changes {
 
 #[derive(Default)]
 struct Watchers {
-    by_key: HashMap<String, Vec<Weak<Cache>>>,
+    by_key: HashMap<String, Vec<Weak<dyn Watcher>>>,
     /// How many keys the map held after its last sweep of dropped
     /// circuits: the next sweep comes when it has doubled.
     swept: usize,
@@ -176,7 +182,7 @@ impl Changes {
     /// fuse_breaker::store::Changes::new().lost();
     /// ```
     pub fn lost(&self) {
-        let all: Vec<Arc<Cache>> = self
+        let all: Vec<Arc<dyn Watcher>> = self
             .lock()
             .by_key
             .values()
@@ -192,7 +198,7 @@ impl Changes {
     /// (announcements on those keys may have been missed).
     #[cfg(feature = "redis")]
     pub(crate) fn lost_where(&self, which: impl Fn(&str) -> bool) {
-        let picked: Vec<Arc<Cache>> = self
+        let picked: Vec<Arc<dyn Watcher>> = self
             .lock()
             .by_key
             .iter()
@@ -233,7 +239,7 @@ impl Changes {
     }
 
     /// The live circuits watching `key`.
-    fn watching(&self, key: &str) -> Vec<Arc<Cache>> {
+    fn watching(&self, key: &str) -> Vec<Arc<dyn Watcher>> {
         self.lock()
             .by_key
             .get(key)
@@ -241,12 +247,13 @@ impl Changes {
             .unwrap_or_default()
     }
 
-    /// `cache` watches `key` until it is dropped.
-    pub(crate) fn watch(&self, key: &str, cache: &Arc<Cache>) {
+    /// `watcher` watches `key` until it is dropped.
+    pub(crate) fn watch<W: Watcher + 'static>(&self, key: &str, watcher: &Arc<W>) {
+        let watcher: Weak<dyn Watcher> = Arc::downgrade(watcher) as Weak<dyn Watcher>;
         let mut watchers = self.lock();
         let caches = watchers.by_key.entry(key.to_owned()).or_default();
         caches.retain(|cache| cache.strong_count() > 0);
-        caches.push(Arc::downgrade(cache));
+        caches.push(watcher);
         if watchers.by_key.len() >= 2 * watchers.swept.max(16) {
             // Circuits come and go (a registry evicts them): sweep the
             // keys no live circuit watches, amortised over the insertions.
@@ -373,6 +380,7 @@ where
 #[cfg(all(test, any(feature = "redis", feature = "sql")))]
 mod tests {
     use super::*;
+    use crate::store::cache::Cache;
     use std::sync::atomic::AtomicUsize;
 
     #[test]
