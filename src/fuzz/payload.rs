@@ -6,7 +6,7 @@
 //! readers refuse).
 
 use super::Bytes;
-use crate::store::payload::{self, Fresh};
+use crate::store::model::payload::{self, Fresh};
 use crate::store::{Codec, Encoding};
 
 /// Reads `data` (after a byte choosing what the reader accepts, and the

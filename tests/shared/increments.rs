@@ -4,7 +4,7 @@
 //! store the
 //! machine has (each a store of its own, on its own clock): the store
 //! applies exactly [`Increment::apply`] (the rule the model pins, see
-//! `src/store/increment_tests.rs`) on random payloads, and many processes'
+//! `src/store/model/increment/tests.rs`) on random payloads, and many processes'
 //! concurrent successes all count, one round trip each, with no
 //! compare-and-set to lose.
 

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::Store;
-use super::shared::SharedFuse;
+use super::circuit::shared::SharedFuse;
 use crate::config::Config;
 use crate::events::Listener;
 use crate::fallback::Fallback;

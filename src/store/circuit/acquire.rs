@@ -1,0 +1,149 @@
+//! Admission to a shared circuit: from the quiet mirror inline, from the
+//! mirror, from the store, or, while the store does not answer, from the
+//! fallback.
+
+use crate::config::nanos;
+use crate::error::OpenError;
+use crate::fallback::Fallback;
+use crate::random;
+use crate::store::backend::error::{Refusal, StoreError};
+use crate::store::circuit::future::Admission;
+use crate::store::circuit::permit::{Grantor, SharedPermit};
+use crate::store::circuit::shared::SharedFuse;
+use crate::store::model::stored::{At, Entry};
+
+impl SharedFuse {
+    /// A permit for one call, or the reason there is none. One round trip
+    /// to the store for a closed circuit; two when the admission changes
+    /// the circuit (the move to half-open, a probe slot). While the store
+    /// does not answer, the [`Fallback`] decides.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let permit = fuse.try_acquire().await?;
+    /// permit.success().await?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    #[inline]
+    pub fn try_acquire(&self) -> Admission<'_> {
+        // The common case inline: a quiet mirror's closed permit.
+        if !self.health.maybe_down()
+            && let Some(ticket) = self.quiet_ticket()
+        {
+            return Admission::granted(self, ticket);
+        }
+        self.try_acquire_slow()
+    }
+
+    /// Admission when the quiet mirror does not decide it.
+    #[inline(never)]
+    fn try_acquire_slow(&self) -> Admission<'_> {
+        if let Some(error) = self.health.still_down() {
+            return Admission::ready(self.fall_back(error));
+        }
+        if let Some(ticket) = self.quiet_ticket() {
+            return Admission::granted(self, ticket);
+        }
+        if let Some(entry) =
+            self.by_mirror(|mirror, staleness| mirror.admit(&self.config, staleness))
+        {
+            return Admission::ready(self.entry(entry));
+        }
+        Admission::asking(self.acquire_asking())
+    }
+
+    /// Admission that asks the store. In cached mode, a mirror too old to
+    /// decide is read again first, once for every call that finds it so
+    /// (the calls that find a read under way wait for it), and decides if
+    /// it can.
+    async fn acquire_asking(&self) -> Result<SharedPermit<'_>, Refusal> {
+        if let Some(cache) = &self.cache
+            && !cache.fresh()
+        {
+            let read = cache
+                .refresh()
+                .read_if_stale(|| cache.fresh(), || self.read_mirror())
+                .await;
+            match read {
+                Ok(()) => {}
+                Err(error) if error.is_unreachable() => return self.fall_back(error),
+                Err(error) => return Err(Refusal::Store(error)),
+            }
+            if let Some(ticket) = self.quiet_ticket() {
+                return self.entry(Entry::Granted(ticket));
+            }
+            if let Some(entry) =
+                self.by_mirror(|mirror, staleness| mirror.admit(&self.config, staleness))
+            {
+                return self.entry(entry);
+            }
+        }
+        match self.round_trip(self.acquire_from_store()).await {
+            Ok(entry) => self.entry(entry),
+            Err(error) if error.is_unreachable() => self.fall_back(error),
+            Err(error) => Err(Refusal::Store(error)),
+        }
+    }
+
+    /// Reads the key into the mirror: a step that decides nothing (under
+    /// `rate` it sends the batched successes), unless the store is still
+    /// thought down.
+    async fn read_mirror(&self) -> Result<(), StoreError> {
+        if let Some(error) = self.health.still_down() {
+            return Err(error);
+        }
+        self.round_trip(self.step(None, |_, _| false)).await?;
+        Ok(())
+    }
+
+    async fn acquire_from_store(&self) -> Result<Entry, StoreError> {
+        let lease = nanos(self.lease);
+        let mut entry = None;
+        self.step(None, |stored, now| {
+            let at = At {
+                now,
+                lease,
+                lease_id: random::next(),
+                generation: random::next(),
+            };
+            let (granted, changed) = stored.acquire(&self.config, at);
+            entry = Some(granted);
+            changed
+        })
+        .await?;
+        // `step` runs the closure at least once before it returns `Ok`.
+        Ok(entry.unwrap_or(Entry::Rejected { retry_after: 0 }))
+    }
+
+    /// The permit or the rejection the store's circuit (or its mirror)
+    /// decided.
+    fn entry(&self, entry: Entry) -> Result<SharedPermit<'_>, Refusal> {
+        match entry {
+            Entry::Granted(ticket) => Ok(SharedPermit::new(self, Grantor::Store(ticket))),
+            Entry::Rejected { retry_after } => Err(Refusal::Open(self.rejection(retry_after))),
+        }
+    }
+
+    /// The error of a call the store's circuit rejected, to be tried again
+    /// after `retry_after` nanoseconds: the one place the store makes one.
+    fn rejection(&self, retry_after: u64) -> OpenError {
+        OpenError::new(self.names.label(), retry_after)
+    }
+
+    /// Admission while the store does not answer.
+    fn fall_back(&self, error: StoreError) -> Result<SharedPermit<'_>, Refusal> {
+        match self.fallback {
+            Fallback::Local => match self.local.try_acquire_owned() {
+                Ok(permit) => Ok(SharedPermit::new(self, Grantor::Local(permit))),
+                Err(open) => Err(Refusal::Open(open)),
+            },
+            Fallback::Allow => Ok(SharedPermit::new(self, Grantor::Allowed)),
+            Fallback::Reject => Err(Refusal::Store(error)),
+        }
+    }
+}

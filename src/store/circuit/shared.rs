@@ -1,0 +1,370 @@
+//! [`SharedFuse`]: a circuit whose state lives in a [`Store`], what it is
+//! made of and what it tells of itself. What it does is in the modules
+//! beside: admission (`acquire`), verdicts (`conclude`), the step over the
+//! store (`step`), the store's health (`health`), what it reports
+//! (`report`), running a call (`run`) and its builder (`builder`).
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::config::{Config, nanos};
+use crate::events::{Listener, Listeners};
+use crate::fallback::Fallback;
+use crate::fuse::Fuse;
+use crate::names::Names;
+use crate::snapshot::{Snapshot, State};
+use crate::store::backend::error::StoreError;
+use crate::store::cache::Cache;
+use crate::store::cache::mirror::Mirror;
+use crate::store::circuit::health::Health;
+use crate::store::circuit::step::{InStore, Turns};
+use crate::store::model::payload;
+use crate::store::model::stored::{Stored, Ticket};
+use crate::store::{Loaded, Store};
+
+/// A circuit shared through a [`Store`] by every process that uses its
+/// key: the surface of [`Fuse`], asynchronous (see the [module
+/// docs](crate::store)).
+///
+/// ```
+/// use std::sync::Arc;
+/// use fuse_breaker::store::{MemoryStore, SharedFuse};
+///
+/// # futures::executor::block_on(async {
+/// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+/// let charged = fuse.run_async(async { Ok::<_, std::io::Error>("charged") }).await;
+/// assert_eq!(charged.ok(), Some("charged"));
+/// # });
+/// ```
+pub struct SharedFuse {
+    pub(in crate::store) names: Names,
+    pub(in crate::store) config: Config,
+    pub(in crate::store) store: Arc<dyn Store>,
+    /// How long a probe holds its slot without a verdict.
+    pub(in crate::store) lease: Duration,
+    /// How long a written payload lives: milon/fuse's TTL.
+    pub(in crate::store) ttl: Duration,
+    pub(in crate::store) fallback: Fallback,
+    /// Decides under [`Fallback::Local`] while the store does not answer.
+    pub(in crate::store) local: Fuse,
+    pub(in crate::store) listeners: Listeners,
+    pub(in crate::store) health: Health,
+    /// This process's write turn on the key.
+    pub(in crate::store) turns: Turns,
+    /// Cached mode: the mirror of the key and its quiet permit.
+    pub(in crate::store) cache: Option<Arc<Cache>>,
+    /// The random id this handle reports its failures under (SPEC §8's
+    /// quorum; never 0, the anonymous reporter's; at most
+    /// [`Increment::MAX`](crate::store::Increment::MAX)).
+    pub(in crate::store) reporter: u64,
+}
+
+impl SharedFuse {
+    /// The circuit's key in the store.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert_eq!(fuse.key(), "fuse:billing");
+    /// ```
+    pub fn key(&self) -> &str {
+        self.names.key()
+    }
+
+    /// The circuit's name.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert_eq!(fuse.name(), "billing");
+    /// ```
+    pub fn name(&self) -> &str {
+        self.names.name()
+    }
+
+    /// The circuit's operation, if any.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new()))
+    ///     .operation("charge")
+    ///     .build();
+    /// assert_eq!(fuse.operation(), Some("charge"));
+    /// ```
+    pub fn operation(&self) -> Option<&str> {
+        self.names.operation()
+    }
+
+    /// The configuration.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert_eq!(fuse.config().failure_threshold(), 8);
+    /// ```
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The random id this circuit's failures are reported under in the
+    /// store (SPEC §8's quorum, `min_reporters`): each `SharedFuse` is one
+    /// reporter, so a process builds one per key. From 1 to
+    /// [`Increment::MAX`](crate::store::Increment::MAX), a number every store's
+    /// increment holds exactly.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let store = Arc::new(MemoryStore::new());
+    /// let one = SharedFuse::builder("billing", store.clone()).build();
+    /// let other = SharedFuse::builder("billing", store).build();
+    /// assert_ne!(one.reporter(), other.reporter());
+    /// assert_ne!(one.reporter(), 0);
+    /// assert!(one.reporter() <= fuse_breaker::store::Increment::MAX);
+    /// ```
+    pub fn reporter(&self) -> u64 {
+        self.reporter
+    }
+
+    /// How long a probe holds its slot without a verdict.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert_eq!(fuse.lease(), fuse.config().open_duration());
+    /// ```
+    pub fn lease(&self) -> Duration {
+        self.lease
+    }
+
+    /// The staleness bound of cached mode (`None`: strict mode, every
+    /// decision from the store).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert_eq!(fuse.staleness(), None);
+    /// ```
+    pub fn staleness(&self) -> Option<Duration> {
+        self.cache.as_ref().map(|cache| cache.staleness())
+    }
+
+    /// Under the `rate` policy in cached mode: the closed successes this
+    /// process has counted and not sent to the store yet (they go with its
+    /// next round trip on the key: a failure, a slow call, or the first
+    /// admission after `staleness`, or with the step a task of the
+    /// circuit's makes once per `staleness`), including those a step is
+    /// carrying now. When it reaches 0, every success counted before has
+    /// been sent, or lost with a step the store did not answer: a process
+    /// that waits for it before it exits leaves none behind. Always 0 in
+    /// strict mode, where every verdict is recorded in the store before it
+    /// returns.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// use fuse_breaker::{Config, Policy};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let config = Config::builder().policy(Policy::Rate).build()?;
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new()))
+    ///     .config(config)
+    ///     .cached(Duration::from_secs(60))
+    ///     .build();
+    /// fuse.try_acquire().await?.success().await?; // the admission read the key
+    /// fuse.try_acquire().await?.success().await?; // no round trip at all
+    /// assert_eq!(fuse.unsent(), 2);
+    /// fuse.try_acquire().await?.failure().await?; // sent at once, with the batch
+    /// assert_eq!(fuse.unsent(), 0);
+    /// let snapshot = fuse.snapshot().await?;
+    /// assert_eq!((snapshot.calls, snapshot.failed), (3, 1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn unsent(&self) -> u64 {
+        self.cache.as_ref().map_or(0, |cache| cache.batched())
+    }
+
+    /// What decides while the store does not answer.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{Fallback, MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert_eq!(fuse.fallback(), Fallback::Local);
+    /// ```
+    pub fn fallback(&self) -> Fallback {
+        self.fallback
+    }
+
+    /// The store.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert_eq!(fuse.store().name(), "memory");
+    /// ```
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// The in-process circuit that decides under [`Fallback::Local`] while
+    /// the store does not answer.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert_eq!(fuse.local().key(), fuse.key());
+    /// ```
+    pub fn local(&self) -> &Fuse {
+        &self.local
+    }
+
+    /// Whether the store answered the last round trip (`false` while the
+    /// fallback decides).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert!(fuse.store_reachable());
+    /// ```
+    pub fn store_reachable(&self) -> bool {
+        self.health.reachable()
+    }
+
+    /// Adds a listener of this circuit's transitions (those this process
+    /// made in the store, and the local circuit's) and of the store's
+    /// outages and returns.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let seen = Arc::new(AtomicUsize::new(0));
+    /// let count = seen.clone();
+    /// fuse.on_transition(move |_: &fuse_breaker::Transition| { count.fetch_add(1, Ordering::Relaxed); });
+    /// fuse.force_open().await?;
+    /// assert_eq!(seen.load(Ordering::Relaxed), 1);
+    /// # Ok::<(), fuse_breaker::store::StoreError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn on_transition(&self, listener: impl Listener) {
+        let listener: Arc<dyn Listener> = Arc::new(listener);
+        self.listeners.add(&listener);
+        self.local.on_transition(listener);
+    }
+
+    /// The circuit's state in the store.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// # futures::executor::block_on(async {
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert_eq!(fuse.state().await?, fuse_breaker::State::Closed);
+    /// # Ok::<(), fuse_breaker::store::StoreError>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn state(&self) -> Result<State, StoreError> {
+        let loaded = self.store.load(self.key()).await?;
+        Ok(self.read(&loaded)?.state())
+    }
+
+    /// The circuit's snapshot in the store; times are since the Unix epoch
+    /// on the store's clock.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// # futures::executor::block_on(async {
+    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// assert!(fuse.snapshot().await?.failures.is_empty());
+    /// # Ok::<(), fuse_breaker::store::StoreError>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn snapshot(&self) -> Result<Snapshot, StoreError> {
+        Ok(self.snapshot_now().await?.0)
+    }
+
+    /// The snapshot, what the payload holds besides (for an operator's
+    /// view) and the store's time it was read at (since the Unix epoch).
+    pub(crate) async fn snapshot_now(
+        &self,
+    ) -> Result<(Snapshot, crate::store::Held, Duration), StoreError> {
+        let loaded = self.store.load(self.key()).await?;
+        let now = payload::store_time(loaded.now);
+        let stored = self.read(&loaded)?;
+        let snapshot = stored.snapshot(&self.config, now);
+        Ok((
+            snapshot,
+            crate::store::Held::of(&stored),
+            Duration::from_nanos(now),
+        ))
+    }
+
+    /// The circuit's key in its store, for a step.
+    pub(in crate::store) fn in_store(&self) -> InStore<'_> {
+        InStore {
+            store: &*self.store,
+            key: self.key(),
+            lease: nanos(self.lease),
+            ttl: self.ttl,
+            width: payload::width(&self.config),
+            open: self.config.open_nanos(),
+            turns: &self.turns,
+        }
+    }
+
+    /// The circuit in `loaded`, read from its key.
+    pub(in crate::store) fn read(&self, loaded: &Loaded) -> Result<Stored, StoreError> {
+        self.in_store().read(loaded)
+    }
+
+    /// In cached mode, what the mirror decides by itself (`None`: ask the
+    /// store).
+    pub(in crate::store) fn by_mirror<T>(
+        &self,
+        decide: impl FnOnce(&Mirror, Duration) -> Option<T>,
+    ) -> Option<T> {
+        self.cache.as_ref()?.decide(decide)
+    }
+
+    /// In cached mode, keeps `stored` (read or written at the store's
+    /// `now`) as the mirror, unless a newer reading is there already.
+    pub(in crate::store) fn remember(&self, stored: &Stored, now: u64) {
+        if let Some(cache) = &self.cache {
+            cache.remember(stored, now);
+        }
+    }
+
+    /// The closed permit of a quiet mirror still fresh.
+    #[inline]
+    pub(in crate::store) fn quiet_ticket(&self) -> Option<Ticket> {
+        self.cache.as_ref()?.quiet_ticket()
+    }
+}
+
+impl fmt::Debug for SharedFuse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedFuse")
+            .field("key", &self.key())
+            .field("store", &self.store.name())
+            .field("fallback", &self.fallback)
+            .field("store_reachable", &self.store_reachable())
+            .finish_non_exhaustive()
+    }
+}
