@@ -29,7 +29,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use criterion::Criterion;
-use fuse_breaker::store::{Codec, Encoding, MemoryStore, SharedFuse};
+use fuse_breaker::store::{Codec, Encoding, MemoryStore};
 use fuse_breaker::{Config, Fuse, Policy};
 
 /// Polls `future` once where it is (as an executor polls a task's future
@@ -61,7 +61,8 @@ fn main() {
         });
     });
 
-    let shared = SharedFuse::builder("bench", Arc::new(MemoryStore::new()))
+    let shared = fuse_breaker::Fuse::builder("bench")
+        .store(Arc::new(MemoryStore::new()))
         .cached(Duration::from_mins(1))
         .build();
     // The first call reads the key: the mirror is quiet from then on.
@@ -79,7 +80,8 @@ fn main() {
         .minimum_calls(fuse_breaker::MAX_MINIMUM_CALLS)
         .build()
         .expect("a valid configuration");
-    let shared_rate = SharedFuse::builder("bench-rate", Arc::new(MemoryStore::new()))
+    let shared_rate = fuse_breaker::Fuse::builder("bench-rate")
+        .store(Arc::new(MemoryStore::new()))
         .config(rate)
         .cached(Duration::from_mins(1))
         .build();
@@ -106,7 +108,9 @@ fn main() {
     let mut group = criterion.benchmark_group("strict_payload");
     for (name, encoding) in [("json", Encoding::Json), ("php", Encoding::Php)] {
         let store = MemoryStore::new().with_codec(Codec::new(encoding));
-        let strict = SharedFuse::builder("bench-strict", Arc::new(store)).build();
+        let strict = fuse_breaker::Fuse::builder("bench-strict")
+            .store(Arc::new(store))
+            .build();
         group.bench_function(name, |b| {
             b.iter(|| {
                 futures::executor::block_on(async {

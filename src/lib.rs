@@ -78,6 +78,8 @@ pub use quanta;
 
 #[cfg(feature = "admin")]
 pub mod admin;
+pub mod backing;
+mod builder;
 mod classify;
 mod clock;
 mod conclude;
@@ -144,6 +146,7 @@ mod transition;
 mod value;
 mod verdict;
 
+pub use builder::FuseBuilder;
 pub use classify::{Classify, FailureKind, classify_error};
 pub use config::{
     Config, ConfigBuilder, ConfigError, MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES,
@@ -153,7 +156,7 @@ pub use error::{Error, OpenError};
 pub use events::Listener;
 pub use factor::Factor;
 pub use fallback::Fallback;
-pub use fuse::{Fuse, FuseBuilder};
+pub use fuse::Fuse;
 pub use names::key;
 pub use overrides::Overrides;
 pub use payload_kind::{PayloadKind, PayloadRead};

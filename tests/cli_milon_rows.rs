@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fuse_breaker::Config;
-use fuse_breaker::store::{SharedFuse, SqlStore, Store};
+use fuse_breaker::store::{SqlStore, Store};
 
 fn block_on<F: std::future::Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
@@ -72,7 +72,8 @@ fn an_open_row_milon_wrote_shows_its_failures_and_an_assumed_duration() {
             .open_duration(Duration::from_secs(45))
             .build()
             .unwrap();
-        let search = SharedFuse::builder("search", Arc::new(store))
+        let search = fuse_breaker::Fuse::builder("search")
+            .store(Arc::new(store))
             .config(config)
             .build();
         for _ in 0..2 {

@@ -306,7 +306,7 @@ mod metrics {
         use std::sync::Arc;
         use std::time::Duration;
 
-        use fuse_breaker::store::{MemoryStore, SharedFuse};
+        use fuse_breaker::store::MemoryStore;
 
         let recorder = DebuggingRecorder::new();
         let snapshotter = recorder.snapshotter();
@@ -320,7 +320,8 @@ mod metrics {
             .build()
             .unwrap();
         let circuit = |config: &Config| {
-            SharedFuse::builder("backing-off", store.clone())
+            fuse_breaker::Fuse::builder("backing-off")
+                .store(store.clone())
                 .config(config.clone())
                 .build()
         };

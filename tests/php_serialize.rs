@@ -140,7 +140,8 @@ fn php_unserializes_what_the_crate_writes_with_milon_s_types() {
     block_on(async {
         let store = Arc::new(MemoryStore::frozen().with_codec(Codec::new(Encoding::Php)));
         let now = store.load("fuse:clock").await.unwrap().now.as_secs();
-        let fuse = SharedFuse::builder("billing", store.clone())
+        let fuse = fuse_breaker::Fuse::builder("billing")
+            .store(store.clone())
             .config(config())
             .build();
         for step in ["closed", "open", "half_open", "recovered"] {
@@ -255,7 +256,8 @@ fn the_crate_reads_what_php_serializes_as_the_same_circuit_as_its_json() {
         );
         // The open circuit PHP wrote rejects this crate's calls for what
         // is left of it, and its next write stays serialized.
-        let fuse = SharedFuse::builder("open-php", store.clone())
+        let fuse = fuse_breaker::Fuse::builder("open-php")
+            .store(store.clone())
             .config(config)
             .build();
         let retry = fuse

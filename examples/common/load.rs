@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use fuse_breaker::store::{Counting, SharedFuse, Store};
+use fuse_breaker::store::{Counting, Store};
 use fuse_breaker::{Config, FailureKind, Policy};
 
 /// A workload's result: calls made in how long, round trips, and for
@@ -140,7 +140,9 @@ pub(crate) async fn shared(
         .minimum_calls(fuse_breaker::MAX_MINIMUM_CALLS)
         .build()
         .expect("a valid configuration");
-    let mut builder = SharedFuse::builder(unique("shared"), store.clone()).config(config);
+    let mut builder = fuse_breaker::Fuse::builder(unique("shared"))
+        .store(store.clone())
+        .config(config);
     if let Some(staleness) = staleness {
         builder = builder.cached(staleness);
     }

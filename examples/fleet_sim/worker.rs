@@ -104,8 +104,9 @@ impl Load {
     pub(crate) fn run(self) -> Result<(), String> {
         let runtime = runtime()?;
         let store = runtime.block_on(async { store(&self.url) })?;
-        let mut builder =
-            SharedFuse::builder(self.name.clone(), store.clone()).config(load_config()?);
+        let mut builder = fuse_breaker::Fuse::builder(self.name.clone())
+            .store(store.clone())
+            .config(load_config()?);
         if self.cached {
             builder = builder.cached(STALENESS);
         }
@@ -196,7 +197,8 @@ fn spread_fuse(url: &str, name: &str) -> Result<(Arc<SharedFuse>, Counted), Stri
         .build()
         .map_err(|e| e.to_string())?;
     let store = store(url)?;
-    let fuse = SharedFuse::builder(name, store.clone())
+    let fuse = fuse_breaker::Fuse::builder(name)
+        .store(store.clone())
         .config(config)
         .cached(Duration::from_secs(5))
         .build();

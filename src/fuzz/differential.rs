@@ -126,7 +126,7 @@ struct Sides<'a> {
 
 impl Sides<'_> {
     fn acquire(&mut self, now: u64, step: usize) {
-        let engine = self.fuse.map(Fuse::try_acquire);
+        let engine = self.fuse.map(<Fuse>::try_acquire);
         let (model, oracle) = (self.reference.acquire(now), self.oracle.acquire(now));
         match (model, oracle) {
             (Decision::Granted(grant), Admit::Granted(ticket)) => {

@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use quanta::Clock;
 
+use crate::builder::FuseBuilder;
 use crate::config::Config;
 use crate::error::OpenError;
 use crate::events::{Listener, Listeners};
-use crate::fuse::{Fuse, FuseBuilder};
+use crate::fuse::Fuse;
 use crate::permit::OwnedPermit;
 use crate::sync::Tally;
 

@@ -27,8 +27,8 @@
 //! let store = Arc::new(MemoryStore::new());
 //! let config = Config::builder().failure_threshold(2).build()?;
 //! // Two processes' circuits for one dependency: one circuit.
-//! let here = SharedFuse::builder("billing", store.clone()).config(config.clone()).build();
-//! let there = SharedFuse::builder("billing", store).config(config).build();
+//! let here = fuse_breaker::Fuse::builder("billing").store(store.clone()).config(config.clone()).build();
+//! let there = fuse_breaker::Fuse::builder("billing").store(store).config(config).build();
 //! here.try_acquire().await?.failure().await?;
 //! there.try_acquire().await?.failure().await?;
 //! assert_eq!(here.state().await?, State::Open);
@@ -67,7 +67,7 @@ pub use circuit::future::Admission;
 pub use circuit::inspect::{Held, inspect, snapshot_of};
 pub use circuit::manual::ManualChange;
 pub use circuit::permit::SharedPermit;
-pub use circuit::shared::SharedFuse;
+pub use circuit::shared::{Shared, SharedFuse};
 pub use model::codec::{Codec, Encoding};
 pub use model::increment::Increment;
 pub use model::payload::PayloadError;

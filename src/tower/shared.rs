@@ -36,7 +36,7 @@ use crate::store::SharedFuse;
 /// # futures::executor::block_on(async {
 /// let store = Arc::new(MemoryStore::new());
 /// let config = Config::builder().failure_threshold(1).build()?;
-/// let fuse = Arc::new(SharedFuse::builder("billing", store).config(config).build());
+/// let fuse = Arc::new(fuse_breaker::Fuse::builder("billing").store(store).config(config).build());
 /// let billing = SharedFuseLayer::new(fuse.clone()).layer(service_fn(|_req: http::Request<()>| async {
 ///     Ok::<_, std::io::Error>(http::Response::builder().status(503).body(()).unwrap())
 /// }));
@@ -59,7 +59,7 @@ impl SharedFuseLayer {
     /// ```
     /// use std::sync::Arc;
     /// use fuse_breaker::store::{MemoryStore, SharedFuse};
-    /// let fuse = Arc::new(SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build());
+    /// let fuse = Arc::new(fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build());
     /// let layer = fuse_breaker::tower::SharedFuseLayer::new(fuse);
     /// # drop(layer);
     /// ```
@@ -78,7 +78,7 @@ impl<C> SharedFuseLayer<C> {
     /// use std::sync::Arc;
     /// use fuse_breaker::store::{MemoryStore, SharedFuse};
     /// use fuse_breaker::tower::{OkIsSuccess, SharedFuseLayer};
-    /// let fuse = Arc::new(SharedFuse::builder("lookup", Arc::new(MemoryStore::new())).build());
+    /// let fuse = Arc::new(fuse_breaker::Fuse::builder("lookup").store(Arc::new(MemoryStore::new())).build());
     /// let layer = SharedFuseLayer::new(fuse).classifier(OkIsSuccess);
     /// assert_eq!(*layer.get_classifier(), OkIsSuccess);
     /// ```
@@ -95,7 +95,7 @@ impl<C> SharedFuseLayer<C> {
     /// use std::sync::Arc;
     /// use fuse_breaker::store::{MemoryStore, SharedFuse};
     /// use fuse_breaker::tower::{DefaultClassifier, SharedFuseLayer};
-    /// let fuse = Arc::new(SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build());
+    /// let fuse = Arc::new(fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build());
     /// assert_eq!(*SharedFuseLayer::new(fuse).get_classifier(), DefaultClassifier);
     /// ```
     pub fn get_classifier(&self) -> &C {
@@ -130,7 +130,7 @@ impl<C> fmt::Debug for SharedFuseLayer<C> {
 /// use fuse_breaker::store::{MemoryStore, SharedFuse};
 /// use fuse_breaker::tower::SharedFuseLayer;
 /// use tower::Layer;
-/// let fuse = Arc::new(SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build());
+/// let fuse = Arc::new(fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build());
 /// let svc = SharedFuseLayer::new(fuse).layer(tower::service_fn(|_: http::Request<()>| async {
 ///     Ok::<_, std::io::Error>(http::Response::new(()))
 /// }));
@@ -151,7 +151,7 @@ impl<S, C> SharedFuseService<S, C> {
     /// use fuse_breaker::store::{MemoryStore, SharedFuse};
     /// use fuse_breaker::tower::SharedFuseLayer;
     /// use tower::Layer;
-    /// let fuse = Arc::new(SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build());
+    /// let fuse = Arc::new(fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build());
     /// let svc = SharedFuseLayer::new(fuse.clone()).layer(());
     /// assert!(Arc::ptr_eq(svc.fuse(), &fuse));
     /// ```

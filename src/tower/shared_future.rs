@@ -42,7 +42,7 @@ const POLLED_AFTER_COMPLETION: &str = "fuse_breaker SharedResponseFuture polled 
 /// use fuse_breaker::tower::{SharedFuseLayer, SharedResponseFuture};
 /// use tower::{Layer, Service, service_fn};
 ///
-/// let fuse = Arc::new(SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build());
+/// let fuse = Arc::new(fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build());
 /// let mut svc = SharedFuseLayer::new(fuse).layer(service_fn(|_req: http::Request<()>| async {
 ///     Ok::<_, std::io::Error>(http::Response::new(()))
 /// }));

@@ -96,7 +96,7 @@ fn an_admin_api_s_openings_are_shown() {
 #[test]
 fn a_shared_circuit_s_opening_reaches_the_status() {
     use fuse_breaker::Config;
-    use fuse_breaker::store::SharedFuse;
+
     use std::time::Duration;
 
     for target in targets() {
@@ -112,7 +112,8 @@ fn a_shared_circuit_s_opening_reaches_the_status() {
             .unwrap();
         block_on(async {
             let store = fuse_breaker::store::open(&target.url).unwrap();
-            let fuse = SharedFuse::builder("charge", store)
+            let fuse = fuse_breaker::Fuse::builder("charge")
+                .store(store)
                 .app(&app)
                 .config(config)
                 .build();

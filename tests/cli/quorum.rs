@@ -8,7 +8,6 @@ use super::*;
 #[test]
 fn a_shared_circuit_s_quorum_reaches_the_status() {
     use fuse_breaker::Config;
-    use fuse_breaker::store::SharedFuse;
 
     for target in targets() {
         let at = &target.url;
@@ -20,7 +19,8 @@ fn a_shared_circuit_s_quorum_reaches_the_status() {
             .unwrap();
         block_on(async {
             let store = fuse_breaker::store::open(&target.url).unwrap();
-            let fuse = SharedFuse::builder("billing", store)
+            let fuse = fuse_breaker::Fuse::builder("billing")
+                .store(store)
                 .app(&app)
                 .config(config)
                 .build();

@@ -108,7 +108,6 @@ fn a_store_s_circuits_under_the_rate_policy_are_shown_with_their_rule() {
 /// (notes/requests.md).
 #[test]
 fn a_shared_rate_circuit_s_window_reaches_the_status() {
-    use fuse_breaker::store::SharedFuse;
     use fuse_breaker::{Config, Policy};
 
     for target in targets() {
@@ -121,7 +120,8 @@ fn a_shared_rate_circuit_s_window_reaches_the_status() {
             .unwrap();
         block_on(async {
             let store = fuse_breaker::store::open(&target.url).unwrap();
-            let fuse = SharedFuse::builder("search", store)
+            let fuse = fuse_breaker::Fuse::builder("search")
+                .store(store)
                 .app(&app)
                 .config(config)
                 .build();

@@ -185,7 +185,7 @@ async fn a_server_answers_503_with_retry_after_while_its_downstream_is_open() {
 #[cfg(feature = "store")]
 #[tokio::test(start_paused = true)]
 async fn a_shared_circuit_opens_for_the_hint_in_every_process() {
-    use fuse_breaker::store::{MemoryStore, SharedFuse};
+    use fuse_breaker::store::MemoryStore;
     use fuse_breaker::tower::SharedFuseLayer;
 
     let server = TestServer::start().await;
@@ -193,7 +193,8 @@ async fn a_shared_circuit_opens_for_the_hint_in_every_process() {
     // Two processes' circuits of each dependency, on one store.
     let circuit = |name: &str| {
         Arc::new(
-            SharedFuse::builder(name, store.clone())
+            fuse_breaker::Fuse::builder(name)
+                .store(store.clone())
                 .config(crate::hints::hinted(1))
                 .build(),
         )

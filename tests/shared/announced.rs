@@ -100,11 +100,13 @@ async fn decided_by_the_mirror(
 async fn scenario_of(fleet: &Fleet, circuit: &str, config: fuse_breaker::Config) {
     let name = fleet.name;
     let trips = Arc::new(Counting::new(fleet.here.clone()));
-    let here = SharedFuse::builder(circuit, trips.clone())
+    let here = fuse_breaker::Fuse::builder(circuit)
+        .store(trips.clone())
         .config(config.clone())
         .cached(LONG)
         .build();
-    let there = SharedFuse::builder(circuit, fleet.there.clone())
+    let there = fuse_breaker::Fuse::builder(circuit)
+        .store(fleet.there.clone())
         .config(config)
         .build();
     (fleet.listening)(here.key().to_owned()).await;

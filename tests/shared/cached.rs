@@ -14,7 +14,8 @@ fn cached(
     staleness: Duration,
 ) -> (SharedFuse, Arc<Counting<Arc<dyn Store>>>) {
     let trips = Arc::new(Counting::new(store.clone().as_store()));
-    let fuse = SharedFuse::builder("billing", trips.clone())
+    let fuse = fuse_breaker::Fuse::builder("billing")
+        .store(trips.clone())
         .config(config(3, 1))
         .cached(staleness)
         .build();

@@ -154,7 +154,8 @@ fn one_process_s_writers_cost_no_round_trip_of_each_other() {
         for (name, store) in stores() {
             let trips = Arc::new(fuse_breaker::store::Counting::new(store.clone().as_store()));
             let fuse = Arc::new(
-                SharedFuse::builder("billing", trips.clone())
+                fuse_breaker::Fuse::builder("billing")
+                    .store(trips.clone())
                     .config(config(1000, 1))
                     .build(),
             );

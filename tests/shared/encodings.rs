@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use fuse_breaker::store::{Codec, Counting, Encoding, MemoryStore, Refusal, SharedFuse, Store};
+use fuse_breaker::store::{Codec, Counting, Encoding, MemoryStore, Refusal, Store};
 use fuse_breaker::{Config, Policy, State};
 
 use super::{block_on, config, secs};
@@ -30,8 +30,9 @@ fn a_circuit_opens_rejects_and_recovers_on_payloads_of_either_encoding() {
         for (encoding, start) in ENCODINGS {
             for staleness in [None, Some(Duration::from_millis(1))] {
                 let store = Arc::new(MemoryStore::frozen().with_codec(Codec::new(encoding)));
-                let mut builder =
-                    SharedFuse::builder("billing", store.clone()).config(config(2, 1));
+                let mut builder = fuse_breaker::Fuse::builder("billing")
+                    .store(store.clone())
+                    .config(config(2, 1));
                 if let Some(staleness) = staleness {
                     builder = builder.cached(staleness);
                 }
@@ -86,7 +87,8 @@ fn a_circuit_reads_milon_s_serialized_array() {
             now - 10
         );
         store.put("fuse:billing", milon.as_bytes(), secs(120));
-        let fuse = SharedFuse::builder("billing", store.clone())
+        let fuse = fuse_breaker::Fuse::builder("billing")
+            .store(store.clone())
             .config(config(8, 1))
             .build();
         let retry = fuse
@@ -123,7 +125,8 @@ fn a_store_that_writes_php_is_asked_for_no_increment() {
         for (encoding, verdict_trips) in [(Encoding::Json, 1), (Encoding::Php, 2)] {
             let inner = MemoryStore::frozen().with_codec(Codec::new(encoding));
             let store = Arc::new(Counting::new(inner));
-            let fuse = SharedFuse::builder("billing", store.clone())
+            let fuse = fuse_breaker::Fuse::builder("billing")
+                .store(store.clone())
                 .config(rate())
                 .build();
             // The key's first success names it (a compare-and-set).
@@ -147,12 +150,16 @@ fn a_payload_in_the_encoding_the_store_does_not_read_is_an_error_that_says_so() 
     block_on(async {
         let json = MemoryStore::frozen();
         let php = Arc::new(MemoryStore::frozen().with_codec(Codec::new(Encoding::Php)));
-        let writer = SharedFuse::builder("billing", php.clone()).build();
+        let writer = fuse_breaker::Fuse::builder("billing")
+            .store(php.clone())
+            .build();
         writer.force_open().await.unwrap();
         let serialized = payload(&php).await;
         json.put("fuse:billing", &serialized, secs(120));
         let json = Arc::new(json);
-        let reader = SharedFuse::builder("billing", json.clone()).build();
+        let reader = fuse_breaker::Fuse::builder("billing")
+            .store(json.clone())
+            .build();
         let Refusal::Store(err) = reader.try_acquire().await.unwrap_err() else {
             panic!("not a store error");
         };
@@ -166,7 +173,9 @@ fn a_payload_in_the_encoding_the_store_does_not_read_is_an_error_that_says_so() 
         let auto =
             Arc::new(MemoryStore::frozen().with_codec(Codec::new(Encoding::Json).reading_any()));
         auto.put("fuse:billing", &serialized, secs(120));
-        let reader = SharedFuse::builder("billing", auto.clone()).build();
+        let reader = fuse_breaker::Fuse::builder("billing")
+            .store(auto.clone())
+            .build();
         assert!(
             reader
                 .try_acquire()

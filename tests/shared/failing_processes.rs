@@ -30,7 +30,6 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use fuse_breaker::store::SharedFuse;
 use fuse_breaker::{Config, Policy, State};
 
 use super::{open_url as open, runtime, server_urls as urls, unique};
@@ -95,7 +94,8 @@ fn child() {
                 return;
             };
             let fuse = Arc::new(
-                SharedFuse::builder(name, store.clone())
+                fuse_breaker::Fuse::builder(name)
+                    .store(store.clone())
                     .config(config())
                     .build(),
             );
@@ -225,7 +225,8 @@ fn two_failing_processes_of_four_open_a_strict_rate_circuit_every_time() {
             let failed: Vec<_> = failing.iter_mut().map(|(_, l)| verdicts(l)).collect();
             let healed: Vec<_> = healthy.iter_mut().map(|(_, l)| verdicts(l)).collect();
             let snapshot = parent.block_on(async {
-                SharedFuse::builder(&name, store.clone())
+                fuse_breaker::Fuse::builder(&name)
+                    .store(store.clone())
                     .config(config())
                     .build()
                     .snapshot()

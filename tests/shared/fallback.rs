@@ -12,7 +12,8 @@ use fuse_breaker::{Listener, State, Transition};
 use super::{block_on, config};
 
 fn fuse(store: &Arc<MemoryStore>, fallback: Fallback) -> SharedFuse {
-    SharedFuse::builder("billing", store.clone())
+    fuse_breaker::Fuse::builder("billing")
+        .store(store.clone())
         .config(config(2, 1))
         .fallback(fallback)
         .build()
@@ -190,7 +191,8 @@ fn a_reply_that_left_before_the_outage_does_not_end_it() {
             hold: Mutex::new(Some((parked_tx, release_rx))),
         });
         let fuse = Arc::new(
-            SharedFuse::builder("billing", store)
+            fuse_breaker::Fuse::builder("billing")
+                .store(store)
                 .config(config(2, 1))
                 .fallback(Fallback::Reject)
                 .build(),

@@ -38,7 +38,9 @@ fn config() -> Config {
 }
 
 fn circuit(url: &str, name: &str, cached: bool) -> SharedFuse {
-    let builder = SharedFuse::builder(name, open(url)).config(config());
+    let builder = fuse_breaker::Fuse::builder(name)
+        .store(open(url))
+        .config(config());
     if cached {
         builder.cached(STALENESS).build()
     } else {

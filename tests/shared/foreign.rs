@@ -16,7 +16,9 @@ const STALENESS: Duration = Duration::from_millis(50);
 
 /// A circuit named `name` in `store`, strict or cached.
 fn circuit(store: &Arc<dyn SteppedStore>, name: &str, probes: u32, cached: bool) -> SharedFuse {
-    let builder = SharedFuse::builder(name, store.clone().as_store()).config(config(3, probes));
+    let builder = fuse_breaker::Fuse::builder(name)
+        .store(store.clone().as_store())
+        .config(config(3, probes));
     if cached {
         builder.cached(STALENESS).build()
     } else {

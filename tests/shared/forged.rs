@@ -54,11 +54,13 @@ fn pair(
     circuit: &str,
 ) -> (SharedFuse, SharedFuse, Arc<Counting<Arc<dyn Store>>>) {
     let trips = Arc::new(Counting::new(channel.here.clone()));
-    let here = SharedFuse::builder(circuit, trips.clone())
+    let here = fuse_breaker::Fuse::builder(circuit)
+        .store(trips.clone())
         .config(config(3, 1))
         .cached(LONG)
         .build();
-    let there = SharedFuse::builder(circuit, channel.there.clone())
+    let there = fuse_breaker::Fuse::builder(circuit)
+        .store(channel.there.clone())
         .config(config(3, 1))
         .build();
     (here, there, trips)

@@ -6,7 +6,6 @@
 use std::time::Duration;
 
 use fuse_breaker::Config;
-use fuse_breaker::store::SharedFuse;
 
 use super::{block_on, circuit, secs, stores};
 
@@ -29,7 +28,9 @@ fn a_failure_s_hint_reaches_the_store_from_a_strict_and_a_cached_circuit() {
         for (name, store) in stores() {
             for cached in [false, true] {
                 let key = if cached { "cached" } else { "strict" };
-                let builder = SharedFuse::builder(key, store.clone().as_store()).config(hinted());
+                let builder = fuse_breaker::Fuse::builder(key)
+                    .store(store.clone().as_store())
+                    .config(hinted());
                 let fuse = if cached {
                     builder.cached(STALENESS).build()
                 } else {

@@ -246,10 +246,12 @@ fn two_processes_successes_all_count_one_round_trip_each() {
             // one key.
             let here = Arc::new(Counting::new(store.clone()));
             let there = Arc::new(Counting::new(store.clone()));
-            let a = SharedFuse::builder(&key, here.clone())
+            let a = fuse_breaker::Fuse::builder(&key)
+                .store(here.clone())
                 .config(rate())
                 .build();
-            let b = SharedFuse::builder(&key, there.clone())
+            let b = fuse_breaker::Fuse::builder(&key)
+                .store(there.clone())
                 .config(rate())
                 .build();
             // The key's first success makes it (a compare-and-set).
@@ -299,7 +301,8 @@ fn the_first_successes_on_a_new_key_do_not_race_the_increments() {
         for (name, store) in raw_stores() {
             let key = unique("first");
             let counted = Arc::new(Counting::new(store.clone()));
-            let fuse = SharedFuse::builder(&key, counted.clone())
+            let fuse = fuse_breaker::Fuse::builder(&key)
+                .store(counted.clone())
                 .config(rate())
                 .build();
             // 64 permits granted while the key is absent (no generation

@@ -52,7 +52,7 @@ async fn exists(raw: &mut MultiplexedConnection, key: &str) -> bool {
 
 /// Opens the circuit `name` on `store`, and sees it open through it.
 async fn opened(store: Arc<dyn Store>, name: &str) -> SharedFuse {
-    let fuse = SharedFuse::builder(name, store).build();
+    let fuse = fuse_breaker::Fuse::builder(name).store(store).build();
     fuse.force_open().await.unwrap();
     assert_eq!(fuse.state().await.unwrap(), State::Open);
     fuse
@@ -151,12 +151,16 @@ fn the_listing_of_a_laravel_store_shows_circuit_keys() {
         let laravel: Arc<dyn Store> =
             Arc::new(RedisStore::open(&on_db(&url, 1, "?payload=laravel")).unwrap());
         for name in ["billing", "search"] {
-            let fuse = SharedFuse::builder(name, laravel.clone()).app(&app).build();
+            let fuse = fuse_breaker::Fuse::builder(name)
+                .store(laravel.clone())
+                .app(&app)
+                .build();
             fuse.force_open().await.unwrap();
         }
         // A circuit of a plain store in the same database.
         let plain: Arc<dyn Store> = Arc::new(RedisStore::open(&on_db(&url, 1, "")).unwrap());
-        SharedFuse::builder("plain", plain.clone())
+        fuse_breaker::Fuse::builder("plain")
+            .store(plain.clone())
             .app(&app)
             .build()
             .force_open()
@@ -199,7 +203,8 @@ async fn heard(
     name: &str,
     subscribed: impl AsyncFn() -> bool,
 ) {
-    let cached = SharedFuse::builder(name, here.clone())
+    let cached = fuse_breaker::Fuse::builder(name)
+        .store(here.clone())
         .cached(Duration::from_mins(1))
         .build();
     cached.try_acquire().await.unwrap().success().await.unwrap();
@@ -207,7 +212,8 @@ async fn heard(
     // The new subscription forgets mirrors once it is made.
     tokio::time::sleep(Duration::from_millis(50)).await;
     cached.try_acquire().await.unwrap().success().await.unwrap();
-    SharedFuse::builder(name, there)
+    fuse_breaker::Fuse::builder(name)
+        .store(there)
         .build()
         .force_open()
         .await
@@ -281,7 +287,8 @@ mod on_sentinel {
             assert!(!exists(&mut db0, &laravel_key(&key)).await);
             let page = there.keys(&key, None, 100).await.unwrap();
             assert_eq!(page.keys, std::slice::from_ref(&key));
-            SharedFuse::builder(&name, there.clone())
+            fuse_breaker::Fuse::builder(&name)
+                .store(there.clone())
                 .build()
                 .reset()
                 .await

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use fuse_breaker::State;
-use fuse_breaker::store::{RedisStore, Refusal, SharedFuse};
+use fuse_breaker::store::{RedisStore, Refusal};
 
 use super::on_redis::raw;
 use super::{block_on, redis_url, unique};
@@ -44,7 +44,9 @@ fn a_laravel_key_holds_php_s_serialize_of_milon_s_array() {
         let name = unique("serialized");
         let store = RedisStore::open(&on_db1(&url, "?payload=laravel")).unwrap();
         let redis_key = store.redis_key(&format!("fuse:{name}"));
-        let fuse = SharedFuse::builder(&name, Arc::new(store)).build();
+        let fuse = fuse_breaker::Fuse::builder(&name)
+            .store(Arc::new(store))
+            .build();
         fuse.force_open().await.unwrap();
         let held = get(&url, &redis_key).await.expect("the key");
         assert!(
@@ -73,7 +75,9 @@ fn the_auto_reading_takes_json_under_a_laravel_key_and_writes_it_serialized() {
         set(&url, &redis_key, &milon).await;
 
         // Reading PHP alone, JSON is refused, naming the key and the way out.
-        let fuse = SharedFuse::builder(&name, Arc::new(strict)).build();
+        let fuse = fuse_breaker::Fuse::builder(&name)
+            .store(Arc::new(strict))
+            .build();
         let Refusal::Store(err) = fuse.try_acquire().await.map(drop).unwrap_err() else {
             panic!("JSON under a Laravel key read by a store that reads PHP alone");
         };
@@ -83,7 +87,9 @@ fn the_auto_reading_takes_json_under_a_laravel_key_and_writes_it_serialized() {
 
         // Reading both, it is the circuit, and a write serializes it.
         let auto = RedisStore::open(&on_db1(&url, "?payload=laravel&payload_read=auto")).unwrap();
-        let fuse = SharedFuse::builder(&name, Arc::new(auto)).build();
+        let fuse = fuse_breaker::Fuse::builder(&name)
+            .store(Arc::new(auto))
+            .build();
         assert!(fuse.try_acquire().await.is_err(), "open, read from JSON");
         assert_eq!(fuse.state().await.unwrap(), State::Open);
         fuse.force_closed().await.unwrap();

@@ -247,7 +247,8 @@ impl<T: Stepped> SteppedStore for T {
 
 /// A circuit named `name` in `store` with `config`.
 fn circuit(store: &Arc<dyn SteppedStore>, name: &str, config: &Config) -> SharedFuse {
-    SharedFuse::builder(name, store.clone().as_store())
+    fuse_breaker::Fuse::builder(name)
+        .store(store.clone().as_store())
         .config(config.clone())
         .build()
 }

@@ -74,7 +74,8 @@ async fn row(url: &str, table: &str, key: &str) -> Option<(String, Option<i64>)>
 }
 
 fn circuit(store: SqlStore, name: &str, config: Config) -> SharedFuse {
-    SharedFuse::builder(name, Arc::new(store))
+    fuse_breaker::Fuse::builder(name)
+        .store(Arc::new(store))
         .config(config)
         .build()
 }

@@ -80,7 +80,7 @@ fn no_more_failures_are_written_than_the_threshold_needs() {
 #[cfg(feature = "redis")]
 #[test]
 fn a_32_mb_value_on_redis_is_answered_by_its_length() {
-    use fuse_breaker::store::{RedisStore, SharedFuse};
+    use fuse_breaker::store::RedisStore;
 
     let Some(url) = super::redis_url() else {
         return;
@@ -97,7 +97,8 @@ fn a_32_mb_value_on_redis_is_answered_by_its_length() {
             .await
             .unwrap();
         let store: std::sync::Arc<dyn Store> = std::sync::Arc::new(RedisStore::open(&url).unwrap());
-        let fuse = SharedFuse::builder(&name, store)
+        let fuse = fuse_breaker::Fuse::builder(&name)
+            .store(store)
             .config(config(3, 1))
             .build();
         let refused = fuse.try_acquire().await.map(drop).unwrap_err();

@@ -17,7 +17,10 @@ use super::{open_url as open, runtime, server_urls as urls, unique};
 
 /// A circuit named `name` on a store of its own on `url`.
 pub(super) fn shared(url: &str, name: &str, config: Config) -> SharedFuse {
-    SharedFuse::builder(name, open(url)).config(config).build()
+    fuse_breaker::Fuse::builder(name)
+        .store(open(url))
+        .config(config)
+        .build()
 }
 
 /// A configuration of the given threshold, probes and open duration, and
@@ -69,7 +72,8 @@ fn child() {
             "hold" => {
                 // A lease long enough that the parent sees it held however
                 // slowly a loaded machine runs the two processes.
-                let fuse = SharedFuse::builder(&name, open(&url))
+                let fuse = fuse_breaker::Fuse::builder(&name)
+                    .store(open(&url))
                     .config(config(threshold, PROBES, OPEN))
                     .lease(HOLD_LEASE)
                     .build();

@@ -35,7 +35,8 @@ fn config() -> Config {
 }
 
 fn circuit(url: &str, name: &str) -> SharedFuse {
-    SharedFuse::builder(name, open(url))
+    fuse_breaker::Fuse::builder(name)
+        .store(open(url))
         .config(config())
         .build()
 }

@@ -215,7 +215,8 @@ fn cached(
     staleness: Duration,
 ) -> (SharedFuse, Arc<Counting<Arc<dyn Store>>>) {
     let trips = Arc::new(Counting::new(store.clone().as_store()));
-    let fuse = SharedFuse::builder("billing", trips.clone())
+    let fuse = fuse_breaker::Fuse::builder("billing")
+        .store(trips.clone())
         .config(config.clone())
         .cached(staleness)
         .build();
@@ -312,7 +313,8 @@ fn a_batch_survives_another_process_naming_the_key() {
         // circuit's mirror, whose permits then name the generation.
         let store: Arc<dyn Store> = Arc::new(fuse_breaker::store::MemoryStore::frozen());
         let build = || {
-            SharedFuse::builder("billing", store.clone())
+            fuse_breaker::Fuse::builder("billing")
+                .store(store.clone())
                 .config(rate(50, 100))
                 .cached(Duration::from_mins(1))
                 .build()

@@ -86,7 +86,9 @@ fn child() {
     runtime().block_on(async {
         let store = Arc::new(Frozen::new(open(&url)));
         let builder = || {
-            let builder = SharedFuse::builder(&key, store.clone()).config(config.clone());
+            let builder = fuse_breaker::Fuse::builder(&key)
+                .store(store.clone())
+                .config(config.clone());
             match lease {
                 Some(lease) => builder.lease(lease),
                 None => builder,

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 #[cfg(feature = "sql")]
-use fuse_breaker::store::{Fallback, Refusal, SharedFuse, Store};
+use fuse_breaker::store::{Fallback, Refusal, Store};
 
 #[cfg(feature = "redis")]
 #[test]
@@ -149,7 +149,8 @@ fn a_key_the_table_cannot_hold_is_refused_naming_it() {
             // "fuse:" and 187 characters: 192, one more than the column.
             let long = format!("{}-{}", super::unique("long"), "é".repeat(200));
             let name: String = long.chars().take(187).collect();
-            let fuse = SharedFuse::builder(&name, store.clone())
+            let fuse = fuse_breaker::Fuse::builder(&name)
+                .store(store.clone())
                 .fallback(Fallback::Allow)
                 .build();
             assert_eq!(fuse.key().chars().count(), 192);
@@ -169,7 +170,7 @@ fn a_key_the_table_cannot_hold_is_refused_naming_it() {
 
             // 191 characters are held.
             let fits: String = name.chars().take(186).collect();
-            let fuse = SharedFuse::builder(&fits, store).build();
+            let fuse = fuse_breaker::Fuse::builder(&fits).store(store).build();
             fuse.try_acquire().await.unwrap().failure().await.unwrap();
             assert_eq!(fuse.snapshot().await.unwrap().failures.len(), 1, "{db}");
         }
@@ -192,7 +193,8 @@ fn a_key_postgres_refuses_as_data_is_no_outage() {
         // A circuit's key never holds one (control characters are
         // written escaped), so its circuit works.
         // A name of this run's own: the server outlives runs.
-        let fuse = SharedFuse::builder(super::unique("nul\0byte"), store)
+        let fuse = fuse_breaker::Fuse::builder(super::unique("nul\0byte"))
+            .store(store)
             .fallback(Fallback::Allow)
             .build();
         fuse.try_acquire().await.unwrap().failure().await.unwrap();

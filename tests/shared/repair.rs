@@ -77,7 +77,8 @@ async fn repair(
     serial: usize,
 ) {
     let name = format!("repair-{change_name}-{serial}");
-    let fuse = SharedFuse::builder(&name, store.clone().as_store())
+    let fuse = fuse_breaker::Fuse::builder(&name)
+        .store(store.clone().as_store())
         .config(config(2, 1))
         .build();
     let heard = Arc::new(Heard::default());
@@ -159,7 +160,8 @@ fn every_manual_change_repairs_a_key_that_holds_no_circuit() {
 fn a_reset_deletes_a_circuit_and_its_permits_are_stale() {
     block_on(async {
         for (what, store) in stores() {
-            let fuse = SharedFuse::builder("repair-stale", store.clone().as_store())
+            let fuse = fuse_breaker::Fuse::builder("repair-stale")
+                .store(store.clone().as_store())
                 .config(config(1, 1))
                 .build();
             fuse.force_closed().await.unwrap();
@@ -196,7 +198,9 @@ fn a_redis_value_of_another_type_is_repaired() {
         let store = Arc::new(RedisStore::open(&url).unwrap());
         for (change_name, change, state) in changes() {
             let name = super::unique(&format!("repair-list-{change_name}"));
-            let fuse = SharedFuse::builder(&name, store.clone()).build();
+            let fuse = fuse_breaker::Fuse::builder(&name)
+                .store(store.clone())
+                .build();
             let _: () = redis::cmd("RPUSH")
                 .arg(fuse.key())
                 .arg("x")
@@ -225,7 +229,9 @@ fn a_sqlite_blob_is_repaired() {
         let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
         for (change_name, change, state) in changes() {
             let name = super::unique(&format!("repair-blob-{change_name}"));
-            let fuse = SharedFuse::builder(&name, store.clone()).build();
+            let fuse = fuse_breaker::Fuse::builder(&name)
+                .store(store.clone())
+                .build();
             sqlx::query(
                 "INSERT INTO fuse_circuits (key, payload, expires_at) VALUES (?1, ?2, NULL)",
             )

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use fuse_breaker::store::{Fallback, SharedFuse, Store};
+use fuse_breaker::store::{Fallback, Store};
 use fuse_breaker::{Config, State, Verdict};
 
 /// Eight tasks of failures and successes on the circuit `restart` in
@@ -19,7 +19,8 @@ pub(super) async fn under_load(store: Arc<dyn Store>, mut run: impl FnMut(bool))
         .build()
         .expect("a valid configuration");
     let fuse = Arc::new(
-        SharedFuse::builder("restart", store.clone())
+        fuse_breaker::Fuse::builder("restart")
+            .store(store.clone())
             .config(config)
             .fallback(Fallback::Local)
             .build(),

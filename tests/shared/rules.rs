@@ -3,7 +3,6 @@
 
 use std::sync::{Arc, Mutex};
 
-use fuse_breaker::store::SharedFuse;
 use fuse_breaker::{Reason, State, Transition};
 
 use super::{block_on, circuit, config, secs, stores};
@@ -51,7 +50,8 @@ fn an_ignored_probe_frees_its_slot_and_moves_nothing() {
 fn a_probe_without_a_verdict_frees_its_slot_when_its_lease_ends() {
     block_on(async {
         for (name, store) in stores() {
-            let fuse = SharedFuse::builder("billing", store.clone().as_store())
+            let fuse = fuse_breaker::Fuse::builder("billing")
+                .store(store.clone().as_store())
                 .config(config(1, 1))
                 .lease(secs(5))
                 .build();

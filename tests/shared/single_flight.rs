@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use fuse_breaker::store::{Changes, Loaded, MemoryStore, SharedFuse, Store, StoreError, Swap};
+use fuse_breaker::store::{Changes, Loaded, MemoryStore, Store, StoreError, Swap};
 
 use super::block_on;
 
@@ -87,7 +87,8 @@ async fn settle() {
 fn announcements_cost_one_read_under_way_and_one_after_it() {
     block_on(async {
         let store = Arc::new(Held::new());
-        let fuse = SharedFuse::builder("billing", store.clone())
+        let fuse = fuse_breaker::Fuse::builder("billing")
+            .store(store.clone())
             .cached(Duration::from_mins(1))
             .build();
         fuse.try_acquire().await.unwrap().success().await.unwrap();
@@ -140,7 +141,8 @@ fn calls_that_find_the_mirror_old_share_one_read() {
         let store = Arc::new(Held::new());
         let staleness = Duration::from_millis(20);
         let fuse = Arc::new(
-            SharedFuse::builder("billing", store.clone())
+            fuse_breaker::Fuse::builder("billing")
+                .store(store.clone())
                 .cached(staleness)
                 .build(),
         );

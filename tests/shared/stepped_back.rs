@@ -9,7 +9,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use fuse_breaker::store::{Fallback, Loaded, SharedFuse, Store, StoreError, Swap};
+use fuse_breaker::store::{Fallback, Loaded, Store, StoreError, Swap};
 use fuse_breaker::{Config, Policy};
 
 use super::block_on;
@@ -112,7 +112,8 @@ async fn stepped_back(store: &Arc<dyn Store>, buckets: u32, step: Duration) -> u
     });
     let then = store.load("fuse:clock").await.unwrap().now + step;
     let width = Duration::from_secs(6) / buckets;
-    let filler = SharedFuse::builder(&name, before.clone())
+    let filler = fuse_breaker::Fuse::builder(&name)
+        .store(before.clone())
         .config(config.clone())
         .build();
     for i in 0..buckets {
@@ -124,7 +125,8 @@ async fn stepped_back(store: &Arc<dyn Store>, buckets: u32, step: Duration) -> u
             permit.success().await.unwrap();
         }
     }
-    let fuse = SharedFuse::builder(&name, store.clone())
+    let fuse = fuse_breaker::Fuse::builder(&name)
+        .store(store.clone())
         .config(config)
         .fallback(Fallback::Allow)
         .build();

@@ -20,7 +20,8 @@ struct Fleet {
 fn new_fleet(threshold: u32) -> Fleet {
     let store = Arc::new(MemoryStore::frozen());
     let shared = |store: &Arc<MemoryStore>| {
-        SharedFuse::builder("ledger", store.clone())
+        fuse_breaker::Fuse::builder("ledger")
+            .store(store.clone())
             .config(common::config(threshold, 1))
             .build()
     };
@@ -179,7 +180,8 @@ impl fuse_breaker::store::Store for Slow {
 fn the_trailers_wait_for_the_store_to_record_their_verdict() {
     let store = Arc::new(Slow(MemoryStore::frozen()));
     let shared = || {
-        SharedFuse::builder("ledger", store.clone())
+        fuse_breaker::Fuse::builder("ledger")
+            .store(store.clone())
             .config(common::config(1, 1))
             .build()
     };
@@ -261,7 +263,8 @@ fn the_refusal_is_unavailable_with_pushback_and_the_open_error() {
 #[test]
 fn a_store_that_cannot_decide_is_unavailable_too() {
     let store = Arc::new(MemoryStore::frozen());
-    let fuse = SharedFuse::builder("ledger", store.clone())
+    let fuse = fuse_breaker::Fuse::builder("ledger")
+        .store(store.clone())
         .fallback(Fallback::Reject)
         .build();
     let svc = SharedFuseLayer::new(Arc::new(fuse))

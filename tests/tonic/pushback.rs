@@ -172,13 +172,14 @@ fn a_proxy_error_without_grpc_status_carries_its_retry_after() {
 #[cfg(feature = "store")]
 #[test]
 fn a_shared_circuit_opens_for_the_pushback_in_every_process() {
-    use fuse_breaker::store::{MemoryStore, SharedFuse};
+    use fuse_breaker::store::MemoryStore;
     use fuse_breaker::tower::SharedFuseLayer;
 
     for place in PLACES {
         let store = Arc::new(MemoryStore::frozen());
         let shared = || {
-            SharedFuse::builder("ledger", store.clone())
+            fuse_breaker::Fuse::builder("ledger")
+                .store(store.clone())
                 .config(hinted().0.config().clone())
                 .build()
         };

@@ -21,8 +21,12 @@ fn a_primary_killed_under_load_fails_over_to_its_replica() {
         let tag = unique("failover");
         let seen = Arc::new(Seen::default());
         let fuse = busy(&store, &format!("{{{tag}}}busy"), &seen);
-        let replicated = SharedFuse::builder(format!("{{{tag}}}replicated"), store.clone()).build();
-        let cut = SharedFuse::builder(format!("{{{tag}}}cut"), store.clone()).build();
+        let replicated = fuse_breaker::Fuse::builder(format!("{{{tag}}}replicated"))
+            .store(store.clone())
+            .build();
+        let cut = fuse_breaker::Fuse::builder(format!("{{{tag}}}cut"))
+            .store(store.clone())
+            .build();
         // And a cached circuit in that slot, and another process's.
         let (here, counted, there) = cached_pair(&store, &url, &format!("{{{tag}}}cached")).await;
         let primary = primary_of(&url, fuse.key()).await;

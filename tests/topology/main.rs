@@ -265,7 +265,8 @@ fn busy(store: &Arc<dyn Store>, name: &str, seen: &Arc<Seen>) -> Arc<SharedFuse>
         .failure_window(Duration::from_mins(10))
         .build()
         .unwrap();
-    let fuse = SharedFuse::builder(name, store.clone())
+    let fuse = fuse_breaker::Fuse::builder(name)
+        .store(store.clone())
         .config(config)
         .fallback(Fallback::Local)
         .build();
@@ -408,11 +409,12 @@ async fn cached_pair(
     name: &str,
 ) -> (SharedFuse, Arc<Counting<Arc<dyn Store>>>, SharedFuse) {
     let counted = Arc::new(Counting::new(store.clone()));
-    let here = SharedFuse::builder(name, counted.clone())
+    let here = fuse_breaker::Fuse::builder(name)
+        .store(counted.clone())
         .cached(Duration::from_mins(1))
         .build();
     let elsewhere: Arc<dyn Store> = Arc::new(RedisStore::open(url).unwrap());
-    let there = SharedFuse::builder(name, elsewhere).build();
+    let there = fuse_breaker::Fuse::builder(name).store(elsewhere).build();
     here.try_acquire().await.unwrap().success().await.unwrap();
     (here, counted, there)
 }

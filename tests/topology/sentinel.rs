@@ -18,12 +18,14 @@ fn a_sentinel_failover_under_load_is_followed_and_told() {
         let name = unique("sentinel");
         let fuse = busy(&store, &name, &seen);
         // A cached circuit here, and another process's strict one.
-        let here = SharedFuse::builder(&name, store.clone())
+        let here = fuse_breaker::Fuse::builder(&name)
+            .store(store.clone())
             .config(fuse.config().clone())
             .cached(Duration::from_mins(1))
             .build();
         let elsewhere: Arc<dyn Store> = Arc::new(RedisStore::open(&url).unwrap());
-        let there = SharedFuse::builder(&name, elsewhere.clone())
+        let there = fuse_breaker::Fuse::builder(&name)
+            .store(elsewhere.clone())
             .config(fuse.config().clone())
             .build();
         let stop = Arc::new(AtomicBool::new(false));

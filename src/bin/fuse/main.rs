@@ -237,7 +237,9 @@ fn open_store(cli: &Cli) -> Result<Arc<dyn Store>, StoreError> {
 
 fn circuit(cli: &Cli, store: &Arc<dyn Store>, config: &Config, spec: &str) -> SharedFuse {
     let (name, operation) = parts(spec);
-    let mut builder = SharedFuse::builder(name, store.clone()).config(config.clone());
+    let mut builder = fuse_breaker::Fuse::builder(name)
+        .store(store.clone())
+        .config(config.clone());
     if let Some(app) = &cli.app {
         builder = builder.app(app);
     }

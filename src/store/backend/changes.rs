@@ -43,8 +43,8 @@ pub(crate) trait Watcher: Send + Sync {
 ///
 /// # futures::executor::block_on(async {
 /// let store = Arc::new(Counting::new(MemoryStore::new()));
-/// let here = SharedFuse::builder("billing", store.clone()).cached(Duration::from_secs(60)).build();
-/// let there = SharedFuse::builder("billing", store.clone()).build();
+/// let here = fuse_breaker::Fuse::builder("billing").store(store.clone()).cached(Duration::from_secs(60)).build();
+/// let there = fuse_breaker::Fuse::builder("billing").store(store.clone()).build();
 /// here.try_acquire().await?.success().await?;
 /// there.force_open().await?; // announced: `here` reads the key again
 /// let trips = store.round_trips();
@@ -229,7 +229,7 @@ impl Changes {
     /// use std::time::Duration;
     /// use fuse_breaker::store::{MemoryStore, SharedFuse, Store};
     /// let store = Arc::new(MemoryStore::new());
-    /// let fuse = SharedFuse::builder("billing", store.clone()).cached(Duration::from_secs(1)).build();
+    /// let fuse = fuse_breaker::Fuse::builder("billing").store(store.clone()).cached(Duration::from_secs(1)).build();
     /// assert!(store.changes().unwrap().watches("fuse:billing"));
     /// drop(fuse);
     /// assert!(!store.changes().unwrap().watches("fuse:billing"));

@@ -14,7 +14,7 @@ use crate::sync::Tally;
 /// use fuse_breaker::store::{Counting, MemoryStore, SharedFuse};
 /// # futures::executor::block_on(async {
 /// let store = Arc::new(Counting::new(MemoryStore::new()));
-/// let fuse = SharedFuse::builder("billing", store.clone()).build();
+/// let fuse = fuse_breaker::Fuse::builder("billing").store(store.clone()).build();
 /// fuse.try_acquire().await?.success().await?;
 /// assert_eq!(store.round_trips(), 2, "an admission and a verdict");
 /// # Ok::<(), Box<dyn std::error::Error>>(())

@@ -168,7 +168,7 @@ impl StoreError {
     /// use fuse_breaker::store::{Refusal, SharedFuse, SqlStore};
     /// let store = SqlStore::open("sqlite::memory:")?;
     /// store.ensure_schema().await?;
-    /// let fuse = SharedFuse::builder("x".repeat(200), Arc::new(store)).build();
+    /// let fuse = fuse_breaker::Fuse::builder("x".repeat(200)).store(Arc::new(store)).build();
     /// let Err(Refusal::Store(err)) = fuse.try_acquire().await else { panic!() };
     /// assert!(err.is_invalid_key() && !err.is_unreachable());
     /// assert!(err.to_string().contains(fuse.key()));
@@ -320,7 +320,7 @@ impl From<StoreError> for Refusal {
 /// ```
 /// use fuse_breaker::store::{Error, MemoryStore, SharedFuse};
 /// # futures::executor::block_on(async {
-/// let fuse = SharedFuse::builder("billing", std::sync::Arc::new(MemoryStore::new())).build();
+/// let fuse = fuse_breaker::Fuse::builder("billing").store(std::sync::Arc::new(MemoryStore::new())).build();
 /// let out: Result<(), Error<std::io::Error>> =
 ///     fuse.run_async(async { Err(std::io::Error::other("declined")) }).await;
 /// assert!(matches!(out, Err(Error::Inner(_))));

@@ -116,7 +116,7 @@ impl MemoryStore {
     /// use fuse_breaker::store::{Codec, Encoding, MemoryStore, SharedFuse, Store};
     /// # futures::executor::block_on(async {
     /// let store = Arc::new(MemoryStore::new().with_codec(Codec::new(Encoding::Php)));
-    /// SharedFuse::builder("billing", store.clone()).build().force_open().await?;
+    /// fuse_breaker::Fuse::builder("billing").store(store.clone()).build().force_open().await?;
     /// let payload = store.load("fuse:billing").await?.payload.unwrap();
     /// assert!(payload.starts_with(br#"a:6:{s:5:"state";s:4:"open";"#));
     /// # Ok::<(), fuse_breaker::store::StoreError>(())

@@ -77,7 +77,7 @@ enum Topology {
 ///
 /// # async fn run() -> Result<(), fuse_breaker::store::StoreError> {
 /// let store = Arc::new(RedisStore::open("redis://127.0.0.1:6379")?);
-/// let fuse = SharedFuse::builder("billing", store).build();
+/// let fuse = fuse_breaker::Fuse::builder("billing").store(store).build();
 /// let permit = fuse.try_acquire().await;
 /// # Ok(()) }
 /// ```

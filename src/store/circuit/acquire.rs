@@ -23,7 +23,7 @@ impl SharedFuse {
     /// use fuse_breaker::store::{MemoryStore, SharedFuse};
     ///
     /// # futures::executor::block_on(async {
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
     /// let permit = fuse.try_acquire().await?;
     /// permit.success().await?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -32,7 +32,7 @@ impl SharedFuse {
     #[inline]
     pub fn try_acquire(&self) -> Admission<'_> {
         // The common case inline: a quiet mirror's closed permit.
-        if !self.health.maybe_down()
+        if !self.backing.health.maybe_down()
             && let Some(ticket) = self.quiet_ticket()
         {
             return Admission::granted(self, ticket);
@@ -43,14 +43,14 @@ impl SharedFuse {
     /// Admission when the quiet mirror does not decide it.
     #[inline(never)]
     fn try_acquire_slow(&self) -> Admission<'_> {
-        if let Some(error) = self.health.still_down() {
+        if let Some(error) = self.backing.health.still_down() {
             return Admission::ready(self.fall_back(error));
         }
         if let Some(ticket) = self.quiet_ticket() {
             return Admission::granted(self, ticket);
         }
         if let Some(entry) =
-            self.by_mirror(|mirror, staleness| mirror.admit(&self.config, staleness))
+            self.by_mirror(|mirror, staleness| mirror.admit(&self.backing.config, staleness))
         {
             return Admission::ready(self.entry(entry));
         }
@@ -62,7 +62,7 @@ impl SharedFuse {
     /// (the calls that find a read under way wait for it), and decides if
     /// it can.
     async fn acquire_asking(&self) -> Result<SharedPermit<'_>, Refusal> {
-        if let Some(cache) = &self.cache
+        if let Some(cache) = &self.backing.cache
             && !cache.fresh()
         {
             let read = cache
@@ -78,7 +78,7 @@ impl SharedFuse {
                 return self.entry(Entry::Granted(ticket));
             }
             if let Some(entry) =
-                self.by_mirror(|mirror, staleness| mirror.admit(&self.config, staleness))
+                self.by_mirror(|mirror, staleness| mirror.admit(&self.backing.config, staleness))
             {
                 return self.entry(entry);
             }
@@ -94,7 +94,7 @@ impl SharedFuse {
     /// `rate` it sends the batched successes), unless the store is still
     /// thought down.
     async fn read_mirror(&self) -> Result<(), StoreError> {
-        if let Some(error) = self.health.still_down() {
+        if let Some(error) = self.backing.health.still_down() {
             return Err(error);
         }
         self.round_trip(self.step(None, |_, _| false)).await?;
@@ -102,7 +102,7 @@ impl SharedFuse {
     }
 
     async fn acquire_from_store(&self) -> Result<Entry, StoreError> {
-        let lease = nanos(self.lease);
+        let lease = nanos(self.backing.lease);
         let mut entry = None;
         self.step(None, |stored, now| {
             let at = At {
@@ -111,7 +111,7 @@ impl SharedFuse {
                 lease_id: random::next(),
                 generation: random::next(),
             };
-            let (granted, changed) = stored.acquire(&self.config, at);
+            let (granted, changed) = stored.acquire(&self.backing.config, at);
             entry = Some(granted);
             changed
         })
@@ -132,13 +132,13 @@ impl SharedFuse {
     /// The error of a call the store's circuit rejected, to be tried again
     /// after `retry_after` nanoseconds: the one place the store makes one.
     fn rejection(&self, retry_after: u64) -> OpenError {
-        OpenError::new(self.names.label(), retry_after)
+        OpenError::new(self.backing.names.label(), retry_after)
     }
 
     /// Admission while the store does not answer.
     fn fall_back(&self, error: StoreError) -> Result<SharedPermit<'_>, Refusal> {
-        match self.fallback {
-            Fallback::Local => match self.local.try_acquire_owned() {
+        match self.backing.fallback {
+            Fallback::Local => match self.backing.local.try_acquire_owned() {
                 Ok(permit) => Ok(SharedPermit::new(self, Grantor::Local(permit))),
                 Err(open) => Err(Refusal::Open(open)),
             },

@@ -1,103 +1,62 @@
-//! [`SharedFuseBuilder`]: a shared circuit's key, configuration, lease,
-//! fallback and mode, and the circuit built from them.
+//! Building a shared circuit: [`FuseBuilder::store`] chooses a store as
+//! the circuit's backing, and the store's options (lease, fallback, cached
+//! mode) are set on the builder it returns.
 
-use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::{Config, nanos};
+use crate::backing::Local;
+use crate::builder::FuseBuilder;
+use crate::config::nanos;
 use crate::events::Listeners;
 use crate::fallback::Fallback;
 use crate::fuse::Fuse;
-use crate::names::Names;
 use crate::store::Store;
 use crate::store::cache::Cache;
 use crate::store::cache::refresh::Reader;
 use crate::store::circuit::health::Health;
-use crate::store::circuit::shared::SharedFuse;
+use crate::store::circuit::shared::{Shared, SharedFuse, SharedOptions};
 use crate::store::circuit::step::Turns;
 use crate::store::model::payload;
 
-/// Builds a [`SharedFuse`]: its key's parts, configuration, lease and
-/// fallback.
-///
-/// ```
-/// use std::sync::Arc;
-/// use std::time::Duration;
-/// use fuse_breaker::store::{Fallback, MemoryStore, SharedFuse};
-///
-/// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new()))
-///     .app("shop")
-///     .operation("charge")
-///     .lease(Duration::from_secs(10))
-///     .fallback(Fallback::Reject)
-///     .build();
-/// assert_eq!(fuse.key(), "fuse:shop:billing:charge");
-/// ```
-#[must_use]
-pub struct SharedFuseBuilder {
-    name: String,
-    app: Option<String>,
-    operation: Option<String>,
-    config: Config,
-    store: Arc<dyn Store>,
-    lease: Option<Duration>,
-    fallback: Fallback,
-    staleness: Option<Duration>,
+/// The builder of a shared circuit: [`FuseBuilder`] with a store chosen
+/// ([`FuseBuilder::store`]).
+pub type SharedFuseBuilder = FuseBuilder<Shared>;
+
+impl FuseBuilder<Local> {
+    /// Shares the circuit through `store` (feature `store`): its state
+    /// lives under its key there, for every process that builds a circuit
+    /// of that key (SPEC §8). What this builder was given (app,
+    /// operation, configuration, clock) is kept; the clock and its
+    /// options are those of the local circuit that decides under
+    /// [`Fallback::Local`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use fuse_breaker::Fuse;
+    /// use fuse_breaker::store::{Fallback, MemoryStore};
+    ///
+    /// let fuse = Fuse::builder("billing")
+    ///     .app("shop")
+    ///     .operation("charge")
+    ///     .store(Arc::new(MemoryStore::new()))
+    ///     .lease(Duration::from_secs(10))
+    ///     .fallback(Fallback::Reject)
+    ///     .build();
+    /// assert_eq!(fuse.key(), "fuse:shop:billing:charge");
+    /// ```
+    pub fn store(self, store: Arc<dyn Store>) -> SharedFuseBuilder {
+        self.backed(SharedOptions {
+            store,
+            lease: None,
+            fallback: Fallback::default(),
+            staleness: None,
+        })
+    }
 }
 
-impl fmt::Debug for SharedFuseBuilder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SharedFuseBuilder")
-            .field("name", &self.name)
-            .field("store", &self.store.name())
-            .finish_non_exhaustive()
-    }
-}
-
-impl SharedFuseBuilder {
-    /// The app segment of the key.
-    ///
-    /// ```
-    /// # use std::sync::Arc;
-    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).app("shop").build();
-    /// assert_eq!(fuse.key(), "fuse:shop:billing");
-    /// ```
-    pub fn app(mut self, app: impl Into<String>) -> Self {
-        self.app = Some(app.into());
-        self
-    }
-
-    /// The operation segment of the key.
-    ///
-    /// ```
-    /// # use std::sync::Arc;
-    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).operation("refund").build();
-    /// assert_eq!(fuse.key(), "fuse:billing:refund");
-    /// ```
-    pub fn operation(mut self, operation: impl Into<String>) -> Self {
-        self.operation = Some(operation.into());
-        self
-    }
-
-    /// The configuration (every process sharing the key should use the
-    /// same one).
-    ///
-    /// ```
-    /// # use std::sync::Arc;
-    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
-    /// let config = fuse_breaker::Config::builder().failure_threshold(3).build()?;
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).config(config).build();
-    /// assert_eq!(fuse.config().failure_threshold(), 3);
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
-    /// ```
-    pub fn config(mut self, config: Config) -> Self {
-        self.config = config;
-        self
-    }
-
+impl FuseBuilder<Shared> {
     /// How long a probe holds its slot without a verdict before it counts
     /// as an ignore verdict (default: the configuration's
     /// [`probe_timeout`](crate::Config::probe_timeout), SPEC §10).
@@ -105,14 +64,16 @@ impl SharedFuseBuilder {
     /// ```
     /// # use std::sync::Arc;
     /// # use std::time::Duration;
-    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new()))
+    /// # use fuse_breaker::Fuse;
+    /// # use fuse_breaker::store::MemoryStore;
+    /// let fuse = Fuse::builder("billing")
+    ///     .store(Arc::new(MemoryStore::new()))
     ///     .lease(Duration::from_secs(5))
     ///     .build();
     /// assert_eq!(fuse.lease(), Duration::from_secs(5));
     /// ```
     pub fn lease(mut self, lease: Duration) -> Self {
-        self.lease = Some(lease);
+        self.options.lease = Some(lease);
         self
     }
 
@@ -121,14 +82,16 @@ impl SharedFuseBuilder {
     ///
     /// ```
     /// # use std::sync::Arc;
-    /// # use fuse_breaker::store::{Fallback, MemoryStore, SharedFuse};
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new()))
+    /// # use fuse_breaker::Fuse;
+    /// # use fuse_breaker::store::{Fallback, MemoryStore};
+    /// let fuse = Fuse::builder("billing")
+    ///     .store(Arc::new(MemoryStore::new()))
     ///     .fallback(Fallback::Allow)
     ///     .build();
     /// assert_eq!(fuse.fallback(), Fallback::Allow);
     /// ```
     pub fn fallback(mut self, fallback: Fallback) -> Self {
-        self.fallback = fallback;
+        self.options.fallback = fallback;
         self
     }
 
@@ -161,14 +124,16 @@ impl SharedFuseBuilder {
     /// ```
     /// # use std::sync::Arc;
     /// # use std::time::Duration;
-    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new()))
+    /// # use fuse_breaker::Fuse;
+    /// # use fuse_breaker::store::MemoryStore;
+    /// let fuse = Fuse::builder("billing")
+    ///     .store(Arc::new(MemoryStore::new()))
     ///     .cached(Duration::from_millis(100))
     ///     .build();
     /// assert_eq!(fuse.staleness(), Some(Duration::from_millis(100)));
     /// ```
     pub fn cached(mut self, staleness: Duration) -> Self {
-        self.staleness = Some(staleness);
+        self.options.staleness = Some(staleness);
         self
     }
 
@@ -176,90 +141,90 @@ impl SharedFuseBuilder {
     ///
     /// ```
     /// # use std::sync::Arc;
-    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// # use fuse_breaker::Fuse;
+    /// # use fuse_breaker::store::MemoryStore;
+    /// let fuse = Fuse::builder("billing")
+    ///     .store(Arc::new(MemoryStore::new()))
+    ///     .build();
     /// assert_eq!(fuse.name(), "billing");
     /// ```
     pub fn build(self) -> SharedFuse {
-        let prefix = self.config.key_prefix().to_owned();
-        let names = Names::new(
-            &prefix,
-            self.app.as_deref(),
-            &self.name,
-            self.operation.as_deref(),
-        );
-        let mut local = Fuse::builder(&self.name).config(self.config.clone());
-        if let Some(app) = &self.app {
-            local = local.app(app);
+        let names = self.names();
+        let FuseBuilder {
+            name,
+            app,
+            operation,
+            config,
+            clock,
+            coarse_clock,
+            jitter_seed,
+            listeners: _,
+            options:
+                SharedOptions {
+                    store,
+                    lease,
+                    fallback,
+                    staleness,
+                },
+        } = self;
+        let config = config.unwrap_or_default();
+        // Decides under `Fallback::Local`.
+        let local = FuseBuilder::<Local> {
+            name,
+            app,
+            operation,
+            config: Some(config.clone()),
+            clock,
+            coarse_clock,
+            jitter_seed,
+            listeners: None,
+            options: (),
         }
-        if let Some(operation) = &self.operation {
-            local = local.operation(operation);
-        }
-        let ttl = Duration::from_nanos(self.config.ttl_nanos());
+        .build();
+        let ttl = Duration::from_nanos(config.ttl_nanos());
         let listeners = Listeners::default();
         // The sinks of the features, ahead of any listener the user adds.
         crate::sinks::install(&listeners, names.key());
-        let lease = self.lease.unwrap_or(self.config.probe_timeout());
-        let cache = self.staleness.map(|staleness| {
+        let lease = lease.unwrap_or(config.probe_timeout());
+        let cache = staleness.map(|staleness| {
             let reader = Reader::here(
-                self.store.clone(),
+                store.clone(),
                 nanos(lease),
-                payload::width(&self.config),
-                self.config.open_nanos(),
+                payload::width(&config),
+                config.open_nanos(),
             );
-            let cache = Arc::new(Cache::new(names.key(), &self.config, staleness, reader));
-            if let Some(changes) = self.store.changes() {
+            let cache = Arc::new(Cache::new(names.key(), &config, staleness, reader));
+            if let Some(changes) = store.changes() {
                 changes.watch(names.key(), &cache);
             }
             #[cfg(any(feature = "redis", feature = "sql"))]
             crate::store::cache::flush::Flush {
-                store: self.store.clone(),
+                store: store.clone(),
                 key: names.key().to_owned(),
-                config: self.config.clone(),
+                config: config.clone(),
                 lease,
                 ttl,
             }
             .start(&cache);
             cache
         });
-        SharedFuse {
-            names,
-            lease,
-            ttl,
-            config: self.config,
-            store: self.store,
-            fallback: self.fallback,
-            local: local.build(),
-            listeners,
-            health: Health::default(),
-            turns: Turns::new(),
-            cache,
-            // A number a store's increment holds exactly (Redis's Lua
-            // numbers are doubles), never the anonymous 0.
-            reporter: crate::random::next() % crate::store::Increment::MAX + 1,
-        }
-    }
-}
-
-impl SharedFuse {
-    /// A builder for the circuit `name` in `store`.
-    ///
-    /// ```
-    /// # use std::sync::Arc;
-    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
-    /// assert_eq!(fuse.key(), "fuse:billing");
-    /// ```
-    pub fn builder(name: impl Into<String>, store: Arc<dyn Store>) -> SharedFuseBuilder {
-        SharedFuseBuilder {
-            name: name.into(),
-            app: None,
-            operation: None,
-            config: Config::default(),
-            store,
-            lease: None,
-            fallback: Fallback::default(),
-            staleness: None,
+        Fuse {
+            backing: Shared {
+                names,
+                lease,
+                ttl,
+                config,
+                store,
+                fallback,
+                local,
+                listeners,
+                health: Health::default(),
+                turns: Turns::new(),
+                cache,
+                // A number a store's increment holds exactly (Redis's Lua
+                // numbers are doubles), never the anonymous 0.
+                reporter: crate::random::next() % crate::store::Increment::MAX + 1,
+            },
         }
     }
 }

@@ -42,8 +42,8 @@ impl SharedFuse {
     /// Under `rate`, counts a quiet success in the batch.
     #[inline]
     fn batch(&self, ticket: Ticket) {
-        if self.config.policy() == crate::Policy::Rate
-            && let Some(cache) = &self.cache
+        if self.backing.config.policy() == crate::Policy::Rate
+            && let Some(cache) = &self.backing.cache
         {
             cache.batch(ticket);
         }
@@ -62,12 +62,12 @@ impl SharedFuse {
             if verdict == Verdict::Success
                 && !slow
                 && !ticket.is_probe()
-                && mirror.batches(&self.config, &ticket, staleness)
+                && mirror.batches(&self.backing.config, &ticket, staleness)
             {
                 return Some(true);
             }
             mirror
-                .settles(&self.config, &ticket, verdict, slow, staleness)
+                .settles(&self.backing.config, &ticket, verdict, slow, staleness)
                 .then_some(false)
         });
         match settled {
@@ -109,10 +109,10 @@ impl SharedFuse {
         // one, which would cost a round trip and apply to nothing.
         let reported = verdict == Verdict::Failure || slow;
         let increments = verdict != Verdict::Ignore
-            && !(reported && self.cache.is_some())
+            && !(reported && self.backing.cache.is_some())
             && !ticket.is_probe()
-            && self.config.policy() == crate::Policy::Rate
-            && self.store.codec().writes() == Encoding::Json;
+            && self.backing.config.policy() == crate::Policy::Rate
+            && self.backing.store.codec().writes() == Encoding::Json;
         if increments
             && ticket.generation != 0
             && self.increment(&ticket, verdict, slow, hint).await?
@@ -133,9 +133,9 @@ impl SharedFuse {
             let opens = Opens {
                 hint,
                 generation: crate::random::next(),
-                reporter: self.reporter,
+                reporter: self.backing.reporter,
             };
-            stored.timed_verdict(&self.config, &ticket, verdict, slow, opens, now)
+            stored.timed_verdict(&self.backing.config, &ticket, verdict, slow, opens, now)
         });
         self.round_trip(step).await?;
         let Some(named) = named else {
@@ -149,9 +149,9 @@ impl SharedFuse {
             let opens = Opens {
                 hint,
                 generation: crate::random::next(),
-                reporter: self.reporter,
+                reporter: self.backing.reporter,
             };
-            stored.timed_verdict(&self.config, &named, verdict, slow, opens, now)
+            stored.timed_verdict(&self.backing.config, &named, verdict, slow, opens, now)
         });
         self.round_trip(step).await.map(drop)
     }
@@ -174,13 +174,18 @@ impl SharedFuse {
         slow: bool,
         hint: Option<u64>,
     ) -> Result<bool, StoreError> {
-        let Some(increment) =
-            Increment::verdict(&self.config, ticket, verdict, slow, self.reporter, self.ttl)
-        else {
+        let Some(increment) = Increment::verdict(
+            &self.backing.config,
+            ticket,
+            verdict,
+            slow,
+            self.backing.reporter,
+            self.backing.ttl,
+        ) else {
             return Ok(false);
         };
         let loaded = match self
-            .round_trip(self.store.increment(self.key(), &increment))
+            .round_trip(self.backing.store.increment(self.key(), &increment))
             .await?
         {
             Incremented::Skipped => return Ok(false),
@@ -199,24 +204,28 @@ impl SharedFuse {
         let stored = self.read(&loaded)?;
         let now = payload::store_time(loaded.now);
         self.remember(&stored, now);
-        if !stored.opens_after(&self.config, ticket, now) {
+        if !stored.opens_after(&self.backing.config, ticket, now) {
             return Ok(true);
         }
         let opens = Opens {
             hint,
             generation: crate::random::next(),
-            reporter: self.reporter,
+            reporter: self.backing.reporter,
         };
         let mut opened = stored.clone();
-        opened.open_for(&self.config, ticket, opens, now);
+        opened.open_for(&self.backing.config, ticket, opens, now);
         let written = payload::write(
             &opened,
-            payload::width(&self.config),
-            self.store.codec().writes(),
+            payload::width(&self.backing.config),
+            self.backing.store.codec().writes(),
         );
-        let swap =
-            self.store
-                .swap_prefixed(self.key(), increment.prefix(), &written, self.ttl, true);
+        let swap = self.backing.store.swap_prefixed(
+            self.key(),
+            increment.prefix(),
+            &written,
+            self.backing.ttl,
+            true,
+        );
         if self.round_trip(swap).await? {
             self.remember(&opened, now);
             self.report(&stored, &opened, loaded.now, None);

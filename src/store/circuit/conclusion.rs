@@ -21,7 +21,7 @@ pub(in crate::store) const POLLED_AFTER_COMPLETION: &str =
 /// use std::sync::Arc;
 /// use fuse_breaker::store::{Conclusion, MemoryStore, SharedFuse};
 /// # futures::executor::block_on(async {
-/// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+/// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
 /// let conclusion: Conclusion<'_> = fuse.try_acquire().await.unwrap().success();
 /// assert!(conclusion.await.is_ok());
 /// # });

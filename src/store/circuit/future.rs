@@ -27,7 +27,7 @@ use crate::store::model::stored::Ticket;
 /// use std::sync::Arc;
 /// use fuse_breaker::store::{Admission, MemoryStore, SharedFuse};
 /// # futures::executor::block_on(async {
-/// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+/// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
 /// let admission: Admission<'_> = fuse.try_acquire();
 /// assert!(admission.await.is_ok());
 /// # });

@@ -19,7 +19,7 @@ use crate::store::{Store, circuit::step, model::payload};
 /// # futures::executor::block_on(async {
 /// let store = std::sync::Arc::new(MemoryStore::new());
 /// let config = Config::builder().failure_threshold(1).build()?;
-/// let fuse = SharedFuse::builder("billing", store.clone()).config(config.clone()).build();
+/// let fuse = fuse_breaker::Fuse::builder("billing").store(store.clone()).config(config.clone()).build();
 /// fuse.try_acquire().await?.failure().await?;
 /// let (_, held) = inspect(&*store, "fuse:billing", &config).await?.unwrap();
 /// assert_eq!(held.opening_failures.len(), 1);
@@ -116,7 +116,7 @@ pub async fn inspect(
 /// # futures::executor::block_on(async {
 /// let store = std::sync::Arc::new(MemoryStore::new());
 /// assert_eq!(snapshot_of(&*store, "fuse:billing", &Config::default()).await?, None);
-/// SharedFuse::builder("billing", store.clone()).build().force_open().await?;
+/// fuse_breaker::Fuse::builder("billing").store(store.clone()).build().force_open().await?;
 /// let snapshot = snapshot_of(&*store, "fuse:billing", &Config::default()).await?.unwrap();
 /// assert_eq!(snapshot.state, State::Open);
 /// # Ok::<(), fuse_breaker::store::StoreError>(())

@@ -21,7 +21,7 @@ use crate::transition::{Reason, Transition};
 /// # futures::executor::block_on(async {
 /// let store = Arc::new(MemoryStore::new());
 /// store.put("fuse:billing", b"[]", Duration::from_secs(60));
-/// let fuse = SharedFuse::builder("billing", store).build();
+/// let fuse = fuse_breaker::Fuse::builder("billing").store(store).build();
 /// assert!(fuse.state().await.is_err(), "not a circuit");
 /// let change = fuse.force_open().await?;
 /// assert_eq!(change.overwritten().unwrap().key(), "fuse:billing");
@@ -58,7 +58,7 @@ impl SharedFuse {
     /// use std::sync::Arc;
     /// use fuse_breaker::store::{MemoryStore, SharedFuse};
     /// # futures::executor::block_on(async {
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
     /// let change = fuse.force_open().await?;
     /// assert!(change.overwritten().is_none());
     /// assert!(fuse.try_acquire().await.is_err());
@@ -68,7 +68,7 @@ impl SharedFuse {
     pub async fn force_open(&self) -> Result<ManualChange, StoreError> {
         let overwritten = self
             .manual(Reason::Forced, |stored, now| {
-                stored.force_open(&self.config, now, crate::random::next());
+                stored.force_open(&self.backing.config, now, crate::random::next());
             })
             .await?;
         Ok(self.changed(overwritten))
@@ -82,7 +82,7 @@ impl SharedFuse {
     /// use std::sync::Arc;
     /// use fuse_breaker::store::{MemoryStore, SharedFuse};
     /// # futures::executor::block_on(async {
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
     /// fuse.force_open().await?;
     /// fuse.force_closed().await?;
     /// assert_eq!(fuse.state().await?, fuse_breaker::State::Closed);
@@ -92,7 +92,7 @@ impl SharedFuse {
     pub async fn force_closed(&self) -> Result<ManualChange, StoreError> {
         let overwritten = self
             .manual(Reason::Forced, |stored, _| {
-                stored.force_closed(&self.config);
+                stored.force_closed(&self.backing.config);
             })
             .await?;
         Ok(self.changed(overwritten))
@@ -111,7 +111,7 @@ impl SharedFuse {
     /// use std::sync::Arc;
     /// use fuse_breaker::store::{MemoryStore, SharedFuse};
     /// # futures::executor::block_on(async {
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
     /// fuse.force_open().await?;
     /// let permit = fuse.try_acquire().await;
     /// assert!(permit.is_err());
@@ -140,11 +140,14 @@ impl SharedFuse {
         // The process's writers take turns: one that waited decides on the
         // key as the store has it now, not on what was written before the
         // reset.
-        self.turns.delete(&**self.store(), self.key()).await?;
-        if let Some(cache) = &self.cache {
+        self.backing
+            .turns
+            .delete(&**self.store(), self.key())
+            .await?;
+        if let Some(cache) = &self.backing.cache {
             cache.forget();
         }
-        self.listeners.emit(&Transition {
+        self.backing.listeners.emit(&Transition {
             key: self.key(),
             from,
             to: State::Closed,

@@ -38,7 +38,7 @@ pub(in crate::store) enum Grantor {
 /// use fuse_breaker::store::{MemoryStore, SharedFuse};
 ///
 /// # futures::executor::block_on(async {
-/// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+/// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
 /// let permit = fuse.try_acquire().await?;
 /// assert!(!permit.is_probe());
 /// permit.failure().await?;
@@ -59,7 +59,7 @@ pub struct SharedPermit<'a> {
 impl<'a> SharedPermit<'a> {
     #[inline]
     pub(in crate::store) fn new(fuse: &'a SharedFuse, grantor: Grantor) -> Self {
-        let timed = fuse.config.times_calls() && matches!(grantor, Grantor::Store(_));
+        let timed = fuse.config().times_calls() && matches!(grantor, Grantor::Store(_));
         SharedPermit {
             fuse,
             grantor,
@@ -72,7 +72,7 @@ impl<'a> SharedPermit<'a> {
     fn slow(&self) -> bool {
         self.started.is_some_and(|started| {
             let elapsed = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-            is_slow(&self.fuse.config, elapsed)
+            is_slow(self.fuse.config(), elapsed)
         })
     }
 
@@ -83,7 +83,7 @@ impl<'a> SharedPermit<'a> {
     /// use std::sync::Arc;
     /// use fuse_breaker::store::{MemoryStore, SharedFuse};
     /// # futures::executor::block_on(async {
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
     /// assert!(!fuse.try_acquire().await.unwrap().is_probe());
     /// # });
     /// ```
@@ -101,7 +101,7 @@ impl<'a> SharedPermit<'a> {
     /// use std::sync::Arc;
     /// use fuse_breaker::store::{MemoryStore, SharedFuse};
     /// # futures::executor::block_on(async {
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
     /// assert!(fuse.try_acquire().await.unwrap().from_store());
     /// # });
     /// ```
@@ -118,7 +118,7 @@ impl<'a> SharedPermit<'a> {
     /// use fuse_breaker::store::{MemoryStore, SharedFuse};
     /// use fuse_breaker::Verdict;
     /// # futures::executor::block_on(async {
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
     /// fuse.try_acquire().await?.conclude(Verdict::Ignore).await?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
@@ -144,7 +144,7 @@ impl<'a> SharedPermit<'a> {
     /// use std::sync::Arc;
     /// use fuse_breaker::store::{MemoryStore, SharedFuse};
     /// # futures::executor::block_on(async {
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
     /// fuse.try_acquire().await?.success().await?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
@@ -160,7 +160,7 @@ impl<'a> SharedPermit<'a> {
     /// use std::sync::Arc;
     /// use fuse_breaker::store::{MemoryStore, SharedFuse};
     /// # futures::executor::block_on(async {
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
     /// fuse.try_acquire().await?.failure().await?;
     /// assert_eq!(fuse.snapshot().await?.failures.len(), 1);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -187,7 +187,7 @@ impl<'a> SharedPermit<'a> {
     ///     .failure_threshold(1)
     ///     .max_open_duration(Duration::from_secs(300))
     ///     .build()?;
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new()))
+    /// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new()))
     ///     .config(config)
     ///     .build();
     /// fuse.try_acquire().await?.failure_retry_after(Duration::from_secs(120)).await?;
@@ -217,7 +217,7 @@ impl<'a> SharedPermit<'a> {
     /// use std::sync::Arc;
     /// use fuse_breaker::store::{MemoryStore, SharedFuse};
     /// # futures::executor::block_on(async {
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
     /// fuse.try_acquire().await?.ignore().await?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();

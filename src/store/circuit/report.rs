@@ -29,14 +29,18 @@ impl SharedFuse {
         // Cached mode under `rate`: the successes batched so far go with
         // this step, recorded before its own decision (they happened
         // before it). A step the store does not answer loses them.
-        let batches = self.cache.as_ref().map(|cache| cache.take_batches());
+        let batches = self
+            .backing
+            .cache
+            .as_ref()
+            .map(|cache| cache.take_batches());
         let batches = batches.as_deref().unwrap_or_default();
         let with_batch = |stored: &mut Stored, now: u64| {
             let sent = batches.iter().fold(false, |any, batch| {
-                stored.record_batch(&self.config, batch, now) | any
+                stored.record_batch(&self.backing.config, batch, now) | any
             });
             let changed = step(stored, now) | sent;
-            stored.fit(&self.config);
+            stored.fit(&self.backing.config);
             changed
         };
         let stepped = self.in_store().step(manual.is_some(), with_batch).await?;
@@ -68,25 +72,29 @@ impl SharedFuse {
         &self,
         trip: impl Future<Output = Result<T, StoreError>>,
     ) -> Result<T, StoreError> {
-        let begun = self.health.begin();
+        let begun = self.backing.health.begin();
         let result = trip.await;
         match &result {
             Ok(_) => {
-                if self.health.answered(begun) {
+                if self.backing.health.answered(begun) {
                     self.tell(true, None);
                 }
-                if self.health.failed_over(self.store.failovers()) {
-                    let primary = self.store.primary();
-                    self.listeners.emit_store(&StoreEvent {
+                if self
+                    .backing
+                    .health
+                    .failed_over(self.backing.store.failovers())
+                {
+                    let primary = self.backing.store.primary();
+                    self.backing.listeners.emit_store(&StoreEvent {
                         failover: Some(primary.as_deref().unwrap_or("an address it did not say")),
                         ..self.event(true, None)
                     });
                 }
             }
             Err(error) if error.is_unreachable() => {
-                let first = self.health.failed(error, begun);
+                let first = self.backing.health.failed(error, begun);
                 // A mirror is only as good as the connection it came over.
-                if let Some(cache) = &self.cache {
+                if let Some(cache) = &self.backing.cache {
                     cache.forget();
                 }
                 if first {
@@ -113,8 +121,8 @@ impl SharedFuse {
         else {
             return;
         };
-        let shown = after.snapshot(&self.config, crate::config::nanos(at));
-        self.listeners.emit(&Transition {
+        let shown = after.snapshot(&self.backing.config, crate::config::nanos(at));
+        self.backing.listeners.emit(&Transition {
             key: self.key(),
             from,
             to,
@@ -127,16 +135,18 @@ impl SharedFuse {
 
     /// Tells the listeners the store stopped answering, or answers again.
     fn tell(&self, reachable: bool, error: Option<&StoreError>) {
-        self.listeners.emit_store(&self.event(reachable, error));
+        self.backing
+            .listeners
+            .emit_store(&self.event(reachable, error));
     }
 
     /// An event of this circuit's store.
     fn event<'a>(&'a self, reachable: bool, error: Option<&'a StoreError>) -> StoreEvent<'a> {
         StoreEvent {
             key: self.key(),
-            store: self.store.name(),
+            store: self.backing.store.name(),
             reachable,
-            fallback: self.fallback,
+            fallback: self.backing.fallback,
             error: error.map(|error| error as _),
             overwritten: None,
             failover: None,
@@ -146,7 +156,7 @@ impl SharedFuse {
     /// Tells the listeners an operator's change overwrote a payload that
     /// was not a circuit.
     pub(in crate::store) fn tell_overwritten(&self, unreadable: &PayloadError) {
-        self.listeners.emit_store(&StoreEvent {
+        self.backing.listeners.emit_store(&StoreEvent {
             overwritten: Some(unreadable),
             ..self.event(true, None)
         });
@@ -172,7 +182,7 @@ impl<'a> StoreEvent<'a> {
     /// }
     /// # futures::executor::block_on(async {
     /// let store = Arc::new(MemoryStore::new());
-    /// let fuse = SharedFuse::builder("billing", store.clone()).build();
+    /// let fuse = fuse_breaker::Fuse::builder("billing").store(store.clone()).build();
     /// let outages = Arc::new(Outages::default());
     /// fuse.on_transition(outages.clone());
     /// store.set_unreachable(true);
@@ -206,7 +216,7 @@ impl<'a> StoreEvent<'a> {
     /// # futures::executor::block_on(async {
     /// let store = Arc::new(MemoryStore::new());
     /// store.put("fuse:billing", b"[]", Duration::from_secs(60));
-    /// let fuse = SharedFuse::builder("billing", store).build();
+    /// let fuse = fuse_breaker::Fuse::builder("billing").store(store).build();
     /// let heard = Arc::new(Overwritten::default());
     /// fuse.on_transition(heard.clone());
     /// fuse.force_open().await?;

@@ -19,7 +19,7 @@ impl SharedFuse {
     /// use fuse_breaker::store::{MemoryStore, SharedFuse};
     ///
     /// # futures::executor::block_on(async {
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
     /// let out = fuse.run_async(async { Err::<(), _>(fuse_breaker::FailureKind::Timeout) }).await;
     /// assert!(out.is_err());
     /// assert_eq!(fuse.snapshot().await?.failures.len(), 1);
@@ -31,7 +31,7 @@ impl SharedFuse {
         F: Future<Output = Result<T, E>>,
         E: Classify,
     {
-        self.run_judged(fut, |outcome| judge(outcome, &self.config))
+        self.run_judged(fut, |outcome| judge(outcome, &self.backing.config))
             .await
     }
 
@@ -44,7 +44,7 @@ impl SharedFuse {
     /// use fuse_breaker::store::{MemoryStore, SharedFuse};
     ///
     /// # futures::executor::block_on(async {
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
     /// let out = fuse.run_async_with(async { Err::<(), _>("503") }, |e| *e == "503", |_| true).await;
     /// assert!(out.is_err());
     /// assert_eq!(fuse.snapshot().await?.failures.len(), 1);

@@ -8,6 +8,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::backing::Backing;
+use crate::backing::sealed::Sealed;
 use crate::config::{Config, nanos};
 use crate::events::{Listener, Listeners};
 use crate::fallback::Fallback;
@@ -32,12 +34,27 @@ use crate::store::{Loaded, Store};
 /// use fuse_breaker::store::{MemoryStore, SharedFuse};
 ///
 /// # futures::executor::block_on(async {
-/// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+/// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
 /// let charged = fuse.run_async(async { Ok::<_, std::io::Error>("charged") }).await;
 /// assert_eq!(charged.ok(), Some("charged"));
 /// # });
 /// ```
-pub struct SharedFuse {
+pub type SharedFuse = Fuse<Shared>;
+
+/// The [`Backing`] of a circuit shared through a [`Store`]: the key in the
+/// store, this process's turn on it, the store's health, the fallback and,
+/// in cached mode, the mirror. Chosen by
+/// [`FuseBuilder::store`](crate::FuseBuilder::store).
+///
+/// ```
+/// use std::sync::Arc;
+/// use fuse_breaker::Fuse;
+/// use fuse_breaker::store::{MemoryStore, Shared};
+///
+/// let fuse: Fuse<Shared> = Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
+/// assert_eq!(fuse.key(), "fuse:billing");
+/// ```
+pub struct Shared {
     pub(in crate::store) names: Names,
     pub(in crate::store) config: Config,
     pub(in crate::store) store: Arc<dyn Store>,
@@ -60,57 +77,63 @@ pub struct SharedFuse {
     pub(in crate::store) reporter: u64,
 }
 
-impl SharedFuse {
-    /// The circuit's key in the store.
-    ///
-    /// ```
-    /// # use std::sync::Arc;
-    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
-    /// assert_eq!(fuse.key(), "fuse:billing");
-    /// ```
-    pub fn key(&self) -> &str {
-        self.names.key()
-    }
+/// What a shared circuit is built with besides what every circuit is:
+/// its store, lease, fallback and mode.
+pub struct SharedOptions {
+    pub(in crate::store) store: Arc<dyn Store>,
+    pub(in crate::store) lease: Option<Duration>,
+    pub(in crate::store) fallback: Fallback,
+    pub(in crate::store) staleness: Option<Duration>,
+}
 
-    /// The circuit's name.
-    ///
-    /// ```
-    /// # use std::sync::Arc;
-    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
-    /// assert_eq!(fuse.name(), "billing");
-    /// ```
-    pub fn name(&self) -> &str {
+impl fmt::Debug for SharedOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedOptions")
+            .field("store", &self.store.name())
+            .field("lease", &self.lease)
+            .field("fallback", &self.fallback)
+            .field("staleness", &self.staleness)
+            .finish()
+    }
+}
+
+impl Backing for Shared {}
+
+impl Sealed for Shared {
+    type Options = SharedOptions;
+
+    fn name(&self) -> &str {
         self.names.name()
     }
 
-    /// The circuit's operation, if any.
-    ///
-    /// ```
-    /// # use std::sync::Arc;
-    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new()))
-    ///     .operation("charge")
-    ///     .build();
-    /// assert_eq!(fuse.operation(), Some("charge"));
-    /// ```
-    pub fn operation(&self) -> Option<&str> {
+    fn operation(&self) -> Option<&str> {
         self.names.operation()
     }
 
-    /// The configuration.
-    ///
-    /// ```
-    /// # use std::sync::Arc;
-    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
-    /// assert_eq!(fuse.config().failure_threshold(), 8);
-    /// ```
-    pub fn config(&self) -> &Config {
+    fn key(&self) -> &str {
+        self.names.key()
+    }
+
+    fn config(&self) -> &Config {
         &self.config
     }
 
+    fn listen(&self, listener: Arc<dyn Listener>) {
+        self.listeners.add(&listener);
+        self.local.on_transition(listener);
+    }
+}
+
+impl fmt::Debug for Shared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Shared")
+            .field("key", &self.names.key())
+            .field("store", &self.store.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SharedFuse {
     /// The random id this circuit's failures are reported under in the
     /// store (SPEC §8's quorum, `min_reporters`): each `SharedFuse` is one
     /// reporter, so a process builds one per key. From 1 to
@@ -121,14 +144,14 @@ impl SharedFuse {
     /// # use std::sync::Arc;
     /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
     /// let store = Arc::new(MemoryStore::new());
-    /// let one = SharedFuse::builder("billing", store.clone()).build();
-    /// let other = SharedFuse::builder("billing", store).build();
+    /// let one = fuse_breaker::Fuse::builder("billing").store(store.clone()).build();
+    /// let other = fuse_breaker::Fuse::builder("billing").store(store).build();
     /// assert_ne!(one.reporter(), other.reporter());
     /// assert_ne!(one.reporter(), 0);
     /// assert!(one.reporter() <= fuse_breaker::store::Increment::MAX);
     /// ```
     pub fn reporter(&self) -> u64 {
-        self.reporter
+        self.backing.reporter
     }
 
     /// How long a probe holds its slot without a verdict.
@@ -136,11 +159,11 @@ impl SharedFuse {
     /// ```
     /// # use std::sync::Arc;
     /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
     /// assert_eq!(fuse.lease(), fuse.config().open_duration());
     /// ```
     pub fn lease(&self) -> Duration {
-        self.lease
+        self.backing.lease
     }
 
     /// The staleness bound of cached mode (`None`: strict mode, every
@@ -149,11 +172,11 @@ impl SharedFuse {
     /// ```
     /// # use std::sync::Arc;
     /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
     /// assert_eq!(fuse.staleness(), None);
     /// ```
     pub fn staleness(&self) -> Option<Duration> {
-        self.cache.as_ref().map(|cache| cache.staleness())
+        self.backing.cache.as_ref().map(|cache| cache.staleness())
     }
 
     /// Under the `rate` policy in cached mode: the closed successes this
@@ -175,7 +198,7 @@ impl SharedFuse {
     ///
     /// # futures::executor::block_on(async {
     /// let config = Config::builder().policy(Policy::Rate).build()?;
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new()))
+    /// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new()))
     ///     .config(config)
     ///     .cached(Duration::from_secs(60))
     ///     .build();
@@ -190,7 +213,10 @@ impl SharedFuse {
     /// # }).unwrap();
     /// ```
     pub fn unsent(&self) -> u64 {
-        self.cache.as_ref().map_or(0, |cache| cache.batched())
+        self.backing
+            .cache
+            .as_ref()
+            .map_or(0, |cache| cache.batched())
     }
 
     /// What decides while the store does not answer.
@@ -198,11 +224,11 @@ impl SharedFuse {
     /// ```
     /// # use std::sync::Arc;
     /// # use fuse_breaker::store::{Fallback, MemoryStore, SharedFuse};
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
     /// assert_eq!(fuse.fallback(), Fallback::Local);
     /// ```
     pub fn fallback(&self) -> Fallback {
-        self.fallback
+        self.backing.fallback
     }
 
     /// The store.
@@ -210,11 +236,11 @@ impl SharedFuse {
     /// ```
     /// # use std::sync::Arc;
     /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
     /// assert_eq!(fuse.store().name(), "memory");
     /// ```
     pub fn store(&self) -> &Arc<dyn Store> {
-        &self.store
+        &self.backing.store
     }
 
     /// The in-process circuit that decides under [`Fallback::Local`] while
@@ -223,11 +249,11 @@ impl SharedFuse {
     /// ```
     /// # use std::sync::Arc;
     /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
     /// assert_eq!(fuse.local().key(), fuse.key());
     /// ```
     pub fn local(&self) -> &Fuse {
-        &self.local
+        &self.backing.local
     }
 
     /// Whether the store answered the last round trip (`false` while the
@@ -236,36 +262,11 @@ impl SharedFuse {
     /// ```
     /// # use std::sync::Arc;
     /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
     /// assert!(fuse.store_reachable());
     /// ```
     pub fn store_reachable(&self) -> bool {
-        self.health.reachable()
-    }
-
-    /// Adds a listener of this circuit's transitions (those this process
-    /// made in the store, and the local circuit's) and of the store's
-    /// outages and returns.
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use std::sync::atomic::{AtomicUsize, Ordering};
-    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
-    ///
-    /// # futures::executor::block_on(async {
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
-    /// let seen = Arc::new(AtomicUsize::new(0));
-    /// let count = seen.clone();
-    /// fuse.on_transition(move |_: &fuse_breaker::Transition| { count.fetch_add(1, Ordering::Relaxed); });
-    /// fuse.force_open().await?;
-    /// assert_eq!(seen.load(Ordering::Relaxed), 1);
-    /// # Ok::<(), fuse_breaker::store::StoreError>(())
-    /// # }).unwrap();
-    /// ```
-    pub fn on_transition(&self, listener: impl Listener) {
-        let listener: Arc<dyn Listener> = Arc::new(listener);
-        self.listeners.add(&listener);
-        self.local.on_transition(listener);
+        self.backing.health.reachable()
     }
 
     /// The circuit's state in the store.
@@ -274,13 +275,13 @@ impl SharedFuse {
     /// use std::sync::Arc;
     /// use fuse_breaker::store::{MemoryStore, SharedFuse};
     /// # futures::executor::block_on(async {
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
     /// assert_eq!(fuse.state().await?, fuse_breaker::State::Closed);
     /// # Ok::<(), fuse_breaker::store::StoreError>(())
     /// # }).unwrap();
     /// ```
     pub async fn state(&self) -> Result<State, StoreError> {
-        let loaded = self.store.load(self.key()).await?;
+        let loaded = self.backing.store.load(self.key()).await?;
         Ok(self.read(&loaded)?.state())
     }
 
@@ -291,7 +292,7 @@ impl SharedFuse {
     /// use std::sync::Arc;
     /// use fuse_breaker::store::{MemoryStore, SharedFuse};
     /// # futures::executor::block_on(async {
-    /// let fuse = SharedFuse::builder("billing", Arc::new(MemoryStore::new())).build();
+    /// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
     /// assert!(fuse.snapshot().await?.failures.is_empty());
     /// # Ok::<(), fuse_breaker::store::StoreError>(())
     /// # }).unwrap();
@@ -305,10 +306,10 @@ impl SharedFuse {
     pub(crate) async fn snapshot_now(
         &self,
     ) -> Result<(Snapshot, crate::store::Held, Duration), StoreError> {
-        let loaded = self.store.load(self.key()).await?;
+        let loaded = self.backing.store.load(self.key()).await?;
         let now = payload::store_time(loaded.now);
         let stored = self.read(&loaded)?;
-        let snapshot = stored.snapshot(&self.config, now);
+        let snapshot = stored.snapshot(&self.backing.config, now);
         Ok((
             snapshot,
             crate::store::Held::of(&stored),
@@ -319,13 +320,13 @@ impl SharedFuse {
     /// The circuit's key in its store, for a step.
     pub(in crate::store) fn in_store(&self) -> InStore<'_> {
         InStore {
-            store: &*self.store,
+            store: &*self.backing.store,
             key: self.key(),
-            lease: nanos(self.lease),
-            ttl: self.ttl,
-            width: payload::width(&self.config),
-            open: self.config.open_nanos(),
-            turns: &self.turns,
+            lease: nanos(self.backing.lease),
+            ttl: self.backing.ttl,
+            width: payload::width(&self.backing.config),
+            open: self.backing.config.open_nanos(),
+            turns: &self.backing.turns,
         }
     }
 
@@ -340,13 +341,13 @@ impl SharedFuse {
         &self,
         decide: impl FnOnce(&Mirror, Duration) -> Option<T>,
     ) -> Option<T> {
-        self.cache.as_ref()?.decide(decide)
+        self.backing.cache.as_ref()?.decide(decide)
     }
 
     /// In cached mode, keeps `stored` (read or written at the store's
     /// `now`) as the mirror, unless a newer reading is there already.
     pub(in crate::store) fn remember(&self, stored: &Stored, now: u64) {
-        if let Some(cache) = &self.cache {
+        if let Some(cache) = &self.backing.cache {
             cache.remember(stored, now);
         }
     }
@@ -354,7 +355,7 @@ impl SharedFuse {
     /// The closed permit of a quiet mirror still fresh.
     #[inline]
     pub(in crate::store) fn quiet_ticket(&self) -> Option<Ticket> {
-        self.cache.as_ref()?.quiet_ticket()
+        self.backing.cache.as_ref()?.quiet_ticket()
     }
 }
 
@@ -362,8 +363,8 @@ impl fmt::Debug for SharedFuse {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SharedFuse")
             .field("key", &self.key())
-            .field("store", &self.store.name())
-            .field("fallback", &self.fallback)
+            .field("store", &self.backing.store.name())
+            .field("fallback", &self.backing.fallback)
             .field("store_reachable", &self.store_reachable())
             .finish_non_exhaustive()
     }

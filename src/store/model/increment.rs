@@ -282,7 +282,7 @@ impl Increment {
     }
 
     /// Whether a store hands back the payload it wrote and its time
-    /// ([`Incremented::Wrote`]): an increment of failed or slow calls,
+    /// ([`Incremented::Wrote`](crate::store::Incremented::Wrote)): an increment of failed or slow calls,
     /// whose caller decides from them whether the circuit opens.
     ///
     /// ```

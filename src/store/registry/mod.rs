@@ -293,7 +293,8 @@ impl SharedRegistry {
     /// Builds a circuit (under the `handles` lock, which `on_transition` takes
     /// before the listeners').
     fn build(&self, name: &str, operation: &str) -> SharedFuse {
-        let mut builder = SharedFuse::builder(name, self.store.clone())
+        let mut builder = crate::Fuse::builder(name)
+            .store(self.store.clone())
             .config(self.config_for(name).clone())
             .fallback(self.fallback);
         if let Some(app) = &self.app {

@@ -110,7 +110,9 @@ impl Target {
 
     /// The Rust side of `circuit` with `config`, in `mode`.
     pub(crate) fn rust_with(&self, circuit: &Circuit, config: Config, mode: Mode) -> SharedFuse {
-        let mut builder = SharedFuse::builder(&circuit.name, self.store()).config(config);
+        let mut builder = fuse_breaker::Fuse::builder(&circuit.name)
+            .store(self.store())
+            .config(config);
         if let Some(app) = &circuit.app {
             builder = builder.app(app);
         }

@@ -70,7 +70,7 @@ const SQLITE_BUSY: Duration = Duration::from_secs(5);
 /// # async fn run() -> Result<(), fuse_breaker::store::StoreError> {
 /// let store = SqlStore::open("postgres://fuse@127.0.0.1/shop")?;
 /// store.ensure_schema().await?;
-/// let fuse = SharedFuse::builder("billing", Arc::new(store)).build();
+/// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(store)).build();
 /// let permit = fuse.try_acquire().await;
 /// # Ok(()) }
 /// ```

@@ -1,0 +1,50 @@
+//! What a [`Fuse`](crate::Fuse)'s state lives in: its [`Backing`]. [`Local`], this
+//! process's atomics, is the default; a store's,
+//! `store::Shared`, is the other (feature `store`). What
+//! every circuit has whatever its backing (its names, configuration and
+//! listeners) is written here once.
+
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::events::Listener;
+
+mod local;
+
+pub use local::Local;
+
+/// What a circuit's state lives in, chosen on its builder: [`Local`] (the
+/// default, `Fuse::builder(name).build()`) or a store's
+/// `store::Shared` (`Fuse::builder(name).store(store)`,
+/// feature `store`). What a backing can do is said by the methods of
+/// `Fuse<B>` for it: a local circuit admits synchronously
+/// ([`Fuse::try_acquire`](crate::Fuse::try_acquire)); a shared one asks its store, asynchronously.
+///
+/// Sealed: the crate's two backings are the only ones.
+///
+/// ```
+/// use fuse_breaker::Fuse;
+/// use fuse_breaker::backing::Backing;
+///
+/// fn key_of<B: Backing>(fuse: &Fuse<B>) -> &str {
+///     fuse.key()
+/// }
+/// assert_eq!(key_of(&Fuse::new("billing", Default::default())), "fuse:billing");
+/// ```
+pub trait Backing: sealed::Sealed {}
+
+pub(crate) mod sealed {
+    use super::{Arc, Config, Listener};
+
+    /// What every backing tells of its circuit.
+    pub trait Sealed: Send + Sync + Sized + 'static {
+        /// What the circuit's builder holds for this backing besides the
+        /// names, configuration and local options.
+        type Options: std::fmt::Debug + Send;
+        fn name(&self) -> &str;
+        fn operation(&self) -> Option<&str>;
+        fn key(&self) -> &str;
+        fn config(&self) -> &Config;
+        fn listen(&self, listener: Arc<dyn Listener>);
+    }
+}
