@@ -3,11 +3,15 @@
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use std::fmt;
+
 use quanta::Clock;
 
 use super::checked::{Configs, check_max_circuits};
 use super::map::Circuits;
 use super::{DEFAULT_MAX_CIRCUITS, Registry};
+use crate::backing::sealed::Sealed;
+use crate::backing::{Backing, Local};
 use crate::config::{Config, ConfigError};
 use crate::overrides::Overrides;
 use crate::sync::Tally;
@@ -23,19 +27,53 @@ use crate::sync::Tally;
 ///     .unwrap_err();
 /// assert_eq!(err.setting(), "failure_threshold");
 /// ```
-#[derive(Debug, Default)]
+///
+/// The same builder makes a registry of shared circuits (`store`, feature
+/// `store`): the setters below are every registry's, whatever the
+/// [`Backing`] of its circuits.
 #[must_use = "a builder does nothing until `build` is called"]
-pub struct RegistryBuilder {
-    defaults: Option<Config>,
-    overrides: Vec<(String, Overrides)>,
-    app: Option<String>,
-    clock: Option<Clock>,
-    coarse_clock: bool,
-    max_circuits: Option<usize>,
-    idle_after: Option<Duration>,
+pub struct RegistryBuilder<B: Backing = Local> {
+    pub(crate) defaults: Option<Config>,
+    pub(crate) overrides: Vec<(String, Overrides)>,
+    pub(crate) app: Option<String>,
+    pub(crate) clock: Option<Clock>,
+    pub(crate) coarse_clock: bool,
+    pub(crate) max_circuits: Option<usize>,
+    pub(crate) idle_after: Option<Duration>,
+    /// What only this backing's circuits are built with.
+    pub(crate) options: <B as Sealed>::Options,
 }
 
-impl RegistryBuilder {
+impl Default for RegistryBuilder {
+    fn default() -> Self {
+        RegistryBuilder {
+            defaults: None,
+            overrides: Vec::new(),
+            app: None,
+            clock: None,
+            coarse_clock: false,
+            max_circuits: None,
+            idle_after: None,
+            options: (),
+        }
+    }
+}
+
+impl<B: Backing> fmt::Debug for RegistryBuilder<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegistryBuilder")
+            .field("defaults", &self.defaults)
+            .field("overrides", &self.overrides)
+            .field("app", &self.app)
+            .field("coarse_clock", &self.coarse_clock)
+            .field("max_circuits", &self.max_circuits)
+            .field("idle_after", &self.idle_after)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B: Backing> RegistryBuilder<B> {
     /// The configuration of every circuit without overrides (default:
     /// [`Config::default`]).
     ///
@@ -129,6 +167,34 @@ impl RegistryBuilder {
         self
     }
 
+    /// This builder for another backing, its circuits built with
+    /// `options`.
+    #[cfg_attr(not(feature = "store"), allow(dead_code))]
+    pub(crate) fn backed<C: Backing>(self, options: <C as Sealed>::Options) -> RegistryBuilder<C> {
+        RegistryBuilder {
+            defaults: self.defaults,
+            overrides: self.overrides,
+            app: self.app,
+            clock: self.clock,
+            coarse_clock: self.coarse_clock,
+            max_circuits: self.max_circuits,
+            idle_after: self.idle_after,
+            options,
+        }
+    }
+
+    /// The defaults and the overrides, checked, and the capacity.
+    pub(crate) fn checked(&self) -> Result<(Configs, usize), ConfigError> {
+        if let Some(max) = self.max_circuits {
+            check_max_circuits(max)?;
+        }
+        let defaults = self.defaults.clone().unwrap_or_default();
+        let configs = Configs::new(defaults, &self.overrides)?;
+        Ok((configs, self.max_circuits.unwrap_or(DEFAULT_MAX_CIRCUITS)))
+    }
+}
+
+impl RegistryBuilder {
     /// How long a circuit goes without a lookup before the registry may
     /// retire it, if it is closed, has no failures in its window and
     /// nothing but the registry holds it (default: twice the longer of its
@@ -155,11 +221,7 @@ impl RegistryBuilder {
     /// # Ok::<(), fuse_breaker::ConfigError>(())
     /// ```
     pub fn build(self) -> Result<Registry, ConfigError> {
-        if let Some(max) = self.max_circuits {
-            check_max_circuits(max)?;
-        }
-        let defaults = self.defaults.clone().unwrap_or_default();
-        let configs = Configs::new(defaults, &self.overrides)?;
+        let (configs, _) = self.checked()?;
         Ok(self.finish(configs))
     }
 

@@ -21,7 +21,7 @@ mod map;
 
 pub use builder::RegistryBuilder;
 pub(crate) use checked::Configs;
-#[cfg(any(feature = "config-file", feature = "store"))]
+#[cfg(feature = "config-file")]
 pub(crate) use checked::check_max_circuits;
 use held::{Created, Held};
 use map::{Circuits, Lookup, Pair, each_circuit};

@@ -193,6 +193,16 @@ impl Settings {
                 ),
             });
         }
+        // Checked above: an override that fails here fails in `check` first;
+        // what is left is the registry's own setting.
+        self.registry_builder()?
+            .build()
+            .map_err(|source| self.invalid("registry", source))
+    }
+
+    /// The registry this file describes, whatever its circuits' backing:
+    /// the defaults, the overrides, the app and the capacity.
+    pub(crate) fn registry_builder(&self) -> Result<crate::RegistryBuilder, SettingsError> {
         let mut builder = Registry::builder().defaults(self.config()?);
         if let Some(app) = &self.app {
             builder = builder.app(app.clone());
@@ -203,11 +213,7 @@ impl Settings {
         for (name, overrides) in &self.breakers {
             builder = builder.overrides(name.clone(), overrides.clone());
         }
-        // Checked above: an override that fails here fails in `check` first;
-        // what is left is the registry's own setting.
-        builder
-            .build()
-            .map_err(|source| self.invalid("registry", source))
+        Ok(builder)
     }
 
     /// Validates the defaults and every override once, with the crate's

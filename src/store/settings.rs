@@ -48,7 +48,6 @@ impl Settings {
     /// ```
     pub fn shared_registry(&self) -> Result<SharedRegistry, SettingsError> {
         self.check()?;
-        let defaults = self.config()?;
         let (url, table, needed) = match self.store {
             StoreKind::Redis => (
                 self.redis_url.as_deref(),
@@ -83,18 +82,10 @@ impl Settings {
         let store = super::open_with(url, &options).map_err(|err| SettingsError::Store {
             reason: err.to_string(),
         })?;
-        let mut builder = SharedRegistry::builder(store)
-            .defaults(defaults)
+        let builder = self
+            .registry_builder()?
+            .store(store)
             .fallback(self.fallback);
-        if let Some(app) = &self.app {
-            builder = builder.app(app.clone());
-        }
-        if let Some(max) = self.max_circuits {
-            builder = builder.max_circuits(max);
-        }
-        for (name, overrides) in &self.breakers {
-            builder = builder.overrides(name.clone(), overrides.clone());
-        }
         // Checked above, as `Settings::registry` says.
         builder
             .build()

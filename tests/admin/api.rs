@@ -365,18 +365,23 @@ fn the_page_is_one_document_with_nothing_from_elsewhere() {
 #[cfg(feature = "store")]
 #[test]
 fn shared_circuits_are_read_from_and_changed_in_their_store() {
-    use fuse_breaker::store::{MemoryStore, SharedRegistry};
+    use fuse_breaker::store::MemoryStore;
 
     runtime().block_on(async {
         let store = Arc::new(MemoryStore::new());
         // Two processes of a fleet: this one serves the API.
         let here = Arc::new(
-            SharedRegistry::builder(store.clone())
+            fuse_breaker::Registry::builder()
+                .store(store.clone())
                 .app("shop")
                 .build()
                 .unwrap(),
         );
-        let there = SharedRegistry::builder(store).app("shop").build().unwrap();
+        let there = fuse_breaker::Registry::builder()
+            .store(store)
+            .app("shop")
+            .build()
+            .unwrap();
         here.get("payments");
         let local = registry();
         local.get("search");

@@ -282,14 +282,15 @@ impl Shop {
 /// open: three failures, one reporter of the two it takes.
 #[cfg(feature = "store")]
 async fn quorum_held() -> Arc<fuse_breaker::store::SharedRegistry> {
-    use fuse_breaker::store::{MemoryStore, SharedRegistry};
+    use fuse_breaker::store::MemoryStore;
 
     let config = Config::builder()
         .failure_threshold(3)
         .min_reporters(2)
         .build()
         .unwrap();
-    let shared = SharedRegistry::builder(Arc::new(MemoryStore::new()))
+    let shared = fuse_breaker::Registry::builder()
+        .store(Arc::new(MemoryStore::new()))
         .app("shop")
         .defaults(config)
         .build()

@@ -166,13 +166,14 @@ fn an_admin_api_s_answer_is_read_up_to_a_bound() {
 #[test]
 fn an_admin_api_says_what_a_change_replaced() {
     use fuse_breaker::admin::Admin;
-    use fuse_breaker::store::{MemoryStore, SharedRegistry};
+    use fuse_breaker::store::MemoryStore;
     use std::sync::Arc;
 
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let store = Arc::new(MemoryStore::new());
     let shared = Arc::new(
-        SharedRegistry::builder(store.clone())
+        fuse_breaker::Registry::builder()
+            .store(store.clone())
             .app("shop")
             .build()
             .unwrap(),

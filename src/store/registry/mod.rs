@@ -22,7 +22,7 @@ pub use builder::SharedRegistryBuilder;
 /// reqwest middleware's per-host circuits use when a fleet shares them.
 /// Built as a [`Registry`](crate::Registry) is, with the same settings
 /// where both have them: defaults, per-name [`Overrides`](crate::Overrides), app and
-/// capacity ([`SharedRegistry::builder`]).
+/// capacity (`Registry::builder().store(store)`, [`RegistryBuilder::store`](crate::RegistryBuilder::store)).
 ///
 /// A circuit's state is in the store, so the registry only keeps the
 /// handles this process uses: at most `max_circuits` of them (default
@@ -37,7 +37,7 @@ pub use builder::SharedRegistryBuilder;
 /// use fuse_breaker::Overrides;
 /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
 ///
-/// let registry = SharedRegistry::builder(Arc::new(MemoryStore::new()))
+/// let registry = fuse_breaker::Registry::builder().store(Arc::new(MemoryStore::new()))
 ///     .app("shop")
 ///     .overrides("billing", Overrides { failure_threshold: Some(3), ..Overrides::default() })
 ///     .build()?;
@@ -52,6 +52,9 @@ pub struct SharedRegistry {
     store: Arc<dyn Store>,
     configs: Configs,
     app: Option<String>,
+    /// The clock of the circuits' local fallbacks.
+    clock: Option<quanta::Clock>,
+    coarse_clock: bool,
     lease: Option<Duration>,
     fallback: Fallback,
     staleness: Option<Duration>,
@@ -87,6 +90,8 @@ impl SharedRegistry {
             store,
             configs: Configs::defaults_only(defaults),
             app: None,
+            clock: None,
+            coarse_clock: false,
             lease: None,
             fallback: Fallback::default(),
             staleness: None,
@@ -95,20 +100,6 @@ impl SharedRegistry {
             listeners: Mutex::default(),
             retired: Tally::default(),
         }
-    }
-
-    /// A builder of a registry of circuits in `store`: defaults, per-name
-    /// overrides, app, capacity, lease, fallback, cached mode.
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
-    /// let registry = SharedRegistry::builder(Arc::new(MemoryStore::new())).app("shop").build()?;
-    /// assert_eq!(registry.get("billing").key(), "fuse:shop:billing");
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
-    /// ```
-    pub fn builder(store: Arc<dyn Store>) -> SharedRegistryBuilder {
-        SharedRegistryBuilder::new(store)
     }
 
     /// The circuit `name`.
@@ -153,7 +144,7 @@ impl SharedRegistry {
     /// use std::sync::Arc;
     /// use fuse_breaker::Overrides;
     /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
-    /// let registry = SharedRegistry::builder(Arc::new(MemoryStore::new()))
+    /// let registry = fuse_breaker::Registry::builder().store(Arc::new(MemoryStore::new()))
     ///     .overrides("billing", Overrides { failure_threshold: Some(2), ..Overrides::default() })
     ///     .build()?;
     /// assert_eq!(registry.config_for("billing").failure_threshold(), 2);
@@ -250,12 +241,12 @@ impl SharedRegistry {
     }
 
     /// The most handles the registry keeps
-    /// ([`SharedRegistryBuilder::max_circuits`]).
+    /// ([`RegistryBuilder::max_circuits`](crate::RegistryBuilder::max_circuits)).
     ///
     /// ```
     /// use std::sync::Arc;
     /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
-    /// let registry = SharedRegistry::builder(Arc::new(MemoryStore::new())).max_circuits(2).build()?;
+    /// let registry = fuse_breaker::Registry::builder().store(Arc::new(MemoryStore::new())).max_circuits(2).build()?;
     /// assert_eq!(registry.capacity(), 2);
     /// assert_eq!(
     ///     SharedRegistry::new(Arc::new(MemoryStore::new()), Default::default()).capacity(),
@@ -272,7 +263,7 @@ impl SharedRegistry {
     /// ```
     /// use std::sync::Arc;
     /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
-    /// let registry = SharedRegistry::builder(Arc::new(MemoryStore::new())).max_circuits(1).build()?;
+    /// let registry = fuse_breaker::Registry::builder().store(Arc::new(MemoryStore::new())).max_circuits(1).build()?;
     /// registry.get("billing");
     /// assert_eq!(registry.retired(), 0);
     /// registry.get("search");
@@ -306,6 +297,10 @@ impl SharedRegistry {
         if let Some(lease) = self.lease {
             builder = builder.lease(lease);
         }
+        if let Some(clock) = &self.clock {
+            builder = builder.clock(clock.clone());
+        }
+        builder = builder.coarse_clock(self.coarse_clock);
         if let Some(staleness) = self.staleness {
             builder = builder.cached(staleness);
         }
@@ -360,7 +355,8 @@ mod tests {
 
     #[test]
     fn a_full_registry_drops_the_oldest_handle_nobody_holds() {
-        let registry = SharedRegistry::builder(Arc::new(MemoryStore::new()))
+        let registry = crate::Registry::builder()
+            .store(Arc::new(MemoryStore::new()))
             .max_circuits(2)
             .build()
             .unwrap();
