@@ -1,0 +1,38 @@
+//! Every path `docs/design.md` names in its recipes ("Adding a store")
+//! exists in the tree: a recipe that names a file moved or gone fails
+//! here.
+
+use std::path::Path;
+
+/// The paths named in backticks in the section `heading` of design.md
+/// (those holding a `/`, with `<name>` placeholders left out).
+fn paths_in(design: &str, heading: &str) -> Vec<String> {
+    let start = design
+        .find(heading)
+        .unwrap_or_else(|| panic!("design.md has no section {heading:?}"));
+    let section = &design[start + heading.len()..];
+    let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+    section
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|piece| piece.contains('/') && !piece.contains('<') && !piece.contains(' '))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn the_recipes_name_files_that_exist() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let design = std::fs::read_to_string(root.join("docs/design.md")).expect("docs/design.md");
+    let named = paths_in(&design, "## Adding a store");
+    assert!(named.len() >= 6, "too few paths found: {named:?}");
+    let missing: Vec<&String> = named
+        .iter()
+        .filter(|path| !root.join(path.trim_end_matches('/')).exists())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "design.md names paths that do not exist: {missing:?}"
+    );
+}
