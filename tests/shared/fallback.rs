@@ -249,3 +249,51 @@ fn a_store_that_cannot_list_says_so_and_is_no_outage() {
         assert_eq!(err.to_string(), "store memory cannot list its keys");
     });
 }
+
+/// The builder's clock is the local fallback's: what it decides while
+/// the store is down is on that clock's time.
+#[test]
+fn the_builder_s_clock_is_the_local_fallback_s() {
+    block_on(async {
+        let (clock, mock) = fuse_breaker::quanta::Clock::mock();
+        mock.increment(Duration::from_secs(42));
+        let store = Arc::new(MemoryStore::new());
+        let fuse = fuse_breaker::Fuse::builder("billing")
+            .clock(clock)
+            .store(store.clone())
+            .config(config(1, 1))
+            .build();
+        store.set_unreachable(true);
+        let permit = fuse.try_acquire().await.expect("the local circuit admits");
+        assert!(!permit.from_store());
+        permit.failure().await.unwrap();
+        assert_eq!(
+            fuse.local().snapshot().opened_at,
+            Some(Duration::from_secs(42)),
+            "opened at the mock clock's time"
+        );
+    });
+}
+
+/// A registry's clock reaches its shared circuits' local fallbacks.
+#[test]
+fn a_shared_registry_s_clock_is_its_circuits_fallbacks() {
+    block_on(async {
+        let (clock, mock) = fuse_breaker::quanta::Clock::mock();
+        mock.increment(Duration::from_secs(7));
+        let store = Arc::new(MemoryStore::new());
+        let registry = fuse_breaker::Registry::builder()
+            .clock(clock)
+            .defaults(config(1, 1))
+            .store(store.clone())
+            .build()
+            .unwrap();
+        let fuse = registry.get("billing");
+        store.set_unreachable(true);
+        fuse.try_acquire().await.unwrap().failure().await.unwrap();
+        assert_eq!(
+            fuse.local().snapshot().opened_at,
+            Some(Duration::from_secs(7))
+        );
+    });
+}

@@ -54,6 +54,19 @@ pub type SharedFuse = Fuse<Shared>;
 /// let fuse: Fuse<Shared> = Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
 /// assert_eq!(fuse.key(), "fuse:billing");
 /// ```
+///
+/// A shared circuit decides with a round trip, so it has no synchronous
+/// admission: `run` (and `run_with`, `try_acquire_owned`) are the local
+/// circuit's alone, and the types refuse them.
+///
+/// ```compile_fail
+/// use std::sync::Arc;
+/// use fuse_breaker::Fuse;
+/// use fuse_breaker::store::MemoryStore;
+///
+/// let fuse = Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
+/// let _ = fuse.run(|| Ok::<_, std::io::Error>(()));
+/// ```
 pub struct Shared {
     pub(in crate::store) names: Names,
     pub(in crate::store) config: Config,
