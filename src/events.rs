@@ -225,4 +225,13 @@ impl Events {
             shared.emit(transition);
         }
     }
+
+    /// Tells every listener of a store's outage or return.
+    #[cfg(feature = "store")]
+    pub(crate) fn emit_store(&self, event: &StoreEvent<'_>) {
+        self.own.emit_store(event);
+        if let Some(shared) = &self.shared {
+            shared.emit_store(event);
+        }
+    }
 }

@@ -97,6 +97,28 @@ impl<B: Backing> Fuse<B> {
     pub fn on_transition(&self, listener: impl Listener) {
         self.backing.listen(Arc::new(listener));
     }
+
+    /// The circuit's time now, on its local clock.
+    pub(crate) fn now(&self) -> u64 {
+        self.backing.now()
+    }
+
+    /// Notes a registry lookup (a load, and a store at most once between
+    /// two sweeps).
+    #[inline]
+    pub(crate) fn mark(&self) {
+        self.backing.mark();
+    }
+
+    /// Whether a lookup noted the circuit since the last take.
+    pub(crate) fn take_mark(&self) -> bool {
+        self.backing.take_mark()
+    }
+
+    /// Whether retiring the circuit from a registry loses nothing.
+    pub(crate) fn quiet(&self) -> bool {
+        self.backing.quiet()
+    }
 }
 
 impl Fuse {
@@ -147,23 +169,6 @@ impl Fuse {
         self.backing.occupant.telemetry()
     }
 
-    /// Notes a registry lookup (a load, and a store at most once between
-    /// two sweeps).
-    #[inline]
-    pub(crate) fn mark(&self) {
-        self.backing.used.set();
-    }
-
-    /// Whether a lookup noted the circuit since the last take.
-    pub(crate) fn take_mark(&self) -> bool {
-        self.backing.used.take()
-    }
-
-    /// The circuit's time now, on its own clock.
-    pub(crate) fn now(&self) -> u64 {
-        self.backing.occupant.time().now()
-    }
-
     /// The copy of the circuit's names a rejection carries.
     #[inline]
     pub(crate) fn label(&self) -> &crate::names::Label {
@@ -207,11 +212,7 @@ impl Fuse {
     /// ```
     #[cfg(feature = "metrics")]
     pub fn publish_metrics(&self) {
-        let telemetry = self.telemetry();
-        telemetry.publish();
-        if self.config().policy() == crate::Policy::Rate {
-            telemetry.window(&self.snapshot());
-        }
+        crate::backing::sealed::Sealed::publish(&self.backing);
     }
 
     /// Opens the circuit now, whatever its state; after the open duration

@@ -214,7 +214,7 @@ impl FuseMiddleware {
     /// ```
     /// use std::sync::Arc;
     /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
-    /// let shared = Arc::new(SharedRegistry::new(Arc::new(MemoryStore::new()), Default::default()));
+    /// let shared = Arc::new(fuse_breaker::Registry::builder().defaults(Default::default()).store(Arc::new(MemoryStore::new())).build().expect("defaults alone are valid"));
     /// let middleware = fuse_breaker::reqwest::FuseMiddleware::per_host_shared(shared);
     /// assert_eq!(middleware.name(), None);
     /// ```
@@ -232,7 +232,7 @@ impl FuseMiddleware {
     /// ```
     /// use std::sync::Arc;
     /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
-    /// let shared = Arc::new(SharedRegistry::new(Arc::new(MemoryStore::new()), Default::default()));
+    /// let shared = Arc::new(fuse_breaker::Registry::builder().defaults(Default::default()).store(Arc::new(MemoryStore::new())).build().expect("defaults alone are valid"));
     /// let middleware = fuse_breaker::reqwest::FuseMiddleware::named_shared(shared, "billing");
     /// assert_eq!(middleware.name(), Some("billing"));
     /// ```

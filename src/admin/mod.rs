@@ -146,7 +146,7 @@ impl Admin {
     /// ```
     /// # use std::sync::Arc;
     /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
-    /// let shared = Arc::new(SharedRegistry::new(Arc::new(MemoryStore::new()), Default::default()));
+    /// let shared = Arc::new(fuse_breaker::Registry::builder().defaults(Default::default()).store(Arc::new(MemoryStore::new())).build().expect("defaults alone are valid"));
     /// let admin = fuse_breaker::admin::Admin::new().shared(shared);
     /// # let _ = admin;
     /// ```
@@ -171,7 +171,7 @@ impl Admin {
     /// ```
     /// # use std::sync::Arc;
     /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
-    /// let shared = Arc::new(SharedRegistry::new(Arc::new(MemoryStore::new()), Default::default()));
+    /// let shared = Arc::new(fuse_breaker::Registry::builder().defaults(Default::default()).store(Arc::new(MemoryStore::new())).build().expect("defaults alone are valid"));
     /// let admin = fuse_breaker::admin::Admin::new().shared(shared).store_reads_per_second(200);
     /// # let _ = admin;
     /// ```

@@ -10,6 +10,7 @@ use crate::config::Config;
 use crate::engine::Engine;
 use crate::events::Listener;
 use crate::slot::{Occupant, Slot};
+use crate::snapshot::State;
 
 /// The default [`Backing`]: the circuit's state in this process's atomics,
 /// decided without a lock or a round trip.
@@ -71,6 +72,36 @@ impl Sealed for Local {
 
     fn listen(&self, listener: Arc<dyn Listener>) {
         self.occupant.events().own.add(&listener);
+    }
+
+    fn now(&self) -> u64 {
+        self.occupant.time().now()
+    }
+
+    #[inline]
+    fn mark(&self) {
+        self.used.set();
+    }
+
+    fn take_mark(&self) -> bool {
+        self.used.take()
+    }
+
+    fn quiet(&self) -> bool {
+        let snapshot = Engine::new(self.slot, &self.occupant).snapshot();
+        snapshot.state == State::Closed && snapshot.failures.is_empty() && snapshot.calls == 0
+    }
+
+    fn publish(&self) {
+        #[cfg(feature = "metrics")]
+        {
+            let telemetry = self.occupant.telemetry();
+            telemetry.publish();
+            let engine = Engine::new(self.slot, &self.occupant);
+            if engine.config().policy() == crate::Policy::Rate {
+                telemetry.window(&engine.snapshot());
+            }
+        }
     }
 }
 

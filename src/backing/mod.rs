@@ -40,11 +40,24 @@ pub(crate) mod sealed {
     pub trait Sealed: Send + Sync + Sized + 'static {
         /// What the circuit's builder holds for this backing besides the
         /// names, configuration and local options.
-        type Options: std::fmt::Debug + Send;
+        type Options: std::fmt::Debug + Clone + Send + Sync;
         fn name(&self) -> &str;
         fn operation(&self) -> Option<&str>;
         fn key(&self) -> &str;
         fn config(&self) -> &Config;
         fn listen(&self, listener: Arc<dyn Listener>);
+        /// The circuit's time now on its local clock, in nanoseconds (a
+        /// registry's idle times).
+        fn now(&self) -> u64;
+        /// Notes a registry lookup.
+        fn mark(&self);
+        /// Whether a lookup was noted since the last take.
+        fn take_mark(&self) -> bool;
+        /// Whether retiring the circuit from a registry loses nothing: what
+        /// this process holds of it is closed with an empty window.
+        fn quiet(&self) -> bool;
+        /// Publishes what the circuit keeps to itself to the `metrics`
+        /// recorder (a registry's listing).
+        fn publish(&self);
     }
 }

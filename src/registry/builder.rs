@@ -12,7 +12,9 @@ use super::map::Circuits;
 use super::{DEFAULT_MAX_CIRCUITS, Registry};
 use crate::backing::sealed::Sealed;
 use crate::backing::{Backing, Local};
+use crate::builder::FuseBuilder;
 use crate::config::{Config, ConfigError};
+use crate::fuse::Fuse;
 use crate::overrides::Overrides;
 use crate::sync::Tally;
 
@@ -167,6 +169,47 @@ impl<B: Backing> RegistryBuilder<B> {
         self
     }
 
+    /// How long a circuit goes without a lookup before the registry may
+    /// retire it, if it is closed, has no failures in its window and
+    /// nothing but the registry holds it (default: twice the longer of its
+    /// failure window and open duration, milon/fuse's store TTL).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let registry = fuse_breaker::Registry::builder()
+    ///     .idle_after(Duration::from_secs(600))
+    ///     .build()?;
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn idle_after(mut self, idle: Duration) -> Self {
+        self.idle_after = Some(idle);
+        self
+    }
+
+    /// The registry of `configs`, its circuits made by `make`.
+    pub(crate) fn finish(
+        self,
+        configs: Configs,
+        make: fn(FuseBuilder<B>) -> Fuse<B>,
+    ) -> Registry<B> {
+        Registry {
+            configs,
+            app: self.app,
+            clock: self.clock,
+            coarse_clock: self.coarse_clock,
+            circuits: Circuits::default(),
+            listeners: Arc::default(),
+            held: Mutex::default(),
+            capacity: self.max_circuits.unwrap_or(DEFAULT_MAX_CIRCUITS),
+            idle_after: self.idle_after,
+            overflow: OnceLock::new(),
+            overflows: Tally::default(),
+            retired: Tally::default(),
+            options: self.options,
+            make,
+        }
+    }
+
     /// This builder for another backing, its circuits built with
     /// `options`.
     #[cfg_attr(not(feature = "store"), allow(dead_code))]
@@ -195,23 +238,6 @@ impl<B: Backing> RegistryBuilder<B> {
 }
 
 impl RegistryBuilder {
-    /// How long a circuit goes without a lookup before the registry may
-    /// retire it, if it is closed, has no failures in its window and
-    /// nothing but the registry holds it (default: twice the longer of its
-    /// failure window and open duration, milon/fuse's store TTL).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let registry = fuse_breaker::Registry::builder()
-    ///     .idle_after(Duration::from_secs(600))
-    ///     .build()?;
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
-    /// ```
-    pub fn idle_after(mut self, idle: Duration) -> Self {
-        self.idle_after = Some(idle);
-        self
-    }
-
     /// The registry, or the first override that makes an invalid
     /// configuration.
     ///
@@ -222,29 +248,12 @@ impl RegistryBuilder {
     /// ```
     pub fn build(self) -> Result<Registry, ConfigError> {
         let (configs, _) = self.checked()?;
-        Ok(self.finish(configs))
+        Ok(self.finish(configs, <FuseBuilder>::build))
     }
 
     /// `build` for a builder without overrides, which cannot fail.
     pub(super) fn build_valid(self) -> Registry {
         let defaults = self.defaults.clone().unwrap_or_default();
-        self.finish(Configs::defaults_only(defaults))
-    }
-
-    fn finish(self, configs: Configs) -> Registry {
-        Registry {
-            configs,
-            app: self.app,
-            clock: self.clock,
-            coarse_clock: self.coarse_clock,
-            circuits: Circuits::default(),
-            listeners: Arc::default(),
-            held: Mutex::default(),
-            capacity: self.max_circuits.unwrap_or(DEFAULT_MAX_CIRCUITS),
-            idle_after: self.idle_after,
-            overflow: OnceLock::new(),
-            overflows: Tally::default(),
-            retired: Tally::default(),
-        }
+        self.finish(Configs::defaults_only(defaults), <FuseBuilder>::build)
     }
 }

@@ -19,9 +19,9 @@ use std::time::Duration;
 use foldhash::fast::RandomState;
 
 use super::map::{Lookup, Pair};
+use crate::backing::Backing;
 use crate::config::{Config, nanos};
 use crate::fuse::Fuse;
-use crate::snapshot::State;
 
 /// Circuits a creation looks at for idleness when there is room.
 const SWEEP: usize = 4;
@@ -29,9 +29,8 @@ const SWEEP: usize = 4;
 const SWEEP_WHEN_FULL: usize = 32;
 
 /// One circuit the registry holds.
-#[derive(Debug)]
-struct Entry {
-    fuse: Arc<Fuse>,
+struct Entry<B: Backing> {
+    fuse: Arc<Fuse<B>>,
     /// Every (name, operation) that reaches it in the map.
     pairs: Vec<Pair>,
     /// When a sweep last found it in use (or it was made), on its clock.
@@ -39,24 +38,32 @@ struct Entry {
 }
 
 /// Every circuit by key, and the sweep order.
-#[derive(Debug, Default)]
-pub(super) struct Held {
+pub(super) struct Held<B: Backing> {
     /// In key order, so that a page of circuits by key is a range (the
     /// admin API's list) and not a sort of them all.
-    by_key: BTreeMap<Box<str>, Entry>,
+    by_key: BTreeMap<Box<str>, Entry<B>>,
     /// Keys, in the order the sweep looks at them.
     order: VecDeque<Box<str>>,
 }
 
 /// What a creation came to.
-pub(super) enum Created {
+pub(super) enum Created<B: Backing> {
     /// The circuit of the name and operation (new, or one with its key).
-    Circuit(Arc<Fuse>),
+    Circuit(Arc<Fuse<B>>),
     /// The registry is full and every circuit looked at is busy.
     Full,
 }
 
-impl Held {
+impl<B: Backing> Default for Held<B> {
+    fn default() -> Self {
+        Held {
+            by_key: BTreeMap::new(),
+            order: VecDeque::new(),
+        }
+    }
+}
+
+impl<B: Backing> Held<B> {
     /// How many circuits the registry holds.
     pub(super) fn len(&self) -> usize {
         self.by_key.len()
@@ -64,7 +71,7 @@ impl Held {
 
     /// The circuit whose key is `key`.
     #[cfg(feature = "admin")]
-    pub(super) fn get(&self, key: &str) -> Option<Arc<Fuse>> {
+    pub(super) fn get(&self, key: &str) -> Option<Arc<Fuse<B>>> {
         self.by_key.get(key).map(|entry| entry.fuse.clone())
     }
 
@@ -74,7 +81,7 @@ impl Held {
     pub(super) fn visit_after(
         &self,
         after: Option<&str>,
-        mut visit: impl FnMut(&Arc<Fuse>) -> bool,
+        mut visit: impl FnMut(&Arc<Fuse<B>>) -> bool,
     ) {
         use std::ops::Bound;
         let from = after.map_or(Bound::Unbounded, Bound::Excluded);
@@ -94,13 +101,13 @@ impl Held {
     /// circuits held; idle ones are retired to make room.
     pub(super) fn create<G: papaya::Guard>(
         &mut self,
-        circuits: &papaya::HashMapRef<'_, Pair, Arc<Fuse>, RandomState, G>,
+        circuits: &papaya::HashMapRef<'_, Pair, Arc<Fuse<B>>, RandomState, G>,
         pair: Pair,
         key: &str,
         capacity: usize,
         idle_after: Option<Duration>,
-        build: impl FnOnce() -> Fuse,
-    ) -> (Created, usize) {
+        build: impl FnOnce() -> Fuse<B>,
+    ) -> (Created<B>, usize) {
         let full = self.len() >= capacity;
         let retired = self.sweep(
             circuits,
@@ -135,7 +142,7 @@ impl Held {
     /// idle ones; how many it retired.
     fn sweep<G: papaya::Guard>(
         &mut self,
-        circuits: &papaya::HashMapRef<'_, Pair, Arc<Fuse>, RandomState, G>,
+        circuits: &papaya::HashMapRef<'_, Pair, Arc<Fuse<B>>, RandomState, G>,
         budget: usize,
         idle_after: Option<Duration>,
     ) -> usize {
@@ -158,7 +165,7 @@ impl Held {
             let held_elsewhere = Arc::strong_count(&entry.fuse) > 1 + entry.pairs.len();
             if idle_for < idle_time(entry.fuse.config(), idle_after)
                 || held_elsewhere
-                || !quiet(&entry.fuse)
+                || !entry.fuse.quiet()
             {
                 self.order.push_back(key);
                 continue;
@@ -181,12 +188,4 @@ impl Held {
 /// open duration.
 pub(super) fn idle_time(config: &Config, idle_after: Option<Duration>) -> u64 {
     idle_after.map_or_else(|| config.ttl_nanos(), nanos)
-}
-
-/// Whether retiring `fuse` loses nothing: closed, with nothing left in its
-/// window (no failure; under `rate`, no call either, since its successes
-/// weigh against the failures to come).
-fn quiet(fuse: &Fuse) -> bool {
-    let snapshot = fuse.snapshot();
-    snapshot.state == State::Closed && snapshot.failures.is_empty() && snapshot.calls == 0
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use foldhash::fast::RandomState;
 
+use crate::backing::Backing;
 use crate::fuse::Fuse;
 
 /// (name, operation) -> circuit, in a concurrent hash map built for reads
@@ -13,7 +14,7 @@ use crate::fuse::Fuse;
 /// costs the same whatever the number of circuits). Hashed with foldhash
 /// (randomly seeded, a few times faster than the standard `SipHash` on
 /// short names).
-pub(super) type Circuits = papaya::HashMap<Pair, Arc<Fuse>, RandomState>;
+pub(super) type Circuits<B> = papaya::HashMap<Pair, Arc<Fuse<B>>, RandomState>;
 
 /// Where a circuit was looked up from: its name and operation (`""` for
 /// none).
@@ -76,9 +77,9 @@ fn same(a: &str, b: &str) -> bool {
 
 /// Each circuit of the map once: under the name and operation it was
 /// created with, not under the other pairs that share its key.
-pub(super) fn each_circuit<'g, G: papaya::Guard>(
-    circuits: &'g papaya::HashMapRef<'_, Pair, Arc<Fuse>, RandomState, G>,
-) -> impl Iterator<Item = &'g Arc<Fuse>> {
+pub(super) fn each_circuit<'g, B: Backing, G: papaya::Guard>(
+    circuits: &'g papaya::HashMapRef<'_, Pair, Arc<Fuse<B>>, RandomState, G>,
+) -> impl Iterator<Item = &'g Arc<Fuse<B>>> {
     circuits.iter().filter_map(|(pair, fuse)| {
         let own = fuse.name() == &*pair.name && fuse.operation().unwrap_or("") == &*pair.operation;
         own.then_some(fuse)

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use quanta::Clock;
 
+use crate::backing::sealed::Sealed;
+use crate::backing::{Backing, Local};
 use crate::builder::FuseBuilder;
 use crate::config::Config;
 use crate::error::OpenError;
@@ -69,22 +71,26 @@ pub const OVERFLOW_NAME: &str = "(overflow)";
 /// assert!(!Arc::ptr_eq(&charge, &registry.get_operation("billing", "refund")));
 /// # Ok::<(), fuse_breaker::ConfigError>(())
 /// ```
-pub struct Registry {
+pub struct Registry<B: Backing = Local> {
     configs: Configs,
     app: Option<String>,
     clock: Option<Clock>,
     coarse_clock: bool,
-    circuits: Circuits,
+    circuits: Circuits<B>,
     listeners: Arc<Listeners>,
     /// Every circuit by key and the sweep order; taken while creating
     /// (never by a lookup of an existing name and operation).
-    held: Mutex<Held>,
+    held: Mutex<Held<B>>,
     capacity: usize,
     idle_after: Option<Duration>,
     /// Made the first time the registry is full.
-    overflow: OnceLock<Arc<Fuse>>,
+    overflow: OnceLock<Arc<Fuse<B>>>,
     overflows: Tally,
     retired: Tally,
+    /// What only its backing's circuits are built with.
+    options: <B as Sealed>::Options,
+    /// Builds one of its circuits.
+    make: fn(FuseBuilder<B>) -> Fuse<B>,
 }
 
 impl Registry {
@@ -107,46 +113,6 @@ impl Registry {
     /// ```
     pub fn builder() -> RegistryBuilder {
         RegistryBuilder::default()
-    }
-
-    /// The circuit named `name` (no operation), created on first use.
-    ///
-    /// ```
-    /// let registry = fuse_breaker::Registry::new(Default::default());
-    /// let a = registry.get("billing");
-    /// let b = registry.get("billing");
-    /// assert!(std::sync::Arc::ptr_eq(&a, &b));
-    /// ```
-    pub fn get(&self, name: &str) -> Arc<Fuse> {
-        self.lookup(name, "", None)
-    }
-
-    /// The circuit of `operation` of `name`, created on first use: each
-    /// operation is a circuit of its own.
-    ///
-    /// ```
-    /// let registry = fuse_breaker::Registry::new(Default::default());
-    /// assert_eq!(registry.get_operation("billing", "refund").key(), "fuse:billing:refund");
-    /// ```
-    pub fn get_operation(&self, name: &str, operation: &str) -> Arc<Fuse> {
-        self.lookup(name, operation, None)
-    }
-
-    /// The circuit of `name` (and `operation`, if not empty), created with
-    /// `config` if it does not exist yet: an explicit configuration wins
-    /// over the named overrides. An existing circuit keeps the
-    /// configuration it was created with.
-    ///
-    /// ```
-    /// use fuse_breaker::{Config, Registry};
-    /// let registry = Registry::new(Config::default());
-    /// let config = Config::builder().failure_threshold(1).build()?;
-    /// let fuse = registry.get_with_config("billing", "", config);
-    /// assert_eq!(fuse.config().failure_threshold(), 1);
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
-    /// ```
-    pub fn get_with_config(&self, name: &str, operation: &str, config: Config) -> Arc<Fuse> {
-        self.lookup(name, operation, Some(config))
     }
 
     /// A permit of the circuit of `name` and `operation` (`""` for none),
@@ -173,6 +139,48 @@ impl Registry {
             return fuse.try_acquire_owned();
         }
         self.create(name, operation, None).try_acquire_owned()
+    }
+}
+
+impl<B: Backing> Registry<B> {
+    /// The circuit named `name` (no operation), created on first use.
+    ///
+    /// ```
+    /// let registry = fuse_breaker::Registry::new(Default::default());
+    /// let a = registry.get("billing");
+    /// let b = registry.get("billing");
+    /// assert!(std::sync::Arc::ptr_eq(&a, &b));
+    /// ```
+    pub fn get(&self, name: &str) -> Arc<Fuse<B>> {
+        self.lookup(name, "", None)
+    }
+
+    /// The circuit of `operation` of `name`, created on first use: each
+    /// operation is a circuit of its own.
+    ///
+    /// ```
+    /// let registry = fuse_breaker::Registry::new(Default::default());
+    /// assert_eq!(registry.get_operation("billing", "refund").key(), "fuse:billing:refund");
+    /// ```
+    pub fn get_operation(&self, name: &str, operation: &str) -> Arc<Fuse<B>> {
+        self.lookup(name, operation, None)
+    }
+
+    /// The circuit of `name` (and `operation`, if not empty), created with
+    /// `config` if it does not exist yet: an explicit configuration wins
+    /// over the named overrides. An existing circuit keeps the
+    /// configuration it was created with.
+    ///
+    /// ```
+    /// use fuse_breaker::{Config, Registry};
+    /// let registry = Registry::new(Config::default());
+    /// let config = Config::builder().failure_threshold(1).build()?;
+    /// let fuse = registry.get_with_config("billing", "", config);
+    /// assert_eq!(fuse.config().failure_threshold(), 1);
+    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// ```
+    pub fn get_with_config(&self, name: &str, operation: &str, config: Config) -> Arc<Fuse<B>> {
+        self.lookup(name, operation, Some(config))
     }
 
     /// The configuration a new circuit named `name` gets: the defaults with
@@ -213,12 +221,12 @@ impl Registry {
     /// assert_eq!((fuse.name(), fuse.operation()), ("billing", Some("charge")));
     /// assert_eq!(fuse.snapshot().state, State::Open);
     /// ```
-    pub fn circuits(&self) -> Vec<Arc<Fuse>> {
+    pub fn circuits(&self) -> Vec<Arc<Fuse<B>>> {
         let circuits = self.circuits.pin();
-        let mut listed: Vec<Arc<Fuse>> = each_circuit(&circuits).cloned().collect();
+        let mut listed: Vec<Arc<Fuse<B>>> = each_circuit(&circuits).cloned().collect();
         #[cfg(feature = "metrics")]
         for fuse in &listed {
-            fuse.publish_metrics();
+            fuse.backing.publish();
         }
         listed.sort_unstable_by(|a, b| a.key().cmp(b.key()));
         listed
@@ -228,7 +236,7 @@ impl Registry {
     /// too once made), and how many circuits there are in all: a range of
     /// the circuits' ordered index, for the admin API's pages.
     #[cfg(feature = "admin")]
-    pub(crate) fn page(&self, after: Option<&str>, limit: usize) -> (Vec<Arc<Fuse>>, usize) {
+    pub(crate) fn page(&self, after: Option<&str>, limit: usize) -> (Vec<Arc<Fuse<B>>>, usize) {
         let mut page = Vec::new();
         let held = self.lock_held();
         held.visit_after(after, |fuse| {
@@ -250,7 +258,7 @@ impl Registry {
 
     /// The circuit whose key is `key`, the overflow circuit's too.
     #[cfg(feature = "admin")]
-    pub(crate) fn by_key(&self, key: &str) -> Option<Arc<Fuse>> {
+    pub(crate) fn by_key(&self, key: &str) -> Option<Arc<Fuse<B>>> {
         self.lock_held().get(key).or_else(|| {
             self.overflow
                 .get()
@@ -347,11 +355,11 @@ impl Registry {
         self.retired.get()
     }
 
-    fn lock_held(&self) -> std::sync::MutexGuard<'_, Held> {
+    fn lock_held(&self) -> std::sync::MutexGuard<'_, Held<B>> {
         self.held.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn lookup(&self, name: &str, operation: &str, config: Option<Config>) -> Arc<Fuse> {
+    fn lookup(&self, name: &str, operation: &str, config: Option<Config>) -> Arc<Fuse<B>> {
         if let Some(fuse) = self.circuits.pin().get(&Lookup { name, operation }) {
             fuse.mark();
             return fuse.clone();
@@ -360,7 +368,12 @@ impl Registry {
     }
 
     /// The builder of the circuit of `name` and `operation`.
-    fn circuit_builder(&self, name: &str, operation: &str, config: Option<Config>) -> FuseBuilder {
+    fn circuit_builder(
+        &self,
+        name: &str,
+        operation: &str,
+        config: Option<Config>,
+    ) -> FuseBuilder<B> {
         let config = config.unwrap_or_else(|| self.config_for(name).clone());
         let mut builder = Fuse::builder(name)
             .config(config)
@@ -375,7 +388,7 @@ impl Registry {
         if let Some(clock) = &self.clock {
             builder = builder.clock(clock.clone());
         }
-        builder
+        builder.backed(self.options.clone())
     }
 
     /// Creates the circuit of `name` and `operation`, or, if another name
@@ -384,7 +397,7 @@ impl Registry {
     /// way (see `held`). Creations are serialised by one mutex; lookups
     /// never take it.
     #[cold]
-    fn create(&self, name: &str, operation: &str, config: Option<Config>) -> Arc<Fuse> {
+    fn create(&self, name: &str, operation: &str, config: Option<Config>) -> Arc<Fuse<B>> {
         let mut held = self.lock_held();
         let circuits = self.circuits.pin();
         if let Some(fuse) = circuits.get(&Lookup { name, operation }) {
@@ -402,7 +415,7 @@ impl Registry {
             &key,
             self.capacity,
             self.idle_after,
-            || builder.build(),
+            || (self.make)(builder),
         );
         self.retired.add(retired as u64);
         match created {
@@ -416,7 +429,7 @@ impl Registry {
 
     /// The overflow circuit, for a new name of a full registry.
     #[cold]
-    fn overflowed(&self, name: &str, operation: &str) -> Arc<Fuse> {
+    fn overflowed(&self, name: &str, operation: &str) -> Arc<Fuse<B>> {
         let before = self.overflows.add(1);
         #[cfg(feature = "metrics")]
         metrics::counter!("fuse_registry_overflow_total").increment(1);
@@ -432,12 +445,12 @@ impl Registry {
         }
         let _ = (name, operation, before);
         self.overflow
-            .get_or_init(|| Arc::new(self.circuit_builder(OVERFLOW_NAME, "", None).build()))
+            .get_or_init(|| Arc::new((self.make)(self.circuit_builder(OVERFLOW_NAME, "", None))))
             .clone()
     }
 }
 
-impl fmt::Debug for Registry {
+impl<B: Backing> fmt::Debug for Registry<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registry")
             .field("app", &self.app)

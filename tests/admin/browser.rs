@@ -351,9 +351,9 @@ fn a_long_name_wraps_and_an_unreadable_circuit_says_so() {
         // A shared circuit whose key holds what is not a circuit.
         #[cfg(feature = "store")]
         let (admin, broken) = {
-            use fuse_breaker::store::{MemoryStore, SharedRegistry};
+            use fuse_breaker::store::MemoryStore;
             let store = Arc::new(MemoryStore::new());
-            let shared = Arc::new(SharedRegistry::new(store.clone(), Config::default()));
+            let shared = Arc::new(fuse_breaker::Registry::builder().defaults(Config::default()).store(store.clone()).build().expect("defaults alone are valid"));
             let broken = shared.get("broken");
             store.put(broken.key(), b"{\"state\":\"melted\"}", Duration::from_mins(1));
             (admin.shared(shared), broken)

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use fuse_breaker::Config;
 use fuse_breaker::admin::Admin;
-use fuse_breaker::store::{Counting, MemoryStore, SharedRegistry, Store as _};
+use fuse_breaker::store::{Counting, MemoryStore, Store as _};
 
 use super::api::{send, start};
 use super::runtime;
@@ -20,7 +20,13 @@ const NOT_A_CIRCUIT: &[u8] = br#"{"state":"melted"}"#;
 fn an_unreadable_key_is_shown_unreadable_not_closed() {
     runtime().block_on(async {
         for (name, store) in stores().await {
-            let registry = Arc::new(SharedRegistry::new(store.clone(), Config::default()));
+            let registry = Arc::new(
+                fuse_breaker::Registry::builder()
+                    .defaults(Config::default())
+                    .store(store.clone())
+                    .build()
+                    .expect("defaults alone are valid"),
+            );
             let broken = registry.get(&unique("broken"));
             let fine = registry.get(&unique("fine"));
             fine.force_open().await.unwrap();
@@ -64,7 +70,13 @@ fn an_unreadable_key_is_shown_unreadable_not_closed() {
 fn an_unreachable_store_shows_the_fallback_circuit_with_the_error() {
     runtime().block_on(async {
         let store = Arc::new(MemoryStore::new());
-        let registry = Arc::new(SharedRegistry::new(store.clone(), Config::default()));
+        let registry = Arc::new(
+            fuse_breaker::Registry::builder()
+                .defaults(Config::default())
+                .store(store.clone())
+                .build()
+                .expect("defaults alone are valid"),
+        );
         let payments = registry.get("payments");
         let base = start(Admin::new().shared(registry)).await;
         store.set_unreachable(true);
@@ -82,7 +94,13 @@ fn a_list_reads_at_most_its_budget_of_shared_circuits_and_says_which_it_did_not(
     runtime().block_on(async {
         for (name, store) in stores().await {
             let counting = Arc::new(Counting::new(store));
-            let registry = Arc::new(SharedRegistry::new(counting.clone(), Config::default()));
+            let registry = Arc::new(
+                fuse_breaker::Registry::builder()
+                    .defaults(Config::default())
+                    .store(counting.clone())
+                    .build()
+                    .expect("defaults alone are valid"),
+            );
             let prefix = unique("many");
             let fuses: Vec<_> = (0..30)
                 .map(|i| registry.get(&format!("{prefix}-{i:02}")))
@@ -140,7 +158,13 @@ fn a_list_reads_at_most_its_budget_of_shared_circuits_and_says_which_it_did_not(
 fn a_change_repairs_an_unreadable_key_and_its_answer_says_what_it_replaced() {
     runtime().block_on(async {
         for (name, store) in stores().await {
-            let registry = Arc::new(SharedRegistry::new(store.clone(), Config::default()));
+            let registry = Arc::new(
+                fuse_breaker::Registry::builder()
+                    .defaults(Config::default())
+                    .store(store.clone())
+                    .build()
+                    .expect("defaults alone are valid"),
+            );
             let base = start(Admin::new().shared(registry.clone()).token("s3cret")).await;
             for action in ["open", "close", "reset"] {
                 let broken = registry.get(&unique(&format!("broken-{action}")));
@@ -188,7 +212,13 @@ fn a_store_error_served_to_anyone_holds_no_password() {
         assert!(!format!("{refused:?}").contains("hunter2"), "{refused:?}");
         for url in [format!("redis://admin:hunter2@127.0.0.1:{port}/0")] {
             let store = Arc::new(fuse_breaker::store::RedisStore::open(&url).unwrap());
-            let registry = Arc::new(SharedRegistry::new(store, Config::default()));
+            let registry = Arc::new(
+                fuse_breaker::Registry::builder()
+                    .defaults(Config::default())
+                    .store(store)
+                    .build()
+                    .expect("defaults alone are valid"),
+            );
             let fuse = registry.get("billing");
             let base = start(Admin::new().shared(registry.clone())).await;
             let one = send(&base, "GET", &format!("/circuits/{}", fuse.key()), None).await;
@@ -242,7 +272,13 @@ fn a_shared_rate_circuit_shows_its_window_and_its_thresholds() {
                 .slow_call_rate(80)
                 .build()
                 .unwrap();
-            let registry = Arc::new(SharedRegistry::new(store.clone(), config));
+            let registry = Arc::new(
+                fuse_breaker::Registry::builder()
+                    .defaults(config)
+                    .store(store.clone())
+                    .build()
+                    .expect("defaults alone are valid"),
+            );
             let fuse = registry.get(&unique("rated"));
             let base = start(Admin::new().shared(registry.clone())).await;
             let path = format!("/circuits/{}", fuse.key());
@@ -309,7 +345,13 @@ fn a_shared_circuit_s_opening_shows_its_n_its_duration_and_when_it_ends() {
                 .max_open_duration(Duration::from_mins(1))
                 .build()
                 .unwrap();
-            let registry = Arc::new(SharedRegistry::new(store.clone(), config));
+            let registry = Arc::new(
+                fuse_breaker::Registry::builder()
+                    .defaults(config)
+                    .store(store.clone())
+                    .build()
+                    .expect("defaults alone are valid"),
+            );
             let charge = registry.get(&unique("charge"));
             charge.try_acquire().await.unwrap().failure().await.unwrap();
             tokio::time::sleep(Duration::from_millis(120)).await;
@@ -344,7 +386,13 @@ fn a_shared_circuit_held_closed_by_its_quorum_shows_its_reporters() {
                 .min_reporters(2)
                 .build()
                 .unwrap();
-            let registry = Arc::new(SharedRegistry::new(store.clone(), config));
+            let registry = Arc::new(
+                fuse_breaker::Registry::builder()
+                    .defaults(config)
+                    .store(store.clone())
+                    .build()
+                    .expect("defaults alone are valid"),
+            );
             let fuse = registry.get(&unique("quorum"));
             for _ in 0..3 {
                 fuse.try_acquire().await.unwrap().failure().await.unwrap();
@@ -377,7 +425,7 @@ fn a_circuit_milon_opened_shows_its_failures_and_an_assumed_duration() {
     runtime().block_on(async {
         for (name, store) in stores().await {
             let config = Config::builder().failure_threshold(2).build().unwrap();
-            let registry = Arc::new(SharedRegistry::new(store.clone(), config));
+            let registry = Arc::new(fuse_breaker::Registry::builder().defaults(config).store(store.clone()).build().expect("defaults alone are valid"));
             let milon = registry.get(&unique("milon"));
             let ours = registry.get(&unique("ours"));
             let now = store.load("fuse:clock").await.unwrap().now.as_secs();

@@ -116,7 +116,15 @@ async fn a_shared_circuit_opens_for_the_hint_in_every_process() {
     let store = Arc::new(MemoryStore::frozen());
     // Two processes' registries on one store.
     let registries: Vec<Arc<SharedRegistry>> = (0..2)
-        .map(|_| Arc::new(SharedRegistry::new(store.clone(), crate::hints::hinted(1))))
+        .map(|_| {
+            Arc::new(
+                fuse_breaker::Registry::builder()
+                    .defaults(crate::hints::hinted(1))
+                    .store(store.clone())
+                    .build()
+                    .expect("defaults alone are valid"),
+            )
+        })
         .collect();
     for (name, headers, open_for) in [
         ("billing", crate::hints::IN_120_S, crate::common::secs(120)),

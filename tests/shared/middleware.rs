@@ -27,7 +27,15 @@ fn clients_of_a_fleet_trip_one_circuit_per_host() {
                 .port();
             let url = format!("http://127.0.0.1:{port}/charge");
             let registries: Vec<Arc<SharedRegistry>> = (0..2)
-                .map(|_| Arc::new(SharedRegistry::new(store.clone().as_store(), config(2, 1))))
+                .map(|_| {
+                    Arc::new(
+                        fuse_breaker::Registry::builder()
+                            .defaults(config(2, 1))
+                            .store(store.clone().as_store())
+                            .build()
+                            .expect("defaults alone are valid"),
+                    )
+                })
                 .collect();
             let (here, there) = (client(&registries[0]), client(&registries[1]));
             for client in [&here, &there] {

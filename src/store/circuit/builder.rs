@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::backing::Local;
 use crate::builder::FuseBuilder;
 use crate::config::nanos;
-use crate::events::Listeners;
+use crate::events::{Events, Listeners};
 use crate::fallback::Fallback;
 use crate::fuse::Fuse;
 use crate::store::Store;
@@ -158,7 +158,7 @@ impl FuseBuilder<Shared> {
             clock,
             coarse_clock,
             jitter_seed,
-            listeners: _,
+            listeners: shared,
             options:
                 SharedOptions {
                     store,
@@ -177,14 +177,17 @@ impl FuseBuilder<Shared> {
             clock,
             coarse_clock,
             jitter_seed,
-            listeners: None,
+            listeners: shared.clone(),
             options: (),
         }
         .build();
         let ttl = Duration::from_nanos(config.ttl_nanos());
-        let listeners = Listeners::default();
+        let listeners = Events {
+            own: Listeners::default(),
+            shared,
+        };
         // The sinks of the features, ahead of any listener the user adds.
-        crate::sinks::install(&listeners, names.key());
+        crate::sinks::install(&listeners.own, names.key());
         let lease = lease.unwrap_or(config.probe_timeout());
         let cache = staleness.map(|staleness| {
             let reader = Reader::here(

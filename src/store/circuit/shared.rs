@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::backing::Backing;
 use crate::backing::sealed::Sealed;
 use crate::config::{Config, nanos};
-use crate::events::{Listener, Listeners};
+use crate::events::{Events, Listener};
 use crate::fallback::Fallback;
 use crate::fuse::Fuse;
 use crate::names::Names;
@@ -78,7 +78,7 @@ pub struct Shared {
     pub(in crate::store) fallback: Fallback,
     /// Decides under [`Fallback::Local`] while the store does not answer.
     pub(in crate::store) local: Fuse,
-    pub(in crate::store) listeners: Listeners,
+    pub(in crate::store) listeners: Events,
     pub(in crate::store) health: Health,
     /// This process's write turn on the key.
     pub(in crate::store) turns: Turns,
@@ -92,6 +92,7 @@ pub struct Shared {
 
 /// What a shared circuit is built with besides what every circuit is:
 /// its store, lease, fallback and mode.
+#[derive(Clone)]
 pub struct SharedOptions {
     pub(in crate::store) store: Arc<dyn Store>,
     pub(in crate::store) lease: Option<Duration>,
@@ -132,9 +133,30 @@ impl Sealed for Shared {
     }
 
     fn listen(&self, listener: Arc<dyn Listener>) {
-        self.listeners.add(&listener);
+        self.listeners.own.add(&listener);
         self.local.on_transition(listener);
     }
+
+    // What this process holds of a shared circuit is its local fallback
+    // (and its mirror, which the next handle reads again): the registry's
+    // marks, times and quiet are the fallback's.
+    fn now(&self) -> u64 {
+        self.local.now()
+    }
+
+    fn mark(&self) {
+        self.local.mark();
+    }
+
+    fn take_mark(&self) -> bool {
+        self.local.take_mark()
+    }
+
+    fn quiet(&self) -> bool {
+        self.local.quiet()
+    }
+
+    fn publish(&self) {}
 }
 
 impl fmt::Debug for Shared {

@@ -1,18 +1,51 @@
-//! A registry of shared circuits: [`RegistryBuilder::store`] chooses a
-//! store as its circuits' backing, and the store's options (lease,
-//! fallback, cached mode) are set on the builder it returns.
+//! [`SharedRegistry`]: a registry of shared circuits.
+//! [`RegistryBuilder::store`] chooses a store as its circuits' backing,
+//! and the store's options (lease, fallback, cached mode) are set on the
+//! builder it returns.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use super::SharedRegistry;
 use crate::backing::Local;
+use crate::builder::FuseBuilder;
 use crate::config::ConfigError;
 use crate::fallback::Fallback;
-use crate::registry::RegistryBuilder;
+use crate::registry::{Registry, RegistryBuilder};
 use crate::store::Store;
 use crate::store::circuit::shared::{Shared, SharedOptions};
-use crate::sync::Tally;
+
+/// Shared circuits by name (and operation), all in one [`Store`]: a
+/// [`Registry`] whose circuits are built with a store (what the reqwest
+/// middleware's per-host circuits use when a fleet shares them), made by
+/// `Registry::builder().store(store)` ([`RegistryBuilder::store`]).
+///
+/// A circuit's state is in the store, so the registry keeps the handles
+/// this process uses, as a registry keeps its circuits: at most
+/// `max_circuits` of them; a new name beyond it first retires a handle
+/// that has gone unused for `idle_after`, that nobody else holds and whose
+/// local fallback is closed with an empty window, and if none is, goes
+/// through the registry's overflow circuit (`OVERFLOW_NAME`, a key of its
+/// own in the store). Retiring a handle loses nothing shared: the next
+/// lookup makes a new one on the same key.
+///
+/// ```
+/// use std::sync::Arc;
+/// use fuse_breaker::{Overrides, Registry};
+/// use fuse_breaker::store::MemoryStore;
+///
+/// let registry = Registry::builder()
+///     .app("shop")
+///     .overrides("billing", Overrides { failure_threshold: Some(3), ..Overrides::default() })
+///     .store(Arc::new(MemoryStore::new()))
+///     .build()?;
+/// let billing = registry.get("billing");
+/// assert!(Arc::ptr_eq(&billing, &registry.get("billing")));
+/// assert_eq!(billing.config().failure_threshold(), 3);
+/// assert_eq!(registry.get_operation("billing", "refund").key(), "fuse:shop:billing:refund");
+/// assert_eq!(registry.len(), 2);
+/// # Ok::<(), fuse_breaker::ConfigError>(())
+/// ```
+pub type SharedRegistry = Registry<Shared>;
 
 /// The builder of a [`SharedRegistry`]: [`RegistryBuilder`] with a store
 /// chosen ([`RegistryBuilder::store`]); [`build`](RegistryBuilder::build)
@@ -118,26 +151,37 @@ impl RegistryBuilder<Shared> {
     /// # Ok::<(), fuse_breaker::ConfigError>(())
     /// ```
     pub fn build(self) -> Result<SharedRegistry, ConfigError> {
-        let (configs, capacity) = self.checked()?;
-        let SharedOptions {
-            store,
-            lease,
-            fallback,
-            staleness,
-        } = self.options;
-        Ok(SharedRegistry {
-            store,
-            configs,
-            app: self.app,
-            clock: self.clock,
-            coarse_clock: self.coarse_clock,
-            lease,
-            fallback,
-            staleness,
-            capacity,
-            handles: Mutex::default(),
-            listeners: Mutex::default(),
-            retired: Tally::default(),
-        })
+        let (configs, _) = self.checked()?;
+        Ok(self.finish(configs, <FuseBuilder<Shared>>::build))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::store::MemoryStore;
+
+    #[test]
+    fn a_full_registry_retires_idle_handles_nobody_holds_then_overflows() {
+        let registry = Registry::builder()
+            .max_circuits(2)
+            .idle_after(Duration::ZERO)
+            .store(Arc::new(MemoryStore::new()))
+            .build()
+            .unwrap();
+        let held = registry.get("a");
+        drop(registry.get("b"));
+        let c = registry.get("c");
+        assert_eq!(registry.len(), 2);
+        assert_eq!(registry.retired(), 1, "b, held by nobody");
+        assert!(Arc::ptr_eq(&held, &registry.get("a")), "the held one stays");
+        // Every handle held: a new name goes through the overflow circuit.
+        let overflow = registry.get("d");
+        assert_eq!(overflow.key(), "fuse:(overflow)");
+        assert_eq!(registry.overflows(), 1);
+        assert_eq!(registry.len(), 2);
+        drop((held, c));
     }
 }
