@@ -92,6 +92,7 @@ use ::reqwest::{Request, Response};
 use http::Extensions;
 use reqwest_middleware::{Error, Middleware, Next};
 
+use crate::backing::{Backing, Local};
 use crate::classify::FailureKind;
 use crate::config::Config;
 use crate::error::OpenError;
@@ -155,22 +156,13 @@ impl Operation {
 ///     .build();
 /// # drop(client);
 /// ```
-pub struct FuseMiddleware {
-    circuits: Circuits,
+pub struct FuseMiddleware<B: Backing = Local> {
+    registry: Arc<Registry<B>>,
     /// `None`: one circuit per host.
     name: Option<Arc<str>>,
 }
 
-/// Where a middleware's circuits live.
-enum Circuits {
-    /// In this process.
-    Local(Arc<Registry>),
-    /// In a store every process of the fleet shares (feature `store`).
-    #[cfg(feature = "store")]
-    Shared(Arc<crate::store::SharedRegistry>),
-}
-
-impl FuseMiddleware {
+impl<B: Backing> FuseMiddleware<B> {
     /// A circuit per host: the circuit of a request to
     /// `http://billing.internal:8080/charge` is named
     /// `billing.internal:8080` (`billing.internal` when the URL has no
@@ -182,9 +174,9 @@ impl FuseMiddleware {
     /// let middleware = fuse_breaker::reqwest::FuseMiddleware::per_host(registry);
     /// assert_eq!(middleware.name(), None);
     /// ```
-    pub fn per_host(registry: Arc<Registry>) -> Self {
+    pub fn per_host(registry: Arc<Registry<B>>) -> Self {
         FuseMiddleware {
-            circuits: Circuits::Local(registry),
+            registry,
             name: None,
         }
     }
@@ -198,51 +190,9 @@ impl FuseMiddleware {
     /// let middleware = fuse_breaker::reqwest::FuseMiddleware::named(registry, "billing");
     /// assert_eq!(middleware.name(), Some("billing"));
     /// ```
-    pub fn named(registry: Arc<Registry>, name: impl Into<String>) -> Self {
+    pub fn named(registry: Arc<Registry<B>>, name: impl Into<String>) -> Self {
         FuseMiddleware {
-            circuits: Circuits::Local(registry),
-            name: Some(name.into().into()),
-        }
-    }
-
-    /// A circuit per host, shared through a store by every process of the
-    /// fleet (feature `store`; see [`SharedRegistry`](crate::store::SharedRegistry)).
-    /// A refused request fails with `Error::Middleware` wrapping a
-    /// [`Refusal`](crate::store::Refusal) ([`open_error`] finds the
-    /// [`OpenError`] in it).
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
-    /// let shared = Arc::new(fuse_breaker::Registry::builder().defaults(Default::default()).store(Arc::new(MemoryStore::new())).build().expect("defaults alone are valid"));
-    /// let middleware = fuse_breaker::reqwest::FuseMiddleware::per_host_shared(shared);
-    /// assert_eq!(middleware.name(), None);
-    /// ```
-    #[cfg(feature = "store")]
-    pub fn per_host_shared(registry: Arc<crate::store::SharedRegistry>) -> Self {
-        FuseMiddleware {
-            circuits: Circuits::Shared(registry),
-            name: None,
-        }
-    }
-
-    /// One shared circuit named `name` for every request (and one per
-    /// [`Operation`]), as [`per_host_shared`](Self::per_host_shared).
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
-    /// let shared = Arc::new(fuse_breaker::Registry::builder().defaults(Default::default()).store(Arc::new(MemoryStore::new())).build().expect("defaults alone are valid"));
-    /// let middleware = fuse_breaker::reqwest::FuseMiddleware::named_shared(shared, "billing");
-    /// assert_eq!(middleware.name(), Some("billing"));
-    /// ```
-    #[cfg(feature = "store")]
-    pub fn named_shared(
-        registry: Arc<crate::store::SharedRegistry>,
-        name: impl Into<String>,
-    ) -> Self {
-        FuseMiddleware {
-            circuits: Circuits::Shared(registry),
+            registry,
             name: Some(name.into().into()),
         }
     }
@@ -258,38 +208,28 @@ impl FuseMiddleware {
         self.name.as_deref()
     }
 
-    /// The registry the circuits live in, when they live in this process.
+    /// The registry the circuits live in.
     ///
     /// ```
     /// use std::sync::Arc;
     /// let registry = Arc::new(fuse_breaker::Registry::new(Default::default()));
     /// let middleware = fuse_breaker::reqwest::FuseMiddleware::per_host(registry.clone());
-    /// assert!(Arc::ptr_eq(middleware.registry().unwrap(), &registry));
+    /// assert!(Arc::ptr_eq(middleware.registry(), &registry));
     /// ```
-    pub fn registry(&self) -> Option<&Arc<Registry>> {
-        match &self.circuits {
-            Circuits::Local(registry) => Some(registry),
-            #[cfg(feature = "store")]
-            Circuits::Shared(_) => None,
-        }
+    pub fn registry(&self) -> &Arc<Registry<B>> {
+        &self.registry
     }
 }
 
-impl fmt::Debug for FuseMiddleware {
+impl<B: Backing> fmt::Debug for FuseMiddleware<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut out = f.debug_struct("FuseMiddleware");
-        out.field("name", &self.name.as_deref().unwrap_or("<per host>"));
-        match &self.circuits {
-            Circuits::Local(registry) => out.field("registry", registry),
-            #[cfg(feature = "store")]
-            Circuits::Shared(registry) => out.field("shared", registry),
-        };
-        out.finish()
+        f.debug_struct("FuseMiddleware")
+            .field("name", &self.name.as_deref().unwrap_or("<per host>"))
+            .field("registry", &self.registry)
+            .finish()
     }
 }
 
-/// `host[:port]` of a request: the URL's authority without its user info.
-/// Borrowed from the URL, so naming a circuit allocates nothing.
 fn host_and_port(request: &Request) -> &str {
     let authority = request.url().authority();
     authority
@@ -298,43 +238,93 @@ fn host_and_port(request: &Request) -> &str {
 }
 
 #[async_trait::async_trait]
-impl Middleware for FuseMiddleware {
+impl<B: Call> Middleware for FuseMiddleware<B> {
     async fn handle(
         &self,
         request: Request,
         extensions: &mut Extensions,
         next: Next<'_>,
     ) -> reqwest_middleware::Result<Response> {
-        let operation = extensions.get::<Operation>().map_or("", Operation::as_str);
-        let name = self
-            .name
-            .as_deref()
-            .unwrap_or_else(|| host_and_port(&request));
-        match &self.circuits {
-            Circuits::Local(registry) => {
-                let permit = registry
-                    .try_acquire(name, operation)
-                    .map_err(Error::middleware)?;
-                let outcome = next.run(request, extensions).await;
-                let (verdict, hint) = judge(&outcome, permit.config());
-                hint::conclude(permit, verdict, hint);
-                outcome
-            }
-            #[cfg(feature = "store")]
-            Circuits::Shared(registry) => {
-                let fuse = registry.get_operation(name, operation);
-                let permit = fuse.try_acquire().await.map_err(Error::middleware)?;
-                let outcome = next.run(request, extensions).await;
-                // A verdict the store could not take is reported to the
-                // circuit's listeners; the response is the caller's all
-                // the same.
-                let (verdict, hint) = judge(&outcome, fuse.config());
-                let _ = permit.conclude_hinted(verdict, hint).await;
-                outcome
-            }
+        B::call(
+            &self.registry,
+            self.name.as_deref(),
+            request,
+            extensions,
+            next,
+        )
+        .await
+    }
+}
+
+/// How a request goes through a circuit of each backing.
+mod call {
+    use super::{
+        Error, Extensions, Next, Operation, Request, Response, hint, host_and_port, judge,
+    };
+    use crate::backing::{Backing, Local};
+    use crate::registry::Registry;
+
+    /// A request through its circuit in `registry`: the circuit `name`
+    /// (`None`: the request's host and port) and the request's
+    /// [`Operation`].
+    #[async_trait::async_trait]
+    pub trait Call: Backing {
+        async fn call(
+            registry: &Registry<Self>,
+            name: Option<&str>,
+            request: Request,
+            extensions: &mut Extensions,
+            next: Next<'_>,
+        ) -> reqwest_middleware::Result<Response>;
+    }
+
+    #[async_trait::async_trait]
+    impl Call for Local {
+        async fn call(
+            registry: &Registry,
+            name: Option<&str>,
+            request: Request,
+            extensions: &mut Extensions,
+            next: Next<'_>,
+        ) -> reqwest_middleware::Result<Response> {
+            let operation = extensions.get::<Operation>().map_or("", Operation::as_str);
+            let name = name.unwrap_or_else(|| host_and_port(&request));
+            let permit = registry
+                .try_acquire(name, operation)
+                .map_err(Error::middleware)?;
+            let outcome = next.run(request, extensions).await;
+            let (verdict, hint) = judge(&outcome, permit.config());
+            hint::conclude(permit, verdict, hint);
+            outcome
+        }
+    }
+
+    #[cfg(feature = "store")]
+    #[async_trait::async_trait]
+    impl Call for crate::store::Shared {
+        async fn call(
+            registry: &Registry<Self>,
+            name: Option<&str>,
+            request: Request,
+            extensions: &mut Extensions,
+            next: Next<'_>,
+        ) -> reqwest_middleware::Result<Response> {
+            let operation = extensions.get::<Operation>().map_or("", Operation::as_str);
+            let name = name.unwrap_or_else(|| host_and_port(&request));
+            let fuse = registry.get_operation(name, operation);
+            let permit = fuse.try_acquire().await.map_err(Error::middleware)?;
+            let outcome = next.run(request, extensions).await;
+            // A verdict the store could not take is reported to the
+            // circuit's listeners; the response is the caller's all the
+            // same.
+            let (verdict, hint) = judge(&outcome, fuse.config());
+            let _ = permit.conclude_hinted(verdict, hint).await;
+            outcome
         }
     }
 }
+
+use call::Call;
 
 /// The verdict on what the rest of the chain returned, and the server's
 /// hint of a counted failure.

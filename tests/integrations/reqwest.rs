@@ -10,7 +10,11 @@ use crate::common::server::{Mode, TestServer};
 use crate::common::{integration_config, mock_registry};
 use crate::{Client, Outcome, TIMEOUT};
 
-fn client(middleware: FuseMiddleware) -> ClientWithMiddleware {
+fn client<B>(middleware: FuseMiddleware<B>) -> ClientWithMiddleware
+where
+    B: fuse_breaker::backing::Backing,
+    FuseMiddleware<B>: reqwest_middleware::Middleware,
+{
     let client = reqwest::Client::builder()
         .timeout(TIMEOUT)
         .build()
@@ -131,7 +135,7 @@ async fn a_shared_circuit_opens_for_the_hint_in_every_process() {
         ("ledger", crate::hints::GARBLED, crate::OPEN),
     ] {
         server.set_mode(Mode::Headers(503, headers));
-        let client = client(FuseMiddleware::named_shared(registries[0].clone(), name));
+        let client = client(FuseMiddleware::named(registries[0].clone(), name));
         let res = client
             .get(server.url("/"))
             .send()

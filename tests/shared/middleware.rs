@@ -11,7 +11,7 @@ use super::{block_on, config, stores};
 
 fn client(registry: &Arc<SharedRegistry>) -> reqwest_middleware::ClientWithMiddleware {
     reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
-        .with(FuseMiddleware::per_host_shared(registry.clone()))
+        .with(FuseMiddleware::per_host(registry.clone()))
         .build()
 }
 
