@@ -237,94 +237,57 @@ fn host_and_port(request: &Request) -> &str {
         .map_or(authority, |(_, host)| host)
 }
 
+// One implementation per backing: admission differs (a local circuit
+// decides at once, a shared one asks its store), and each is the whole
+// boxed future `reqwest-middleware` asks for, with no second box inside.
 #[async_trait::async_trait]
-impl<B: Call> Middleware for FuseMiddleware<B> {
+impl Middleware for FuseMiddleware {
     async fn handle(
         &self,
         request: Request,
         extensions: &mut Extensions,
         next: Next<'_>,
     ) -> reqwest_middleware::Result<Response> {
-        B::call(
-            &self.registry,
-            self.name.as_deref(),
-            request,
-            extensions,
-            next,
-        )
-        .await
+        let operation = extensions.get::<Operation>().map_or("", Operation::as_str);
+        let name = self
+            .name
+            .as_deref()
+            .unwrap_or_else(|| host_and_port(&request));
+        let permit = self
+            .registry
+            .try_acquire(name, operation)
+            .map_err(Error::middleware)?;
+        let outcome = next.run(request, extensions).await;
+        let (verdict, hint) = judge(&outcome, permit.config());
+        hint::conclude(permit, verdict, hint);
+        outcome
     }
 }
 
-/// How a request goes through a circuit of each backing.
-mod call {
-    use super::{
-        Error, Extensions, Next, Operation, Request, Response, hint, host_and_port, judge,
-    };
-    use crate::backing::{Backing, Local};
-    use crate::registry::Registry;
-
-    /// A request through its circuit in `registry`: the circuit `name`
-    /// (`None`: the request's host and port) and the request's
-    /// [`Operation`].
-    #[async_trait::async_trait]
-    pub trait Call: Backing {
-        async fn call(
-            registry: &Registry<Self>,
-            name: Option<&str>,
-            request: Request,
-            extensions: &mut Extensions,
-            next: Next<'_>,
-        ) -> reqwest_middleware::Result<Response>;
-    }
-
-    #[async_trait::async_trait]
-    impl Call for Local {
-        async fn call(
-            registry: &Registry,
-            name: Option<&str>,
-            request: Request,
-            extensions: &mut Extensions,
-            next: Next<'_>,
-        ) -> reqwest_middleware::Result<Response> {
-            let operation = extensions.get::<Operation>().map_or("", Operation::as_str);
-            let name = name.unwrap_or_else(|| host_and_port(&request));
-            let permit = registry
-                .try_acquire(name, operation)
-                .map_err(Error::middleware)?;
-            let outcome = next.run(request, extensions).await;
-            let (verdict, hint) = judge(&outcome, permit.config());
-            hint::conclude(permit, verdict, hint);
-            outcome
-        }
-    }
-
-    #[cfg(feature = "store")]
-    #[async_trait::async_trait]
-    impl Call for crate::store::Shared {
-        async fn call(
-            registry: &Registry<Self>,
-            name: Option<&str>,
-            request: Request,
-            extensions: &mut Extensions,
-            next: Next<'_>,
-        ) -> reqwest_middleware::Result<Response> {
-            let operation = extensions.get::<Operation>().map_or("", Operation::as_str);
-            let name = name.unwrap_or_else(|| host_and_port(&request));
-            let fuse = registry.get_operation(name, operation);
-            let permit = fuse.try_acquire().await.map_err(Error::middleware)?;
-            let outcome = next.run(request, extensions).await;
-            // A verdict the store could not take is reported to the
-            // circuit's listeners; the response is the caller's all the
-            // same.
-            let (verdict, hint) = judge(&outcome, fuse.config());
-            let _ = permit.conclude_hinted(verdict, hint).await;
-            outcome
-        }
+#[cfg(feature = "store")]
+#[async_trait::async_trait]
+impl Middleware for FuseMiddleware<crate::store::Shared> {
+    async fn handle(
+        &self,
+        request: Request,
+        extensions: &mut Extensions,
+        next: Next<'_>,
+    ) -> reqwest_middleware::Result<Response> {
+        let operation = extensions.get::<Operation>().map_or("", Operation::as_str);
+        let name = self
+            .name
+            .as_deref()
+            .unwrap_or_else(|| host_and_port(&request));
+        let fuse = self.registry.get_operation(name, operation);
+        let permit = fuse.try_acquire().await.map_err(Error::middleware)?;
+        let outcome = next.run(request, extensions).await;
+        // A verdict the store could not take is reported to the circuit's
+        // listeners; the response is the caller's all the same.
+        let (verdict, hint) = judge(&outcome, fuse.config());
+        let _ = permit.conclude_hinted(verdict, hint).await;
+        outcome
     }
 }
-
-use call::Call;
 
 /// The verdict on what the rest of the chain returned, and the server's
 /// hint of a counted failure.
