@@ -88,9 +88,22 @@ fn child() {
         } else {
             tokio::time::interval(TICK)
         };
+        // Calls the local fallback decided (the store did not answer in
+        // time, as it may not on a loaded machine): their verdicts stay in
+        // this process, as SPEC §8 says.
+        let (mut local_calls, mut local_failed) = (0, 0);
         for _ in 0..CALLS {
             tick.tick().await;
             match fuse.try_acquire().await {
+                Ok(permit) if !permit.from_store() => {
+                    local_calls += 1;
+                    if role == "fail" {
+                        local_failed += 1;
+                        permit.failure().await.unwrap();
+                    } else {
+                        permit.success().await.unwrap();
+                    }
+                }
                 Ok(permit) if role == "fail" => permit.failure().await.unwrap(),
                 Ok(permit) => permit.success().await.unwrap(),
                 Err(refusal) => {
@@ -115,12 +128,24 @@ fn child() {
         }
         println!("\nchild: transitions {}", opened.load(Ordering::SeqCst));
         println!("child: rejected {rejected}");
+        println!("child: local_calls {local_calls}");
+        println!("child: local_failed {local_failed}");
     });
+}
+
+/// What a fleet's children printed, summed.
+#[derive(Debug, Default)]
+struct Printed {
+    transitions: usize,
+    rejected: usize,
+    /// Calls, and failed calls, the children's local fallbacks decided.
+    local_calls: u64,
+    local_failed: u64,
 }
 
 /// Runs one child per role on `url` and key `name`; the sums of what they
 /// printed.
-fn run(url: &str, name: &str, roles: [&str; 3], cached: bool) -> (usize, usize) {
+fn run(url: &str, name: &str, roles: [&str; 3], cached: bool) -> Printed {
     let mut children: Vec<_> = roles
         .iter()
         .map(|role| {
@@ -155,7 +180,7 @@ fn run(url: &str, name: &str, roles: [&str; 3], cached: bool) -> (usize, usize) 
     for child in &mut children {
         child.stdin.take().unwrap().write_all(b"go\n").unwrap();
     }
-    let (mut transitions, mut rejected) = (0, 0);
+    let mut printed = Printed::default();
     for (child, lines) in children.iter_mut().zip(&mut outputs) {
         let lines: Vec<String> = lines.map_while(Result::ok).collect();
         let status = child.wait().unwrap();
@@ -166,14 +191,20 @@ fn run(url: &str, name: &str, roles: [&str; 3], cached: bool) -> (usize, usize) 
                     .and_then(|n| n.parse::<usize>().ok())
             };
             if let Some(n) = number("child: transitions ") {
-                transitions += n;
+                printed.transitions += n;
             }
             if let Some(n) = number("child: rejected ") {
-                rejected += n;
+                printed.rejected += n;
+            }
+            if let Some(n) = number("child: local_calls ") {
+                printed.local_calls += n as u64;
+            }
+            if let Some(n) = number("child: local_failed ") {
+                printed.local_failed += n as u64;
             }
         }
     }
-    (transitions, rejected)
+    printed
 }
 
 #[test]
@@ -182,25 +213,38 @@ fn one_sick_process_cannot_open_the_fleet_s_circuit_all_three_open_it_once() {
         for cached in [false, true] {
             let mode = if cached { "cached" } else { "strict" };
             let name = unique("fleet-one-sick");
-            let (transitions, rejected) = run(&url, &name, ["fail", "succeed", "succeed"], cached);
+            let printed = run(&url, &name, ["fail", "succeed", "succeed"], cached);
+            let (transitions, rejected) = (printed.transitions, printed.rejected);
             let snapshot =
                 runtime().block_on(async { circuit(&url, &name, false).snapshot().await.unwrap() });
             println!(
                 "fleet {url} {mode}: 1 failing + 2 succeeding, {CALLS} calls each: {:?}, \
-                 window calls {} failed {}, openings {transitions}, rejected {rejected}",
-                snapshot.state, snapshot.calls, snapshot.failed
+                 window calls {} failed {}, openings {transitions}, rejected {rejected}, \
+                 decided locally {}",
+                snapshot.state, snapshot.calls, snapshot.failed, printed.local_calls
             );
             assert_eq!(snapshot.state, State::Closed, "{url} {mode}");
             assert_eq!((transitions, rejected), (0, 0), "{url} {mode}");
             let calls = u64::from(3 * CALLS);
+            // Every verdict is in the store, but those of calls a local
+            // fallback decided.
             assert_eq!(
-                snapshot.calls, calls,
-                "{url} {mode}: every process's verdicts"
+                snapshot.calls + printed.local_calls,
+                calls,
+                "{url} {mode}: every process's verdicts ({printed:?})"
             );
-            assert_eq!(snapshot.failed, u64::from(CALLS), "{url} {mode}");
+            assert_eq!(
+                snapshot.failed + printed.local_failed,
+                u64::from(CALLS),
+                "{url} {mode}: {printed:?}"
+            );
 
             let name = unique("fleet-all-sick");
-            let (transitions, rejected) = run(&url, &name, ["fail", "fail", "fail"], cached);
+            let Printed {
+                transitions,
+                rejected,
+                ..
+            } = run(&url, &name, ["fail", "fail", "fail"], cached);
             let state =
                 runtime().block_on(async { circuit(&url, &name, false).state().await.unwrap() });
             println!(
