@@ -258,13 +258,12 @@ impl Fuse {
     }
 }
 
-impl fmt::Debug for Fuse {
+impl<B: Backing> fmt::Debug for Fuse<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Fuse")
             .field("key", &self.key())
-            .field("state", &self.state())
-            .field("coarse_clock", &self.backing.occupant.time().is_coarse())
+            .field("backing", &self.backing)
             .field("config", self.config())
-            .finish_non_exhaustive()
+            .finish()
     }
 }

@@ -108,7 +108,8 @@ impl Sealed for Local {
 impl fmt::Debug for Local {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Local")
-            .field("key", &self.key())
+            .field("state", &Engine::new(self.slot, &self.occupant).state())
+            .field("coarse_clock", &self.occupant.time().is_coarse())
             .finish_non_exhaustive()
     }
 }

@@ -37,7 +37,7 @@ pub(crate) mod sealed {
     use super::{Arc, Config, Listener};
 
     /// What every backing tells of its circuit.
-    pub trait Sealed: Send + Sync + Sized + 'static {
+    pub trait Sealed: std::fmt::Debug + Send + Sync + Sized + 'static {
         /// What the circuit's builder holds for this backing besides the
         /// names, configuration and local options.
         type Options: std::fmt::Debug + Clone + Send + Sync;

@@ -18,9 +18,8 @@ mod sealed {
 /// `http::Response<ClassifiedBody<B, E>>`, feature `tonic`).
 ///
 /// The crate implements it (it is sealed); it appears in the bounds of
-/// [`FuseService`](super::FuseService) and
-/// [`SharedFuseService`](super::SharedFuseService), whose response type
-/// is `<Res as CarryPermit<C::ClassifyEos>>::Response`.
+/// [`FuseService`](super::FuseService), whose response type is
+/// `<Res as CarryPermit<C::ClassifyEos>>::Response`.
 ///
 /// ```
 /// use fuse_breaker::tower::{CarryPermit, NeverClassifyEos};

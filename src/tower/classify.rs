@@ -256,8 +256,8 @@ impl<E> From<Verdict> for Classified<E> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NeverClassifyEos {}
 
-/// Judges each call of a [`FuseService`](super::FuseService) or a
-/// [`SharedFuseService`](super::SharedFuseService), in the manner of
+/// Judges each call of a [`FuseService`](super::FuseService), whatever
+/// its circuits' backing, in the manner of
 /// tower-http's classifiers: a pure rule from a reference to what the
 /// inner service returned (and the circuit's [`Config`]) to a
 /// [`Classification`]. It never sees the permit: the layer's future ends

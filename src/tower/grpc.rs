@@ -1,8 +1,8 @@
-//! gRPC for the tower layers (feature `tonic`): [`GrpcClassifier`] judges
+//! gRPC for the tower layer (feature `tonic`): [`GrpcClassifier`] judges
 //! calls by their gRPC status, [`GrpcBody`] carries the permit to the
 //! trailers, [`open_status`] turns a rejection into `UNAVAILABLE`. It
-//! classifies the calls of [`FuseLayer`](super::FuseLayer) and of
-//! [`SharedFuseLayer`](super::SharedFuseLayer) (feature `store`) alike.
+//! classifies the calls of [`FuseLayer`](super::FuseLayer) over circuits
+//! of this process and shared ones (feature `store`) alike.
 //!
 //! A gRPC status arrives in one of three places, and the classifier reads
 //! all three:

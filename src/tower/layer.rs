@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use tower_layer::Layer;
 
+use super::backed::LayerBacking;
 use super::classify::DefaultClassifier;
 use super::select::{OneCircuit, PerOperation};
 use super::service::FuseService;
@@ -40,8 +41,10 @@ pub struct FuseLayer<P = OneCircuit, C = DefaultClassifier> {
     classifier: C,
 }
 
-impl FuseLayer {
-    /// Every request through `fuse`, classified by [`DefaultClassifier`].
+impl<B: LayerBacking> FuseLayer<OneCircuit<B>> {
+    /// Every request through `fuse`, classified by [`DefaultClassifier`]:
+    /// a circuit of this process, or a shared one, whose call's future
+    /// asks the store for a permit and gives it the verdict.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -49,12 +52,12 @@ impl FuseLayer {
     /// let layer = fuse_breaker::tower::FuseLayer::new(fuse);
     /// assert_eq!(layer.selector().fuse().key(), "fuse:billing");
     /// ```
-    pub fn new(fuse: Arc<Fuse>) -> Self {
+    pub fn new(fuse: Arc<Fuse<B>>) -> Self {
         FuseLayer::with_selector(OneCircuit::new(fuse))
     }
 }
 
-impl<F> FuseLayer<PerOperation<F>> {
+impl<F, B: LayerBacking> FuseLayer<PerOperation<F, B>> {
     /// Each request through the circuit of its operation: the circuit
     /// `registry.get_operation(name, select(&request))`, so that
     /// operations trip separately. Give the closure's argument its type;
@@ -84,7 +87,11 @@ impl<F> FuseLayer<PerOperation<F>> {
     /// });
     /// assert_eq!(registry.get_operation("billing", "refund").state(), State::Closed);
     /// ```
-    pub fn per_operation<Req>(registry: Arc<Registry>, name: impl Into<String>, select: F) -> Self
+    pub fn per_operation<Req>(
+        registry: Arc<Registry<B>>,
+        name: impl Into<String>,
+        select: F,
+    ) -> Self
     where
         F: for<'a> Fn(&'a Req) -> &'a str,
     {

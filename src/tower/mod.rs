@@ -6,9 +6,11 @@
 //! permit with the verdict a [`ClassifyResponse`] classifier gives the
 //! response. Its futures are `'static` ([`ResponseFuture`] owns its
 //! permit), and a future dropped before it finishes is an ignore verdict,
-//! so a cancelled call never holds a probe slot. [`SharedFuseLayer`]
-//! (feature `store`) does the same over a circuit a fleet shares, with the
-//! same classifiers.
+//! so a cancelled call never holds a probe slot. The same layer puts a
+//! circuit a fleet shares (`Fuse<store::Shared>`, feature `store`) in
+//! front of a service: the call's future then asks the store for the
+//! permit and gives it the verdict ([`LayerBacking`] says what each
+//! backing does).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -115,6 +117,7 @@
 //! the registry: map requests to a bounded set of names (not raw paths with
 //! identifiers in them).
 
+mod backed;
 mod carry;
 mod classify;
 #[cfg(feature = "tonic")]
@@ -133,6 +136,7 @@ mod shared_future;
 
 use std::error::Error as StdError;
 
+pub use backed::{CallThrough, LayerBacking};
 pub use carry::CarryPermit;
 pub use classify::{
     Classification, Classified, ClassifyFn, ClassifyResponse, DefaultClassifier, NeverClassifyEos,
@@ -145,8 +149,6 @@ pub use layer::FuseLayer;
 pub use pending::PendingPermit;
 pub use select::{OneCircuit, PerOperation, SelectCircuit};
 pub use service::FuseService;
-#[cfg(feature = "store")]
-pub use shared::{SharedFuseLayer, SharedFuseService};
 #[cfg(feature = "store")]
 pub use shared_future::SharedResponseFuture;
 

@@ -3,46 +3,55 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::error::OpenError;
+use super::backed::LayerBacking;
+use crate::backing::Local;
 use crate::fuse::Fuse;
-use crate::permit::OwnedPermit;
 use crate::registry::Registry;
 
-/// Picks the circuit of a request and asks it for a permit.
+/// Picks the circuit of a request: for a circuit of this process, it asks
+/// it for a permit at once; for a shared one, it hands the circuit to the
+/// call's future, which asks the store.
 ///
 /// [`OneCircuit`] and [`PerOperation`] are the two that
 /// [`FuseLayer::new`](super::FuseLayer::new) and
-/// [`FuseLayer::per_operation`](super::FuseLayer::per_operation) build;
-/// implement it for anything else (a circuit per tenant, per shard) and
-/// give it to [`FuseLayer::with_selector`](super::FuseLayer::with_selector).
+/// [`FuseLayer::per_operation`](super::FuseLayer::per_operation) build,
+/// over either backing; implement it for anything else (a circuit per
+/// tenant, per shard) and give it to
+/// [`FuseLayer::with_selector`](super::FuseLayer::with_selector).
 ///
 /// ```
 /// use std::sync::Arc;
-/// use fuse_breaker::tower::SelectCircuit;
-/// use fuse_breaker::{OpenError, OwnedPermit, Registry};
+/// use fuse_breaker::backing::Local;
+/// use fuse_breaker::tower::{LayerBacking, SelectCircuit};
+/// use fuse_breaker::Registry;
 ///
 /// /// One circuit per shard of a sharded store.
 /// #[derive(Clone)]
 /// struct PerShard(Arc<Registry>);
 ///
 /// impl SelectCircuit<(u8, String)> for PerShard {
-///     fn try_acquire(&self, (shard, _key): &(u8, String)) -> Result<OwnedPermit, OpenError> {
+///     type Backing = Local;
+///
+///     fn select(&self, (shard, _key): &(u8, String)) -> <Local as LayerBacking>::Pick {
 ///         const SHARDS: [&str; 4] = ["0", "1", "2", "3"];
-///         self.0.get_operation("store", SHARDS[usize::from(shard % 4)]).try_acquire_owned()
+///         self.0.try_acquire("store", SHARDS[usize::from(shard % 4)])
 ///     }
 /// }
 ///
 /// let shards = PerShard(Arc::new(Registry::new(Default::default())));
 /// shards.0.get_operation("store", "1").force_open();
-/// assert!(shards.try_acquire(&(0, "a".into())).is_ok());
-/// assert!(shards.try_acquire(&(1, "b".into())).is_err());
+/// assert!(shards.select(&(0, "a".into())).is_ok());
+/// assert!(shards.select(&(1, "b".into())).is_err());
 /// ```
 pub trait SelectCircuit<Req> {
-    /// A permit of the circuit of `request`, or its rejection.
-    fn try_acquire(&self, request: &Req) -> Result<OwnedPermit, OpenError>;
+    /// The backing of the circuits it picks.
+    type Backing: LayerBacking;
+
+    /// What `request` goes through (see [`LayerBacking::Pick`]).
+    fn select(&self, request: &Req) -> <Self::Backing as LayerBacking>::Pick;
 }
 
-/// Every request goes through one circuit.
+/// Every request goes through one circuit, of either backing.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -51,21 +60,29 @@ pub trait SelectCircuit<Req> {
 /// let fuse = Arc::new(fuse_breaker::Fuse::new("billing", Default::default()));
 /// let one = OneCircuit::new(fuse.clone());
 /// fuse.force_open();
-/// assert!(one.try_acquire(&"any request").is_err());
+/// assert!(one.select(&"any request").is_err());
 /// ```
-#[derive(Clone, Debug)]
-pub struct OneCircuit {
-    fuse: Arc<Fuse>,
+#[derive(Debug)]
+pub struct OneCircuit<B: LayerBacking = Local> {
+    fuse: Arc<Fuse<B>>,
 }
 
-impl OneCircuit {
+impl<B: LayerBacking> Clone for OneCircuit<B> {
+    fn clone(&self) -> Self {
+        OneCircuit {
+            fuse: self.fuse.clone(),
+        }
+    }
+}
+
+impl<B: LayerBacking> OneCircuit<B> {
     /// Every request through `fuse`.
     ///
     /// ```
     /// let fuse = std::sync::Arc::new(fuse_breaker::Fuse::new("billing", Default::default()));
     /// assert_eq!(fuse_breaker::tower::OneCircuit::new(fuse).fuse().key(), "fuse:billing");
     /// ```
-    pub fn new(fuse: Arc<Fuse>) -> Self {
+    pub fn new(fuse: Arc<Fuse<B>>) -> Self {
         OneCircuit { fuse }
     }
 
@@ -75,15 +92,17 @@ impl OneCircuit {
     /// let fuse = std::sync::Arc::new(fuse_breaker::Fuse::new("billing", Default::default()));
     /// assert_eq!(fuse_breaker::tower::OneCircuit::new(fuse).fuse().name(), "billing");
     /// ```
-    pub fn fuse(&self) -> &Arc<Fuse> {
+    pub fn fuse(&self) -> &Arc<Fuse<B>> {
         &self.fuse
     }
 }
 
-impl<Req> SelectCircuit<Req> for OneCircuit {
+impl<Req, B: LayerBacking> SelectCircuit<Req> for OneCircuit<B> {
+    type Backing = B;
+
     #[inline]
-    fn try_acquire(&self, _request: &Req) -> Result<OwnedPermit, OpenError> {
-        self.fuse.try_acquire_owned()
+    fn select(&self, _request: &Req) -> B::Pick {
+        B::pick(&self.fuse)
     }
 }
 
@@ -107,17 +126,26 @@ impl<Req> SelectCircuit<Req> for OneCircuit {
 ///
 /// let charge = http::Request::builder().uri("/charge").body(()).unwrap();
 /// let refund = http::Request::builder().uri("/refund").body(()).unwrap();
-/// assert!(by_path.try_acquire(&charge).is_err());
-/// assert!(by_path.try_acquire(&refund).is_ok());
+/// assert!(by_path.select(&charge).is_err());
+/// assert!(by_path.select(&refund).is_ok());
 /// ```
-#[derive(Clone)]
-pub struct PerOperation<F> {
-    registry: Arc<Registry>,
+pub struct PerOperation<F, B: LayerBacking = Local> {
+    registry: Arc<Registry<B>>,
     name: Arc<str>,
     select: F,
 }
 
-impl<F> PerOperation<F> {
+impl<F: Clone, B: LayerBacking> Clone for PerOperation<F, B> {
+    fn clone(&self) -> Self {
+        PerOperation {
+            registry: self.registry.clone(),
+            name: self.name.clone(),
+            select: self.select.clone(),
+        }
+    }
+}
+
+impl<F, B: LayerBacking> PerOperation<F, B> {
     /// The circuits named `name` in `registry`, one per operation that
     /// `select` reads from a request (give the closure's argument a type:
     /// `|req: &http::Request<Body>| req.uri().path()`).
@@ -130,7 +158,7 @@ impl<F> PerOperation<F> {
     /// });
     /// assert_eq!(per_op.name(), "search");
     /// ```
-    pub fn new<Req>(registry: Arc<Registry>, name: impl Into<String>, select: F) -> Self
+    pub fn new<Req>(registry: Arc<Registry<B>>, name: impl Into<String>, select: F) -> Self
     where
         F: for<'a> Fn(&'a Req) -> &'a str,
     {
@@ -161,23 +189,24 @@ impl<F> PerOperation<F> {
     /// let per_op = fuse_breaker::tower::PerOperation::new(registry.clone(), "billing", |r: &String| r.as_str());
     /// assert!(Arc::ptr_eq(per_op.registry(), &registry));
     /// ```
-    pub fn registry(&self) -> &Arc<Registry> {
+    pub fn registry(&self) -> &Arc<Registry<B>> {
         &self.registry
     }
 }
 
-impl<Req, F> SelectCircuit<Req> for PerOperation<F>
+impl<Req, F, B: LayerBacking> SelectCircuit<Req> for PerOperation<F, B>
 where
     F: for<'a> Fn(&'a Req) -> &'a str,
 {
+    type Backing = B;
+
     #[inline]
-    fn try_acquire(&self, request: &Req) -> Result<OwnedPermit, OpenError> {
-        let operation = (self.select)(request);
-        self.registry.try_acquire(&self.name, operation)
+    fn select(&self, request: &Req) -> B::Pick {
+        B::pick_in(&self.registry, &self.name, (self.select)(request))
     }
 }
 
-impl<F> fmt::Debug for PerOperation<F> {
+impl<F, B: LayerBacking> fmt::Debug for PerOperation<F, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PerOperation")
             .field("name", &self.name)

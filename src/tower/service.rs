@@ -6,9 +6,9 @@ use std::task::{Context, Poll};
 use tower_service::Service;
 
 use super::BoxError;
+use super::backed::{CallThrough, LayerBacking};
 use super::carry::CarryPermit;
 use super::classify::{ClassifyResponse, DefaultClassifier};
-use super::future::ResponseFuture;
 use super::select::{OneCircuit, SelectCircuit};
 use crate::fuse::Fuse;
 
@@ -43,7 +43,7 @@ pub struct FuseService<S, P = OneCircuit, C = DefaultClassifier> {
     classifier: C,
 }
 
-impl<S> FuseService<S> {
+impl<S, B: LayerBacking> FuseService<S, OneCircuit<B>> {
     /// `inner` behind `fuse`, classified by [`DefaultClassifier`].
     ///
     /// ```
@@ -52,7 +52,7 @@ impl<S> FuseService<S> {
     /// let svc = fuse_breaker::tower::FuseService::new((), fuse);
     /// assert_eq!(svc.selector().fuse().name(), "billing");
     /// ```
-    pub fn new(inner: S, fuse: Arc<Fuse>) -> Self {
+    pub fn new(inner: S, fuse: Arc<Fuse<B>>) -> Self {
         FuseService::from_parts(inner, OneCircuit::new(fuse), DefaultClassifier)
     }
 }
@@ -136,12 +136,13 @@ where
     S: Service<Req>,
     S::Error: Into<BoxError>,
     P: SelectCircuit<Req>,
-    C: ClassifyResponse<S::Response> + Clone,
+    P::Backing: CallThrough<S, Req, C>,
+    C: ClassifyResponse<S::Response>,
     S::Response: CarryPermit<C::ClassifyEos>,
 {
     type Response = <S::Response as CarryPermit<C::ClassifyEos>>::Response;
     type Error = BoxError;
-    type Future = ResponseFuture<S::Future, C>;
+    type Future = <P::Backing as CallThrough<S, Req, C>>::Future;
 
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
@@ -150,11 +151,7 @@ where
 
     #[inline]
     fn call(&mut self, request: Req) -> Self::Future {
-        match self.select.try_acquire(&request) {
-            Ok(permit) => {
-                ResponseFuture::called(self.inner.call(request), permit, self.classifier.clone())
-            }
-            Err(open) => ResponseFuture::rejected(self.classifier.reject(open)),
-        }
+        let pick = self.select.select(&request);
+        P::Backing::call(pick, &mut self.inner, request, &self.classifier)
     }
 }

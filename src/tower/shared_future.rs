@@ -1,5 +1,5 @@
 //! [`SharedResponseFuture`]: the future of one call of a
-//! [`SharedFuseService`](super::SharedFuseService).
+//! [`FuseService`](super::FuseService) over a shared circuit.
 //!
 //! A shared circuit's permit borrows its circuit, so the whole call
 //! (admission, the inner call, the verdict's round trip) is one boxed
@@ -29,7 +29,8 @@ type Driver = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 const POLLED_AFTER_COMPLETION: &str = "fuse_breaker SharedResponseFuture polled after completion";
 
-/// The future of one call of a [`SharedFuseService`](super::SharedFuseService):
+/// The future of one call of a [`FuseService`](super::FuseService) over a
+/// shared circuit:
 /// the admission by the store, the inner call, and the verdict the
 /// classifier gives it, recorded before the outcome is handed on (or, when
 /// the classifier waits for the trailers, by the response body when they
@@ -39,11 +40,11 @@ const POLLED_AFTER_COMPLETION: &str = "fuse_breaker SharedResponseFuture polled 
 /// ```
 /// use std::sync::Arc;
 /// use fuse_breaker::store::{MemoryStore, SharedFuse};
-/// use fuse_breaker::tower::{SharedFuseLayer, SharedResponseFuture};
+/// use fuse_breaker::tower::{FuseLayer, SharedResponseFuture};
 /// use tower::{Layer, Service, service_fn};
 ///
 /// let fuse = Arc::new(fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build());
-/// let mut svc = SharedFuseLayer::new(fuse).layer(service_fn(|_req: http::Request<()>| async {
+/// let mut svc = FuseLayer::new(fuse).layer(service_fn(|_req: http::Request<()>| async {
 ///     Ok::<_, std::io::Error>(http::Response::new(()))
 /// }));
 /// let call: SharedResponseFuture<_, _> = svc.call(http::Request::new(()));

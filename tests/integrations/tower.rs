@@ -186,7 +186,6 @@ async fn a_server_answers_503_with_retry_after_while_its_downstream_is_open() {
 #[tokio::test(start_paused = true)]
 async fn a_shared_circuit_opens_for_the_hint_in_every_process() {
     use fuse_breaker::store::MemoryStore;
-    use fuse_breaker::tower::SharedFuseLayer;
 
     let server = TestServer::start().await;
     let store = Arc::new(MemoryStore::frozen());
@@ -205,7 +204,7 @@ async fn a_shared_circuit_opens_for_the_hint_in_every_process() {
     ] {
         let (here, there) = (circuit(name), circuit(name));
         server.set_mode(Mode::Headers(503, headers));
-        let svc = SharedFuseLayer::new(here).layer(http_client());
+        let svc = FuseLayer::new(here).layer(http_client());
         let res = call(&svc, &server.url("/")).await.expect("a response");
         assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
         let snap = there.snapshot().await.expect("the store answers");

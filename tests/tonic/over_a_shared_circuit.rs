@@ -1,4 +1,4 @@
-//! The same classifier over a circuit a fleet shares (`SharedFuseLayer`
+//! The same classifier over a circuit a fleet shares (`FuseLayer`
 //! on a `MemoryStore`): statuses as errors, in the headers and in the
 //! trailers, and the refusal as tonic sees it. A second `SharedFuse` on
 //! the same store is another process reading the circuit.
@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use fuse_breaker::Fallback;
 use fuse_breaker::store::{MemoryStore, Refusal, SharedFuse, StoreError};
-use fuse_breaker::tower::SharedFuseLayer;
+use fuse_breaker::tower::FuseLayer;
 
 use super::*;
 
@@ -55,7 +55,7 @@ fn status_errors_count_by_code() {
     ] {
         let fleet = new_fleet(1);
         let code = status.code();
-        let svc = SharedFuseLayer::new(fleet.here.clone())
+        let svc = FuseLayer::new(fleet.here.clone())
             .classifier(GrpcClassifier::new())
             .layer(answering(move || Err(status.clone())));
         let err = run(svc.oneshot(request())).unwrap_err();
@@ -68,7 +68,7 @@ fn status_errors_count_by_code() {
 #[test]
 fn a_status_in_the_trailers_is_judged_at_the_end_of_the_body() {
     let fleet = new_fleet(1);
-    let svc = SharedFuseLayer::new(fleet.here.clone())
+    let svc = FuseLayer::new(fleet.here.clone())
         .classifier(GrpcClassifier::new())
         .layer(answering(|| Ok(with_trailers(Code::Unavailable))));
     let res = run(svc.clone().oneshot(request())).expect("a response");
@@ -92,7 +92,7 @@ fn a_status_in_the_trailers_is_judged_at_the_end_of_the_body() {
         let permit = tolerant.there.try_acquire().await.expect("a permit");
         permit.failure().await.expect("a recorded failure");
     });
-    let ok = SharedFuseLayer::new(tolerant.here.clone())
+    let ok = FuseLayer::new(tolerant.here.clone())
         .classifier(GrpcClassifier::new())
         .layer(answering(|| Ok(with_trailers(Code::Ok))));
     let res = run(ok.oneshot(request())).expect("a response");
@@ -117,7 +117,7 @@ fn trailers_only_responses_and_http_errors_are_judged_at_once() {
     ] {
         let fleet = new_fleet(2);
         let answer = Arc::new(std::sync::Mutex::new(Some(response)));
-        let svc = SharedFuseLayer::new(fleet.here.clone())
+        let svc = FuseLayer::new(fleet.here.clone())
             .classifier(GrpcClassifier::new())
             .layer(service_fn(move |_req: Request<()>| {
                 let res = answer.lock().unwrap().take().expect("one call");
@@ -186,7 +186,7 @@ fn the_trailers_wait_for_the_store_to_record_their_verdict() {
             .build()
     };
     let (here, there) = (Arc::new(shared()), shared());
-    let svc = SharedFuseLayer::new(here)
+    let svc = FuseLayer::new(here)
         .classifier(GrpcClassifier::new())
         .layer(answering(|| Ok(with_trailers(Code::Unavailable))));
     let res = run(svc.clone().oneshot(request())).expect("a response");
@@ -222,7 +222,7 @@ fn the_trailers_wait_for_the_store_to_record_their_verdict() {
 #[test]
 fn a_body_dropped_before_its_trailers_records_nothing() {
     let fleet = new_fleet(1);
-    let svc = SharedFuseLayer::new(fleet.here.clone())
+    let svc = FuseLayer::new(fleet.here.clone())
         .classifier(GrpcClassifier::new())
         .layer(answering(|| Ok(with_trailers(Code::Unavailable))));
     let res = run(svc.oneshot(request())).expect("a response");
@@ -236,7 +236,7 @@ fn the_refusal_is_unavailable_with_pushback_and_the_open_error() {
     let fleet = new_fleet(1);
     let calls = Arc::new(AtomicUsize::new(0));
     let seen = calls.clone();
-    let svc = SharedFuseLayer::new(fleet.here.clone())
+    let svc = FuseLayer::new(fleet.here.clone())
         .classifier(GrpcClassifier::new())
         .layer(service_fn(move |_req: Request<()>| {
             seen.fetch_add(1, Ordering::SeqCst);
@@ -267,7 +267,7 @@ fn a_store_that_cannot_decide_is_unavailable_too() {
         .store(store.clone())
         .fallback(Fallback::Reject)
         .build();
-    let svc = SharedFuseLayer::new(Arc::new(fuse))
+    let svc = FuseLayer::new(Arc::new(fuse))
         .classifier(GrpcClassifier::new())
         .layer(answering(|| Ok(trailers_only(Code::Ok))));
     store.set_unreachable(true);

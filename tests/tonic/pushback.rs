@@ -173,7 +173,7 @@ fn a_proxy_error_without_grpc_status_carries_its_retry_after() {
 #[test]
 fn a_shared_circuit_opens_for_the_pushback_in_every_process() {
     use fuse_breaker::store::MemoryStore;
-    use fuse_breaker::tower::SharedFuseLayer;
+    use fuse_breaker::tower::FuseLayer;
 
     for place in PLACES {
         let store = Arc::new(MemoryStore::frozen());
@@ -184,7 +184,7 @@ fn a_shared_circuit_opens_for_the_pushback_in_every_process() {
                 .build()
         };
         let (here, there) = (Arc::new(shared()), shared());
-        let svc = SharedFuseLayer::new(here)
+        let svc = FuseLayer::new(here)
             .classifier(GrpcClassifier::new())
             .layer(answering(move || {
                 answer(place, Code::Unavailable, "120000")

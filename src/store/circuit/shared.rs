@@ -162,8 +162,9 @@ impl Sealed for Shared {
 impl fmt::Debug for Shared {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Shared")
-            .field("key", &self.names.key())
             .field("store", &self.store.name())
+            .field("fallback", &self.fallback)
+            .field("store_reachable", &self.health.reachable())
             .finish_non_exhaustive()
     }
 }
@@ -391,16 +392,5 @@ impl SharedFuse {
     #[inline]
     pub(in crate::store) fn quiet_ticket(&self) -> Option<Ticket> {
         self.backing.cache.as_ref()?.quiet_ticket()
-    }
-}
-
-impl fmt::Debug for SharedFuse {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SharedFuse")
-            .field("key", &self.key())
-            .field("store", &self.backing.store.name())
-            .field("fallback", &self.backing.fallback)
-            .field("store_reachable", &self.store_reachable())
-            .finish_non_exhaustive()
     }
 }
