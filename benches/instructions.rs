@@ -24,7 +24,7 @@ fn succeed() -> Result<u64, io::Error> {
 /// window when the next one is recorded.
 fn never_trips() -> Config {
     Config::builder()
-        .failure_threshold(fuse_breaker::MAX_FAILURE_THRESHOLD)
+        .failure_threshold(fuse_breaker::config::MAX_FAILURE_THRESHOLD)
         .failure_window(Duration::from_nanos(1))
         .build()
         .expect("a valid configuration")
@@ -57,7 +57,9 @@ const CASES: &[Case] = &[
     ("rate_closed_run_with", |calls| {
         // The `rate` policy's closed success: a call added to this
         // thread's lane of the window.
-        let config = Config::builder().policy(fuse_breaker::Policy::Rate).build();
+        let config = Config::builder()
+            .policy(fuse_breaker::config::Policy::Rate)
+            .build();
         let fuse = Fuse::new("bench", config.expect("a valid configuration"));
         for _ in 0..calls {
             let _ = black_box(fuse.run_with(succeed, |_| true, |_| true));
@@ -67,11 +69,11 @@ const CASES: &[Case] = &[
         // Every call a counted failure on a `rate` circuit the minimum
         // keeps closed, re-closed before the window could ever hold it.
         let config = Config::builder()
-            .policy(fuse_breaker::Policy::Rate)
-            .minimum_calls(fuse_breaker::MAX_MINIMUM_CALLS)
+            .policy(fuse_breaker::config::Policy::Rate)
+            .minimum_calls(fuse_breaker::config::MAX_MINIMUM_CALLS)
             .build();
         let fuse = Fuse::new("bench", config.expect("a valid configuration"));
-        let chunk = u64::from(fuse_breaker::MAX_MINIMUM_CALLS) - 1;
+        let chunk = u64::from(fuse_breaker::config::MAX_MINIMUM_CALLS) - 1;
         for call in 0..calls {
             if call % chunk == 0 {
                 fuse.force_closed();

@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use criterion::Criterion;
 use fuse_breaker::store::{Codec, Encoding, MemoryStore};
-use fuse_breaker::{Config, Fuse, Policy};
+use fuse_breaker::{Config, Fuse, config::Policy};
 
 /// Polls `future` once where it is (as an executor polls a task's future
 /// in place).
@@ -77,7 +77,7 @@ fn main() {
     });
     let rate = Config::builder()
         .policy(Policy::Rate)
-        .minimum_calls(fuse_breaker::MAX_MINIMUM_CALLS)
+        .minimum_calls(fuse_breaker::config::MAX_MINIMUM_CALLS)
         .build()
         .expect("a valid configuration");
     let shared_rate = fuse_breaker::Fuse::builder("bench-rate")

@@ -32,7 +32,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fuse_breaker::admin::Admin;
-use fuse_breaker::{Config, Overrides, Policy, Registry, Transition};
+use fuse_breaker::{Config, Registry, config::Overrides, config::Policy, events::Transition};
 
 /// A dependency that refuses connections from `down.start` to `down.end`
 /// (seconds) of every `period` seconds since `started`.

@@ -46,7 +46,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use fuse_breaker::{Classify, Config, Fuse, OpenError, Permit, State, Verdict};
+use fuse_breaker::{Config, Fuse, OpenError, Permit, State, Verdict, classify::Classify};
 
 /// Counted failures inside the window that open the circuit.
 const THRESHOLD: u32 = 5;
@@ -147,8 +147,8 @@ fn circuit() -> Arc<Fuse> {
 
 #[cfg(feature = "config-file")]
 fn from_file(path: &str) -> Arc<Fuse> {
-    let registry = fuse_breaker::Settings::from_file(path)
-        .and_then(fuse_breaker::Settings::with_env)
+    let registry = fuse_breaker::settings::Settings::from_file(path)
+        .and_then(fuse_breaker::settings::Settings::with_env)
         .and_then(|settings| settings.registry());
     match registry {
         Ok(registry) => {

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use fuse_breaker::Policy;
+use fuse_breaker::config::Policy;
 use fuse_breaker::store::SqlStore;
 use load::{
     Row, STALENESS, Workload, arguments, drive, lost_failures, named, print,

@@ -138,7 +138,7 @@ impl<B: Backing> FuseBuilder<B> {
     /// let config = fuse_breaker::Config::builder().key_prefix("cb").build()?;
     /// let fuse = fuse_breaker::Fuse::builder("billing").config(config).build();
     /// assert_eq!(fuse.key(), "cb:billing");
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     pub fn config(mut self, config: Config) -> Self {
         self.config = Some(config);
@@ -204,7 +204,7 @@ impl<B: Backing> FuseBuilder<B> {
     /// b.force_open();
     /// assert_eq!(a.snapshot().open_for, b.snapshot().open_for);
     /// assert!(a.snapshot().open_for.unwrap() > Duration::from_secs(15));
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     pub fn jitter_seed(mut self, seed: u64) -> Self {
         self.jitter_seed = Some(seed);

@@ -7,7 +7,7 @@ use std::io;
 /// which kinds count.
 ///
 /// ```
-/// use fuse_breaker::{Config, FailureKind};
+/// use fuse_breaker::{Config, classify::FailureKind};
 /// let config = Config::default();
 /// assert!(config.counts(FailureKind::HttpStatus(503)));
 /// assert!(!config.counts(FailureKind::HttpStatus(404)));
@@ -33,7 +33,7 @@ pub enum FailureKind {
 /// [`Fuse::run_with`](crate::Fuse::run_with) to decide per call.
 ///
 /// ```
-/// use fuse_breaker::{Classify, FailureKind};
+/// use fuse_breaker::{classify::Classify, classify::FailureKind};
 ///
 /// enum BillingError { Unavailable, CardDeclined }
 ///
@@ -56,7 +56,7 @@ impl Classify for FailureKind {
     /// A kind classifies as itself.
     ///
     /// ```
-    /// use fuse_breaker::{Classify, FailureKind};
+    /// use fuse_breaker::{classify::Classify, classify::FailureKind};
     /// assert_eq!(FailureKind::Timeout.failure_kind(), FailureKind::Timeout);
     /// ```
     fn failure_kind(&self) -> FailureKind {
@@ -85,7 +85,7 @@ impl Classify for io::Error {
     ///
     /// ```
     /// use std::io::{Error, ErrorKind};
-    /// use fuse_breaker::{Classify, FailureKind};
+    /// use fuse_breaker::{classify::Classify, classify::FailureKind};
     /// assert_eq!(Error::from(ErrorKind::TimedOut).failure_kind(), FailureKind::Timeout);
     /// assert_eq!(Error::from(ErrorKind::ConnectionRefused).failure_kind(), FailureKind::Connection);
     /// assert_eq!(Error::from(ErrorKind::NotFound).failure_kind(), FailureKind::Other);
@@ -109,7 +109,7 @@ macro_rules! classify_boxed {
             /// "failed to connect", "network is unreachable", "ssl", "tls").
             ///
             /// ```
-            /// use fuse_breaker::{Classify, FailureKind};
+            /// use fuse_breaker::{classify::Classify, classify::FailureKind};
             /// let err: Box<dyn std::error::Error + Send + Sync> = "upstream timed out".into();
             /// assert_eq!(err.failure_kind(), FailureKind::Timeout);
             /// ```
@@ -160,7 +160,7 @@ fn io_kind(kind: io::ErrorKind) -> FailureKind {
 /// is read, never its message.
 ///
 /// ```
-/// use fuse_breaker::{classify_error, FailureKind};
+/// use fuse_breaker::{classify::classify_error, classify::FailureKind};
 /// let err = std::io::Error::other("ssl handshake failed");
 /// assert_eq!(classify_error(&err), FailureKind::Connection);
 /// ```

@@ -1,5 +1,5 @@
-//! State-change events: [`Listener`] and where a circuit sends its
-//! [`Transition`]s.
+//! State-change events: [`Listener`], the [`Transition`]s it hears (and
+//! their [`Reason`]s), and where a circuit sends them.
 //!
 //! A transition is reported once, on the thread whose compare-and-swap made
 //! it, after the new state is in place. Nothing here runs on a call that
@@ -16,9 +16,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use arc_swap::ArcSwap;
 
+pub use crate::transition::{Reason, Transition};
+
 #[cfg(feature = "store")]
 use crate::fallback::Fallback;
-use crate::transition::Transition;
 
 /// Receives the transitions of the circuits it is registered with, on the
 /// thread that made each one. Any `Fn(&Transition) + Send + Sync` is one.
@@ -37,7 +38,7 @@ use crate::transition::Transition;
 ///
 /// ```
 /// use std::sync::atomic::{AtomicUsize, Ordering};
-/// use fuse_breaker::{Fuse, Listener, Transition};
+/// use fuse_breaker::{Fuse, events::Listener, events::Transition};
 ///
 /// struct Count(AtomicUsize);
 /// impl Listener for Count {
@@ -61,8 +62,8 @@ pub trait Listener: Send + Sync + 'static {
     /// The default does nothing.
     ///
     /// ```
-    /// use fuse_breaker::store::StoreEvent;
-    /// use fuse_breaker::{Listener, Transition};
+    /// use fuse_breaker::events::StoreEvent;
+    /// use fuse_breaker::{events::Listener, events::Transition};
     ///
     /// struct Pager;
     /// impl Listener for Pager {
@@ -104,12 +105,13 @@ impl<L: Listener + ?Sized> Listener for Arc<L> {
 /// from then on) or answers again, or an operator's change replaced what
 /// was not a circuit under its key: what [`Listener::on_store`] receives
 /// (and, with their features, the `tracing` sink and the metrics). Reached
-/// as `fuse_breaker::store::StoreEvent`; its errors are the store's
+/// as `fuse_breaker::events::StoreEvent`; its errors are the store's
 /// ([`store_error`](Self::store_error) and
 /// [`unreadable`](Self::unreadable) give them as their own types).
 ///
 /// ```
-/// use fuse_breaker::store::{Fallback, StoreEvent};
+/// use fuse_breaker::config::Fallback;
+/// use fuse_breaker::events::StoreEvent;
 /// fn page(event: &StoreEvent) -> bool {
 ///     !event.reachable && event.fallback == Fallback::Reject
 /// }

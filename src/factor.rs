@@ -9,7 +9,7 @@ use std::str::FromStr;
 /// `open_jitter`): a whole number of millionths.
 ///
 /// ```
-/// use fuse_breaker::Factor;
+/// use fuse_breaker::config::Factor;
 ///
 /// let doubling = Factor::from_f64(2.0);
 /// assert_eq!(doubling.millionths(), 2_000_000);
@@ -27,21 +27,21 @@ impl Factor {
     /// Zero.
     ///
     /// ```
-    /// assert_eq!(fuse_breaker::Factor::ZERO.millionths(), 0);
+    /// assert_eq!(fuse_breaker::config::Factor::ZERO.millionths(), 0);
     /// ```
     pub const ZERO: Factor = Factor(0);
 
     /// One.
     ///
     /// ```
-    /// assert_eq!(fuse_breaker::Factor::ONE.to_f64(), 1.0);
+    /// assert_eq!(fuse_breaker::config::Factor::ONE.to_f64(), 1.0);
     /// ```
     pub const ONE: Factor = Factor(MILLION);
 
     /// The factor of `millionths` millionths.
     ///
     /// ```
-    /// assert_eq!(fuse_breaker::Factor::from_millionths(1_500_000).to_f64(), 1.5);
+    /// assert_eq!(fuse_breaker::config::Factor::from_millionths(1_500_000).to_f64(), 1.5);
     /// ```
     pub const fn from_millionths(millionths: u32) -> Self {
         Factor(millionths)
@@ -52,7 +52,7 @@ impl Factor {
     /// largest factor, which every setting refuses with its value.
     ///
     /// ```
-    /// use fuse_breaker::Factor;
+    /// use fuse_breaker::config::Factor;
     /// assert_eq!(Factor::from_f64(0.2).millionths(), 200_000);
     /// assert_eq!(Factor::from_f64(-1.0), Factor::from_millionths(u32::MAX));
     /// ```
@@ -69,7 +69,7 @@ impl Factor {
     /// The factor in millionths.
     ///
     /// ```
-    /// assert_eq!(fuse_breaker::Factor::ONE.millionths(), 1_000_000);
+    /// assert_eq!(fuse_breaker::config::Factor::ONE.millionths(), 1_000_000);
     /// ```
     pub const fn millionths(self) -> u32 {
         self.0
@@ -78,7 +78,7 @@ impl Factor {
     /// The factor as a floating-point number.
     ///
     /// ```
-    /// assert_eq!(fuse_breaker::Factor::from_millionths(250_000).to_f64(), 0.25);
+    /// assert_eq!(fuse_breaker::config::Factor::from_millionths(250_000).to_f64(), 0.25);
     /// ```
     pub fn to_f64(self) -> f64 {
         f64::from(self.0) / f64::from(MILLION)

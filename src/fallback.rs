@@ -7,7 +7,7 @@ use std::fmt;
 /// What decides while the store does not answer (SPEC §8).
 ///
 /// ```
-/// assert_eq!(fuse_breaker::Fallback::default(), fuse_breaker::Fallback::Local);
+/// assert_eq!(fuse_breaker::config::Fallback::default(), fuse_breaker::config::Fallback::Local);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -26,7 +26,7 @@ impl Fallback {
     /// The fallback a configuration file or `FUSE_FALLBACK` names.
     ///
     /// ```
-    /// use fuse_breaker::Fallback;
+    /// use fuse_breaker::config::Fallback;
     /// assert_eq!(Fallback::parse("allow"), Some(Fallback::Allow));
     /// assert_eq!(Fallback::parse("panic"), None);
     /// ```
@@ -40,7 +40,7 @@ impl Fallback {
     /// `allow`, `reject`.
     ///
     /// ```
-    /// assert_eq!(fuse_breaker::Fallback::Reject.as_str(), "reject");
+    /// assert_eq!(fuse_breaker::config::Fallback::Reject.as_str(), "reject");
     /// ```
     pub fn as_str(self) -> &'static str {
         match self {

@@ -84,7 +84,7 @@ impl<B: Backing> Fuse<B> {
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};
-    /// use fuse_breaker::{Fuse, State, Transition};
+    /// use fuse_breaker::{Fuse, State, events::Transition};
     ///
     /// let states = Arc::new(Mutex::new(Vec::new()));
     /// let fuse = Fuse::new("billing", Default::default());

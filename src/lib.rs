@@ -50,7 +50,7 @@
 //!
 //! The exact rules are those of the crate's specification: admission,
 //! verdicts, stale verdicts dropped by epoch, classification of errors
-//! ([`Classify`]), manual control ([`Fuse::force_open`],
+//! ([`Classify`](classify::Classify)), manual control ([`Fuse::force_open`],
 //! [`Fuse::force_closed`], [`Fuse::reset`]).
 //!
 //! Circuits read time from a [`quanta::Clock`] ([`FuseBuilder::clock`],
@@ -80,14 +80,14 @@ pub use quanta;
 pub mod admin;
 pub mod backing;
 mod builder;
-mod classify;
+pub mod classify;
 mod clock;
 mod conclude;
-mod config;
+pub mod config;
 mod engine;
 mod epoch;
 mod error;
-mod events;
+pub mod events;
 mod factor;
 mod fallback;
 mod fuse;
@@ -122,7 +122,7 @@ mod rewind;
 mod ring;
 mod run;
 #[cfg(feature = "config-file")]
-mod settings;
+pub mod settings;
 mod sinks;
 mod slot;
 mod snapshot;
@@ -147,27 +147,11 @@ mod value;
 mod verdict;
 
 pub use builder::FuseBuilder;
-pub use classify::{Classify, FailureKind, classify_error};
-pub use config::{
-    Config, ConfigBuilder, ConfigError, MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES,
-    MAX_MIN_REPORTERS, MAX_MINIMUM_CALLS, MAX_WINDOW_BUCKETS,
-};
+pub use config::fields::Config;
 pub use error::{Error, OpenError};
-pub use events::Listener;
-pub use factor::Factor;
-pub use fallback::Fallback;
 pub use fuse::Fuse;
 pub use names::key;
-pub use overrides::Overrides;
-pub use payload_kind::{PayloadKind, PayloadRead};
 pub use permit::{OwnedPermit, Permit};
-pub use policy::{Policy, UnknownPolicy};
-pub use registry::{DEFAULT_MAX_CIRCUITS, OVERFLOW_NAME, Registry, RegistryBuilder};
-#[cfg(feature = "config-file")]
-#[allow(deprecated)]
-pub use settings::Store;
-#[cfg(feature = "config-file")]
-pub use settings::{Settings, SettingsError, StoreKind};
+pub use registry::{Registry, RegistryBuilder};
 pub use snapshot::{Snapshot, State};
-pub use transition::{Reason, Transition};
 pub use verdict::Verdict;

@@ -9,7 +9,7 @@ use std::time::Duration;
 /// failures of the current closed epoch in a 13-bit field of its state word.
 ///
 /// ```
-/// use fuse_breaker::{Config, MAX_FAILURE_THRESHOLD};
+/// use fuse_breaker::{Config, config::MAX_FAILURE_THRESHOLD};
 /// assert!(Config::builder().failure_threshold(MAX_FAILURE_THRESHOLD).build().is_ok());
 /// assert!(Config::builder().failure_threshold(MAX_FAILURE_THRESHOLD + 1).build().is_err());
 /// ```
@@ -21,7 +21,7 @@ pub const MAX_FAILURE_THRESHOLD: u32 = 4096;
 /// engine's state word.
 ///
 /// ```
-/// use fuse_breaker::{Config, MAX_HALF_OPEN_PROBES};
+/// use fuse_breaker::{Config, config::MAX_HALF_OPEN_PROBES};
 /// assert!(Config::builder().half_open_probes(MAX_HALF_OPEN_PROBES).build().is_ok());
 /// assert!(Config::builder().half_open_probes(MAX_HALF_OPEN_PROBES + 1).build().is_err());
 /// ```
@@ -35,7 +35,7 @@ pub const MAX_HALF_OPEN_PROBES: u32 = 4096;
 ///
 /// ```
 /// use std::time::Duration;
-/// use fuse_breaker::{Config, MAX_DURATION};
+/// use fuse_breaker::{Config, config::MAX_DURATION};
 /// assert!(Config::builder().open_duration(MAX_DURATION).build().is_ok());
 /// let too_long = MAX_DURATION + Duration::from_nanos(1);
 /// assert!(Config::builder().failure_window(too_long).build().is_err());
@@ -45,7 +45,7 @@ pub const MAX_DURATION: Duration = Duration::from_hours(8760);
 /// The largest accepted [`minimum_calls`](crate::Config::minimum_calls).
 ///
 /// ```
-/// use fuse_breaker::{Config, MAX_MINIMUM_CALLS, Policy};
+/// use fuse_breaker::{Config, config::MAX_MINIMUM_CALLS, config::Policy};
 /// let rate = Config::builder().policy(Policy::Rate);
 /// assert!(rate.clone().minimum_calls(MAX_MINIMUM_CALLS).build().is_ok());
 /// assert!(rate.minimum_calls(MAX_MINIMUM_CALLS + 1).build().is_err());
@@ -56,7 +56,7 @@ pub const MAX_MINIMUM_CALLS: u32 = 1_000_000;
 /// (SPEC §8's quorum), and the most reporters a payload may name.
 ///
 /// ```
-/// use fuse_breaker::{Config, MAX_MIN_REPORTERS};
+/// use fuse_breaker::{Config, config::MAX_MIN_REPORTERS};
 /// assert!(Config::builder().min_reporters(MAX_MIN_REPORTERS).build().is_ok());
 /// assert!(Config::builder().min_reporters(MAX_MIN_REPORTERS + 1).build().is_err());
 /// ```
@@ -65,7 +65,7 @@ pub const MAX_MIN_REPORTERS: u32 = 64;
 /// The largest accepted [`window_buckets`](crate::Config::window_buckets).
 ///
 /// ```
-/// use fuse_breaker::{Config, MAX_WINDOW_BUCKETS};
+/// use fuse_breaker::{Config, config::MAX_WINDOW_BUCKETS};
 /// assert!(Config::builder().window_buckets(MAX_WINDOW_BUCKETS).build().is_ok());
 /// assert!(Config::builder().window_buckets(MAX_WINDOW_BUCKETS + 1).build().is_err());
 /// ```

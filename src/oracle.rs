@@ -12,8 +12,8 @@
 
 use std::time::Duration;
 
-use crate::Policy;
 use crate::config::Config;
+use crate::config::Policy;
 use crate::snapshot::{Snapshot, State};
 
 mod wide;

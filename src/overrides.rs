@@ -24,13 +24,13 @@ macro_rules! settings {
         ///
         /// ```
         /// use std::time::Duration;
-        /// use fuse_breaker::{Config, Overrides};
+        /// use fuse_breaker::{Config, config::Overrides};
         ///
         /// let strict = Overrides { failure_threshold: Some(3), ..Overrides::default() };
         /// let config = strict.apply(&Config::default())?;
         /// assert_eq!(config.failure_threshold(), 3);
         /// assert_eq!(config.open_duration(), Duration::from_secs(30));
-        /// # Ok::<(), fuse_breaker::ConfigError>(())
+        /// # Ok::<(), fuse_breaker::config::ConfigError>(())
         /// ```
         #[derive(Clone, Debug, Default, PartialEq, Eq)]
         #[cfg_attr(
@@ -54,7 +54,7 @@ macro_rules! settings {
             /// [`ConfigBuilder::build`] validates.
             ///
             /// ```
-            /// use fuse_breaker::{Config, Overrides};
+            /// use fuse_breaker::{Config, config::Overrides};
             /// let bad = Overrides { half_open_probes: Some(0), ..Overrides::default() };
             /// assert_eq!(bad.apply(&Config::default()).unwrap_err().setting(), "half_open_probes");
             /// ```
@@ -94,13 +94,13 @@ macro_rules! settings {
         /// that configuration (a per-name configuration given whole).
         ///
         /// ```
-        /// use fuse_breaker::{Config, Overrides};
+        /// use fuse_breaker::{Config, config::Overrides};
         /// let strict = Config::builder().failure_threshold(2).build()?;
         /// let overrides = Overrides::from(strict.clone());
         /// assert_eq!(overrides.failure_threshold, Some(2));
         /// let base = Config::builder().half_open_probes(7).build()?;
         /// assert_eq!(overrides.apply(&base)?, strict);
-        /// # Ok::<(), fuse_breaker::ConfigError>(())
+        /// # Ok::<(), fuse_breaker::config::ConfigError>(())
         /// ```
         impl From<Config> for Overrides {
             fn from(config: Config) -> Self {
@@ -123,14 +123,14 @@ macro_rules! settings {
 }
 
 settings! {
-    /// Sets [`Config::failure_threshold`] (1 ..= [`MAX_FAILURE_THRESHOLD`](crate::MAX_FAILURE_THRESHOLD)).
+    /// Sets [`Config::failure_threshold`] (1 ..= [`MAX_FAILURE_THRESHOLD`](crate::config::MAX_FAILURE_THRESHOLD)).
     ///
     /// ```
     /// assert!(fuse_breaker::Config::builder().failure_threshold(0).build().is_err());
     /// ```
     failure_threshold: u32 = |value: u32| value;
 
-    /// Sets [`Config::failure_window`] (> 0 and <= [`MAX_DURATION`](crate::MAX_DURATION)).
+    /// Sets [`Config::failure_window`] (> 0 and <= [`MAX_DURATION`](crate::config::MAX_DURATION)).
     ///
     /// ```
     /// use std::time::Duration;
@@ -138,7 +138,7 @@ settings! {
     /// ```
     failure_window: std::time::Duration = |value: std::time::Duration| value;
 
-    /// Sets [`Config::open_duration`] (> 0 and <= [`MAX_DURATION`](crate::MAX_DURATION)).
+    /// Sets [`Config::open_duration`] (> 0 and <= [`MAX_DURATION`](crate::config::MAX_DURATION)).
     ///
     /// ```
     /// use std::time::Duration;
@@ -146,7 +146,7 @@ settings! {
     /// ```
     open_duration: std::time::Duration = |value: std::time::Duration| value;
 
-    /// Sets [`Config::half_open_probes`] (1 ..= [`MAX_HALF_OPEN_PROBES`](crate::MAX_HALF_OPEN_PROBES)).
+    /// Sets [`Config::half_open_probes`] (1 ..= [`MAX_HALF_OPEN_PROBES`](crate::config::MAX_HALF_OPEN_PROBES)).
     ///
     /// ```
     /// assert!(fuse_breaker::Config::builder().half_open_probes(100_000).build().is_err());
@@ -159,7 +159,7 @@ settings! {
     /// let config = fuse_breaker::Config::builder().counted_http_statuses([429, 503]).build()?;
     /// assert_eq!(config.counted_http_statuses(), &[429, 503]);
     /// assert!(fuse_breaker::Config::builder().counted_http_statuses([600]).build().is_err());
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     counted_http_statuses: Vec<u16> = |value: impl IntoIterator<Item = u16>| value.into_iter().collect();
 
@@ -168,7 +168,7 @@ settings! {
     /// ```
     /// let config = fuse_breaker::Config::builder().count_timeouts(false).build()?;
     /// assert!(!config.count_timeouts());
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     count_timeouts: bool = |value: bool| value;
 
@@ -177,7 +177,7 @@ settings! {
     /// ```
     /// let config = fuse_breaker::Config::builder().count_connection_errors(false).build()?;
     /// assert!(!config.count_connection_errors());
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     count_connection_errors: bool = |value: bool| value;
 
@@ -186,7 +186,7 @@ settings! {
     /// ```
     /// let config = fuse_breaker::Config::builder().count_http_500(true).build()?;
     /// assert!(config.counts_http_status(500));
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     count_http_500: bool = |value: bool| value;
 
@@ -202,11 +202,11 @@ settings! {
     /// Sets [`Config::policy`]: `count` or `rate` (SPEC §9).
     ///
     /// ```
-    /// use fuse_breaker::{Config, Policy};
+    /// use fuse_breaker::{Config, config::Policy};
     /// assert_eq!(Config::builder().policy(Policy::Rate).build()?.policy(), Policy::Rate);
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
-    policy: crate::Policy = |value: crate::Policy| value;
+    policy: crate::config::Policy = |value: crate::config::Policy| value;
 
     /// Sets [`Config::failure_rate`] (percent, 1 ..= 100).
     ///
@@ -216,28 +216,28 @@ settings! {
     /// ```
     failure_rate: u32 = |value: u32| value;
 
-    /// Sets [`Config::minimum_calls`] (1 ..= [`MAX_MINIMUM_CALLS`](crate::MAX_MINIMUM_CALLS)).
+    /// Sets [`Config::minimum_calls`] (1 ..= [`MAX_MINIMUM_CALLS`](crate::config::MAX_MINIMUM_CALLS)).
     ///
     /// ```
     /// assert!(fuse_breaker::Config::builder().minimum_calls(0).build().is_err());
     /// ```
     minimum_calls: u32 = |value: u32| value;
 
-    /// Sets [`Config::window_buckets`] (1 ..= [`MAX_WINDOW_BUCKETS`](crate::MAX_WINDOW_BUCKETS)).
+    /// Sets [`Config::window_buckets`] (1 ..= [`MAX_WINDOW_BUCKETS`](crate::config::MAX_WINDOW_BUCKETS)).
     ///
     /// ```
     /// assert!(fuse_breaker::Config::builder().window_buckets(0).build().is_err());
     /// ```
     window_buckets: u32 = |value: u32| value;
 
-    /// Sets [`Config::slow_call_duration`] (> 0 and <= [`MAX_DURATION`](crate::MAX_DURATION)).
+    /// Sets [`Config::slow_call_duration`] (> 0 and <= [`MAX_DURATION`](crate::config::MAX_DURATION)).
     ///
     /// ```
     /// use std::time::Duration;
     /// let config = fuse_breaker::Config::builder().slow_call_duration(Duration::from_secs(2)).build()?;
     /// assert_eq!(config.slow_call_duration(), Some(Duration::from_secs(2)));
     /// assert!(fuse_breaker::Config::builder().slow_call_duration(Duration::ZERO).build().is_err());
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     slow_call_duration: Option<std::time::Duration> = |value: std::time::Duration| Some(value);
 
@@ -254,9 +254,9 @@ settings! {
     /// assert!(fuse_breaker::Config::builder().open_backoff(0.5).build().is_err());
     /// assert!(fuse_breaker::Config::builder().open_backoff(f64::NAN).build().is_err());
     /// ```
-    open_backoff: crate::Factor = |value: f64| crate::Factor::from_f64(value);
+    open_backoff: crate::config::Factor = |value: f64| crate::config::Factor::from_f64(value);
 
-    /// Sets [`Config::max_open_duration`] (>= `open_duration` and <= [`MAX_DURATION`](crate::MAX_DURATION)).
+    /// Sets [`Config::max_open_duration`] (>= `open_duration` and <= [`MAX_DURATION`](crate::config::MAX_DURATION)).
     ///
     /// ```
     /// use std::time::Duration;
@@ -270,9 +270,9 @@ settings! {
     /// ```
     /// assert!(fuse_breaker::Config::builder().open_jitter(-0.1).build().is_err());
     /// ```
-    open_jitter: crate::Factor = |value: f64| crate::Factor::from_f64(value);
+    open_jitter: crate::config::Factor = |value: f64| crate::config::Factor::from_f64(value);
 
-    /// Sets [`Config::probe_timeout`] (> 0 and <= [`MAX_DURATION`](crate::MAX_DURATION)).
+    /// Sets [`Config::probe_timeout`] (> 0 and <= [`MAX_DURATION`](crate::config::MAX_DURATION)).
     ///
     /// ```
     /// use std::time::Duration;
@@ -280,7 +280,7 @@ settings! {
     /// ```
     probe_timeout: Option<std::time::Duration> = |value: std::time::Duration| Some(value);
 
-    /// Sets [`Config::min_reporters`] (1 ..= [`MAX_MIN_REPORTERS`](crate::MAX_MIN_REPORTERS); SPEC §8's quorum).
+    /// Sets [`Config::min_reporters`] (1 ..= [`MAX_MIN_REPORTERS`](crate::config::MAX_MIN_REPORTERS); SPEC §8's quorum).
     ///
     /// ```
     /// let none = fuse_breaker::Config::builder().min_reporters(0).build();

@@ -1,7 +1,7 @@
 //! [`PayloadKind`] and [`PayloadRead`]: how a shared store spells its
 //! payloads and where it keeps them, as settings name it (`payload`,
 //! `payload_read`). Plain settings, so that a configuration file names
-//! them in any build, as it names a [`Fallback`](crate::Fallback).
+//! them in any build, as it names a [`Fallback`](crate::config::Fallback).
 
 use std::fmt;
 
@@ -9,7 +9,7 @@ use std::fmt;
 /// `fuse` command's `--payload`, a Redis URL's `?payload=`).
 ///
 /// ```
-/// use fuse_breaker::PayloadKind;
+/// use fuse_breaker::config::PayloadKind;
 /// assert_eq!(PayloadKind::default(), PayloadKind::Json);
 /// assert_eq!(PayloadKind::parse("laravel"), Some(PayloadKind::Laravel));
 /// assert_eq!(PayloadKind::parse("xml"), None);
@@ -37,7 +37,7 @@ impl PayloadKind {
     /// The payload a setting names: `json`, `php` or `laravel`.
     ///
     /// ```
-    /// assert_eq!(fuse_breaker::PayloadKind::parse("php"), Some(fuse_breaker::PayloadKind::Php));
+    /// assert_eq!(fuse_breaker::config::PayloadKind::parse("php"), Some(fuse_breaker::config::PayloadKind::Php));
     /// ```
     pub fn parse(name: &str) -> Option<PayloadKind> {
         Self::ALL.into_iter().find(|kind| kind.as_str() == name)
@@ -46,7 +46,7 @@ impl PayloadKind {
     /// The payload as settings spell it.
     ///
     /// ```
-    /// assert_eq!(fuse_breaker::PayloadKind::Laravel.as_str(), "laravel");
+    /// assert_eq!(fuse_breaker::config::PayloadKind::Laravel.as_str(), "laravel");
     /// ```
     pub fn as_str(self) -> &'static str {
         match self {
@@ -73,7 +73,7 @@ impl fmt::Display for PayloadKind {
 /// moves from JSON to PHP's `serialize()` or back).
 ///
 /// ```
-/// use fuse_breaker::PayloadRead;
+/// use fuse_breaker::config::PayloadRead;
 /// assert_eq!(PayloadRead::default(), PayloadRead::Written);
 /// assert_eq!(PayloadRead::parse("auto"), Some(PayloadRead::Auto));
 /// ```
@@ -91,7 +91,7 @@ impl PayloadRead {
     /// What a setting names: `written` or `auto`.
     ///
     /// ```
-    /// assert_eq!(fuse_breaker::PayloadRead::parse("any"), None);
+    /// assert_eq!(fuse_breaker::config::PayloadRead::parse("any"), None);
     /// ```
     pub fn parse(name: &str) -> Option<PayloadRead> {
         [PayloadRead::Written, PayloadRead::Auto]
@@ -102,7 +102,7 @@ impl PayloadRead {
     /// As settings spell it.
     ///
     /// ```
-    /// assert_eq!(fuse_breaker::PayloadRead::Auto.as_str(), "auto");
+    /// assert_eq!(fuse_breaker::config::PayloadRead::Auto.as_str(), "auto");
     /// ```
     pub fn as_str(self) -> &'static str {
         match self {

@@ -4,7 +4,7 @@
 //! opens, and at least the server's hint (capped at `max_open`) when the
 //! verdict that opened it carried one.
 //!
-//! The factors are whole millionths ([`Factor`](crate::Factor)), so a
+//! The factors are whole millionths ([`Factor`](crate::config::Factor)), so a
 //! configuration stays `Eq` and `Hash` and every engine computes the same
 //! nanosecond; `u` is a 32-bit fraction of 1 (`u / 2^32`), drawn by
 //! [`draw`] from a circuit's seed and the opening's time, so that whoever

@@ -24,7 +24,7 @@
 //! - a `reqwest::Error` that [`is_timeout`](::reqwest::Error::is_timeout)
 //!   is a timeout, one that [`is_connect`](::reqwest::Error::is_connect) a
 //!   connection error; any other error is classified by its source chain
-//!   ([`classify_error`](crate::classify_error)): an upstream that resets
+//!   ([`classify_error`](crate::classify::classify_error)): an upstream that resets
 //!   the connection, closes it before answering or answers what is not
 //!   HTTP (hyper's error says so) is a connection error; the caller's own
 //!   error (a request body that fails, a body that fails to decode) is

@@ -355,7 +355,7 @@ impl Lane {
 #[cfg(all(test, not(fuse_loom)))]
 mod tests {
     use super::*;
-    use crate::Policy;
+    use crate::config::Policy;
     use std::time::Duration;
 
     fn config(buckets: u32) -> Config {

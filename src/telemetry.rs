@@ -241,7 +241,7 @@ mod tests {
     use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 
     use super::*;
-    use crate::Policy;
+    use crate::config::Policy;
 
     /// The gauges of `fuse:search` now, by name (a snapshot of the
     /// debugging recorder sets every gauge back to zero: take one).
@@ -288,7 +288,7 @@ mod tests {
                 key: "fuse:search",
                 from: State::Closed,
                 to: State::Open,
-                reason: crate::Reason::ThresholdReached,
+                reason: crate::events::Reason::ThresholdReached,
                 at: std::time::Duration::ZERO,
                 openings: 1,
                 open_for: Some(std::time::Duration::from_secs(30)),

@@ -144,7 +144,7 @@ impl TestFuse {
     /// failures as the threshold, at the current time.
     ///
     /// ```
-    /// use fuse_breaker::{testing::TestFuse, Reason, State};
+    /// use fuse_breaker::{testing::TestFuse, events::Reason, State};
     /// let test = TestFuse::new("billing", Default::default());
     /// test.trip();
     /// test.assert_state(State::Open);
@@ -251,10 +251,10 @@ impl TestFuse {
     /// of them slow (SPEC §9).
     ///
     /// ```
-    /// use fuse_breaker::{testing::TestFuse, Config, Policy};
+    /// use fuse_breaker::{testing::TestFuse, Config, config::Policy};
     /// let test = TestFuse::new("search", Config::builder().policy(Policy::Rate).build()?);
     /// test.assert_window(0, 0, 0);
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     #[track_caller]
     pub fn assert_window(&self, calls: u64, failed: u64, slow: u64) {

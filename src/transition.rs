@@ -10,13 +10,13 @@ use crate::snapshot::State;
 /// Why a circuit changed state.
 ///
 /// ```
-/// use fuse_breaker::{Config, Fuse, Reason};
+/// use fuse_breaker::{Config, Fuse, events::Reason};
 /// use std::sync::{Arc, Mutex};
 ///
 /// let seen = Arc::new(Mutex::new(Vec::new()));
 /// let fuse = Fuse::new("billing", Config::builder().failure_threshold(1).build()?);
 /// let log = seen.clone();
-/// fuse.on_transition(move |t: &fuse_breaker::Transition| log.lock().unwrap().push(t.reason));
+/// fuse.on_transition(move |t: &fuse_breaker::events::Transition| log.lock().unwrap().push(t.reason));
 /// fuse.try_acquire()?.failure();
 /// fuse.force_closed();
 /// assert_eq!(*seen.lock().unwrap(), [Reason::ThresholdReached, Reason::Forced]);
@@ -45,7 +45,7 @@ impl Reason {
     /// The reason as logs and metrics spell it: `threshold_reached`, ...
     ///
     /// ```
-    /// assert_eq!(fuse_breaker::Reason::ProbeFailed.as_str(), "probe_failed");
+    /// assert_eq!(fuse_breaker::events::Reason::ProbeFailed.as_str(), "probe_failed");
     /// ```
     pub fn as_str(self) -> &'static str {
         match self {
@@ -72,7 +72,7 @@ impl fmt::Display for Reason {
 /// is a transition too: it starts a new epoch.
 ///
 /// ```
-/// use fuse_breaker::{Fuse, Reason, State, Transition};
+/// use fuse_breaker::{Fuse, events::Reason, State, events::Transition};
 /// use std::sync::{Arc, Mutex};
 ///
 /// let last = Arc::new(Mutex::new(None));

@@ -110,7 +110,7 @@ impl Verdict {
     /// assert_eq!(Verdict::for_status(500, &config), Verdict::Failure);
     /// assert_eq!(Verdict::for_status(429, &config), Verdict::Ignore);
     /// assert_eq!(Verdict::for_status(304, &config), Verdict::Success);
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     #[inline]
     pub fn for_status(status: u16, config: &Config) -> Verdict {
@@ -128,7 +128,7 @@ impl Verdict {
     /// [`Ignore`](Verdict::Ignore) otherwise.
     ///
     /// ```
-    /// use fuse_breaker::{Config, FailureKind, Verdict};
+    /// use fuse_breaker::{Config, classify::FailureKind, Verdict};
     ///
     /// let config = Config::default();
     /// assert_eq!(Verdict::for_kind(FailureKind::Timeout, &config), Verdict::Failure);

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use fuse_breaker::{Config, OVERFLOW_NAME, Registry, State};
+use fuse_breaker::{Config, Registry, State, config::OVERFLOW_NAME};
 use quanta::Mock;
 
 mod common;
@@ -178,7 +178,7 @@ fn a_circuit_looked_up_now_and_then_stays() {
 fn a_rate_circuit_with_calls_in_its_window_is_not_retired() {
     let (clock, mock) = quanta::Clock::mock();
     let config = Config::builder()
-        .policy(fuse_breaker::Policy::Rate)
+        .policy(fuse_breaker::config::Policy::Rate)
         .build()
         .expect("a valid configuration");
     let registry = Registry::builder()

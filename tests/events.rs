@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::{self, ThreadId};
 use std::time::Duration;
 
-use fuse_breaker::{Fuse, Reason, State, Transition};
+use fuse_breaker::{Fuse, State, events::Reason, events::Transition};
 use quanta::Mock;
 
 mod common;

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak, mpsc};
 use std::time::Duration;
 
-use fuse_breaker::{Config, Error, Fuse, Reason, State, Transition};
+use fuse_breaker::{Config, Error, Fuse, State, events::Reason, events::Transition};
 use quanta::{Clock, Mock};
 
 mod common;

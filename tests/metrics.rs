@@ -109,7 +109,7 @@ mod metrics {
     /// 1 s.
     fn rate() -> Config {
         Config::builder()
-            .policy(fuse_breaker::Policy::Rate)
+            .policy(fuse_breaker::config::Policy::Rate)
             .minimum_calls(10)
             .slow_call_duration(std::time::Duration::from_secs(1))
             .build()
@@ -140,9 +140,9 @@ mod metrics {
         let recorder = DebuggingRecorder::new();
         let snapshotter = recorder.snapshotter();
         let (builder, mock) = fuse_breaker::testing::mock_registry();
-        let count = fuse_breaker::Overrides {
-            policy: Some(fuse_breaker::Policy::Count),
-            ..fuse_breaker::Overrides::default()
+        let count = fuse_breaker::config::Overrides {
+            policy: Some(fuse_breaker::config::Policy::Count),
+            ..fuse_breaker::config::Overrides::default()
         };
         let registry = builder
             .defaults(rate())

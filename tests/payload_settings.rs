@@ -6,7 +6,7 @@
 //! over the setting of the same name.
 #![cfg(feature = "config-file")]
 
-use fuse_breaker::{PayloadKind, PayloadRead, Settings};
+use fuse_breaker::{config::PayloadKind, config::PayloadRead, settings::Settings};
 
 #[path = "common/mod.rs"]
 mod common;

@@ -224,10 +224,10 @@ proptest! {
     fn settings_hide_every_password(case in cases()) {
         let url = case.url(6379);
         let key = if case.form.flag == "--redis" { "redis_url" } else { "database_url" };
-        let settings = fuse_breaker::Settings::from_toml(&format!("{key} = \"{url}\""));
+        let settings = fuse_breaker::settings::Settings::from_toml(&format!("{key} = \"{url}\""));
         let settings = settings.map_err(|err| TestCaseError::fail(err.to_string()))?;
         case.assert_hidden("Settings's Debug", &format!("{settings:?}"))?;
-        let err = fuse_breaker::Settings::from_toml(&format!("{key} = \"{url}\" 1")).unwrap_err();
+        let err = fuse_breaker::settings::Settings::from_toml(&format!("{key} = \"{url}\" 1")).unwrap_err();
         case.assert_hidden("SettingsError", &err.to_string())?;
         case.assert_hidden("SettingsError's Debug", &format!("{err:?}"))?;
     }

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::thread;
 
-use fuse_breaker::{Config, Fuse, Overrides, Registry, State, Transition};
+use fuse_breaker::{Config, Fuse, Registry, State, config::Overrides, events::Transition};
 
 fn registry() -> Registry {
     Registry::builder()

@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use fuse_breaker::{Config, DEFAULT_MAX_CIRCUITS, Registry};
+use fuse_breaker::{Config, Registry, config::DEFAULT_MAX_CIRCUITS};
 
 /// Calls per test.
 const CALLS: usize = 1_000_000;

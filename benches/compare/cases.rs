@@ -13,7 +13,7 @@ pub(crate) fn fuse_coarse(name: &str) -> FuseBuilder {
     Fuse::builder(name).coarse_clock(true)
 }
 
-pub(crate) fn fuse_config() -> fuse_breaker::ConfigBuilder {
+pub(crate) fn fuse_config() -> fuse_breaker::config::ConfigBuilder {
     Config::builder().open_duration(LONG)
 }
 
@@ -274,7 +274,7 @@ pub(crate) fn closed_failure(c: &mut Criterion) {
     let mut group = c.benchmark_group("closed_failure");
     // Threshold 4096, window 1 ns: see the crate doc above.
     let config = Config::builder()
-        .failure_threshold(fuse_breaker::MAX_FAILURE_THRESHOLD)
+        .failure_threshold(fuse_breaker::config::MAX_FAILURE_THRESHOLD)
         .failure_window(Duration::from_nanos(1))
         .build()
         .expect("config");

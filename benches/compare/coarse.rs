@@ -10,7 +10,7 @@ use crate::cases::fuse_coarse;
 
 /// Failures recorded between two resets of the circuit: one short of the
 /// threshold, so that the circuit never opens.
-const CHUNK: u64 = fuse_breaker::MAX_FAILURE_THRESHOLD as u64 - 1;
+const CHUNK: u64 = fuse_breaker::config::MAX_FAILURE_THRESHOLD as u64 - 1;
 
 /// `closed_failure/fuse_coarse`: counted failures on a closed circuit with
 /// the largest threshold and the default 60 s window, in chunks of 4095
@@ -22,7 +22,7 @@ const CHUNK: u64 = fuse_breaker::MAX_FAILURE_THRESHOLD as u64 - 1;
 /// read).
 pub(crate) fn closed_failure(group: &mut BenchmarkGroup<'_, WallTime>) {
     let config = Config::builder()
-        .failure_threshold(fuse_breaker::MAX_FAILURE_THRESHOLD)
+        .failure_threshold(fuse_breaker::config::MAX_FAILURE_THRESHOLD)
         .build()
         .expect("config");
     let fuse = fuse_coarse("closed-failure-coarse").config(config).build();

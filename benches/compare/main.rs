@@ -97,7 +97,7 @@ use std::time::{Duration, Instant};
 
 use criterion::measurement::WallTime;
 use criterion::{Bencher, BenchmarkGroup, Criterion};
-use fuse_breaker::{Classify, Config, FailureKind, Fuse, FuseBuilder, State};
+use fuse_breaker::{Config, Fuse, FuseBuilder, State, classify::Classify, classify::FailureKind};
 
 /// How long the open cases stay open: far longer than a benchmark.
 const LONG: Duration = Duration::from_hours(1);

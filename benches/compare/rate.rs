@@ -49,7 +49,9 @@ use std::time::Duration;
 use criterion::Criterion;
 use criterion::measurement::WallTime;
 use failsafe::failure_policy::{SuccessRateOverTimeWindow, success_rate_over_time_window};
-use fuse_breaker::{Config, Fuse, MAX_FAILURE_THRESHOLD, MAX_MINIMUM_CALLS, Policy, State};
+use fuse_breaker::{
+    Config, Fuse, State, config::MAX_FAILURE_THRESHOLD, config::MAX_MINIMUM_CALLS, config::Policy,
+};
 use tower_resilience_circuitbreaker::SlidingWindowType;
 
 use super::user_loop::{baselines, call, fuse_row, fuse_run_with, row, two_threads};
@@ -72,11 +74,11 @@ type FailsafeRate =
     failsafe::StateMachine<SuccessRateOverTimeWindow<failsafe::backoff::Constant>, ()>;
 
 /// `rate` with its defaults.
-fn fuse_rate() -> fuse_breaker::ConfigBuilder {
+fn fuse_rate() -> fuse_breaker::config::ConfigBuilder {
     Config::builder().policy(Policy::Rate)
 }
 
-fn config(builder: fuse_breaker::ConfigBuilder) -> Config {
+fn config(builder: fuse_breaker::config::ConfigBuilder) -> Config {
     builder.build().expect("a valid configuration")
 }
 
@@ -85,7 +87,7 @@ fn config(builder: fuse_breaker::ConfigBuilder) -> Config {
 fn fuse_rows(
     name: &str,
     count: Config,
-    rate: fuse_breaker::ConfigBuilder,
+    rate: fuse_breaker::config::ConfigBuilder,
 ) -> [(&'static str, Fuse); 4] {
     let slow = config(rate.clone().slow_call_duration(SLOW));
     [

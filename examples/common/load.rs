@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use fuse_breaker::store::{Counting, Store};
-use fuse_breaker::{Config, FailureKind, Policy};
+use fuse_breaker::{Config, classify::FailureKind, config::Policy};
 
 /// A workload's result: calls made in how long, round trips, and for
 /// failures how many of those recorded the key does not hold.
@@ -136,8 +136,8 @@ pub(crate) async fn shared(
     // longer than any run.
     let config = Config::builder()
         .policy(policy)
-        .failure_threshold(fuse_breaker::MAX_FAILURE_THRESHOLD)
-        .minimum_calls(fuse_breaker::MAX_MINIMUM_CALLS)
+        .failure_threshold(fuse_breaker::config::MAX_FAILURE_THRESHOLD)
+        .minimum_calls(fuse_breaker::config::MAX_MINIMUM_CALLS)
         .build()
         .expect("a valid configuration");
     let mut builder = fuse_breaker::Fuse::builder(unique("shared"))

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use fuse_breaker::store::{Counting, Error, Refusal, SharedFuse, Store};
-use fuse_breaker::{Config, FailureKind, Policy};
+use fuse_breaker::{Config, classify::FailureKind, config::Policy};
 
 use crate::load::{Span, drive};
 

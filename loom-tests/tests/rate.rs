@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use fuse_breaker::{Config, Fuse, Policy, State};
+use fuse_breaker::{Config, Fuse, State, config::Policy};
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use loom::thread;
@@ -98,7 +98,7 @@ fn two_failures_that_reach_the_rate_together_open_the_circuit_once() {
         // read after the threads are joined.
         let openings = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let counted = openings.clone();
-        fuse.on_transition(move |transition: &fuse_breaker::Transition| {
+        fuse.on_transition(move |transition: &fuse_breaker::events::Transition| {
             if transition.to == State::Open {
                 counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             }

@@ -103,7 +103,7 @@ impl ConfigView {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fuse_breaker::{Config, Policy, admin::ConfigView};
+    /// use fuse_breaker::{Config, config::Policy, admin::ConfigView};
     ///
     /// let view = ConfigView::of(&Config::default());
     /// assert_eq!(view.half_open_probes, Config::default().half_open_probes());
@@ -114,7 +114,7 @@ impl ConfigView {
     ///     .build()?;
     /// let view = ConfigView::of(&rate);
     /// assert_eq!((view.policy.as_str(), view.slow_call_duration_ms), ("rate", Some(1500)));
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     pub fn of(config: &Config) -> Self {
         ConfigView {
@@ -140,11 +140,11 @@ impl ConfigView {
     /// `rate` policy).
     ///
     /// ```
-    /// use fuse_breaker::{Config, Policy, admin::ConfigView};
+    /// use fuse_breaker::{Config, config::Policy, admin::ConfigView};
     /// assert!(!ConfigView::of(&Config::default()).is_rate());
     /// let rate = Config::builder().policy(Policy::Rate).build()?;
     /// assert!(ConfigView::of(&rate).is_rate());
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     pub fn is_rate(&self) -> bool {
         self.policy == Policy::Rate.as_str()

@@ -29,12 +29,12 @@ use crate::transition::Transition;
 /// assert!(view.retry_at.is_some());
 ///
 /// // Under the rate policy: the window's calls and the rule's thresholds.
-/// use fuse_breaker::{Config, Policy};
+/// use fuse_breaker::{Config, config::Policy};
 /// let rate = Config::builder().policy(Policy::Rate).failure_rate(25).build()?;
 /// let view = CircuitView::of(&Fuse::new("search", rate));
 /// assert_eq!((view.config.policy.as_str(), view.config.failure_rate), ("rate", 25));
 /// assert_eq!((view.calls, view.failed, view.slow), (0, 0, 0));
-/// # Ok::<(), fuse_breaker::ConfigError>(())
+/// # Ok::<(), fuse_breaker::config::ConfigError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -350,7 +350,7 @@ impl TransitionView {
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};
-    /// use fuse_breaker::{Fuse, Transition, admin::TransitionView};
+    /// use fuse_breaker::{Fuse, events::Transition, admin::TransitionView};
     ///
     /// let seen = Arc::new(Mutex::new(Vec::new()));
     /// let fuse = Fuse::new("billing", Default::default());

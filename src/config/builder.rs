@@ -21,7 +21,7 @@ use super::{Config, ConfigError};
 ///     .key_prefix("svc")
 ///     .build()?;
 /// assert_eq!(config.key_prefix(), "svc");
-/// # Ok::<(), fuse_breaker::ConfigError>(())
+/// # Ok::<(), fuse_breaker::config::ConfigError>(())
 /// ```
 #[derive(Clone, Debug)]
 #[must_use = "a builder does nothing until `build` is called"]

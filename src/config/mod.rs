@@ -1,401 +1,47 @@
-//! [`Config`]: the settings of one circuit, their defaults and their
-//! getters (SPEC §2); [`ConfigBuilder`], whose setters the list of
-//! settings in `overrides.rs` writes; [`ConfigError`]. One job per file:
-//! the builder, the checks [`build`](ConfigBuilder::build) makes, the
-//! error, what the engine derives from a configuration (nanoseconds), and
-//! the one `'static` copy of each configuration circuits share.
-
-use std::time::Duration;
-
-use crate::classify::FailureKind;
-use crate::factor::Factor;
-pub use crate::limits::{
-    MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES, MAX_MIN_REPORTERS,
-    MAX_MINIMUM_CALLS, MAX_WINDOW_BUCKETS,
-};
-use crate::policy::kind::Policy;
+//! What configures a circuit besides [`Config`] itself:
+//! [`ConfigBuilder`], whose setters the list of settings in `overrides.rs`
+//! writes; [`ConfigError`]; the values settings take ([`Policy`],
+//! [`Factor`], [`Fallback`], [`PayloadKind`], [`PayloadRead`]); a name's
+//! [`Overrides`]; the bounds settings are checked against; and a
+//! registry's defaults. One job per file: the type (`fields`), the
+//! builder, the checks [`build`](ConfigBuilder::build) makes, the error,
+//! what the engine derives from a configuration (nanoseconds), and the one
+//! `'static` copy of each configuration circuits share.
+//!
+//! ```
+//! use fuse_breaker::Config;
+//! use fuse_breaker::config::{ConfigError, MAX_FAILURE_THRESHOLD};
+//!
+//! let err: ConfigError = Config::builder().failure_threshold(MAX_FAILURE_THRESHOLD + 1).build().unwrap_err();
+//! assert!(err.to_string().contains("failure_threshold"));
+//! ```
 
 mod builder;
 mod check;
 mod derived;
 mod error;
+pub(crate) mod fields;
 mod intern;
 
+pub use crate::factor::Factor;
+pub use crate::fallback::Fallback;
+pub use crate::limits::{
+    MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES, MAX_MIN_REPORTERS,
+    MAX_MINIMUM_CALLS, MAX_WINDOW_BUCKETS,
+};
+pub use crate::overrides::Overrides;
+pub use crate::payload_kind::{PayloadKind, PayloadRead};
+pub use crate::policy::{Policy, UnknownPolicy};
+pub use crate::registry::{DEFAULT_MAX_CIRCUITS, OVERFLOW_NAME};
 pub use builder::ConfigBuilder;
 pub(crate) use derived::nanos;
 pub use error::ConfigError;
+pub(crate) use fields::Config;
 pub(crate) use intern::intern;
 
 const DEFAULT_STATUSES: [u16; 3] = [502, 503, 504];
 /// The default first piece of every key.
 pub(crate) const DEFAULT_KEY_PREFIX: &str = "fuse";
-
-/// The validated settings of one circuit (SPEC §2).
-///
-/// Built once with [`Config::builder`] (every value is checked there) or
-/// taken as [`Config::default`]: threshold 8, window 60 s, open 30 s,
-/// 2 probes, statuses 502/503/504, timeouts and connection errors counted,
-/// HTTP 500 not counted, key prefix `fuse`; policy `count` (SPEC §9: the
-/// `rate` settings default to 50 %, 20 calls, 10 buckets, no slow calls,
-/// 100 % slow); a fixed open duration without jitter, probes that time
-/// out after the open duration (SPEC §10).
-///
-/// ```
-/// use std::time::Duration;
-/// use fuse_breaker::Config;
-///
-/// let config = Config::builder()
-///     .failure_threshold(5)
-///     .open_duration(Duration::from_secs(10))
-///     .build()?;
-/// assert_eq!(config.failure_threshold(), 5);
-/// assert_eq!(config.failure_window(), Duration::from_secs(60));
-/// # Ok::<(), fuse_breaker::ConfigError>(())
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Config {
-    pub(crate) failure_threshold: u32,
-    pub(crate) failure_window: Duration,
-    pub(crate) open_duration: Duration,
-    pub(crate) half_open_probes: u32,
-    pub(crate) counted_http_statuses: Vec<u16>,
-    pub(crate) count_timeouts: bool,
-    pub(crate) count_connection_errors: bool,
-    pub(crate) count_http_500: bool,
-    pub(crate) key_prefix: String,
-    pub(crate) policy: Policy,
-    pub(crate) failure_rate: u32,
-    pub(crate) minimum_calls: u32,
-    pub(crate) window_buckets: u32,
-    pub(crate) slow_call_duration: Option<Duration>,
-    pub(crate) slow_call_rate: u32,
-    pub(crate) open_backoff: Factor,
-    pub(crate) max_open_duration: Option<Duration>,
-    pub(crate) open_jitter: Factor,
-    pub(crate) probe_timeout: Option<Duration>,
-    pub(crate) min_reporters: u32,
-}
-
-impl Default for Config {
-    /// The defaults of SPEC §2.
-    ///
-    /// ```
-    /// let config = fuse_breaker::Config::default();
-    /// assert_eq!(config.failure_threshold(), 8);
-    /// assert_eq!(config.counted_http_statuses(), &[502, 503, 504]);
-    /// ```
-    fn default() -> Self {
-        Config {
-            failure_threshold: 8,
-            failure_window: Duration::from_mins(1),
-            open_duration: Duration::from_secs(30),
-            half_open_probes: 2,
-            counted_http_statuses: DEFAULT_STATUSES.to_vec(),
-            count_timeouts: true,
-            count_connection_errors: true,
-            count_http_500: false,
-            key_prefix: DEFAULT_KEY_PREFIX.to_owned(),
-            policy: Policy::Count,
-            failure_rate: 50,
-            minimum_calls: 20,
-            window_buckets: 10,
-            slow_call_duration: None,
-            slow_call_rate: 100,
-            open_backoff: Factor::ONE,
-            max_open_duration: None,
-            open_jitter: Factor::ZERO,
-            probe_timeout: None,
-            min_reporters: 1,
-        }
-    }
-}
-
-impl Config {
-    /// A builder that starts from the defaults.
-    ///
-    /// ```
-    /// let config = fuse_breaker::Config::builder().half_open_probes(1).build()?;
-    /// assert_eq!(config.half_open_probes(), 1);
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
-    /// ```
-    pub fn builder() -> ConfigBuilder {
-        ConfigBuilder {
-            config: Config::default(),
-        }
-    }
-
-    /// A builder that starts from this configuration, to derive a variant.
-    ///
-    /// ```
-    /// let base = fuse_breaker::Config::default();
-    /// let strict = base.to_builder().failure_threshold(2).build()?;
-    /// assert_eq!(strict.failure_threshold(), 2);
-    /// assert_eq!(strict.half_open_probes(), base.half_open_probes());
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
-    /// ```
-    pub fn to_builder(&self) -> ConfigBuilder {
-        ConfigBuilder {
-            config: self.clone(),
-        }
-    }
-
-    /// How many counted failures inside the window open the circuit.
-    ///
-    /// ```
-    /// assert_eq!(fuse_breaker::Config::default().failure_threshold(), 8);
-    /// ```
-    #[inline]
-    pub fn failure_threshold(&self) -> u32 {
-        self.failure_threshold
-    }
-
-    /// How long a counted failure stays in the count (inclusive edge).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// assert_eq!(fuse_breaker::Config::default().failure_window(), Duration::from_secs(60));
-    /// ```
-    pub fn failure_window(&self) -> Duration {
-        self.failure_window
-    }
-
-    /// How long an open circuit rejects calls before the next call probes.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// assert_eq!(fuse_breaker::Config::default().open_duration(), Duration::from_secs(30));
-    /// ```
-    pub fn open_duration(&self) -> Duration {
-        self.open_duration
-    }
-
-    /// How many probes may be in flight while half-open, and how many
-    /// successful probes close the circuit.
-    ///
-    /// ```
-    /// assert_eq!(fuse_breaker::Config::default().half_open_probes(), 2);
-    /// ```
-    #[inline]
-    pub fn half_open_probes(&self) -> u32 {
-        self.half_open_probes
-    }
-
-    /// The HTTP statuses that count as failures, as they were set (without
-    /// the 500 that [`count_http_500`](Self::count_http_500) adds).
-    ///
-    /// ```
-    /// assert_eq!(fuse_breaker::Config::default().counted_http_statuses(), &[502, 503, 504]);
-    /// ```
-    pub fn counted_http_statuses(&self) -> &[u16] {
-        &self.counted_http_statuses
-    }
-
-    /// Whether timeouts count as failures.
-    ///
-    /// ```
-    /// assert!(fuse_breaker::Config::default().count_timeouts());
-    /// ```
-    pub fn count_timeouts(&self) -> bool {
-        self.count_timeouts
-    }
-
-    /// Whether connection errors (refused, reset, DNS, TLS) count as failures.
-    ///
-    /// ```
-    /// assert!(fuse_breaker::Config::default().count_connection_errors());
-    /// ```
-    pub fn count_connection_errors(&self) -> bool {
-        self.count_connection_errors
-    }
-
-    /// Whether HTTP 500 counts as a failure in addition to the listed statuses.
-    ///
-    /// ```
-    /// assert!(!fuse_breaker::Config::default().count_http_500());
-    /// ```
-    pub fn count_http_500(&self) -> bool {
-        self.count_http_500
-    }
-
-    /// The first piece of every circuit key.
-    ///
-    /// ```
-    /// assert_eq!(fuse_breaker::Config::default().key_prefix(), "fuse");
-    /// ```
-    pub fn key_prefix(&self) -> &str {
-        &self.key_prefix
-    }
-
-    /// Whether a response with this status is a counted failure: listed in
-    /// [`counted_http_statuses`](Self::counted_http_statuses), or 500 with
-    /// [`count_http_500`](Self::count_http_500).
-    ///
-    /// ```
-    /// let config = fuse_breaker::Config::builder().count_http_500(true).build()?;
-    /// assert!(config.counts_http_status(503));
-    /// assert!(config.counts_http_status(500));
-    /// assert!(!config.counts_http_status(404));
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
-    /// ```
-    #[inline]
-    pub fn counts_http_status(&self, status: u16) -> bool {
-        self.counted_http_statuses.contains(&status) || (status == 500 && self.count_http_500)
-    }
-
-    /// Whether an error of this kind is a counted failure (SPEC §4).
-    ///
-    /// ```
-    /// use fuse_breaker::{Config, FailureKind};
-    /// let config = Config::builder().count_timeouts(false).build()?;
-    /// assert!(!config.counts(FailureKind::Timeout));
-    /// assert!(config.counts(FailureKind::Connection));
-    /// assert!(config.counts(FailureKind::HttpStatus(502)));
-    /// assert!(!config.counts(FailureKind::Other));
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
-    /// ```
-    pub fn counts(&self, kind: FailureKind) -> bool {
-        match kind {
-            FailureKind::Timeout => self.count_timeouts,
-            FailureKind::Connection => self.count_connection_errors,
-            FailureKind::HttpStatus(status) => self.counts_http_status(status),
-            FailureKind::Other => false,
-        }
-    }
-
-    /// Which rule opens a closed circuit (SPEC §9; default
-    /// [`Policy::Count`]).
-    ///
-    /// ```
-    /// assert_eq!(fuse_breaker::Config::default().policy(), fuse_breaker::Policy::Count);
-    /// ```
-    #[inline]
-    pub fn policy(&self) -> Policy {
-        self.policy
-    }
-
-    /// Under `rate`: the share of failed calls, in percent, that opens the
-    /// circuit (default 50).
-    ///
-    /// ```
-    /// assert_eq!(fuse_breaker::Config::default().failure_rate(), 50);
-    /// ```
-    pub fn failure_rate(&self) -> u32 {
-        self.failure_rate
-    }
-
-    /// Under `rate`: how many calls the window must hold before a rate is
-    /// judged (default 20).
-    ///
-    /// ```
-    /// assert_eq!(fuse_breaker::Config::default().minimum_calls(), 20);
-    /// ```
-    pub fn minimum_calls(&self) -> u32 {
-        self.minimum_calls
-    }
-
-    /// Under `rate`: how many buckets the window is kept in (default 10;
-    /// each covers `failure_window / window_buckets`).
-    ///
-    /// ```
-    /// assert_eq!(fuse_breaker::Config::default().window_buckets(), 10);
-    /// ```
-    pub fn window_buckets(&self) -> u32 {
-        self.window_buckets
-    }
-
-    /// Under `rate`: how long a call may take, from admission to verdict,
-    /// before it is also slow (default `None`: no call is slow).
-    ///
-    /// ```
-    /// assert_eq!(fuse_breaker::Config::default().slow_call_duration(), None);
-    /// ```
-    pub fn slow_call_duration(&self) -> Option<Duration> {
-        self.slow_call_duration
-    }
-
-    /// Under `rate`: the share of slow calls, in percent, that opens the
-    /// circuit (default 100).
-    ///
-    /// ```
-    /// assert_eq!(fuse_breaker::Config::default().slow_call_rate(), 100);
-    /// ```
-    pub fn slow_call_rate(&self) -> u32 {
-        self.slow_call_rate
-    }
-
-    /// How much longer each opening in a row lasts than the one before
-    /// (SPEC §10; default 1, a fixed open duration; 1 to 10).
-    ///
-    /// ```
-    /// use fuse_breaker::{Config, Factor};
-    /// assert_eq!(Config::default().open_backoff(), Factor::ONE);
-    /// let doubling = Config::builder().open_backoff(2.0).build()?;
-    /// assert_eq!(doubling.open_backoff().to_f64(), 2.0);
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
-    /// ```
-    pub fn open_backoff(&self) -> Factor {
-        self.open_backoff
-    }
-
-    /// The longest an opening lasts, whatever the backoff or the server's
-    /// hint (SPEC §10; default the [`open_duration`](Self::open_duration)).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let config = fuse_breaker::Config::builder()
-    ///     .open_backoff(2.0)
-    ///     .max_open_duration(Duration::from_secs(300))
-    ///     .build()?;
-    /// assert_eq!(config.max_open_duration(), Duration::from_secs(300));
-    /// assert_eq!(fuse_breaker::Config::default().max_open_duration(), Duration::from_secs(30));
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
-    /// ```
-    pub fn max_open_duration(&self) -> Duration {
-        self.max_open_duration.unwrap_or(self.open_duration)
-    }
-
-    /// The share of an opening by which a random draw may shorten it, so
-    /// that processes do not all come back at one instant (SPEC §10;
-    /// default 0; from 0 to 1, exclusive).
-    ///
-    /// ```
-    /// let config = fuse_breaker::Config::builder().open_jitter(0.2).build()?;
-    /// assert_eq!(config.open_jitter().to_f64(), 0.2);
-    /// assert!(fuse_breaker::Config::builder().open_jitter(1.0).build().is_err());
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
-    /// ```
-    pub fn open_jitter(&self) -> Factor {
-        self.open_jitter
-    }
-
-    /// How long a half-open circuit waits for its probes before it starts
-    /// half-open over with new ones (SPEC §10; default the
-    /// [`open_duration`](Self::open_duration)). Shared circuits' probe
-    /// leases last this long unless set otherwise.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let config = fuse_breaker::Config::builder().probe_timeout(Duration::from_secs(5)).build()?;
-    /// assert_eq!(config.probe_timeout(), Duration::from_secs(5));
-    /// assert_eq!(fuse_breaker::Config::default().probe_timeout(), Duration::from_secs(30));
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
-    /// ```
-    pub fn probe_timeout(&self) -> Duration {
-        self.probe_timeout.unwrap_or(self.open_duration)
-    }
-
-    /// In a shared store: how many distinct processes (store handles) must
-    /// have reported the counted failures in the window before the circuit
-    /// opens from Closed (SPEC §8's quorum; default 1). The in-process
-    /// engine ignores it: in one process the quorum is 1.
-    ///
-    /// ```
-    /// assert_eq!(fuse_breaker::Config::default().min_reporters(), 1);
-    /// ```
-    pub fn min_reporters(&self) -> u32 {
-        self.min_reporters
-    }
-}
 
 #[cfg(test)]
 mod tests;

@@ -461,7 +461,7 @@ fn a_slot_is_reused_only_by_a_circuit_of_its_configuration() {
 /// A rate configuration with short buckets, for the tests below.
 fn rate(minimum: u32, percent: u32, slow: Option<u64>) -> Config {
     let builder = Config::builder()
-        .policy(crate::Policy::Rate)
+        .policy(crate::config::Policy::Rate)
         .failure_window(Duration::from_nanos(400))
         .window_buckets(4)
         .minimum_calls(minimum)

@@ -182,7 +182,7 @@ impl Recovery {
     }
 
     /// `builder` with these settings; the durations only when set.
-    fn apply(self, builder: crate::ConfigBuilder) -> crate::ConfigBuilder {
+    fn apply(self, builder: crate::config::ConfigBuilder) -> crate::config::ConfigBuilder {
         let builder = builder
             .open_backoff(self.backoff.to_f64())
             .open_jitter(self.jitter.to_f64());
@@ -214,7 +214,7 @@ struct Values<'a> {
 /// The same values as `FUSE_*` variables give the same configuration as
 /// the builder did, or refuse the same setting.
 #[cfg(feature = "config-file")]
-fn from_env(built: &Result<Config, crate::ConfigError>, values: Values<'_>) {
+fn from_env(built: &Result<Config, crate::config::ConfigError>, values: Values<'_>) {
     let Values {
         threshold,
         probes,
@@ -258,16 +258,16 @@ fn from_env(built: &Result<Config, crate::ConfigError>, values: Values<'_>) {
             humantime::format_duration(timeout).to_string(),
         )
     }));
-    let from_env = crate::Settings::default()
+    let from_env = crate::settings::Settings::default()
         .with_env_vars(vars)
         .and_then(|settings| settings.config());
     match (built, from_env) {
         (Ok(built), Ok(from_env)) => assert_eq!(built, &from_env),
-        (Err(built), Err(crate::SettingsError::Invalid { source, .. })) => {
+        (Err(built), Err(crate::settings::SettingsError::Invalid { source, .. })) => {
             assert_eq!(built, &source);
         }
         // Text too long for a duration: a duration the builder refuses too.
-        (Err(_), Err(crate::SettingsError::Env { var, .. })) => {
+        (Err(_), Err(crate::settings::SettingsError::Env { var, .. })) => {
             let too_long = |d: Duration| d > MAX_DURATION;
             assert!(
                 (var == "FUSE_FAILURE_WINDOW" && too_long(window))

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use quanta::Mock;
 
-use crate::Policy;
 use crate::config::Config;
+use crate::config::Policy;
 
 use super::Bytes;
 
@@ -68,7 +68,10 @@ pub(super) fn config(bytes: &mut Bytes<'_>) -> Config {
 /// SPEC §10's settings, half the time: a backoff of 1 to 5.75 in quarters,
 /// the longest opening 1 to 8 open durations, a jitter of 0 to 0.8 in
 /// fifths, a probe timeout of 1 ns to 10 µs. The defaults otherwise.
-fn recovery(builder: crate::ConfigBuilder, bytes: &mut Bytes<'_>) -> crate::ConfigBuilder {
+fn recovery(
+    builder: crate::config::ConfigBuilder,
+    bytes: &mut Bytes<'_>,
+) -> crate::config::ConfigBuilder {
     if bytes.u8().is_multiple_of(2) {
         return builder;
     }

@@ -13,13 +13,13 @@ use std::fmt;
 ///   `window_buckets` buckets covering `failure_window`.
 ///
 /// ```
-/// use fuse_breaker::{Config, Policy};
+/// use fuse_breaker::{Config, config::Policy};
 ///
 /// let config = Config::builder().policy(Policy::Rate).failure_rate(25).build()?;
 /// assert_eq!(config.policy(), Policy::Rate);
 /// assert_eq!(Policy::Rate.as_str(), "rate");
 /// assert_eq!("count".parse::<Policy>(), Ok(Policy::Count));
-/// # Ok::<(), fuse_breaker::ConfigError>(())
+/// # Ok::<(), fuse_breaker::config::ConfigError>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -35,14 +35,14 @@ impl Policy {
     /// Every policy, in the order the settings document them.
     ///
     /// ```
-    /// assert_eq!(fuse_breaker::Policy::ALL.len(), 2);
+    /// assert_eq!(fuse_breaker::config::Policy::ALL.len(), 2);
     /// ```
     pub const ALL: [Policy; 2] = [Policy::Count, Policy::Rate];
 
     /// The policy's name in settings and views: `count` or `rate`.
     ///
     /// ```
-    /// assert_eq!(fuse_breaker::Policy::Count.as_str(), "count");
+    /// assert_eq!(fuse_breaker::config::Policy::Count.as_str(), "count");
     /// ```
     pub fn as_str(self) -> &'static str {
         match self {
@@ -56,7 +56,7 @@ impl fmt::Display for Policy {
     /// The policy's name.
     ///
     /// ```
-    /// assert_eq!(fuse_breaker::Policy::Rate.to_string(), "rate");
+    /// assert_eq!(fuse_breaker::config::Policy::Rate.to_string(), "rate");
     /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -66,7 +66,7 @@ impl fmt::Display for Policy {
 /// The error of reading a [`Policy`] from a name that is not one.
 ///
 /// ```
-/// let error = "ratio".parse::<fuse_breaker::Policy>().unwrap_err();
+/// let error = "ratio".parse::<fuse_breaker::config::Policy>().unwrap_err();
 /// assert_eq!(error.to_string(), "unknown policy \"ratio\": expected count or rate");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,7 +86,7 @@ impl std::str::FromStr for Policy {
     /// Reads `count` or `rate` (ASCII case ignored, spaces around trimmed).
     ///
     /// ```
-    /// assert_eq!(" Rate ".parse::<fuse_breaker::Policy>(), Ok(fuse_breaker::Policy::Rate));
+    /// assert_eq!(" Rate ".parse::<fuse_breaker::config::Policy>(), Ok(fuse_breaker::config::Policy::Rate));
     /// ```
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let name = text.trim();

@@ -174,7 +174,7 @@ impl Rule for Buckets {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Policy;
+    use crate::config::Policy;
 
     fn config(minimum: u32, rate: u32) -> Config {
         Config::builder()

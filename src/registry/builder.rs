@@ -22,7 +22,7 @@ use crate::sync::Tally;
 /// against the defaults.
 ///
 /// ```
-/// use fuse_breaker::{Overrides, Registry};
+/// use fuse_breaker::{config::Overrides, Registry};
 /// let err = Registry::builder()
 ///     .overrides("billing", Overrides { failure_threshold: Some(0), ..Overrides::default() })
 ///     .build()
@@ -83,7 +83,7 @@ impl<B: Backing> RegistryBuilder<B> {
     /// let config = fuse_breaker::Config::builder().failure_threshold(4).build()?;
     /// let registry = fuse_breaker::Registry::builder().defaults(config).build()?;
     /// assert_eq!(registry.get("x").config().failure_threshold(), 4);
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     pub fn defaults(mut self, defaults: Config) -> Self {
         self.defaults = Some(defaults);
@@ -95,7 +95,7 @@ impl<B: Backing> RegistryBuilder<B> {
     /// configuration. Given twice for one name, the later wins.
     ///
     /// ```
-    /// use fuse_breaker::{Config, Overrides, Registry};
+    /// use fuse_breaker::{Config, config::Overrides, Registry};
     /// let strict = Config::builder().failure_threshold(2).build()?;
     /// let registry = Registry::builder()
     ///     .overrides("billing", Overrides { half_open_probes: Some(5), ..Overrides::default() })
@@ -104,7 +104,7 @@ impl<B: Backing> RegistryBuilder<B> {
     /// assert_eq!(registry.get_operation("billing", "charge").config().half_open_probes(), 5);
     /// assert_eq!(registry.get("search").config().failure_threshold(), 2);
     /// assert_eq!(registry.get("other").config().half_open_probes(), 2);
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     pub fn overrides(mut self, name: impl Into<String>, overrides: Overrides) -> Self {
         self.overrides.push((name.into(), overrides));
@@ -116,7 +116,7 @@ impl<B: Backing> RegistryBuilder<B> {
     /// ```
     /// let registry = fuse_breaker::Registry::builder().app("punt").build()?;
     /// assert_eq!(registry.get("billing").key(), "fuse:punt:billing");
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     pub fn app(mut self, app: impl Into<String>) -> Self {
         self.app = Some(app.into());
@@ -130,7 +130,7 @@ impl<B: Backing> RegistryBuilder<B> {
     /// let registry = fuse_breaker::Registry::builder().clock(clock).build()?;
     /// registry.get("billing").force_open();
     /// assert_eq!(registry.get("billing").snapshot().opened_at, Some(std::time::Duration::ZERO));
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     pub fn clock(mut self, clock: Clock) -> Self {
         self.clock = Some(clock);
@@ -143,7 +143,7 @@ impl<B: Backing> RegistryBuilder<B> {
     /// ```
     /// let registry = fuse_breaker::Registry::builder().coarse_clock(true).build()?;
     /// assert_eq!(registry.get("billing").state(), fuse_breaker::State::Closed);
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     pub fn coarse_clock(mut self, coarse: bool) -> Self {
         self.coarse_clock = coarse;
@@ -151,18 +151,18 @@ impl<B: Backing> RegistryBuilder<B> {
     }
 
     /// The most circuits the registry holds (default
-    /// [`DEFAULT_MAX_CIRCUITS`](crate::DEFAULT_MAX_CIRCUITS), at least 1).
+    /// [`DEFAULT_MAX_CIRCUITS`](crate::config::DEFAULT_MAX_CIRCUITS), at least 1).
     /// A new name or operation beyond it first retires an idle circuit; if
     /// every circuit it looks at is busy, the call goes through the
-    /// registry's overflow circuit ([`OVERFLOW_NAME`](crate::OVERFLOW_NAME)),
+    /// registry's overflow circuit ([`OVERFLOW_NAME`](crate::config::OVERFLOW_NAME)),
     /// and [`Registry::overflows`] counts it.
     ///
     /// ```
     /// let registry = fuse_breaker::Registry::builder().max_circuits(1).build()?;
     /// registry.get("billing").force_open();
-    /// assert_eq!(registry.get("search").name(), fuse_breaker::OVERFLOW_NAME);
+    /// assert_eq!(registry.get("search").name(), fuse_breaker::config::OVERFLOW_NAME);
     /// assert!(fuse_breaker::Registry::builder().max_circuits(0).build().is_err());
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     pub fn max_circuits(mut self, max: usize) -> Self {
         self.max_circuits = Some(max);
@@ -179,7 +179,7 @@ impl<B: Backing> RegistryBuilder<B> {
     /// let registry = fuse_breaker::Registry::builder()
     ///     .idle_after(Duration::from_secs(600))
     ///     .build()?;
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     pub fn idle_after(mut self, idle: Duration) -> Self {
         self.idle_after = Some(idle);
@@ -244,7 +244,7 @@ impl RegistryBuilder {
     /// ```
     /// let registry = fuse_breaker::Registry::builder().build()?;
     /// assert!(registry.circuits().is_empty());
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     pub fn build(self) -> Result<Registry, ConfigError> {
         let (configs, _) = self.checked()?;

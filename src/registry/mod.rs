@@ -56,7 +56,7 @@ pub const OVERFLOW_NAME: &str = "(overflow)";
 ///
 /// ```
 /// use std::sync::Arc;
-/// use fuse_breaker::{Config, Overrides, Registry};
+/// use fuse_breaker::{Config, config::Overrides, Registry};
 ///
 /// let registry = Registry::builder()
 ///     .app("shop")
@@ -69,7 +69,7 @@ pub const OVERFLOW_NAME: &str = "(overflow)";
 /// assert_eq!(charge.config().failure_threshold(), 3);
 /// assert!(Arc::ptr_eq(&charge, &registry.get_operation("billing", "charge")));
 /// assert!(!Arc::ptr_eq(&charge, &registry.get_operation("billing", "refund")));
-/// # Ok::<(), fuse_breaker::ConfigError>(())
+/// # Ok::<(), fuse_breaker::config::ConfigError>(())
 /// ```
 pub struct Registry<B: Backing = Local> {
     configs: Configs,
@@ -109,7 +109,7 @@ impl Registry {
     /// ```
     /// let registry = fuse_breaker::Registry::builder().app("shop").build()?;
     /// assert_eq!(registry.get("billing").key(), "fuse:shop:billing");
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     pub fn builder() -> RegistryBuilder {
         RegistryBuilder::default()
@@ -177,7 +177,7 @@ impl<B: Backing> Registry<B> {
     /// let config = Config::builder().failure_threshold(1).build()?;
     /// let fuse = registry.get_with_config("billing", "", config);
     /// assert_eq!(fuse.config().failure_threshold(), 1);
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     pub fn get_with_config(&self, name: &str, operation: &str, config: Config) -> Arc<Fuse<B>> {
         self.lookup(name, operation, Some(config))
@@ -272,7 +272,7 @@ impl<B: Backing> Registry<B> {
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};
-    /// use fuse_breaker::{Registry, Transition};
+    /// use fuse_breaker::{Registry, events::Transition};
     ///
     /// let registry = Registry::new(Default::default());
     /// let keys = Arc::new(Mutex::new(Vec::new()));
@@ -314,7 +314,7 @@ impl<B: Backing> Registry<B> {
     /// ```
     /// let registry = fuse_breaker::Registry::builder().max_circuits(2).build()?;
     /// assert_eq!(registry.capacity(), 2);
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     pub fn capacity(&self) -> usize {
         self.capacity
@@ -327,9 +327,9 @@ impl<B: Backing> Registry<B> {
     /// let registry = fuse_breaker::Registry::builder().max_circuits(1).build()?;
     /// registry.get("billing").force_open(); // busy: open
     /// let other = registry.get("search");
-    /// assert_eq!(other.name(), fuse_breaker::OVERFLOW_NAME);
+    /// assert_eq!(other.name(), fuse_breaker::config::OVERFLOW_NAME);
     /// assert_eq!(registry.overflows(), 1);
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     pub fn overflows(&self) -> u64 {
         self.overflows.get()
@@ -349,7 +349,7 @@ impl<B: Backing> Registry<B> {
     /// registry.get("search"); // each creation looks for idle circuits
     /// assert_eq!(registry.retired(), 1);
     /// assert_eq!(registry.len(), 1);
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     pub fn retired(&self) -> u64 {
         self.retired.get()

@@ -34,8 +34,8 @@ impl Settings {
     /// environment applied (see [`with_env_vars`](Self::with_env_vars)).
     ///
     /// ```
-    /// let settings = fuse_breaker::Settings::default().with_env()?;
-    /// # Ok::<(), fuse_breaker::SettingsError>(())
+    /// let settings = fuse_breaker::settings::Settings::default().with_env()?;
+    /// # Ok::<(), fuse_breaker::settings::SettingsError>(())
     /// ```
     pub fn with_env(self) -> Result<Settings, SettingsError> {
         self.with_env_vars(std::env::vars())
@@ -68,33 +68,33 @@ impl Settings {
     /// from every setting's, as are names with a lower-case letter.
     ///
     /// ```
-    /// let settings = fuse_breaker::Settings::default()
+    /// let settings = fuse_breaker::settings::Settings::default()
     ///     .with_env_vars([("FUSE_OPEN_DURATION", "45s"), ("FUSE_APP", "shop")])?;
     /// assert_eq!(settings.app.as_deref(), Some("shop"));
     /// assert_eq!(settings.defaults.open_duration, Some(std::time::Duration::from_secs(45)));
     ///
-    /// let err = fuse_breaker::Settings::default()
+    /// let err = fuse_breaker::settings::Settings::default()
     ///     .with_env_vars([("FUSE_FAILURE_THRESHOLD", "many")])
     ///     .unwrap_err();
     /// assert!(err.to_string().starts_with("invalid FUSE_FAILURE_THRESHOLD = \"many\""));
     ///
-    /// let settings = fuse_breaker::Settings::default()
+    /// let settings = fuse_breaker::settings::Settings::default()
     ///     .with_env_vars([("FUSE_POLICY", "rate"), ("FUSE_SLOW_CALL_DURATION", "2s")])?;
-    /// assert_eq!(settings.config()?.policy(), fuse_breaker::Policy::Rate);
-    /// let err = fuse_breaker::Settings::default()
+    /// assert_eq!(settings.config()?.policy(), fuse_breaker::config::Policy::Rate);
+    /// let err = fuse_breaker::settings::Settings::default()
     ///     .with_env_vars([("FUSE_FAILURE_RATE", "0")])
     ///     .unwrap_err();
     /// assert!(err.to_string().ends_with("(in defaults, from FUSE_FAILURE_RATE)"), "{err}");
     ///
     /// // A typo is refused, with the setting it meant.
-    /// let err = fuse_breaker::Settings::default()
+    /// let err = fuse_breaker::settings::Settings::default()
     ///     .with_env_vars([("FUSE_FAILURE_TRESHOLD", "3")])
     ///     .unwrap_err();
     /// assert!(err.to_string().contains("did you mean FUSE_FAILURE_THRESHOLD?"), "{err}");
     /// // Other programs' variables are left alone.
-    /// fuse_breaker::Settings::default()
+    /// fuse_breaker::settings::Settings::default()
     ///     .with_env_vars([("FUSE_ADMIN_TOKEN", "s3cret"), ("FUSE_TEST_REDIS_URL", "redis://x")])?;
-    /// # Ok::<(), fuse_breaker::SettingsError>(())
+    /// # Ok::<(), fuse_breaker::settings::SettingsError>(())
     /// ```
     pub fn with_env_vars<K, V>(
         mut self,
@@ -141,18 +141,19 @@ impl Settings {
                 "database_url" => self.database_url = Some(value.to_owned()),
                 "database_table" => self.database_table = Some(value.to_owned()),
                 "payload" => {
-                    self.payload = Some(crate::PayloadKind::parse(value).ok_or_else(|| {
-                        SettingsError::UnknownPayload {
-                            payload: value.to_owned(),
-                            origin: var.to_owned(),
-                        }
-                    })?);
+                    self.payload =
+                        Some(crate::config::PayloadKind::parse(value).ok_or_else(|| {
+                            SettingsError::UnknownPayload {
+                                payload: value.to_owned(),
+                                origin: var.to_owned(),
+                            }
+                        })?);
                     self.places
                         .insert("store.payload".to_owned(), Place::Var(var.to_owned()));
                 }
                 "payload_read" => {
                     self.payload_read =
-                        Some(crate::PayloadRead::parse(value).ok_or_else(|| {
+                        Some(crate::config::PayloadRead::parse(value).ok_or_else(|| {
                             SettingsError::UnknownPayloadRead {
                                 read: value.to_owned(),
                                 origin: var.to_owned(),

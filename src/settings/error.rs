@@ -8,7 +8,7 @@ use crate::config::ConfigError;
 /// A configuration that cannot be used, and what is wrong with it.
 ///
 /// ```
-/// let err = fuse_breaker::Settings::from_toml("failure_treshold = 3").unwrap_err();
+/// let err = fuse_breaker::settings::Settings::from_toml("failure_treshold = 3").unwrap_err();
 /// let text = err.to_string();
 /// assert!(text.contains("failure_treshold"), "{text}");
 /// assert!(text.contains("line 1, column 1"), "{text}");
@@ -50,7 +50,7 @@ pub enum SettingsError {
         reason: String,
     },
     /// A `FUSE_*` variable that names no setting but is a near miss of
-    /// one's (a typo): see [`Settings::with_env_vars`](crate::Settings::with_env_vars).
+    /// one's (a typo): see [`Settings::with_env_vars`](crate::settings::Settings::with_env_vars).
     UnknownVariable {
         /// The variable.
         var: String,
@@ -133,12 +133,12 @@ impl fmt::Display for SettingsError {
             SettingsError::UnknownPayload { payload, origin } => write!(
                 f,
                 "unknown payload {payload:?} ({origin}): the payloads are {}",
-                crate::PayloadKind::CHOICES
+                crate::config::PayloadKind::CHOICES
             ),
             SettingsError::UnknownPayloadRead { read, origin } => write!(
                 f,
                 "unknown payload_read {read:?} ({origin}): the choices are {}",
-                crate::PayloadRead::CHOICES
+                crate::config::PayloadRead::CHOICES
             ),
             SettingsError::Store { reason } => f.write_str(reason),
         }

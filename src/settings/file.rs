@@ -119,7 +119,7 @@ impl Settings {
     /// Reads a configuration file (see [`Settings`] for its keys).
     ///
     /// ```no_run
-    /// let settings = fuse_breaker::Settings::from_file("fuse.toml")?.with_env()?;
+    /// let settings = fuse_breaker::settings::Settings::from_file("fuse.toml")?.with_env()?;
     /// let registry = settings.registry()?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -141,9 +141,9 @@ impl Settings {
     /// Reads a configuration from TOML text.
     ///
     /// ```
-    /// let settings = fuse_breaker::Settings::from_toml("failure_window = \"2m\"")?;
+    /// let settings = fuse_breaker::settings::Settings::from_toml("failure_window = \"2m\"")?;
     /// assert_eq!(settings.defaults.failure_window, Some(std::time::Duration::from_secs(120)));
-    /// # Ok::<(), fuse_breaker::SettingsError>(())
+    /// # Ok::<(), fuse_breaker::settings::SettingsError>(())
     /// ```
     pub fn from_toml(text: &str) -> Result<Settings, SettingsError> {
         Settings::parse(text)
@@ -186,23 +186,25 @@ impl Settings {
         }
         let payload = match &layout.payload {
             None => None,
-            Some(payload) => {
-                Some(crate::PayloadKind::parse(payload.get_ref()).ok_or_else(|| {
+            Some(payload) => Some(
+                crate::config::PayloadKind::parse(payload.get_ref()).ok_or_else(|| {
                     SettingsError::UnknownPayload {
                         payload: payload.get_ref().clone(),
                         origin: format!("payload, {}", place(text, payload.span().start)),
                     }
-                })?)
-            }
+                })?,
+            ),
         };
         let payload_read = match &layout.payload_read {
             None => None,
-            Some(read) => Some(crate::PayloadRead::parse(read.get_ref()).ok_or_else(|| {
-                SettingsError::UnknownPayloadRead {
-                    read: read.get_ref().clone(),
-                    origin: format!("payload_read, {}", place(text, read.span().start)),
-                }
-            })?),
+            Some(read) => Some(
+                crate::config::PayloadRead::parse(read.get_ref()).ok_or_else(|| {
+                    SettingsError::UnknownPayloadRead {
+                        read: read.get_ref().clone(),
+                        origin: format!("payload_read, {}", place(text, read.span().start)),
+                    }
+                })?,
+            ),
         };
         let mut settings = Settings {
             app: layout.app,

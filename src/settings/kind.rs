@@ -1,19 +1,19 @@
 //! [`StoreKind`]: where a registry keeps its circuits, as a file names it.
 
 /// Where a registry keeps its circuits (`store = "..."` in a file,
-/// `FUSE_STORE`): in this process ([`Settings::registry`](crate::Settings::registry)), or in Redis or
+/// `FUSE_STORE`): in this process ([`Settings::registry`](crate::settings::Settings::registry)), or in Redis or
 /// a database for every process of a fleet (`Settings::shared_registry`,
 /// with `redis_url` and feature `redis`, or `database_url` and feature
 /// `sql`).
 ///
 /// ```
-/// use fuse_breaker::{Settings, StoreKind};
+/// use fuse_breaker::{settings::Settings, settings::StoreKind};
 ///
 /// assert_eq!(Settings::from_toml(r#"store = "memory""#)?.store, StoreKind::Memory);
 /// assert_eq!(Settings::from_toml(r#"store = "redis""#)?.store, StoreKind::Redis);
 /// assert_eq!(Settings::from_toml(r#"store = "database""#)?.store, StoreKind::Database);
 /// assert!(Settings::from_toml(r#"store = "carrier pigeon""#).is_err());
-/// # Ok::<(), fuse_breaker::SettingsError>(())
+/// # Ok::<(), fuse_breaker::settings::SettingsError>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -41,7 +41,7 @@ impl StoreKind {
     /// The store as a file names it.
     ///
     /// ```
-    /// assert_eq!(fuse_breaker::StoreKind::Redis.as_str(), "redis");
+    /// assert_eq!(fuse_breaker::settings::StoreKind::Redis.as_str(), "redis");
     /// ```
     pub fn as_str(self) -> &'static str {
         match self {

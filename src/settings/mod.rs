@@ -62,7 +62,7 @@ pub use kind::StoreKind;
 /// variables.
 ///
 /// ```
-/// use fuse_breaker::Settings;
+/// use fuse_breaker::settings::Settings;
 ///
 /// let settings = Settings::from_toml(r#"
 ///     app = "shop"
@@ -108,11 +108,11 @@ pub struct Settings {
     /// milon/fuse's `DatabaseStore` writes it: anything else with
     /// `store = "database"` is an error. The Redis URL's `?payload=`
     /// wins over it.
-    pub payload: Option<crate::PayloadKind>,
+    pub payload: Option<crate::config::PayloadKind>,
     /// What `store = "redis"` reads (`payload_read`, `FUSE_PAYLOAD_READ`:
     /// `written`, the default, or `auto`: JSON and PHP alike). The Redis
     /// URL's `?payload_read=` wins over it.
-    pub payload_read: Option<crate::PayloadRead>,
+    pub payload_read: Option<crate::config::PayloadRead>,
     /// The Redis connection's prefix of Laravel's cache keys, with
     /// `payload = "laravel"` (`laravel_redis_prefix`,
     /// `FUSE_LARAVEL_REDIS_PREFIX`; default `laravel_database_`). The
@@ -165,9 +165,9 @@ impl Settings {
     /// The defaults every circuit starts from.
     ///
     /// ```
-    /// let settings = fuse_breaker::Settings::from_toml("failure_threshold = 3")?;
+    /// let settings = fuse_breaker::settings::Settings::from_toml("failure_threshold = 3")?;
     /// assert_eq!(settings.config()?.failure_threshold(), 3);
-    /// # Ok::<(), fuse_breaker::SettingsError>(())
+    /// # Ok::<(), fuse_breaker::settings::SettingsError>(())
     /// ```
     pub fn config(&self) -> Result<Config, SettingsError> {
         self.defaults
@@ -178,9 +178,9 @@ impl Settings {
     /// A registry with these settings.
     ///
     /// ```
-    /// let registry = fuse_breaker::Settings::from_toml("app = \"shop\"")?.registry()?;
+    /// let registry = fuse_breaker::settings::Settings::from_toml("app = \"shop\"")?.registry()?;
     /// assert_eq!(registry.get("billing").key(), "fuse:shop:billing");
-    /// # Ok::<(), fuse_breaker::SettingsError>(())
+    /// # Ok::<(), fuse_breaker::settings::SettingsError>(())
     /// ```
     pub fn registry(&self) -> Result<Registry, SettingsError> {
         self.check()?;
@@ -272,9 +272,9 @@ impl Settings {
         }
         let payload = self
             .payload
-            .filter(|&payload| payload != crate::PayloadKind::Json)
+            .filter(|&payload| payload != crate::config::PayloadKind::Json)
             .map(|payload| format!("payload = {:?}", payload.as_str()));
-        let read = (self.payload_read == Some(crate::PayloadRead::Auto))
+        let read = (self.payload_read == Some(crate::config::PayloadRead::Auto))
             .then(|| "payload_read = \"auto\"".to_owned());
         let prefix = [
             ("laravel_redis_prefix", &self.laravel_redis_prefix),

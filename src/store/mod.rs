@@ -47,8 +47,6 @@ mod registry;
 #[cfg(all(feature = "config-file", any(feature = "redis", feature = "sql")))]
 mod settings;
 
-pub use crate::events::StoreEvent;
-pub use crate::fallback::Fallback;
 pub use backend::changes::Changes;
 pub use backend::counting::Counting;
 pub use backend::error::{Error, Refusal, StoreError};

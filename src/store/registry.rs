@@ -30,7 +30,7 @@ use crate::store::circuit::shared::{Shared, SharedOptions};
 ///
 /// ```
 /// use std::sync::Arc;
-/// use fuse_breaker::{Overrides, Registry};
+/// use fuse_breaker::{config::Overrides, Registry};
 /// use fuse_breaker::store::MemoryStore;
 ///
 /// let registry = Registry::builder()
@@ -43,7 +43,7 @@ use crate::store::circuit::shared::{Shared, SharedOptions};
 /// assert_eq!(billing.config().failure_threshold(), 3);
 /// assert_eq!(registry.get_operation("billing", "refund").key(), "fuse:shop:billing:refund");
 /// assert_eq!(registry.len(), 2);
-/// # Ok::<(), fuse_breaker::ConfigError>(())
+/// # Ok::<(), fuse_breaker::config::ConfigError>(())
 /// ```
 pub type SharedRegistry = Registry<Shared>;
 
@@ -53,7 +53,7 @@ pub type SharedRegistry = Registry<Shared>;
 ///
 /// ```
 /// use std::sync::Arc;
-/// use fuse_breaker::{Overrides, Registry};
+/// use fuse_breaker::{config::Overrides, Registry};
 /// use fuse_breaker::store::MemoryStore;
 /// let err = Registry::builder()
 ///     .store(Arc::new(MemoryStore::new()))
@@ -77,7 +77,7 @@ impl RegistryBuilder<Local> {
     /// use fuse_breaker::store::MemoryStore;
     /// let registry = Registry::builder().app("shop").store(Arc::new(MemoryStore::new())).build()?;
     /// assert_eq!(registry.get("billing").key(), "fuse:shop:billing");
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     pub fn store(self, store: Arc<dyn Store>) -> SharedRegistryBuilder {
         self.backed(SharedOptions {
@@ -100,7 +100,7 @@ impl RegistryBuilder<Shared> {
     ///     .lease(Duration::from_secs(5))
     ///     .build()?;
     /// assert_eq!(registry.get("billing").lease(), Duration::from_secs(5));
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     pub fn lease(mut self, lease: Duration) -> Self {
         self.options.lease = Some(lease);
@@ -111,12 +111,13 @@ impl RegistryBuilder<Shared> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use fuse_breaker::store::{Fallback, MemoryStore, SharedRegistry};
+    /// use fuse_breaker::config::Fallback;
+    /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
     /// let registry = fuse_breaker::Registry::builder().store(Arc::new(MemoryStore::new()))
     ///     .fallback(Fallback::Reject)
     ///     .build()?;
     /// assert_eq!(registry.get("billing").fallback(), Fallback::Reject);
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     pub fn fallback(mut self, fallback: Fallback) -> Self {
         self.options.fallback = fallback;
@@ -134,7 +135,7 @@ impl RegistryBuilder<Shared> {
     ///     .cached(Duration::from_millis(50))
     ///     .build()?;
     /// assert_eq!(registry.get("billing").staleness(), Some(Duration::from_millis(50)));
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     pub fn cached(mut self, staleness: Duration) -> Self {
         self.options.staleness = Some(staleness);
@@ -148,7 +149,7 @@ impl RegistryBuilder<Shared> {
     /// use fuse_breaker::store::{MemoryStore, SharedRegistry};
     /// let registry = fuse_breaker::Registry::builder().store(Arc::new(MemoryStore::new())).build()?;
     /// assert!(registry.circuits().is_empty());
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     pub fn build(self) -> Result<SharedRegistry, ConfigError> {
         let (configs, _) = self.checked()?;

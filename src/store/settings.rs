@@ -24,8 +24,8 @@ impl Settings {
     /// ```
     /// # #[cfg(feature = "redis")]
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), fuse_breaker::SettingsError> {
-    /// let settings = fuse_breaker::Settings::from_toml(r#"
+    /// # async fn main() -> Result<(), fuse_breaker::settings::SettingsError> {
+    /// let settings = fuse_breaker::settings::Settings::from_toml(r#"
     ///     store = "redis"
     ///     redis_url = "redis://127.0.0.1:6379"
     ///     fallback = "reject"
@@ -38,9 +38,9 @@ impl Settings {
     /// let billing = registry.get("billing");
     /// assert_eq!(billing.key(), "fuse:shop:billing");
     /// assert_eq!(billing.config().failure_threshold(), 2);
-    /// assert_eq!(billing.fallback(), fuse_breaker::Fallback::Reject);
+    /// assert_eq!(billing.fallback(), fuse_breaker::config::Fallback::Reject);
     ///
-    /// let in_process = fuse_breaker::Settings::from_toml("")?;
+    /// let in_process = fuse_breaker::settings::Settings::from_toml("")?;
     /// assert!(in_process.shared_registry().is_err());
     /// # Ok(()) }
     /// # #[cfg(not(feature = "redis"))]

@@ -274,7 +274,8 @@ pub enum NeverClassifyEos {}
 /// a cancelled call never leaks a probe slot.
 ///
 /// ```
-/// use fuse_breaker::tower::{Classified, ClassifyResponse, NeverClassifyEos, Verdict};
+/// use fuse_breaker::Verdict;
+/// use fuse_breaker::tower::{Classified, ClassifyResponse, NeverClassifyEos};
 /// use fuse_breaker::Config;
 ///
 /// /// A 429 from this dependency means it is overloaded: count it.
@@ -310,7 +311,7 @@ pub trait ClassifyResponse<Res> {
 
     /// The classification of an error of the inner service, boxed as the
     /// caller will get it. The default classifies it with
-    /// [`classify_error`](crate::classify_error) and judges the kind by
+    /// [`classify_error`](crate::classify::classify_error) and judges the kind by
     /// the circuit's configuration ([`Verdict::for_error`]): timeouts and
     /// connection errors count (a hyper client's upstream that closed the
     /// connection before answering, or answered what is not HTTP,
@@ -363,7 +364,7 @@ pub trait ClassifyResponse<Res> {
 /// The default classifier, for `http::Response`s: a status the circuit
 /// counts is a failure, other statuses of 400 and above are ignored,
 /// anything else is a success ([`Verdict::for_status`]); errors go through
-/// [`classify_error`](crate::classify_error).
+/// [`classify_error`](crate::classify::classify_error).
 ///
 /// A counted failure's `Retry-After` is its hint, in seconds or as an HTTP
 /// date ([`Classification::with_retry_after_header`]).
@@ -397,7 +398,7 @@ impl<B> ClassifyResponse<http::Response<B>> for DefaultClassifier {
 }
 
 /// A classifier for services whose responses are not HTTP: every response
-/// is a success; errors go through [`classify_error`](crate::classify_error).
+/// is a success; errors go through [`classify_error`](crate::classify::classify_error).
 ///
 /// ```
 /// use std::sync::Arc;
@@ -424,10 +425,11 @@ impl<Res> ClassifyResponse<Res> for OkIsSuccess {
 
 /// A classifier from a closure that judges a response: it returns a
 /// [`Verdict`] or a [`Classification`]; errors go through
-/// [`classify_error`](crate::classify_error). Made by [`classify_fn`].
+/// [`classify_error`](crate::classify::classify_error). Made by [`classify_fn`].
 ///
 /// ```
-/// use fuse_breaker::tower::{ClassifyFn, Verdict, classify_fn};
+/// use fuse_breaker::Verdict;
+/// use fuse_breaker::tower::{ClassifyFn, classify_fn};
 /// use fuse_breaker::Config;
 ///
 /// let by_length: ClassifyFn<_> = classify_fn(|body: &String, _: &Config| {
@@ -442,11 +444,12 @@ pub struct ClassifyFn<F> {
 
 /// A classifier that asks `f(&response, &config)` for the verdict on each
 /// response (a [`Verdict`], or a [`Classification`] with a hint); errors
-/// go through [`classify_error`](crate::classify_error).
+/// go through [`classify_error`](crate::classify::classify_error).
 ///
 /// ```
 /// use std::sync::Arc;
-/// use fuse_breaker::tower::{FuseLayer, Verdict, classify_fn};
+/// use fuse_breaker::Verdict;
+/// use fuse_breaker::tower::{FuseLayer, classify_fn};
 /// use fuse_breaker::{Config, Fuse, State};
 /// use tower::{Layer, ServiceExt, service_fn};
 ///

@@ -80,7 +80,7 @@
 //!
 //! A [`ClassifyResponse`] classifier is a pure rule, as tower-http's are: a
 //! reference to the response (or the error) in, a [`Classification`] out
-//! (the [`Verdict`] and an optional retry-after hint). It never touches the
+//! (the [`Verdict`](crate::Verdict) and an optional retry-after hint). It never touches the
 //! permit or the response: the layer's future ends the permit with the
 //! verdict and hands the response on as it came. A classifier whose
 //! verdict is in the trailers (gRPC) answers
@@ -103,7 +103,7 @@
 //!
 //! Every classifier sees the inner service's errors boxed, exactly as the
 //! caller gets them; by default they go through
-//! [`classify_error`](crate::classify_error) (the source chain, then the
+//! [`classify_error`](crate::classify::classify_error) (the source chain, then the
 //! messages: timeouts and connection errors count, anything else is
 //! ignored).
 //!
@@ -153,7 +153,6 @@ pub use service::FuseService;
 pub use shared_future::SharedResponseFuture;
 
 use crate::error::OpenError;
-pub use crate::verdict::Verdict;
 
 /// The error type of a [`FuseService`]: an [`OpenError`] when the circuit
 /// rejected the call, the inner service's error otherwise.

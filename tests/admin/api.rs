@@ -301,7 +301,7 @@ fn the_list_pages_by_key() {
                 .unwrap(),
         );
         let held = [full.get("a"), full.get("b")];
-        assert_eq!(full.get("c").name(), fuse_breaker::OVERFLOW_NAME);
+        assert_eq!(full.get("c").name(), fuse_breaker::config::OVERFLOW_NAME);
         let base = start(Admin::new().registry(full.clone())).await;
         let mut keys = Vec::new();
         let mut path = "/circuits?limit=1".to_owned();

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fuse_breaker::admin::Admin;
-use fuse_breaker::{Config, Fuse, Policy, Registry, State};
+use fuse_breaker::{Config, Fuse, Registry, State, config::Policy};
 use serde_json::Value;
 
 use super::cdp::{Browser, chromium};

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use fuse_breaker::admin::Admin;
-use fuse_breaker::{Config, Policy, Registry};
+use fuse_breaker::{Config, Registry, config::Policy};
 use serde_json::{Value, json};
 
 use super::browser::{FOLLOW, js, page_listing, screenshot};

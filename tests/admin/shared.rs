@@ -261,7 +261,7 @@ const SLOW_HOLD: Duration = Duration::from_millis(40);
 /// an empty window once the rule opened it.
 #[test]
 fn a_shared_rate_circuit_shows_its_window_and_its_thresholds() {
-    use fuse_breaker::Policy;
+    use fuse_breaker::config::Policy;
     runtime().block_on(async {
         for (name, store) in stores().await {
             let config = Config::builder()

@@ -15,7 +15,7 @@ use super::runtime;
 /// it, an empty window. Waits for the in-process engine's rate path.
 #[test]
 fn a_rate_circuit_shows_its_window_and_its_thresholds() {
-    use fuse_breaker::Policy;
+    use fuse_breaker::config::Policy;
     runtime().block_on(async {
         let config = Config::builder()
             .policy(Policy::Rate)

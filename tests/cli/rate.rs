@@ -108,7 +108,7 @@ fn a_store_s_circuits_under_the_rate_policy_are_shown_with_their_rule() {
 /// (notes/requests.md).
 #[test]
 fn a_shared_rate_circuit_s_window_reaches_the_status() {
-    use fuse_breaker::{Config, Policy};
+    use fuse_breaker::{Config, config::Policy};
 
     for target in targets() {
         let at = &target.url;
@@ -154,7 +154,7 @@ fn a_shared_rate_circuit_s_window_reaches_the_status() {
 #[test]
 fn an_in_process_rate_circuit_s_window_reaches_the_status() {
     use fuse_breaker::admin::Admin;
-    use fuse_breaker::{Config, Policy, Registry};
+    use fuse_breaker::{Config, Registry, config::Policy};
     use std::sync::Arc;
 
     let runtime = tokio::runtime::Runtime::new().unwrap();

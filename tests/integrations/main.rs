@@ -14,7 +14,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use fuse_breaker::{FailureKind, Registry};
+use fuse_breaker::{Registry, classify::FailureKind};
 
 mod broken;
 #[path = "../common/mod.rs"]

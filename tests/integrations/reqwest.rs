@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use fuse_breaker::reqwest::{FuseMiddleware, Operation, open_error};
-use fuse_breaker::{FailureKind, Registry, State, classify_error};
+use fuse_breaker::{Registry, State, classify::FailureKind, classify::classify_error};
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};
 
 use crate::common::server::{Mode, TestServer};

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use fuse_breaker::{Config, FailureKind, Registry, State};
+use fuse_breaker::{Config, Registry, State, classify::FailureKind};
 
 use crate::common::server::{Mode, TestServer, closed_port};
 use crate::common::{integration_config, just_before, mock_registry};

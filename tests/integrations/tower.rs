@@ -4,7 +4,7 @@ use std::io;
 use std::sync::Arc;
 
 use fuse_breaker::tower::{BoxError, FuseLayer, open_error, open_response};
-use fuse_breaker::{Fuse, Registry, State, classify_error};
+use fuse_breaker::{Fuse, Registry, State, classify::classify_error};
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use hyper_util::client::legacy::Client as Hyper;
@@ -242,7 +242,7 @@ async fn a_request_body_that_fails_is_the_callers_error_and_ignored() {
         assert!(hyper.is_user(), "request {n}: {hyper:?}");
         assert_eq!(
             classify_error(&*err),
-            fuse_breaker::FailureKind::Other,
+            fuse_breaker::classify::FailureKind::Other,
             "request {n}"
         );
     }

@@ -118,7 +118,7 @@ fn every_setting_reads_the_same_from_the_file_the_environment_and_the_builder() 
         .count_connection_errors(false)
         .count_http_500(true)
         .key_prefix("cb")
-        .policy(fuse_breaker::Policy::Rate)
+        .policy(fuse_breaker::config::Policy::Rate)
         .failure_rate(25)
         .minimum_calls(40)
         .window_buckets(12)
@@ -150,7 +150,7 @@ fn the_registry_capacity_comes_from_the_file_and_the_environment() {
     assert_eq!(settings.registry().unwrap().capacity(), 7);
     assert_eq!(
         Settings::default().registry().unwrap().capacity(),
-        fuse_breaker::DEFAULT_MAX_CIRCUITS
+        fuse_breaker::config::DEFAULT_MAX_CIRCUITS
     );
     assert_mentions(
         &error("app = \"x\"\nmax_circuits = 0\n"),

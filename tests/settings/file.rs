@@ -23,9 +23,9 @@ fn the_complete_example_file_builds_the_registry_it_describes() {
     let other = registry.get("search");
     assert_eq!(other.config().failure_threshold(), 5);
     assert_eq!(other.config().open_duration(), Duration::from_millis(500));
-    assert_eq!(other.config().policy(), fuse_breaker::Policy::Count);
+    assert_eq!(other.config().policy(), fuse_breaker::config::Policy::Count);
     let payments = registry.get("payments").config().clone();
-    assert_eq!(payments.policy(), fuse_breaker::Policy::Rate);
+    assert_eq!(payments.policy(), fuse_breaker::config::Policy::Rate);
     assert_eq!(
         (
             payments.failure_rate(),

@@ -10,7 +10,7 @@ mod file;
 mod policies;
 mod stores;
 
-use fuse_breaker::{Settings, SettingsError, StoreKind};
+use fuse_breaker::{settings::Settings, settings::SettingsError, settings::StoreKind};
 
 fn error(text: &str) -> String {
     Settings::from_toml(text)

@@ -8,7 +8,7 @@ use super::*;
 /// per-name overrides; the defaults left alone where nothing sets them.
 #[test]
 fn the_rate_settings_come_from_the_file_its_tables_and_the_environment() {
-    use fuse_breaker::{Config, Overrides, Policy, Registry};
+    use fuse_breaker::{Config, Registry, config::Overrides, config::Policy};
 
     let settings = Settings::from_toml(
         r#"
@@ -149,7 +149,7 @@ fn a_bad_rate_setting_in_the_file_names_the_setting_and_the_value() {
     for (text, parts) in cases {
         assert_mentions(&error(&format!("{text}\n")), parts);
     }
-    let too_many = fuse_breaker::MAX_MINIMUM_CALLS + 1;
+    let too_many = fuse_breaker::config::MAX_MINIMUM_CALLS + 1;
     assert_mentions(
         &error(&format!("app = \"x\"\nminimum_calls = {too_many}\n")),
         &[&format!("minimum_calls = {too_many}"), "line 2, column 17"],
@@ -243,7 +243,7 @@ fn min_reporters_is_read_everywhere_and_a_bad_one_is_named() {
         (from_file.min_reporters(), from_env, built),
         (3, from_file.clone(), from_file)
     );
-    let too_many = fuse_breaker::MAX_MIN_REPORTERS + 1;
+    let too_many = fuse_breaker::config::MAX_MIN_REPORTERS + 1;
     for (text, parts) in [
         (
             "min_reporters = 0".to_owned(),

@@ -5,7 +5,7 @@ use super::*;
 
 #[test]
 fn the_store_its_url_and_fallback_come_from_the_file_or_the_environment() {
-    use fuse_breaker::{Fallback, StoreKind};
+    use fuse_breaker::{config::Fallback, settings::StoreKind};
     let file = Settings::from_toml(
         r#"
         store = "redis"
@@ -50,7 +50,7 @@ fn the_store_its_url_and_fallback_come_from_the_file_or_the_environment() {
 
 #[test]
 fn a_database_store_its_url_and_table_come_from_the_file_or_the_environment() {
-    use fuse_breaker::StoreKind;
+    use fuse_breaker::settings::StoreKind;
     let file = Settings::from_toml(
         r#"
         store = "database"
@@ -128,7 +128,7 @@ fn a_shared_registry_on_a_database_uses_its_table_and_refuses_a_bad_one() {
 
 #[test]
 fn the_debug_output_of_settings_shows_no_password() {
-    let settings = fuse_breaker::Settings::from_toml(
+    let settings = fuse_breaker::settings::Settings::from_toml(
         r#"
         redis_url = "redis://user:hunter2@cache:6379/0"
         database_url = "postgres://127.0.0.1:1/shop?user=admin&password=hunter2"

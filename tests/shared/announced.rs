@@ -50,7 +50,7 @@ pub(super) async fn eventually(what: &str, mut done: impl AsyncFnMut() -> bool) 
 async fn scenario(fleet: Fleet, circuit: &str) {
     scenario_of(&fleet, circuit, config(3, 1)).await;
     let rate = fuse_breaker::Config::builder()
-        .policy(fuse_breaker::Policy::Rate)
+        .policy(fuse_breaker::config::Policy::Rate)
         .failure_rate(80)
         .minimum_calls(5)
         .build()

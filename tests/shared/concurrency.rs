@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use fuse_breaker::store::SharedFuse;
-use fuse_breaker::{Reason, State, Transition};
+use fuse_breaker::{State, events::Reason, events::Transition};
 
 use super::{SteppedStore, circuit, config, runtime, secs, stores};
 

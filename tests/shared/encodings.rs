@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fuse_breaker::store::{Codec, Counting, Encoding, MemoryStore, Refusal, Store};
-use fuse_breaker::{Config, Policy, State};
+use fuse_breaker::{Config, State, config::Policy};
 
 use super::{block_on, config, secs};
 

@@ -30,7 +30,7 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use fuse_breaker::{Config, Policy, State};
+use fuse_breaker::{Config, State, config::Policy};
 
 use super::{open_url as open, runtime, server_urls as urls, unique};
 

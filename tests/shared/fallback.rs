@@ -6,8 +6,12 @@ use std::time::Duration;
 
 use std::sync::Mutex;
 
-use fuse_breaker::store::{Fallback, MemoryStore, Refusal, SharedFuse, StoreEvent};
-use fuse_breaker::{Listener, State, Transition};
+use fuse_breaker::config::Fallback;
+
+use fuse_breaker::events::StoreEvent;
+
+use fuse_breaker::store::{MemoryStore, Refusal, SharedFuse};
+use fuse_breaker::{State, events::Listener, events::Transition};
 
 use super::{block_on, config};
 

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use fuse_breaker::store::SharedFuse;
-use fuse_breaker::{Config, Policy, Reason, State, Transition};
+use fuse_breaker::{Config, State, config::Policy, events::Reason, events::Transition};
 
 use super::{open_url as open, runtime, server_urls as urls, unique};
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fuse_breaker::store::{Counting, Increment, Incremented, MemoryStore, SharedFuse, Store};
-use fuse_breaker::{Config, Policy, State};
+use fuse_breaker::{Config, State, config::Policy};
 
 use super::block_on;
 use super::common::unique;

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fuse_breaker::store::{LaravelCache, RedisStore, SharedFuse, Store, StoreOptions};
-use fuse_breaker::{PayloadKind, State};
+use fuse_breaker::{State, config::PayloadKind};
 use redis::aio::MultiplexedConnection;
 
 use super::announced::eventually;

@@ -104,7 +104,7 @@ fn a_rate_payload_keeps_milon_s_five_fields_and_carries_the_buckets() {
         let store = std::sync::Arc::new(MemoryStore::frozen());
         let shared: std::sync::Arc<dyn super::SteppedStore> = store.clone();
         let rate = fuse_breaker::Config::builder()
-            .policy(fuse_breaker::Policy::Rate)
+            .policy(fuse_breaker::config::Policy::Rate)
             .failure_rate(50)
             .minimum_calls(4)
             .build()

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use fuse_breaker::store::SharedFuse;
-use fuse_breaker::{Config, Reason, State, Transition};
+use fuse_breaker::{Config, State, events::Reason, events::Transition};
 
 use super::{open_url as open, runtime, server_urls as urls, unique};
 

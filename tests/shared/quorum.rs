@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fuse_breaker::store::SharedFuse;
-use fuse_breaker::{Config, Policy, State};
+use fuse_breaker::{Config, State, config::Policy};
 
 use super::{SteppedStore, block_on, circuit, secs, stores};
 

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use fuse_breaker::store::{Counting, SharedFuse, Store};
-use fuse_breaker::{Config, Policy, Reason, State, Transition};
+use fuse_breaker::{Config, State, config::Policy, events::Reason, events::Transition};
 
 use super::{SteppedStore, block_on, circuit, runtime, secs, stores};
 

@@ -7,7 +7,8 @@
 use std::sync::Arc;
 
 #[cfg(feature = "sql")]
-use fuse_breaker::store::{Fallback, Refusal, Store};
+use fuse_breaker::config::Fallback;
+use fuse_breaker::store::{Refusal, Store};
 
 #[cfg(feature = "redis")]
 #[test]

@@ -5,8 +5,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use fuse_breaker::store::{ManualChange, SharedFuse, StoreError, StoreEvent};
-use fuse_breaker::{Listener, State, Transition};
+use fuse_breaker::events::StoreEvent;
+
+use fuse_breaker::store::{ManualChange, SharedFuse, StoreError};
+use fuse_breaker::{State, events::Listener, events::Transition};
 
 use super::{SteppedStore, block_on, config, secs, stores};
 

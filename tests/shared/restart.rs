@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use fuse_breaker::store::{Fallback, Store};
+use fuse_breaker::config::Fallback;
+
+use fuse_breaker::store::Store;
 use fuse_breaker::{Config, State, Verdict};
 
 /// Eight tasks of failures and successes on the circuit `restart` in

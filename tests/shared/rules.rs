@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use fuse_breaker::{Reason, State, Transition};
+use fuse_breaker::{State, events::Reason, events::Transition};
 
 use super::{block_on, circuit, config, secs, stores};
 

@@ -9,8 +9,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use fuse_breaker::store::{Fallback, Loaded, Store, StoreError, Swap};
-use fuse_breaker::{Config, Policy};
+use fuse_breaker::config::Fallback;
+
+use fuse_breaker::store::{Loaded, Store, StoreError, Swap};
+use fuse_breaker::{Config, config::Policy};
 
 use super::block_on;
 use super::common::unique;

@@ -26,7 +26,7 @@ fn coarse_clock_on_a_mock_clock_follows_the_mock() {
 #[test]
 fn coarse_rate_counts_calls_and_times_them_on_the_coarse_time() {
     let config = Config::builder()
-        .policy(fuse_breaker::Policy::Rate)
+        .policy(fuse_breaker::config::Policy::Rate)
         .minimum_calls(1_000)
         .slow_call_duration(Duration::from_millis(20))
         .build()

@@ -9,9 +9,10 @@ use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 use fuse_breaker::{
-    Config, ConfigBuilder, Error, FailureKind, Fuse, MAX_DURATION, MAX_FAILURE_THRESHOLD,
-    MAX_HALF_OPEN_PROBES, MAX_MINIMUM_CALLS, MAX_WINDOW_BUCKETS, OpenError, Permit, Policy,
-    Snapshot, State, Verdict,
+    Config, Error, Fuse, OpenError, Permit, Snapshot, State, Verdict, classify::FailureKind,
+    config::ConfigBuilder, config::MAX_DURATION, config::MAX_FAILURE_THRESHOLD,
+    config::MAX_HALF_OPEN_PROBES, config::MAX_MINIMUM_CALLS, config::MAX_WINDOW_BUCKETS,
+    config::Policy,
 };
 use quanta::{Clock, Mock};
 

@@ -41,9 +41,9 @@ fn fail_the_probe(fuse: &Fuse, mock: &Mock) {
 #[test]
 fn recovery_defaults_are_a_fixed_opening_and_a_probe_timeout_of_the_open_duration() {
     let config = Config::default();
-    assert_eq!(config.open_backoff(), fuse_breaker::Factor::ONE);
+    assert_eq!(config.open_backoff(), fuse_breaker::config::Factor::ONE);
     assert_eq!(config.max_open_duration(), config.open_duration());
-    assert_eq!(config.open_jitter(), fuse_breaker::Factor::ZERO);
+    assert_eq!(config.open_jitter(), fuse_breaker::config::Factor::ZERO);
     assert_eq!(config.probe_timeout(), config.open_duration());
 }
 

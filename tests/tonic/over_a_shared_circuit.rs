@@ -5,7 +5,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use fuse_breaker::Fallback;
+use fuse_breaker::config::Fallback;
 use fuse_breaker::store::{MemoryStore, Refusal, SharedFuse, StoreError};
 use fuse_breaker::tower::FuseLayer;
 

@@ -22,8 +22,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use fuse_breaker::store::{Counting, Fallback, RedisStore, SharedFuse, Store, StoreEvent};
-use fuse_breaker::{Config, Listener, State, Transition, Verdict};
+use fuse_breaker::config::Fallback;
+
+use fuse_breaker::events::StoreEvent;
+
+use fuse_breaker::store::{Counting, RedisStore, SharedFuse, Store};
+use fuse_breaker::{Config, State, Verdict, events::Listener, events::Transition};
 use redis::cluster_routing::Slot;
 
 use common::{server, unique};

@@ -79,7 +79,7 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use fuse_breaker::store::{self, SharedFuse, Store, StoreError, StoreOptions};
-use fuse_breaker::{Config, PayloadKind, PayloadRead, Settings};
+use fuse_breaker::{Config, config::PayloadKind, config::PayloadRead, settings::Settings};
 
 use output::{Output, Row, written};
 

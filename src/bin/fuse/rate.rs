@@ -6,7 +6,7 @@ use std::fmt;
 use std::time::Duration;
 
 use fuse_breaker::admin::CircuitView;
-use fuse_breaker::{Config, Policy, Snapshot};
+use fuse_breaker::{Config, Snapshot, config::Policy};
 
 /// A rate circuit's window and its rule's thresholds.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -256,7 +256,7 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
     /// How many times the store's primary moved since it was opened (a
     /// failover found, as a Sentinel-watched Redis reports it): a circuit
     /// whose round trip finds the count grown tells its listeners
-    /// ([`StoreEvent::failover`](crate::store::StoreEvent::failover), with [`primary`](Self::primary)).
+    /// ([`StoreEvent::failover`](crate::events::StoreEvent::failover), with [`primary`](Self::primary)).
     /// Default: 0, a store whose primary never moves.
     ///
     /// ```

@@ -90,7 +90,7 @@ pub fn open_with_table(url: &str, table: Option<&str>) -> Result<Arc<dyn Store>,
 /// # #[cfg(all(feature = "redis", feature = "sql"))]
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), fuse_breaker::store::StoreError> {
-/// use fuse_breaker::PayloadKind;
+/// use fuse_breaker::config::PayloadKind;
 /// use fuse_breaker::store::{Codec, Encoding, StoreOptions};
 ///
 /// let mut options = StoreOptions::default();

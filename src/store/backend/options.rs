@@ -5,7 +5,7 @@
 
 #[cfg(feature = "redis")]
 use crate::store::{Codec, Encoding};
-use crate::{PayloadKind, PayloadRead};
+use crate::{config::PayloadKind, config::PayloadRead};
 
 /// What [`open_with`](crate::store::open_with) opens a store with besides its
 /// URL. Every field is optional: `None` leaves it to the URL's parameter
@@ -26,7 +26,7 @@ use crate::{PayloadKind, PayloadRead};
 ///   `laravel_cache_`; with `payload = laravel` alone).
 ///
 /// ```
-/// use fuse_breaker::PayloadKind;
+/// use fuse_breaker::config::PayloadKind;
 /// use fuse_breaker::store::StoreOptions;
 ///
 /// let mut options = StoreOptions::default();

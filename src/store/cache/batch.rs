@@ -149,7 +149,9 @@ impl Stored {
             Verdict::Success,
             false,
         );
-        if effect != Effect::Record(Outcome::SUCCESS) || config.policy() != crate::Policy::Rate {
+        if effect != Effect::Record(Outcome::SUCCESS)
+            || config.policy() != crate::config::Policy::Rate
+        {
             return false;
         }
         if !matches!(self.window, Window::Rate(_)) {
@@ -179,7 +181,7 @@ impl Stored {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Policy;
+    use crate::config::Policy;
     use crate::store::model::stored::{At, Entry, Opens};
     use std::time::Duration;
 

@@ -15,7 +15,7 @@
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use crate::Policy;
+use crate::config::Policy;
 use crate::config::{Config, nanos};
 use crate::store::Store;
 use crate::store::cache::Cache;

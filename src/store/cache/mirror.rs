@@ -17,8 +17,8 @@
 
 use std::time::{Duration, Instant};
 
-use crate::Policy;
 use crate::config::Config;
+use crate::config::Policy;
 use crate::snapshot::State;
 use crate::store::model::stored::{At, Entry, Opens, Stored, Ticket};
 use crate::verdict::Verdict;

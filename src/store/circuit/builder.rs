@@ -35,7 +35,8 @@ impl FuseBuilder<Local> {
     /// use std::sync::Arc;
     /// use std::time::Duration;
     /// use fuse_breaker::Fuse;
-    /// use fuse_breaker::store::{Fallback, MemoryStore};
+    /// use fuse_breaker::config::Fallback;
+    /// use fuse_breaker::store::{MemoryStore};
     ///
     /// let fuse = Fuse::builder("billing")
     ///     .app("shop")
@@ -83,7 +84,8 @@ impl FuseBuilder<Shared> {
     /// ```
     /// # use std::sync::Arc;
     /// # use fuse_breaker::Fuse;
-    /// # use fuse_breaker::store::{Fallback, MemoryStore};
+    /// # use fuse_breaker::config::Fallback;
+    /// # use fuse_breaker::store::{MemoryStore};
     /// let fuse = Fuse::builder("billing")
     ///     .store(Arc::new(MemoryStore::new()))
     ///     .fallback(Fallback::Allow)

@@ -52,7 +52,7 @@ impl SharedFuse {
     /// Opens the circuit now, for every process (a new epoch: permits
     /// granted before are stale). A payload under the key that is not a
     /// circuit is overwritten by an open one in a new generation, and the
-    /// listeners hear of it ([`StoreEvent::unreadable`](crate::store::StoreEvent::unreadable)).
+    /// listeners hear of it ([`StoreEvent::unreadable`](crate::events::StoreEvent::unreadable)).
     ///
     /// ```
     /// use std::sync::Arc;

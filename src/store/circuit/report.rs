@@ -6,8 +6,8 @@
 use std::future::Future;
 use std::time::Duration;
 
+use crate::events::StoreEvent;
 use crate::model;
-use crate::store::StoreEvent;
 use crate::store::backend::error::StoreError;
 use crate::store::circuit::shared::SharedFuse;
 use crate::store::circuit::step::moved;
@@ -167,8 +167,9 @@ impl<'a> StoreEvent<'a> {
     /// The error that began the outage, as the store's own type.
     ///
     /// ```
-    /// use fuse_breaker::store::{MemoryStore, SharedFuse, StoreEvent};
-    /// use fuse_breaker::{Listener, Transition};
+    /// use fuse_breaker::events::StoreEvent;
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// use fuse_breaker::{events::Listener, events::Transition};
     /// use std::sync::{Arc, Mutex};
     ///
     /// #[derive(Default)]
@@ -198,8 +199,9 @@ impl<'a> StoreEvent<'a> {
     /// the store's own type.
     ///
     /// ```
-    /// use fuse_breaker::store::{MemoryStore, SharedFuse, StoreEvent};
-    /// use fuse_breaker::{Listener, Transition};
+    /// use fuse_breaker::events::StoreEvent;
+    /// use fuse_breaker::store::{MemoryStore, SharedFuse};
+    /// use fuse_breaker::{events::Listener, events::Transition};
     /// use std::sync::{Arc, Mutex};
     /// use std::time::Duration;
     ///

@@ -20,7 +20,7 @@ impl SharedFuse {
     ///
     /// # futures::executor::block_on(async {
     /// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
-    /// let out = fuse.run_async(async { Err::<(), _>(fuse_breaker::FailureKind::Timeout) }).await;
+    /// let out = fuse.run_async(async { Err::<(), _>(fuse_breaker::classify::FailureKind::Timeout) }).await;
     /// assert!(out.is_err());
     /// assert_eq!(fuse.snapshot().await?.failures.len(), 1);
     /// # Ok::<(), fuse_breaker::store::StoreError>(())

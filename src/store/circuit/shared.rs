@@ -230,7 +230,7 @@ impl SharedFuse {
     /// use std::sync::Arc;
     /// use std::time::Duration;
     /// use fuse_breaker::store::{MemoryStore, SharedFuse};
-    /// use fuse_breaker::{Config, Policy};
+    /// use fuse_breaker::{Config, config::Policy};
     ///
     /// # futures::executor::block_on(async {
     /// let config = Config::builder().policy(Policy::Rate).build()?;
@@ -259,7 +259,8 @@ impl SharedFuse {
     ///
     /// ```
     /// # use std::sync::Arc;
-    /// # use fuse_breaker::store::{Fallback, MemoryStore, SharedFuse};
+    /// # use fuse_breaker::config::Fallback;
+    /// # use fuse_breaker::store::{MemoryStore, SharedFuse};
     /// let fuse = fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build();
     /// assert_eq!(fuse.fallback(), Fallback::Local);
     /// ```

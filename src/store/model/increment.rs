@@ -32,8 +32,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::Policy;
 use crate::config::Config;
+use crate::config::Policy;
 use crate::store::model::payload;
 use crate::store::model::stored::Ticket;
 use crate::verdict::Verdict;

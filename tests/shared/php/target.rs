@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fuse_breaker::store::{Refusal, SharedFuse, Store};
-use fuse_breaker::{Config, ConfigError};
+use fuse_breaker::{Config, config::ConfigError};
 
 use super::Php;
 use crate::common::unique;

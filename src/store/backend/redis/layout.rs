@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use super::RedisStore;
-use crate::ConfigError;
-use crate::PayloadKind;
+use crate::config::ConfigError;
+use crate::config::PayloadKind;
 use crate::store::{Codec, Encoding, StoreError, StoreOptions};
 
 /// Laravel's cache on Redis, where milon/fuse keeps a circuit by default:
@@ -31,7 +31,7 @@ use crate::store::{Codec, Encoding, StoreError, StoreOptions};
 ///
 /// let err = LaravelCache::new("shop\n", "shop_cache_").unwrap_err();
 /// assert_eq!(err.setting(), "laravel_redis_prefix");
-/// # Ok::<(), fuse_breaker::ConfigError>(())
+/// # Ok::<(), fuse_breaker::config::ConfigError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct LaravelCache {
@@ -74,7 +74,7 @@ impl LaravelCache {
     /// let bare = LaravelCache::new("", "")?;
     /// assert_eq!(bare.key("fuse:billing"), "fuse:billing");
     /// assert!(LaravelCache::new("shop_database_", "\u{1b}[31m").is_err());
-    /// # Ok::<(), fuse_breaker::ConfigError>(())
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     pub fn new(
         redis_prefix: impl Into<String>,

@@ -14,7 +14,7 @@
 
 use super::url::decode;
 use crate::store::StoreOptions;
-use crate::{PayloadKind, PayloadRead};
+use crate::{config::PayloadKind, config::PayloadRead};
 
 /// The store's own parameters.
 const OURS: [&str; 4] = [

@@ -23,7 +23,7 @@ pub(crate) fn too_large(key: &str, bytes: u64) -> PayloadError {
 /// times is in the future of the store's clock: an `opened_at`, a failure
 /// or the start of a half-open epoch more than a minute after the store's
 /// time, or a probe's lease ending more than
-/// [`MAX_DURATION`](crate::MAX_DURATION) after it; or when its opening
+/// [`MAX_DURATION`](crate::config::MAX_DURATION) after it; or when its opening
 /// cannot be one (SPEC §10): an end before the opening or more than
 /// `MAX_DURATION` after it, or an `openings` count of 0 (an opening counts
 /// itself) or above `u32::MAX`. The error names the key and the field.

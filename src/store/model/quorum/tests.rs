@@ -2,7 +2,7 @@
 //! the stored circuit it holds closed.
 
 use super::*;
-use crate::Policy;
+use crate::config::Policy;
 use crate::policy::{Buckets, Failures};
 use crate::snapshot::State;
 use crate::store::model::stored::{At, Entry, Opens, Stored, Ticket};

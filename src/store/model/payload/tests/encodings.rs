@@ -81,7 +81,7 @@ proptest! {
     /// JSON's `{`): a store that writes PHP is not asked for one.
     #[test]
     fn no_increment_applies_to_a_php_payload(stored in stored()) {
-        let config = Config::builder().policy(crate::Policy::Rate).build().unwrap();
+        let config = Config::builder().policy(crate::config::Policy::Rate).build().unwrap();
         let width = width(&config);
         let prefix = rate_prefix(stored.generation, stored.epoch, width);
         let php = write(&stored, width, Encoding::Php);

@@ -65,7 +65,7 @@ proptest! {
             .to_builder()
             .min_reporters(quorum);
         if let Some(minimum_calls) = minimum_calls {
-            config = config.policy(crate::Policy::Rate).minimum_calls(minimum_calls);
+            config = config.policy(crate::config::Policy::Rate).minimum_calls(minimum_calls);
         }
         let config = config.build().expect("a valid configuration");
         let mut oracle = Oracle::new(&config).with_seed(GENERATION).shared(&config);
