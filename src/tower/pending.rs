@@ -31,23 +31,14 @@ use crate::permit::OwnedPermit;
 /// futures::executor::block_on(res.into_body().collect()).unwrap();
 /// # }
 /// ```
-pub struct PendingPermit(Held);
+pub struct PendingPermit(Box<dyn Tail>);
 
-/// Who granted a pending permit.
-enum Held {
-    /// A circuit of this process.
-    Local(OwnedPermit),
-    /// A shared circuit: the rest of its call, which ends its permit when
-    /// the body gives the verdict.
-    #[cfg(feature = "store")]
-    Shared(Box<dyn Tail>),
-}
-
-/// The rest of a shared circuit's call whose verdict waits for the end of
-/// its response's body (the shared layer's future implements it).
-#[cfg(feature = "store")]
+/// The rest of a call whose verdict waits for the end of its response's
+/// body: for a circuit of this process its permit, ended at once; for a
+/// shared one the rest of the layer's future, which gives the store the
+/// verdict.
 pub(super) trait Tail: Send + Sync + fmt::Debug {
-    /// The shared circuit's configuration.
+    /// The circuit's configuration.
     #[cfg(feature = "tonic")]
     fn config(&self) -> &crate::config::Config;
 
@@ -60,15 +51,47 @@ pub(super) trait Tail: Send + Sync + fmt::Debug {
     fn poll(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<()>;
 }
 
+/// A circuit of this process's permit, ended when it is given its
+/// classification.
+#[derive(Debug)]
+struct Local {
+    #[cfg_attr(not(feature = "tonic"), allow(dead_code))]
+    config: &'static crate::config::Config,
+    /// Taken by the classification.
+    #[cfg_attr(not(feature = "tonic"), allow(dead_code))]
+    permit: Option<OwnedPermit>,
+}
+
+impl Tail for Local {
+    #[cfg(feature = "tonic")]
+    fn config(&self) -> &crate::config::Config {
+        self.config
+    }
+
+    #[cfg(feature = "tonic")]
+    fn give(&mut self, classification: Classification) {
+        if let Some(permit) = self.permit.take() {
+            classification.conclude(permit);
+        }
+    }
+
+    #[cfg(feature = "tonic")]
+    fn poll(&mut self, _cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        std::task::Poll::Ready(())
+    }
+}
+
 impl PendingPermit {
-    #[inline]
     pub(super) fn local(permit: OwnedPermit) -> Self {
-        PendingPermit(Held::Local(permit))
+        PendingPermit(Box::new(Local {
+            config: permit.config(),
+            permit: Some(permit),
+        }))
     }
 
     #[cfg(feature = "store")]
     pub(super) fn shared(tail: Box<dyn Tail>) -> Self {
-        PendingPermit(Held::Shared(tail))
+        PendingPermit(tail)
     }
 
     /// Ends the permit with the classification (the verdict and its hint)
@@ -80,62 +103,34 @@ impl PendingPermit {
         self,
         judge: impl FnOnce(&crate::config::Config) -> Classification,
     ) -> Concluding {
-        match self.0 {
-            Held::Local(permit) => {
-                judge(permit.config()).conclude(permit);
-                Concluding::done()
-            }
-            #[cfg(feature = "store")]
-            Held::Shared(mut tail) => {
-                let classification = judge(tail.config());
-                tail.give(classification);
-                Concluding::shared(tail)
-            }
-        }
+        let mut tail = self.0;
+        let classification = judge(tail.config());
+        tail.give(classification);
+        Concluding { tail: Some(tail) }
     }
 }
 
 impl fmt::Debug for PendingPermit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.0 {
-            Held::Local(permit) => f.debug_tuple("PendingPermit").field(permit).finish(),
-            #[cfg(feature = "store")]
-            Held::Shared(tail) => f.debug_tuple("PendingPermit").field(tail).finish(),
-        }
+        f.debug_tuple("PendingPermit").field(&self.0).finish()
     }
 }
 
-/// A verdict given and not yet recorded: a shared circuit's round trip.
+/// A verdict given and not yet recorded (a shared circuit's round trip).
 #[cfg(feature = "tonic")]
 pub(super) struct Concluding {
-    #[cfg(feature = "store")]
     tail: Option<Box<dyn Tail>>,
 }
 
 #[cfg(feature = "tonic")]
 impl Concluding {
-    fn done() -> Self {
-        Concluding {
-            #[cfg(feature = "store")]
-            tail: None,
-        }
-    }
-
-    #[cfg(feature = "store")]
-    fn shared(tail: Box<dyn Tail>) -> Self {
-        Concluding { tail: Some(tail) }
-    }
-
     /// Ready when the verdict is recorded (at once for a circuit of this
     /// process).
     pub(super) fn poll(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
-        #[cfg(feature = "store")]
         if let Some(tail) = &mut self.tail {
             std::task::ready!(tail.poll(cx));
             self.tail = None;
         }
-        #[cfg(not(feature = "store"))]
-        let _ = (self, cx);
         std::task::Poll::Ready(())
     }
 }
