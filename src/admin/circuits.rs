@@ -47,23 +47,18 @@ pub(super) struct Circuits {
     pub(super) reads: Reads,
 }
 
-/// A page of the list.
-#[derive(Debug)]
+/// A page of the list: its circuits of this process and its shared ones,
+/// which are read differently (a shared one within the lists' budget of
+/// store reads).
+#[derive(Debug, Default)]
 pub(super) struct Page {
-    /// Its circuits, by key.
-    pub(super) circuits: Vec<One>,
+    local: Vec<Arc<Fuse>>,
+    #[cfg(feature = "store")]
+    shared: Vec<Arc<SharedFuse>>,
     /// Circuits in all.
     pub(super) total: usize,
-    /// Whether circuits follow the page.
-    pub(super) more: bool,
-}
-
-/// One circuit of either kind.
-#[derive(Clone, Debug)]
-pub(super) enum One {
-    Local(Arc<Fuse>),
-    #[cfg(feature = "store")]
-    Shared(Arc<SharedFuse>),
+    /// The page's last key, when circuits follow it.
+    pub(super) next: Option<String>,
 }
 
 impl Circuits {
@@ -80,34 +75,43 @@ impl Circuits {
             .filter(|fuse| after.is_none_or(|after| fuse.key() > after))
             .collect();
         #[cfg(not(feature = "store"))]
-        let shared: Vec<One> = Vec::new();
+        let shared: Vec<Arc<Fuse>> = Vec::new();
         // Enough in-process circuits for the page past those a shared one
         // hides, and one more to know whether more follow.
         let wanted = limit.saturating_add(1).saturating_add(shared.len());
-        let (local, total) = self
+        let (mut local, total) = self
             .local
             .as_ref()
             .map_or((Vec::new(), 0), |registry| registry.page(after, wanted));
-        let mut all: Vec<One> = local.into_iter().map(One::Local).collect();
+        local.retain(|fuse| {
+            shared
+                .binary_search_by(|other| other.key().cmp(fuse.key()))
+                .is_err()
+        });
         #[cfg(feature = "store")]
         let total = total + self.shared_total();
+        let mut keys: Vec<&str> = local.iter().map(|fuse| fuse.key()).collect();
+        keys.extend(shared.iter().map(|fuse| fuse.key()));
+        keys.sort_unstable();
+        let next = (keys.len() > limit).then(|| keys[limit - 1].to_owned());
+        let mut page = Page {
+            total,
+            ..Page::default()
+        };
+        let on_page = |key: &str| next.as_deref().is_none_or(|last| key <= last);
+        page.local = local
+            .into_iter()
+            .filter(|fuse| on_page(fuse.key()))
+            .collect();
         #[cfg(feature = "store")]
         {
-            all.retain(|one| {
-                shared
-                    .binary_search_by(|other| other.key().cmp(one.key()))
-                    .is_err()
-            });
-            all.extend(shared.into_iter().map(One::Shared));
-            all.sort_by(|a, b| a.key().cmp(b.key()));
+            page.shared = shared
+                .into_iter()
+                .filter(|fuse| on_page(fuse.key()))
+                .collect();
         }
-        let more = all.len() > limit;
-        all.truncate(limit);
-        Page {
-            circuits: all,
-            total,
-            more,
-        }
+        page.next = next;
+        page
     }
 
     /// Shared circuits in all, less those whose keys an in-process
@@ -124,106 +128,70 @@ impl Circuits {
             .count()
     }
 
-    /// The views of a page's circuits, in order.
+    /// The views of a page's circuits, by key.
     #[cfg_attr(not(feature = "store"), allow(clippy::unused_async))]
-    pub(super) async fn views(&self, ones: &[One]) -> Vec<CircuitView> {
+    pub(super) async fn views(&self, page: &Page) -> Vec<CircuitView> {
+        let local = page.local.iter().map(|fuse| CircuitView::of(fuse));
         #[cfg(feature = "store")]
         {
-            let shared: Vec<&SharedFuse> = ones.iter().filter_map(One::as_shared).collect();
-            let mut shared = self.reads.views(&shared).await.into_iter();
-            ones.iter()
-                .filter_map(|one| match one {
-                    One::Local(fuse) => Some(CircuitView::of(fuse)),
-                    One::Shared(_) => shared.next(),
-                })
-                .collect()
+            let shared: Vec<&SharedFuse> = page.shared.iter().map(|fuse| &**fuse).collect();
+            let mut views: Vec<CircuitView> = local.collect();
+            views.extend(self.reads.views(&shared).await);
+            views.sort_by(|a, b| a.key.cmp(&b.key));
+            views
         }
         #[cfg(not(feature = "store"))]
-        ones.iter()
-            .map(|One::Local(fuse)| CircuitView::of(fuse))
-            .collect()
+        local.collect()
     }
 
-    /// The view of one circuit (a shared one from a fresh reading or its
-    /// store).
+    /// The view of the circuit whose key is `key` (a shared one from a
+    /// fresh reading or its store).
     #[cfg_attr(not(feature = "store"), allow(clippy::unused_async))]
-    pub(super) async fn view(&self, one: &One) -> CircuitView {
-        match one {
-            One::Local(fuse) => CircuitView::of(fuse),
-            #[cfg(feature = "store")]
-            One::Shared(fuse) => self.reads.one(fuse).await,
-        }
-    }
-
-    /// Carries out `action` on `one`, then its view (a shared one read
-    /// again).
-    pub(super) async fn act(&self, one: &One, action: Action) -> Result<CircuitView, ApiError> {
-        let overwritten = one.act(action).await?;
-        let mut view = match one {
-            One::Local(fuse) => CircuitView::of(fuse),
-            #[cfg(feature = "store")]
-            One::Shared(fuse) => self.reads.again(fuse).await,
-        };
-        view.overwritten = overwritten;
-        Ok(view)
-    }
-
-    /// The circuit whose key is `key`.
-    pub(super) fn find(&self, key: &str) -> Result<One, ApiError> {
+    pub(super) async fn view(&self, key: &str) -> Result<CircuitView, ApiError> {
         #[cfg(feature = "store")]
-        if let Some(fuse) = self
-            .shared
-            .as_ref()
-            .and_then(|registry| registry.by_key(key))
-        {
-            return Ok(One::Shared(fuse));
+        if let Some(fuse) = self.shared_by_key(key) {
+            return Ok(self.reads.one(&fuse).await);
         }
-        self.local
-            .as_ref()
-            .and_then(|registry| registry.by_key(key))
-            .map(One::Local)
-            .ok_or_else(|| ApiError::not_found(key))
-    }
-}
-
-impl One {
-    pub(super) fn key(&self) -> &str {
-        match self {
-            One::Local(fuse) => fuse.key(),
-            #[cfg(feature = "store")]
-            One::Shared(fuse) => fuse.key(),
-        }
+        Ok(CircuitView::of(&*self.local_by_key(key)?))
     }
 
-    /// The shared circuit, if that is what this is.
-    #[cfg(feature = "store")]
-    fn as_shared(&self) -> Option<&SharedFuse> {
-        match self {
-            One::Local(_) => None,
-            One::Shared(fuse) => Some(fuse),
-        }
-    }
-
-    /// Carries out `action`; what it overwrote that was not a circuit.
+    /// Carries out `action` on the circuit whose key is `key`, then its
+    /// view (a shared one read again).
     #[cfg_attr(not(feature = "store"), allow(clippy::unused_async))]
-    async fn act(&self, action: Action) -> Result<Option<String>, ApiError> {
-        match self {
-            One::Local(fuse) => {
-                match action {
-                    Action::Open => fuse.force_open(),
-                    Action::Close => fuse.force_closed(),
-                    Action::Reset => fuse.reset(),
-                }
-                Ok(None)
-            }
-            #[cfg(feature = "store")]
-            One::Shared(fuse) => match action {
+    pub(super) async fn act(&self, key: &str, action: Action) -> Result<CircuitView, ApiError> {
+        #[cfg(feature = "store")]
+        if let Some(fuse) = self.shared_by_key(key) {
+            let change = match action {
                 Action::Open => fuse.force_open().await,
                 Action::Close => fuse.force_closed().await,
                 Action::Reset => fuse.reset().await,
             }
-            .map(|change| change.overwritten().map(ToString::to_string))
-            .map_err(|err| ApiError::store(err.to_string())),
+            .map_err(|err| ApiError::store(err.to_string()))?;
+            let mut view = self.reads.again(&fuse).await;
+            view.overwritten = change.overwritten().map(ToString::to_string);
+            return Ok(view);
         }
+        let fuse = self.local_by_key(key)?;
+        match action {
+            Action::Open => fuse.force_open(),
+            Action::Close => fuse.force_closed(),
+            Action::Reset => fuse.reset(),
+        }
+        Ok(CircuitView::of(&fuse))
+    }
+
+    /// The shared circuit whose key is `key`: the fleet's, before one of
+    /// this process of the same key.
+    #[cfg(feature = "store")]
+    fn shared_by_key(&self, key: &str) -> Option<Arc<SharedFuse>> {
+        self.shared.as_ref()?.by_key(key)
+    }
+
+    /// The circuit of this process whose key is `key`.
+    fn local_by_key(&self, key: &str) -> Result<Arc<Fuse>, ApiError> {
+        self.local
+            .as_ref()
+            .and_then(|registry| registry.by_key(key))
+            .ok_or_else(|| ApiError::not_found(key))
     }
 }

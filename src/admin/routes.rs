@@ -70,15 +70,11 @@ async fn list(
         )));
     }
     let page = served.circuits.page(query.after.as_deref(), limit);
-    let next = page
-        .more
-        .then(|| page.circuits.last().map(|one| one.key().to_owned()))
-        .flatten();
-    let circuits = served.circuits.views(&page.circuits).await;
+    let circuits = served.circuits.views(&page).await;
     Ok(Json(CircuitList {
         circuits,
         total: page.total,
-        next,
+        next: page.next,
         writable: served.access.writable(),
     }))
 }
@@ -90,8 +86,7 @@ async fn one(
 ) -> Result<Json<CircuitView>, ApiError> {
     served.access.check(&headers, Need::Read)?;
     let Path(key) = key.map_err(|err| ApiError::bad_request(err.body_text()))?;
-    let one = served.circuits.find(&key)?;
-    Ok(Json(served.circuits.view(&one).await))
+    Ok(Json(served.circuits.view(&key).await?))
 }
 
 async fn act(
@@ -102,8 +97,7 @@ async fn act(
     let Path((key, action)) = path.map_err(|err| ApiError::bad_request(err.body_text()))?;
     let action = Action::parse(&action)?;
     served.access.check(&headers, Need::Write)?;
-    let one = served.circuits.find(&key)?;
-    Ok(Json(served.circuits.act(&one, action).await?))
+    Ok(Json(served.circuits.act(&key, action).await?))
 }
 
 async fn stream(State(served): Shared, headers: HeaderMap) -> Response {

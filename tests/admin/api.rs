@@ -428,3 +428,51 @@ fn shared_circuits_are_read_from_and_changed_in_their_store() {
         );
     });
 }
+
+#[cfg(feature = "store")]
+#[test]
+fn a_list_of_both_kinds_pages_by_key_with_the_shared_circuit_for_a_key_of_both() {
+    use fuse_breaker::store::MemoryStore;
+
+    runtime().block_on(async {
+        let shared = Arc::new(
+            fuse_breaker::Registry::builder()
+                .store(Arc::new(MemoryStore::new()))
+                .app("shop")
+                .build()
+                .unwrap(),
+        );
+        for name in ["b", "d", "e"] {
+            shared.get(name);
+        }
+        let local = registry();
+        for name in ["a", "c", "d", "f"] {
+            local.get(name);
+        }
+        let base = start(Admin::new().registry(local).shared(shared)).await;
+        let mut seen = Vec::new();
+        let mut path = "/circuits?limit=2".to_owned();
+        loop {
+            let list = send(&base, "GET", &path, None).await.list();
+            assert_eq!(list.total, 6, "d is one circuit, the fleet's");
+            assert!(list.circuits.len() <= 2);
+            seen.extend(list.circuits.into_iter().map(|c| (c.key, c.shared)));
+            match list.next {
+                Some(after) => path = format!("/circuits?limit=2&after={after}"),
+                None => break,
+            }
+        }
+        let expected: Vec<(String, bool)> = [
+            ("a", false),
+            ("b", true),
+            ("c", false),
+            ("d", true),
+            ("e", true),
+            ("f", false),
+        ]
+        .into_iter()
+        .map(|(name, shared)| (format!("fuse:shop:{name}"), shared))
+        .collect();
+        assert_eq!(seen, expected);
+    });
+}
