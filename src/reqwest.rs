@@ -279,7 +279,7 @@ impl Middleware for FuseMiddleware<crate::store::Shared> {
             .as_deref()
             .unwrap_or_else(|| host_and_port(&request));
         let fuse = self.registry.get_operation(name, operation);
-        let permit = fuse.try_acquire().await.map_err(Error::middleware)?;
+        let permit = fuse.acquire_in_place().await.map_err(Error::middleware)?;
         let outcome = next.run(request, extensions).await;
         // A verdict the store could not take is reported to the circuit's
         // listeners; the response is the caller's all the same.

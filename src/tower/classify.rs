@@ -167,11 +167,11 @@ impl Classification {
 
     /// Ends the shared `permit` with this verdict and hint.
     #[cfg(feature = "store")]
-    pub(super) fn conclude_shared(
+    pub(super) async fn conclude_shared(
         self,
         permit: crate::store::SharedPermit<'_>,
-    ) -> crate::store::Conclusion<'_> {
-        permit.conclude_hinted(self.verdict, self.hint)
+    ) -> Result<(), crate::store::StoreError> {
+        permit.conclude_hinted(self.verdict, self.hint).await
     }
 }
 

@@ -131,7 +131,7 @@ where
         let shared = exchange.clone();
         let driver = Box::pin(async move {
             let fuse = &*shared.fuse;
-            let permit = match fuse.try_acquire().await {
+            let permit = match fuse.acquire_in_place().await {
                 Ok(permit) => permit,
                 Err(refusal) => {
                     return shared.deliver(Delivered::Done(Err(classifier.refuse(refusal))));

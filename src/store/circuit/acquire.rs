@@ -10,7 +10,7 @@ use crate::store::backend::error::{Refusal, StoreError};
 use crate::store::circuit::future::Admission;
 use crate::store::circuit::permit::{Grantor, SharedPermit};
 use crate::store::circuit::shared::SharedFuse;
-use crate::store::model::stored::{At, Entry};
+use crate::store::model::stored::{At, Entry, Ticket};
 
 impl SharedFuse {
     /// A permit for one call, or the reason there is none. One round trip
@@ -31,30 +31,51 @@ impl SharedFuse {
     /// ```
     #[inline]
     pub fn try_acquire(&self) -> Admission<'_> {
+        match self.decide() {
+            Decided::Granted(ticket) => Admission::granted(self, ticket),
+            Decided::Ready(decided) => Admission::ready(decided),
+            Decided::Ask => Admission::asking(self.acquire_asking()),
+        }
+    }
+
+    /// [`try_acquire`](Self::try_acquire) awaited where the caller's
+    /// future is: a round trip, when one is needed, is part of that future
+    /// rather than a box of its own.
+    pub(crate) async fn acquire_in_place(&self) -> Result<SharedPermit<'_>, Refusal> {
+        match self.decide() {
+            Decided::Granted(ticket) => Ok(SharedPermit::new(self, Grantor::Store(ticket))),
+            Decided::Ready(decided) => decided,
+            Decided::Ask => self.acquire_asking().await,
+        }
+    }
+
+    /// What this process decides without a round trip, or that it asks.
+    #[inline]
+    fn decide(&self) -> Decided<'_> {
         // The common case inline: a quiet mirror's closed permit.
         if !self.backing.health.maybe_down()
             && let Some(ticket) = self.quiet_ticket()
         {
-            return Admission::granted(self, ticket);
+            return Decided::Granted(ticket);
         }
-        self.try_acquire_slow()
+        self.decide_slow()
     }
 
     /// Admission when the quiet mirror does not decide it.
     #[inline(never)]
-    fn try_acquire_slow(&self) -> Admission<'_> {
+    fn decide_slow(&self) -> Decided<'_> {
         if let Some(error) = self.backing.health.still_down() {
-            return Admission::ready(self.fall_back(error));
+            return Decided::Ready(self.fall_back(error));
         }
         if let Some(ticket) = self.quiet_ticket() {
-            return Admission::granted(self, ticket);
+            return Decided::Granted(ticket);
         }
         if let Some(entry) =
             self.by_mirror(|mirror, staleness| mirror.admit(&self.backing.config, staleness))
         {
-            return Admission::ready(self.entry(entry));
+            return Decided::Ready(self.entry(entry));
         }
-        Admission::asking(self.acquire_asking())
+        Decided::Ask
     }
 
     /// Admission that asks the store. In cached mode, a mirror too old to
@@ -146,4 +167,15 @@ impl SharedFuse {
             Fallback::Reject => Err(Refusal::Store(error)),
         }
     }
+}
+
+/// What [`SharedFuse::decide`] found.
+enum Decided<'a> {
+    /// A closed permit of the store's circuit, granted by the quiet mirror.
+    Granted(Ticket),
+    /// Decided here: by the mirror or, while the store is down, the
+    /// fallback.
+    Ready(Result<SharedPermit<'a>, Refusal>),
+    /// The store is asked.
+    Ask,
 }

@@ -24,6 +24,32 @@ impl SharedFuse {
         slow: bool,
         hint: Option<u64>,
     ) -> Conclusion<'_> {
+        if self.settles(ticket, verdict, slow) {
+            Conclusion::settled()
+        } else {
+            Conclusion::asking(self.conclude_asking(ticket, verdict, slow, hint))
+        }
+    }
+
+    /// [`conclude_in_store`](Self::conclude_in_store) awaited where the
+    /// caller's future is: a round trip, when one is needed, is part of
+    /// that future rather than a box of its own.
+    pub(in crate::store) async fn conclude_in_place(
+        &self,
+        ticket: Ticket,
+        verdict: Verdict,
+        slow: bool,
+        hint: Option<u64>,
+    ) -> Result<(), StoreError> {
+        if self.settles(ticket, verdict, slow) {
+            return Ok(());
+        }
+        self.conclude_asking(ticket, verdict, slow, hint).await
+    }
+
+    /// Whether this process settles the verdict with nothing to send now.
+    #[inline]
+    fn settles(&self, ticket: Ticket, verdict: Verdict, slow: bool) -> bool {
         let quiet = verdict != Verdict::Failure
             && !slow
             && self.quiet_ticket().is_some_and(|quiet| quiet == ticket);
@@ -34,9 +60,9 @@ impl SharedFuse {
             if verdict == Verdict::Success {
                 self.batch(ticket);
             }
-            return Conclusion::settled();
+            return true;
         }
-        self.conclude_slow(ticket, verdict, slow, hint)
+        self.settles_slow(ticket, verdict, slow)
     }
 
     /// Under `rate`, counts a quiet success in the batch.
@@ -49,15 +75,9 @@ impl SharedFuse {
         }
     }
 
-    /// A verdict the quiet mirror does not settle.
+    /// Whether the mirror settles a verdict the quiet mirror does not.
     #[inline(never)]
-    fn conclude_slow(
-        &self,
-        ticket: Ticket,
-        verdict: Verdict,
-        slow: bool,
-        hint: Option<u64>,
-    ) -> Conclusion<'_> {
+    fn settles_slow(&self, ticket: Ticket, verdict: Verdict, slow: bool) -> bool {
         let settled = self.by_mirror(|mirror, staleness| {
             if verdict == Verdict::Success
                 && !slow
@@ -75,9 +95,9 @@ impl SharedFuse {
                 if batched {
                     self.batch(ticket);
                 }
-                Conclusion::settled()
+                true
             }
-            None => Conclusion::asking(self.conclude_asking(ticket, verdict, slow, hint)),
+            None => false,
         }
     }
 

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use crate::config::nanos;
 use crate::permit::OwnedPermit;
 use crate::policy::is_slow;
+use crate::store::backend::error::StoreError;
 use crate::store::circuit::conclusion::Conclusion;
 use crate::store::circuit::shared::SharedFuse;
 use crate::store::model::stored::Ticket;
@@ -138,6 +139,35 @@ impl<'a> SharedPermit<'a> {
         }
     }
 
+    /// Ends the permit with `verdict` (a counted failure with the server's
+    /// `hint`, as [`failure_retry_after`](Self::failure_retry_after)),
+    /// awaited where the caller's future is: a round trip is part of that
+    /// future rather than a box of its own.
+    pub(in crate::store) async fn conclude_in_place(
+        self,
+        verdict: Verdict,
+        hint: Option<Duration>,
+    ) -> Result<(), StoreError> {
+        let hint = hint.filter(|_| verdict == Verdict::Failure);
+        match self.grantor {
+            Grantor::Store(ticket) => {
+                let slow = self.slow();
+                let hint = hint.map(nanos);
+                self.fuse
+                    .conclude_in_place(ticket, verdict, slow, hint)
+                    .await
+            }
+            Grantor::Local(permit) => {
+                match hint {
+                    Some(hint) => permit.failure_retry_after(hint),
+                    None => permit.conclude(verdict),
+                }
+                Ok(())
+            }
+            Grantor::Allowed => Ok(()),
+        }
+    }
+
     /// The call succeeded.
     ///
     /// ```
@@ -230,24 +260,26 @@ impl<'a> SharedPermit<'a> {
 
 /// What the tower layer and the reqwest middleware end a permit with.
 #[cfg(any(feature = "tower", feature = "reqwest"))]
-impl<'a> SharedPermit<'a> {
+impl SharedPermit<'_> {
     /// Ends the permit with `verdict` and the call's `hint`: a counted
     /// failure with a hint goes to [`failure_retry_after`](Self::failure_retry_after);
     /// a malformed hint is reported against the circuit and otherwise
     /// ignored.
-    pub(crate) fn conclude_hinted(
+    pub(crate) async fn conclude_hinted(
         self,
         verdict: Verdict,
         hint: crate::hint::Hint,
-    ) -> Conclusion<'a> {
+    ) -> Result<(), StoreError> {
         use crate::hint::Hint;
         match (verdict, hint) {
-            (Verdict::Failure, Hint::After(after)) => self.failure_retry_after(after),
+            (Verdict::Failure, Hint::After(after)) => {
+                self.conclude_in_place(verdict, Some(after)).await
+            }
             (_, Hint::Malformed(header)) => {
                 crate::hint::malformed(self.fuse.key(), header);
-                self.conclude(verdict)
+                self.conclude_in_place(verdict, None).await
             }
-            _ => self.conclude(verdict),
+            _ => self.conclude_in_place(verdict, None).await,
         }
     }
 }

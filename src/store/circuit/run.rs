@@ -74,10 +74,12 @@ impl SharedFuse {
     where
         F: Future<Output = Result<T, E>>,
     {
-        let permit = self.try_acquire().await.map_err(Error::Refused)?;
+        // Both round trips, when there are any, are part of this future:
+        // no box of their own.
+        let permit = self.acquire_in_place().await.map_err(Error::Refused)?;
         let outcome = fut.await;
         // A verdict the store did not take was reported where it failed.
-        let _ = permit.conclude(judge(&outcome)).await;
+        let _ = permit.conclude_in_place(judge(&outcome), None).await;
         outcome.map_err(Error::Inner)
     }
 }
