@@ -104,7 +104,6 @@ mod model;
 mod names;
 #[cfg(any(test, fuzzing))]
 mod oracle;
-mod overrides;
 mod packed;
 mod payload_kind;
 mod permit;

@@ -70,3 +70,22 @@ pub const MAX_MIN_REPORTERS: u32 = 64;
 /// assert!(Config::builder().window_buckets(MAX_WINDOW_BUCKETS + 1).build().is_err());
 /// ```
 pub const MAX_WINDOW_BUCKETS: u32 = 60;
+
+/// How many circuits a registry holds unless told otherwise
+/// ([`RegistryBuilder::max_circuits`](crate::RegistryBuilder::max_circuits)).
+///
+/// ```
+/// assert_eq!(fuse_breaker::config::DEFAULT_MAX_CIRCUITS, 10_000);
+/// ```
+pub const DEFAULT_MAX_CIRCUITS: usize = 10_000;
+
+/// The name of the circuit that decides the calls of new names while a
+/// registry is full.
+///
+/// ```
+/// let registry = fuse_breaker::Registry::builder().max_circuits(1).build()?;
+/// let _held = registry.get("billing");
+/// assert_eq!(registry.get("search").name(), fuse_breaker::config::OVERFLOW_NAME);
+/// # Ok::<(), fuse_breaker::config::ConfigError>(())
+/// ```
+pub const OVERFLOW_NAME: &str = "(overflow)";

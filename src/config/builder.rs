@@ -1,7 +1,38 @@
 //! [`ConfigBuilder`]: a base configuration its setters change (written by
-//! the list of settings in `overrides.rs`), checked once by `build`.
+//! the list of settings in `overrides.rs`), checked once by `build`, and
+//! how a [`Config`] becomes one.
 
 use super::{Config, ConfigError};
+
+impl Config {
+    /// A builder that starts from the defaults.
+    ///
+    /// ```
+    /// let config = fuse_breaker::Config::builder().half_open_probes(1).build()?;
+    /// assert_eq!(config.half_open_probes(), 1);
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
+    /// ```
+    pub fn builder() -> ConfigBuilder {
+        ConfigBuilder {
+            config: Config::default(),
+        }
+    }
+
+    /// A builder that starts from this configuration, to derive a variant.
+    ///
+    /// ```
+    /// let base = fuse_breaker::Config::default();
+    /// let strict = base.to_builder().failure_threshold(2).build()?;
+    /// assert_eq!(strict.failure_threshold(), 2);
+    /// assert_eq!(strict.half_open_probes(), base.half_open_probes());
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
+    /// ```
+    pub fn to_builder(&self) -> ConfigBuilder {
+        ConfigBuilder {
+            config: self.clone(),
+        }
+    }
+}
 
 /// Builds a [`Config`]: a base the setters change (one setter per setting,
 /// written by the list of settings); [`build`](Self::build) checks every

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::{ConfigBuilder, DEFAULT_KEY_PREFIX, DEFAULT_STATUSES};
+use super::{DEFAULT_KEY_PREFIX, DEFAULT_STATUSES};
 use crate::classify::FailureKind;
 use crate::factor::Factor;
 use crate::policy::kind::Policy;
@@ -89,34 +89,6 @@ impl Default for Config {
 }
 
 impl Config {
-    /// A builder that starts from the defaults.
-    ///
-    /// ```
-    /// let config = fuse_breaker::Config::builder().half_open_probes(1).build()?;
-    /// assert_eq!(config.half_open_probes(), 1);
-    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
-    /// ```
-    pub fn builder() -> ConfigBuilder {
-        ConfigBuilder {
-            config: Config::default(),
-        }
-    }
-
-    /// A builder that starts from this configuration, to derive a variant.
-    ///
-    /// ```
-    /// let base = fuse_breaker::Config::default();
-    /// let strict = base.to_builder().failure_threshold(2).build()?;
-    /// assert_eq!(strict.failure_threshold(), 2);
-    /// assert_eq!(strict.half_open_probes(), base.half_open_probes());
-    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
-    /// ```
-    pub fn to_builder(&self) -> ConfigBuilder {
-        ConfigBuilder {
-            config: self.clone(),
-        }
-    }
-
     /// How many counted failures inside the window open the circuit.
     ///
     /// ```

@@ -22,22 +22,22 @@ mod derived;
 mod error;
 pub(crate) mod fields;
 mod intern;
+mod overrides;
 
 pub use crate::factor::Factor;
 pub use crate::fallback::Fallback;
 pub use crate::limits::{
-    MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES, MAX_MIN_REPORTERS,
-    MAX_MINIMUM_CALLS, MAX_WINDOW_BUCKETS,
+    DEFAULT_MAX_CIRCUITS, MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES,
+    MAX_MIN_REPORTERS, MAX_MINIMUM_CALLS, MAX_WINDOW_BUCKETS, OVERFLOW_NAME,
 };
-pub use crate::overrides::Overrides;
 pub use crate::payload_kind::{PayloadKind, PayloadRead};
 pub use crate::policy::{Policy, UnknownPolicy};
-pub use crate::registry::{DEFAULT_MAX_CIRCUITS, OVERFLOW_NAME};
 pub use builder::ConfigBuilder;
 pub(crate) use derived::nanos;
 pub use error::ConfigError;
 pub(crate) use fields::Config;
 pub(crate) use intern::intern;
+pub use overrides::Overrides;
 
 const DEFAULT_STATUSES: [u16; 3] = [502, 503, 504];
 /// The default first piece of every key.

@@ -7,15 +7,16 @@ use std::fmt;
 
 use quanta::Clock;
 
+use super::Registry;
 use super::checked::{Configs, check_max_circuits};
 use super::map::Circuits;
-use super::{DEFAULT_MAX_CIRCUITS, Registry};
 use crate::backing::sealed::Sealed;
 use crate::backing::{Backing, Local};
 use crate::builder::FuseBuilder;
+use crate::config::Overrides;
 use crate::config::{Config, ConfigError};
 use crate::fuse::Fuse;
-use crate::overrides::Overrides;
+use crate::limits::DEFAULT_MAX_CIRCUITS;
 use crate::sync::Tally;
 
 /// Builds a [`Registry`]; [`build`](Self::build) validates every override

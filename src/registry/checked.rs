@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
+use crate::config::Overrides;
 use crate::config::{Config, ConfigError};
-use crate::overrides::Overrides;
 
 /// The configuration a registry gives each name: its defaults, and for a
 /// name given overrides, the defaults with them, checked once when the

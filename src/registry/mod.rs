@@ -13,6 +13,7 @@ use crate::config::Config;
 use crate::error::OpenError;
 use crate::events::{Listener, Listeners};
 use crate::fuse::Fuse;
+use crate::limits::OVERFLOW_NAME;
 use crate::permit::OwnedPermit;
 use crate::sync::Tally;
 
@@ -27,14 +28,6 @@ pub(crate) use checked::Configs;
 pub(crate) use checked::check_max_circuits;
 use held::{Created, Held};
 use map::{Circuits, Lookup, Pair, each_circuit};
-
-/// How many circuits a registry holds unless told otherwise
-/// ([`RegistryBuilder::max_circuits`]).
-pub const DEFAULT_MAX_CIRCUITS: usize = 10_000;
-
-/// The name of the circuit that decides the calls of new names while a
-/// registry is full.
-pub const OVERFLOW_NAME: &str = "(overflow)";
 
 /// The circuits of one application: created on first use from the defaults
 /// and the per-name overrides, then shared, one per key.

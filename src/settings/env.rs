@@ -4,7 +4,7 @@ use super::Settings;
 use super::error::SettingsError;
 use super::file::{LAYOUT, Place};
 use super::kind::StoreKind;
-use crate::overrides::Overrides;
+use crate::config::Overrides;
 
 /// The setting whose name `name` (a variable's, in lower case, that names
 /// none) is a near miss of, if any: at most one edit away for a name of up

@@ -13,7 +13,7 @@ use toml::de::DeTable;
 use super::Settings;
 use super::error::SettingsError;
 use super::kind::StoreKind;
-use crate::overrides::Overrides;
+use crate::config::Overrides;
 
 /// Where a setting's value was written: a line and column of the file
 /// (both from 1), or the `FUSE_*` variable that set it instead.

@@ -42,8 +42,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::config::Overrides;
 use crate::config::{Config, ConfigError};
-use crate::overrides::Overrides;
 use crate::registry::Registry;
 
 mod env;

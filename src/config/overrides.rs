@@ -2,13 +2,13 @@
 //! [`ConfigBuilder`] setters, both generated from one entry per setting.
 //!
 //! A setting is named in two places in the crate: on [`Config`] (its
-//! field, default and getter in `config/mod.rs`, its rule in
+//! field, default and getter in `config/fields.rs`, its rule in
 //! `config/check.rs`), and its entry in the list below. The entry makes
 //! the [`Overrides`] field, the builder setter, the key of the
 //! configuration file and the `FUSE_*` environment variable (its name in
 //! capitals): all of them read and write the same partial.
 
-use crate::config::{Config, ConfigBuilder, ConfigError};
+use super::{Config, ConfigBuilder, ConfigError};
 
 /// Writes [`Overrides`], its merge onto a [`Config`], the reading of one
 /// setting from text, and one [`ConfigBuilder`] setter per entry.
