@@ -7,9 +7,7 @@ use std::time::Duration;
 use std::sync::Mutex;
 
 use fuse_breaker::config::Fallback;
-
 use fuse_breaker::events::StoreEvent;
-
 use fuse_breaker::store::{MemoryStore, Refusal, SharedFuse};
 use fuse_breaker::{State, events::Listener, events::Transition};
 

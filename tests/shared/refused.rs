@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 #[cfg(feature = "sql")]
 use fuse_breaker::config::Fallback;
+#[cfg(feature = "sql")]
 use fuse_breaker::store::{Refusal, Store};
 
 #[cfg(feature = "redis")]

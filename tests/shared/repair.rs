@@ -6,7 +6,6 @@
 use std::sync::{Arc, Mutex};
 
 use fuse_breaker::events::StoreEvent;
-
 use fuse_breaker::store::{ManualChange, SharedFuse, StoreError};
 use fuse_breaker::{State, events::Listener, events::Transition};
 

@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use fuse_breaker::config::Fallback;
-
 use fuse_breaker::store::Store;
 use fuse_breaker::{Config, State, Verdict};
 

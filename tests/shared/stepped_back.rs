@@ -10,7 +10,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use fuse_breaker::config::Fallback;
-
 use fuse_breaker::store::{Loaded, Store, StoreError, Swap};
 use fuse_breaker::{Config, config::Policy};
 

@@ -23,9 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use fuse_breaker::config::Fallback;
-
 use fuse_breaker::events::StoreEvent;
-
 use fuse_breaker::store::{Counting, RedisStore, SharedFuse, Store};
 use fuse_breaker::{Config, State, Verdict, events::Listener, events::Transition};
 use redis::cluster_routing::Slot;
