@@ -136,7 +136,7 @@ pub struct StoreEvent<'a> {
     /// answered).
     pub overwritten: Option<&'a (dyn std::error::Error + Send + Sync + 'static)>,
     /// The store's primary moved (a failover: see
-    /// [`Store::failovers`](crate::store::Store::failovers)) and answers
+    /// [`Changes::failovers`](crate::store::Changes::failovers)) and answers
     /// at this address now (`reachable` is `true`): told once per move, by
     /// the first round trip of this circuit that finds it.
     pub failover: Option<&'a str>,

@@ -477,7 +477,11 @@ mod on_sentinel {
     async fn primary(url: &str) -> String {
         let store = RedisStore::open(url).unwrap();
         store.load("fuse:clock").await.unwrap();
-        let address = store.primary().expect("the primary was found");
+        let address = store
+            .changes()
+            .unwrap()
+            .primary()
+            .expect("the primary was found");
         format!("redis://{address}")
     }
 

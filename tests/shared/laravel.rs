@@ -276,7 +276,14 @@ mod on_sentinel {
             let name = unique("laravel-sentinel");
             let key = format!("fuse:{name}");
             opened(there.clone(), &name).await;
-            let primary = format!("redis://{}", there.primary().expect("the primary found"));
+            let primary = format!(
+                "redis://{}",
+                there
+                    .changes()
+                    .unwrap()
+                    .primary()
+                    .expect("the primary found")
+            );
             let mut db1 = raw_on(&primary, 1).await;
             assert!(
                 exists(&mut db1, &laravel_key(&key)).await,

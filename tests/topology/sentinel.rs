@@ -31,8 +31,12 @@ fn a_sentinel_failover_under_load_is_followed_and_told() {
         let stop = Arc::new(AtomicBool::new(false));
         let tasks = load(&fuse, &seen, &stop, None);
         writes_again(&seen, 50, Duration::from_secs(10)).await;
-        let before = store.primary().expect("the primary was found");
-        assert_eq!(store.failovers(), 0);
+        let before = store
+            .changes()
+            .unwrap()
+            .primary()
+            .expect("the primary was found");
+        assert_eq!(store.changes().unwrap().failovers(), 0);
 
         let port: u16 = url
             .trim_start_matches("redis+sentinel://")
@@ -47,7 +51,7 @@ fn a_sentinel_failover_under_load_is_followed_and_told() {
             .await
             .unwrap();
         let asked = Instant::now();
-        while store.failovers() == 0 {
+        while store.changes().unwrap().failovers() == 0 {
             assert!(
                 asked.elapsed() < Duration::from_secs(20),
                 "the failover was never found"
@@ -60,7 +64,7 @@ fn a_sentinel_failover_under_load_is_followed_and_told() {
         for task in tasks {
             task.await.expect("no task panicked");
         }
-        let after = store.primary().unwrap();
+        let after = store.changes().unwrap().primary().unwrap();
         assert_ne!(after, before, "the primary moved");
         assert_eq!(
             *seen.failovers.lock().unwrap(),

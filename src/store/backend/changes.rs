@@ -1,11 +1,11 @@
-//! [`Changes`]: the changes other processes announced through a store,
-//! handed to this process's cached circuits on their keys as hints to read
-//! those keys again.
+//! [`Changes`]: what a store hears besides its replies, handed to this
+//! process's circuits: the changes other processes announced (hints to
+//! read those keys again), and the moves of the store's primary.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 #[cfg(any(feature = "redis", feature = "sql"))]
 use std::time::Duration;
 
@@ -58,11 +58,24 @@ pub(crate) trait Watcher: Send + Sync {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// # }).unwrap();
 /// ```
+///
+/// A store whose primary can move (a Sentinel-watched Redis) tells its
+/// circuits here when it finds the primary elsewhere
+/// ([`failovers`](Self::failovers), [`primary`](Self::primary)); a circuit
+/// whose round trip finds the count grown tells its listeners
+/// ([`StoreEvent::failover`](crate::events::StoreEvent::failover)).
 #[derive(Default)]
 pub struct Changes {
     watchers: Mutex<Watchers>,
     /// Announcements dropped (see [`Changes::dropped`]).
     dropped: AtomicU64,
+    /// What starts the store's listening, run when a circuit begins to
+    /// watch a key: a store listens only for cached circuits.
+    on_watch: OnceLock<Box<dyn Fn() + Send + Sync>>,
+    /// How many times the store's primary moved (see [`Changes::failovers`]).
+    failovers: AtomicU64,
+    /// Where the store's primary answers, as last found.
+    primary: Mutex<Option<String>>,
     /// Woken when a circuit begins to watch a key (a store that
     /// subscribes per key's shard subscribes to its shard then), or when
     /// a store's connection has news for its listening task.
@@ -83,7 +96,8 @@ impl fmt::Debug for Changes {
         f.debug_struct("Changes")
             .field("keys", &self.lock().by_key.len())
             .field("dropped", &self.dropped())
-            .finish()
+            .field("failovers", &self.failovers())
+            .finish_non_exhaustive()
     }
 }
 
@@ -132,6 +146,53 @@ impl Changes {
     pub fn dropped(&self) -> u64 {
         // A count to read, ordering nothing else.
         self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// How many times the store's primary moved since the store was opened,
+    /// as this process found out (a failover a Sentinel-watched Redis
+    /// made); always 0 for a store whose primary never moves.
+    ///
+    /// ```
+    /// let changes = fuse_breaker::store::Changes::new();
+    /// assert_eq!(changes.failovers(), 0);
+    /// ```
+    pub fn failovers(&self) -> u64 {
+        // A count to read, ordering nothing else: the address is read
+        // under its lock.
+        self.failovers.load(Ordering::Relaxed)
+    }
+
+    /// Where the store's primary answers now, for a store whose primary
+    /// can move (`None` for any other, or before it is first found).
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::store::Changes::new().primary(), None);
+    /// ```
+    pub fn primary(&self) -> Option<String> {
+        self.primary
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The store found its primary at `address`; `moved`: elsewhere than
+    /// the one found before (a failover).
+    #[cfg(feature = "redis")]
+    pub(crate) fn found_primary(&self, address: &str, moved: bool) {
+        *self
+            .primary
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(address.to_owned());
+        if moved {
+            self.failovers.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Runs `make`'s start of the store's listening whenever a circuit
+    /// begins to watch a key (`make` is called once, the first time).
+    #[cfg(any(feature = "redis", feature = "sql"))]
+    pub(crate) fn on_watch(&self, make: impl FnOnce() -> Box<dyn Fn() + Send + Sync>) {
+        self.on_watch.get_or_init(make);
     }
 
     #[cfg(any(feature = "redis", feature = "sql"))]
@@ -264,6 +325,9 @@ impl Changes {
             watchers.swept = watchers.by_key.len();
         }
         drop(watchers);
+        if let Some(start) = self.on_watch.get() {
+            start();
+        }
         #[cfg(feature = "redis")]
         self.wake.notify_one();
     }

@@ -116,14 +116,6 @@ impl<S: Store> Store for Counting<S> {
         self.inner.codec()
     }
 
-    fn failovers(&self) -> u64 {
-        self.inner.failovers()
-    }
-
-    fn primary(&self) -> Option<String> {
-        self.inner.primary()
-    }
-
     /// One round trip per page (a Redis page may take a few `SCAN`s).
     async fn keys(
         &self,

@@ -234,9 +234,13 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
         Ok(Incremented::Skipped)
     }
 
-    /// Where this store hands over the transitions announced through it,
-    /// if it can ([`Changes`]; default: it cannot, and cached circuits see
-    /// other processes' transitions up to their staleness late).
+    /// Where this store hands its circuits what it hears besides its
+    /// replies, if it hears anything ([`Changes`]: the transitions other
+    /// processes announced through it, the moves of its primary). Asking
+    /// starts nothing; a store that listens on a channel starts when a
+    /// cached circuit first watches a key there. Default: it hears
+    /// nothing, and cached circuits see other processes' transitions up to
+    /// their staleness late.
     fn changes(&self) -> Option<&Changes> {
         None
     }
@@ -251,31 +255,6 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
     /// ```
     fn codec(&self) -> Codec {
         Codec::default()
-    }
-
-    /// How many times the store's primary moved since it was opened (a
-    /// failover found, as a Sentinel-watched Redis reports it): a circuit
-    /// whose round trip finds the count grown tells its listeners
-    /// ([`StoreEvent::failover`](crate::events::StoreEvent::failover), with [`primary`](Self::primary)).
-    /// Default: 0, a store whose primary never moves.
-    ///
-    /// ```
-    /// use fuse_breaker::store::{MemoryStore, Store};
-    /// assert_eq!(MemoryStore::new().failovers(), 0);
-    /// ```
-    fn failovers(&self) -> u64 {
-        0
-    }
-
-    /// Where the store's primary answers now, for a store whose primary
-    /// can move ([`failovers`](Self::failovers)). Default: `None`.
-    ///
-    /// ```
-    /// use fuse_breaker::store::{MemoryStore, Store};
-    /// assert_eq!(MemoryStore::new().primary(), None);
-    /// ```
-    fn primary(&self) -> Option<String> {
-        None
     }
 
     /// A page of the keys that start with `prefix`, taken literally (no
@@ -367,14 +346,6 @@ impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
 
     fn codec(&self) -> Codec {
         (**self).codec()
-    }
-
-    fn failovers(&self) -> u64 {
-        (**self).failovers()
-    }
-
-    fn primary(&self) -> Option<String> {
-        (**self).primary()
     }
 
     async fn keys(

@@ -136,7 +136,7 @@ impl RedisStore {
     ///   monitor; a user and password before the hosts are the
     ///   primary's): found on first use, and found again when a round
     ///   trip fails the way a failover makes it fail
-    ///   ([`Store::failovers`]).
+    ///   ([`Changes::failovers`]).
     ///
     /// Any of them may end with the store's own parameters (see
     /// [`StoreOptions`]): `?payload=laravel` keeps circuits in Laravel's
@@ -192,6 +192,7 @@ impl RedisStore {
         };
         let target =
             url::target(rest).map_err(|err| StoreError::invalid_url(&name, "Redis", err))?;
+        let changes = Arc::<Changes>::default();
         let (topology, link) = match target {
             Target::Node(node) => {
                 let client = redis::Client::open(node)
@@ -213,8 +214,11 @@ impl RedisStore {
                 password,
                 tls,
             } => {
-                let sentinel = Sentinel::new(&sentinels, service, db, user, password, tls)
-                    .map_err(|err| invalid(&err, "redis+sentinel://host:port,host:port/name"))?;
+                let found = Arc::downgrade(&changes);
+                let sentinel = Sentinel::new(&sentinels, service, db, user, password, tls, found)
+                    .map_err(|err| {
+                    invalid(&err, "redis+sentinel://host:port,host:port/name")
+                })?;
                 let sentinel = Arc::new(sentinel);
                 (
                     Topology::Sentinel(Arc::clone(&sentinel)),
@@ -231,7 +235,7 @@ impl RedisStore {
             increment: Script::new(INCREMENT),
             delete: Script::new(DELETE),
             channel: Self::DEFAULT_CHANNEL.to_owned(),
-            changes: Arc::default(),
+            changes,
             listening: Arc::default(),
             runtime,
             prefix: Arc::from(""),
@@ -534,45 +538,40 @@ impl Store for RedisStore {
         self.codec
     }
 
-    fn failovers(&self) -> u64 {
-        match &self.topology {
-            Topology::Sentinel(sentinel) => sentinel.moves(),
-            Topology::Node(_) | Topology::Cluster(_) => 0,
-        }
-    }
-
-    fn primary(&self) -> Option<String> {
-        match &self.topology {
-            Topology::Sentinel(sentinel) => sentinel.address(),
-            Topology::Node(_) | Topology::Cluster(_) => None,
-        }
-    }
-
-    /// Starts listening the first time (a cached circuit is being built):
-    /// on the channel, or on a cluster the sharded channels of the slots
-    /// of the keys cached circuits watch.
+    /// Listens when a cached circuit first watches a key: on the channel,
+    /// or on a cluster the sharded channels of the slots of the keys
+    /// cached circuits watch.
     fn changes(&self) -> Option<&Changes> {
-        let (topology, channel) = (self.topology.clone(), self.channel.clone());
-        let prefix = Arc::clone(&self.prefix);
-        let changes = Arc::downgrade(&self.changes);
-        self.listening
-            .start(&self.runtime, changes.clone(), move || {
-                let (channel, changes) = (channel.clone(), changes.clone());
-                let prefix = Arc::clone(&prefix);
-                let listening: std::pin::Pin<Box<dyn Future<Output = ()> + Send>> =
-                    match topology.clone() {
-                        Topology::Node(client) => {
-                            Box::pin(listen::listen(client, channel, prefix, changes, || false))
-                        }
-                        Topology::Cluster(nodes) => {
-                            Box::pin(listen::listen_cluster(nodes, channel, prefix, changes))
-                        }
-                        Topology::Sentinel(sentinel) => {
-                            Box::pin(listen::listen_sentinel(sentinel, channel, prefix, changes))
-                        }
-                    };
-                listening
-            });
+        self.changes.on_watch(|| {
+            let (topology, channel) = (self.topology.clone(), self.channel.clone());
+            let prefix = Arc::clone(&self.prefix);
+            let changes = Arc::downgrade(&self.changes);
+            let (listening, runtime) = (Arc::downgrade(&self.listening), self.runtime.clone());
+            Box::new(move || {
+                let Some(listening) = listening.upgrade() else {
+                    return;
+                };
+                let (topology, channel) = (topology.clone(), channel.clone());
+                let (prefix, changes) = (Arc::clone(&prefix), changes.clone());
+                listening.start(&runtime, changes.clone(), move || {
+                    let (channel, changes) = (channel.clone(), changes.clone());
+                    let prefix = Arc::clone(&prefix);
+                    let listening: std::pin::Pin<Box<dyn Future<Output = ()> + Send>> =
+                        match topology.clone() {
+                            Topology::Node(client) => {
+                                Box::pin(listen::listen(client, channel, prefix, changes, || false))
+                            }
+                            Topology::Cluster(nodes) => {
+                                Box::pin(listen::listen_cluster(nodes, channel, prefix, changes))
+                            }
+                            Topology::Sentinel(sentinel) => Box::pin(listen::listen_sentinel(
+                                sentinel, channel, prefix, changes,
+                            )),
+                        };
+                    listening
+                });
+            })
+        });
         Some(&self.changes)
     }
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::events::StoreEvent;
 use crate::model;
+use crate::store::backend::changes::Changes;
 use crate::store::backend::error::StoreError;
 use crate::store::circuit::shared::SharedFuse;
 use crate::store::circuit::step::moved;
@@ -79,12 +80,10 @@ impl SharedFuse {
                 if self.backing.health.answered(begun) {
                     self.tell(true, None);
                 }
-                if self
-                    .backing
-                    .health
-                    .failed_over(self.backing.store.failovers())
-                {
-                    let primary = self.backing.store.primary();
+                let changes = self.backing.store.changes();
+                let failovers = changes.map_or(0, Changes::failovers);
+                if self.backing.health.failed_over(failovers) {
+                    let primary = changes.and_then(Changes::primary);
                     self.backing.listeners.emit_store(&StoreEvent {
                         failover: Some(primary.as_deref().unwrap_or("an address it did not say")),
                         ..self.event(true, None)

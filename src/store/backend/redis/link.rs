@@ -4,8 +4,8 @@
 //! slots itself), or to the primary Sentinel names (found again after a
 //! failover).
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwapOption;
@@ -14,6 +14,8 @@ use redis::cluster::{ClusterClientBuilder, ClusterConfig};
 use redis::cluster_async::ClusterConnection;
 use redis::sentinel::{SentinelClient, SentinelNodeConnectionInfo, SentinelServerType};
 use redis::{Cmd, Pipeline, RedisError, RedisFuture, RedisResult, Value};
+
+use crate::store::Changes;
 
 /// How long a round trip may take before the store counts as unreachable
 /// (the fallback then decides), and how long a connection attempt may
@@ -145,8 +147,8 @@ pub(super) struct Sentinel {
     stale: std::sync::atomic::AtomicBool,
     /// When the sentinels were last asked.
     asked: std::sync::Mutex<Option<Instant>>,
-    /// How many times the primary found was another than the one before.
-    moves: AtomicU64,
+    /// Where the store tells its circuits that the primary moved.
+    changes: Weak<Changes>,
 }
 
 /// A primary: its address and a connection to it.
@@ -166,6 +168,7 @@ impl Sentinel {
         user: Option<String>,
         password: Option<String>,
         tls: bool,
+        changes: Weak<Changes>,
     ) -> RedisResult<Sentinel> {
         let mut redis = redis::RedisConnectionInfo::default().set_db(db);
         if let Some(user) = user {
@@ -193,14 +196,16 @@ impl Sentinel {
             primary: ArcSwapOption::empty(),
             stale: std::sync::atomic::AtomicBool::new(false),
             asked: std::sync::Mutex::new(None),
-            moves: AtomicU64::new(0),
+            changes,
         })
     }
 
     /// How many times the primary moved (a failover) since the store was
     /// opened.
     pub(super) fn moves(&self) -> u64 {
-        self.moves.load(Ordering::Relaxed)
+        self.changes
+            .upgrade()
+            .map_or(0, |changes| Changes::failovers(&changes))
     }
 
     /// The primary's address as last found.
@@ -262,8 +267,9 @@ impl Sentinel {
             client: found,
             manager,
         });
-        if self.primary.swap(Some(Arc::clone(&primary))).is_some() {
-            self.moves.fetch_add(1, Ordering::Relaxed);
+        let moved = self.primary.swap(Some(Arc::clone(&primary))).is_some();
+        if let Some(changes) = self.changes.upgrade() {
+            changes.found_primary(&primary.address, moved);
         }
         Ok(primary)
     }

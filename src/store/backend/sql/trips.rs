@@ -411,18 +411,26 @@ impl Store for SqlStore {
         deleted.map_err(|err| self.error(key, "delete", &err))
     }
 
-    /// On PostgreSQL, starts listening on the channel the first time (a
-    /// cached circuit is being built); SQLite has none.
+    /// On PostgreSQL, listens on the channel when a cached circuit first
+    /// watches a key; SQLite has none.
     fn changes(&self) -> Option<&Changes> {
         let Backend::Postgres(pool) = &self.backend else {
             return None;
         };
-        let (pool, channel) = (pool.clone(), self.channel.clone());
-        let changes: Weak<Changes> = Arc::downgrade(&self.changes);
-        self.listening
-            .start(&self.runtime, changes.clone(), move || {
-                postgres::listen(pool.clone(), channel.clone(), changes.clone())
-            });
+        self.changes.on_watch(|| {
+            let (pool, channel) = (pool.clone(), self.channel.clone());
+            let changes: Weak<Changes> = Arc::downgrade(&self.changes);
+            let (listening, runtime) = (Arc::downgrade(&self.listening), self.runtime.clone());
+            Box::new(move || {
+                let Some(listening) = listening.upgrade() else {
+                    return;
+                };
+                let (pool, channel, weak) = (pool.clone(), channel.clone(), changes.clone());
+                listening.start(&runtime, changes.clone(), move || {
+                    postgres::listen(pool.clone(), channel.clone(), weak.clone())
+                });
+            })
+        });
         Some(&self.changes)
     }
 }
