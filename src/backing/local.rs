@@ -98,7 +98,7 @@ impl Sealed for Local {
             let telemetry = self.occupant.telemetry();
             telemetry.publish();
             let engine = Engine::new(self.slot, &self.occupant);
-            if engine.config().policy() == crate::config::Policy::Rate {
+            if engine.config().policy().counts_calls() {
                 telemetry.window(&engine.snapshot());
             }
         }

@@ -52,6 +52,18 @@ impl Policy {
     }
 }
 
+impl Policy {
+    /// Whether the policy's window counts every closed call (`rate`), so
+    /// that a closed success adds to it and successes commute: a store
+    /// takes them as increments, a cached circuit batches them and sends
+    /// them later, and a closed admission never changes the key. Under
+    /// `count` a success only clears the failures.
+    #[cfg_attr(not(any(feature = "store", feature = "metrics")), allow(dead_code))]
+    pub(crate) fn counts_calls(self) -> bool {
+        matches!(self, Policy::Rate)
+    }
+}
+
 impl fmt::Display for Policy {
     /// The policy's name.
     ///

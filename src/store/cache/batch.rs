@@ -149,9 +149,7 @@ impl Stored {
             Verdict::Success,
             false,
         );
-        if effect != Effect::Record(Outcome::SUCCESS)
-            || config.policy() != crate::config::Policy::Rate
-        {
+        if effect != Effect::Record(Outcome::SUCCESS) || !config.policy().counts_calls() {
             return false;
         }
         if !matches!(self.window, Window::Rate(_)) {

@@ -15,7 +15,6 @@
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use crate::config::Policy;
 use crate::config::{Config, nanos};
 use crate::store::Store;
 use crate::store::cache::Cache;
@@ -35,7 +34,7 @@ impl Flush {
     /// Starts sending `cache`'s batches once per its staleness, under
     /// `rate` and inside a tokio runtime (otherwise nothing to start).
     pub(in crate::store) fn start(self, cache: &Arc<Cache>) {
-        if self.config.policy() != Policy::Rate {
+        if !self.config.policy().counts_calls() {
             return;
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {

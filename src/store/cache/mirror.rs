@@ -18,7 +18,6 @@
 use std::time::{Duration, Instant};
 
 use crate::config::Config;
-use crate::config::Policy;
 use crate::snapshot::State;
 use crate::store::model::stored::{At, Entry, Opens, Stored, Ticket};
 use crate::verdict::Verdict;
@@ -64,14 +63,14 @@ impl Mirror {
     /// with an empty window, or any closed one under `rate`.
     fn quiet(&self, config: &Config) -> bool {
         self.stored.state() == State::Closed
-            && (config.policy() == Policy::Rate || self.stored.window.is_empty())
+            && (config.policy().counts_calls() || self.stored.window.is_empty())
     }
 
     /// Whether the success of the closed `ticket` is one for the batch
     /// (under `rate`, a fresh mirror that granted it), rather than a
     /// round trip.
     pub(crate) fn batches(&self, config: &Config, ticket: &Ticket, staleness: Duration) -> bool {
-        config.policy() == Policy::Rate
+        config.policy().counts_calls()
             && self.now(staleness).is_some()
             && self.stored.owns_closed(ticket)
     }

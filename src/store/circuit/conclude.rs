@@ -68,7 +68,7 @@ impl SharedFuse {
     /// Under `rate`, counts a quiet success in the batch.
     #[inline]
     fn batch(&self, ticket: Ticket) {
-        if self.backing.config.policy() == crate::config::Policy::Rate
+        if self.backing.config.policy().counts_calls()
             && let Some(cache) = &self.backing.cache
         {
             cache.batch(ticket);
@@ -131,7 +131,7 @@ impl SharedFuse {
         let increments = verdict != Verdict::Ignore
             && !(reported && self.backing.cache.is_some())
             && !ticket.is_probe()
-            && self.backing.config.policy() == crate::config::Policy::Rate
+            && self.backing.config.policy().counts_calls()
             && self.backing.store.codec().writes() == Encoding::Json;
         if increments
             && ticket.generation != 0

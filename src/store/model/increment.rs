@@ -33,7 +33,6 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::config::Config;
-use crate::config::Policy;
 use crate::store::model::payload;
 use crate::store::model::stored::Ticket;
 use crate::verdict::Verdict;
@@ -157,7 +156,7 @@ impl Increment {
     /// generation.
     pub(crate) fn success(config: &Config, ticket: &Ticket, ttl: Duration) -> Option<Self> {
         let width = payload::width(config);
-        let fits = config.policy() == Policy::Rate
+        let fits = config.policy().counts_calls()
             && width.is_multiple_of(1_000)
             && ticket.generation != 0
             && !ticket.is_probe();

@@ -10,6 +10,7 @@ use std::time::Duration;
 use proptest::prelude::*;
 
 use super::*;
+use crate::config::Policy;
 use crate::store::model::payload::{self, Fresh};
 use crate::store::model::stored::{At, Entry, Opens, Stored};
 use crate::store::{Codec, Encoding};
