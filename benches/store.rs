@@ -55,7 +55,7 @@ fn main() {
         b.iter(|| {
             black_box(
                 fuse.try_acquire()
-                    .map(fuse_breaker::Permit::success)
+                    .map(<fuse_breaker::Permit>::success)
                     .is_ok(),
             )
         });

@@ -53,6 +53,8 @@ impl Backing for Local {}
 
 impl Sealed for Local {
     type Options = ();
+    type Permit<'a> = crate::permit::Borrowed<'a>;
+    type OwnedPermit = crate::permit::Owned;
 
     fn name(&self) -> &str {
         self.occupant.names().name()

@@ -132,3 +132,33 @@ fn nothing_is_written_when_nothing_changes() {
         }
     });
 }
+
+#[test]
+fn owned_permits_end_on_other_threads_as_borrowed_ones_do() {
+    block_on(async {
+        for (name, store) in stores() {
+            let fuse = Arc::new(circuit(&store, "billing", &config(2, 1)));
+            let first = fuse.try_acquire_owned().await.unwrap();
+            let second = fuse.try_acquire_owned().await.unwrap();
+            assert!(first.from_store() && !first.is_probe(), "{name}");
+            // The verdicts' futures are made on other threads and own all
+            // they need.
+            let verdicts: Vec<_> = [first, second]
+                .into_iter()
+                .map(|permit| std::thread::spawn(move || permit.failure()))
+                .map(|thread| thread.join().unwrap())
+                .collect();
+            for verdict in verdicts {
+                verdict.await.unwrap();
+            }
+            assert_eq!(fuse.state().await.unwrap(), State::Open, "{name}");
+
+            store.advance(secs(30));
+            let probe = fuse.try_acquire_owned().await.unwrap();
+            assert!(probe.is_probe(), "{name}");
+            assert!(fuse.try_acquire_owned().await.is_err(), "{name}: one slot");
+            probe.success().await.unwrap();
+            assert_eq!(fuse.state().await.unwrap(), State::Closed, "{name}");
+        }
+    });
+}

@@ -2,14 +2,17 @@
 //! mirror, from the store, or, while the store does not answer, from the
 //! fallback.
 
+use std::sync::Arc;
+
 use crate::config::nanos;
 use crate::error::OpenError;
 use crate::fallback::Fallback;
+use crate::permit::OwnedPermit;
 use crate::random;
 use crate::store::backend::error::{Refusal, StoreError};
 use crate::store::circuit::future::Admission;
 use crate::store::circuit::permit::{Grantor, SharedPermit};
-use crate::store::circuit::shared::SharedFuse;
+use crate::store::circuit::shared::{Shared, SharedFuse};
 use crate::store::model::stored::{At, Entry, Ticket};
 
 impl SharedFuse {
@@ -36,6 +39,27 @@ impl SharedFuse {
             Decided::Ready(decided) => Admission::ready(decided),
             Decided::Ask => Admission::asking(self.acquire_asking()),
         }
+    }
+
+    /// Like [`try_acquire`](Self::try_acquire), for a permit that holds
+    /// its circuit in an `Arc` ([`OwnedPermit<Shared>`](crate::OwnedPermit)):
+    /// it can move to another task or live in a `'static` future.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::MemoryStore;
+    ///
+    /// # futures::executor::block_on(async {
+    /// let fuse = Arc::new(fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build());
+    /// let permit = fuse.try_acquire_owned().await?;
+    /// let verdict = std::thread::spawn(move || permit.success()).join().unwrap();
+    /// verdict.await?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn try_acquire_owned(self: &Arc<Self>) -> Result<OwnedPermit<Shared>, Refusal> {
+        let permit = self.acquire_in_place().await?;
+        Ok(permit.owned(Arc::clone(self)))
     }
 
     /// [`try_acquire`](Self::try_acquire) awaited where the caller's

@@ -1,14 +1,18 @@
-//! [`SharedPermit`]: the right to run one call of a shared circuit.
+//! A shared circuit's permits: [`Permit<'_, Shared>`](crate::Permit)
+//! ([`SharedPermit`]), which borrows its circuit, and
+//! [`OwnedPermit<Shared>`](crate::OwnedPermit), which holds it in an `Arc`.
 
 use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::config::nanos;
-use crate::permit::OwnedPermit;
+use crate::permit::{OwnedPermit, Permit};
 use crate::policy::is_slow;
 use crate::store::backend::error::StoreError;
 use crate::store::circuit::conclusion::Conclusion;
-use crate::store::circuit::shared::SharedFuse;
+use crate::store::circuit::shared::{Shared, SharedFuse};
 use crate::store::model::stored::Ticket;
 use crate::verdict::Verdict;
 
@@ -22,11 +26,14 @@ pub(in crate::store) enum Grantor {
     Allowed,
 }
 
-/// The right to run one call of a [`SharedFuse`]. End it with
-/// [`success`](Self::success), [`failure`](Self::failure),
-/// [`ignore`](Self::ignore) or [`conclude`](Self::conclude) (each a round
-/// trip when the store granted it). A permit dropped without a verdict
-/// changes nothing; a probe's slot comes back when its lease ends.
+/// The right to run one call of a [`SharedFuse`]: `Permit<'_, Shared>`.
+/// End it with [`success`](Permit::success), [`failure`](Permit::failure),
+/// [`ignore`](Permit::ignore) or [`conclude`](Permit::conclude) (each a
+/// round trip when the store granted it). A permit dropped without a
+/// verdict changes nothing; a probe's slot comes back when its lease ends.
+/// [`SharedFuse::try_acquire_owned`] gives one that holds its circuit in an
+/// `Arc` ([`OwnedPermit<Shared>`](crate::OwnedPermit)), with the same
+/// verdicts.
 ///
 /// Under the `rate` policy with a `slow_call_duration`, the call's time is
 /// measured on this process's monotonic clock, from the store's grant of
@@ -47,9 +54,12 @@ pub(in crate::store) enum Grantor {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// # }).unwrap();
 /// ```
-#[must_use = "a permit dropped without a verdict records nothing"]
-pub struct SharedPermit<'a> {
-    fuse: &'a SharedFuse,
+pub type SharedPermit<'a> = Permit<'a, Shared>;
+
+/// What a shared circuit's permit holds: its circuit (borrowed, or in an
+/// `Arc`), who granted it, and when.
+pub struct Held<F> {
+    fuse: F,
     grantor: Grantor,
     /// When the store's permit was granted, on this process's monotonic
     /// clock: read only when the configuration times calls (`rate` with a
@@ -57,23 +67,73 @@ pub struct SharedPermit<'a> {
     started: Option<Instant>,
 }
 
-impl<'a> SharedPermit<'a> {
-    #[inline]
-    pub(in crate::store) fn new(fuse: &'a SharedFuse, grantor: Grantor) -> Self {
-        let timed = fuse.config().times_calls() && matches!(grantor, Grantor::Store(_));
-        SharedPermit {
-            fuse,
-            grantor,
-            started: timed.then(Instant::now),
-        }
-    }
-
+impl<F: Deref<Target = SharedFuse>> Held<F> {
     /// Whether the call was slow: its time from admission to now on this
     /// process's monotonic clock, at least `slow_call_duration`.
     fn slow(&self) -> bool {
         self.started.is_some_and(|started| {
             let elapsed = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
             is_slow(self.fuse.config(), elapsed)
+        })
+    }
+
+    fn is_probe(&self) -> bool {
+        match &self.grantor {
+            Grantor::Store(ticket) => ticket.is_probe(),
+            Grantor::Local(permit) => permit.is_probe(),
+            Grantor::Allowed => false,
+        }
+    }
+
+    fn granted_by_store(&self) -> bool {
+        matches!(self.grantor, Grantor::Store(_))
+    }
+
+    /// Ends the permit at once with `verdict` (a counted failure with the
+    /// server's `hint`) unless the store granted it; then what the store
+    /// must be told: the circuit, the ticket and whether the call was
+    /// slow.
+    fn settle(self, verdict: Verdict, hint: Option<Duration>) -> Option<(F, Ticket, bool)> {
+        let slow = self.slow();
+        match self.grantor {
+            Grantor::Store(ticket) => Some((self.fuse, ticket, slow)),
+            Grantor::Local(permit) => {
+                match hint {
+                    Some(hint) => permit.failure_retry_after(hint),
+                    None => permit.conclude(verdict),
+                }
+                None
+            }
+            Grantor::Allowed => None,
+        }
+    }
+}
+
+/// A hint counts only with a counted failure.
+fn hint_of(verdict: Verdict, hint: Option<Duration>) -> Option<Duration> {
+    hint.filter(|_| verdict == Verdict::Failure)
+}
+
+impl<'a> Permit<'a, Shared> {
+    #[inline]
+    pub(in crate::store) fn new(fuse: &'a SharedFuse, grantor: Grantor) -> Self {
+        let timed = fuse.config().times_calls() && matches!(grantor, Grantor::Store(_));
+        Permit(Held {
+            fuse,
+            grantor,
+            started: timed.then(Instant::now),
+        })
+    }
+
+    /// This permit, holding its circuit in `fuse` (the same circuit).
+    pub(in crate::store) fn owned(self, fuse: Arc<SharedFuse>) -> OwnedPermit<Shared> {
+        let Held {
+            grantor, started, ..
+        } = self.0;
+        OwnedPermit(Held {
+            fuse,
+            grantor,
+            started,
         })
     }
 
@@ -89,11 +149,7 @@ impl<'a> SharedPermit<'a> {
     /// # });
     /// ```
     pub fn is_probe(&self) -> bool {
-        match &self.grantor {
-            Grantor::Store(ticket) => ticket.is_probe(),
-            Grantor::Local(permit) => permit.is_probe(),
-            Grantor::Allowed => false,
-        }
+        self.0.is_probe()
     }
 
     /// Whether the store granted this permit (rather than the fallback).
@@ -107,7 +163,7 @@ impl<'a> SharedPermit<'a> {
     /// # });
     /// ```
     pub fn from_store(&self) -> bool {
-        matches!(self.grantor, Grantor::Store(_))
+        self.0.granted_by_store()
     }
 
     /// Ends the permit with `verdict`. `Ok` when the verdict was recorded
@@ -126,16 +182,16 @@ impl<'a> SharedPermit<'a> {
     /// ```
     #[inline]
     pub fn conclude(self, verdict: Verdict) -> Conclusion<'a> {
-        match self.grantor {
-            Grantor::Store(ticket) => {
-                let slow = self.slow();
-                self.fuse.conclude_in_store(ticket, verdict, slow, None)
+        self.end(verdict, None)
+    }
+
+    fn end(self, verdict: Verdict, hint: Option<Duration>) -> Conclusion<'a> {
+        let hint = hint_of(verdict, hint);
+        match self.0.settle(verdict, hint) {
+            Some((fuse, ticket, slow)) => {
+                fuse.conclude_in_store(ticket, verdict, slow, hint.map(nanos))
             }
-            Grantor::Local(permit) => {
-                permit.conclude(verdict);
-                Conclusion::settled()
-            }
-            Grantor::Allowed => Conclusion::settled(),
+            None => Conclusion::settled(),
         }
     }
 
@@ -148,23 +204,13 @@ impl<'a> SharedPermit<'a> {
         verdict: Verdict,
         hint: Option<Duration>,
     ) -> Result<(), StoreError> {
-        let hint = hint.filter(|_| verdict == Verdict::Failure);
-        match self.grantor {
-            Grantor::Store(ticket) => {
-                let slow = self.slow();
-                let hint = hint.map(nanos);
-                self.fuse
-                    .conclude_in_place(ticket, verdict, slow, hint)
+        let hint = hint_of(verdict, hint);
+        match self.0.settle(verdict, hint) {
+            Some((fuse, ticket, slow)) => {
+                fuse.conclude_in_place(ticket, verdict, slow, hint.map(nanos))
                     .await
             }
-            Grantor::Local(permit) => {
-                match hint {
-                    Some(hint) => permit.failure_retry_after(hint),
-                    None => permit.conclude(verdict),
-                }
-                Ok(())
-            }
-            Grantor::Allowed => Ok(()),
+            None => Ok(()),
         }
     }
 
@@ -205,7 +251,7 @@ impl<'a> SharedPermit<'a> {
     /// come back: if this verdict opens the circuit, for the whole fleet,
     /// the opening lasts at least `hint`, capped at
     /// [`max_open_duration`](crate::Config::max_open_duration) (SPEC §10;
-    /// see [`Permit::failure_retry_after`](crate::Permit::failure_retry_after)).
+    /// as a local circuit's [`failure_retry_after`](crate::Permit::failure_retry_after)).
     ///
     /// ```
     /// use std::sync::Arc;
@@ -226,19 +272,7 @@ impl<'a> SharedPermit<'a> {
     /// # }).unwrap();
     /// ```
     pub fn failure_retry_after(self, hint: Duration) -> Conclusion<'a> {
-        match self.grantor {
-            Grantor::Store(ticket) => {
-                let slow = self.slow();
-                let hint = Some(nanos(hint));
-                self.fuse
-                    .conclude_in_store(ticket, Verdict::Failure, slow, hint)
-            }
-            Grantor::Local(permit) => {
-                permit.failure_retry_after(hint);
-                Conclusion::settled()
-            }
-            Grantor::Allowed => Conclusion::settled(),
-        }
+        self.end(Verdict::Failure, Some(hint))
     }
 
     /// The call ended with an ignored error.
@@ -276,7 +310,7 @@ impl SharedPermit<'_> {
                 self.conclude_in_place(verdict, Some(after)).await
             }
             (_, Hint::Malformed(header)) => {
-                crate::hint::malformed(self.fuse.key(), header);
+                crate::hint::malformed(self.0.fuse.key(), header);
                 self.conclude_in_place(verdict, None).await
             }
             _ => self.conclude_in_place(verdict, None).await,
@@ -284,17 +318,150 @@ impl SharedPermit<'_> {
     }
 }
 
-impl fmt::Debug for SharedPermit<'_> {
+/// A shared circuit's permit that holds its circuit in an `Arc`
+/// ([`SharedFuse::try_acquire_owned`]): it can move to another task or live
+/// in a `'static` future. Its verdicts are a shared [`Permit`]'s, each a
+/// future that owns what it needs.
+impl OwnedPermit<Shared> {
+    /// Whether this permit is a half-open probe.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::MemoryStore;
+    /// # futures::executor::block_on(async {
+    /// let fuse = Arc::new(fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build());
+    /// assert!(!fuse.try_acquire_owned().await.unwrap().is_probe());
+    /// # });
+    /// ```
+    pub fn is_probe(&self) -> bool {
+        self.0.is_probe()
+    }
+
+    /// Whether the store granted this permit (rather than the fallback).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::MemoryStore;
+    /// # futures::executor::block_on(async {
+    /// let fuse = Arc::new(fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build());
+    /// assert!(fuse.try_acquire_owned().await.unwrap().from_store());
+    /// # });
+    /// ```
+    pub fn from_store(&self) -> bool {
+        self.0.granted_by_store()
+    }
+
+    /// Ends the permit with `verdict` (see [`Permit::conclude`]).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::Verdict;
+    /// use fuse_breaker::store::MemoryStore;
+    /// # futures::executor::block_on(async {
+    /// let fuse = Arc::new(fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build());
+    /// let permit = fuse.try_acquire_owned().await?;
+    /// let verdict = std::thread::spawn(move || permit.conclude(Verdict::Failure)).join().unwrap();
+    /// verdict.await?;
+    /// assert_eq!(fuse.snapshot().await?.failures.len(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn conclude(self, verdict: Verdict) -> Conclusion<'static> {
+        self.end(verdict, None)
+    }
+
+    fn end(self, verdict: Verdict, hint: Option<Duration>) -> Conclusion<'static> {
+        let hint = hint_of(verdict, hint);
+        match self.0.settle(verdict, hint) {
+            Some((fuse, ticket, slow)) => Conclusion::asking(async move {
+                fuse.conclude_in_place(ticket, verdict, slow, hint.map(nanos))
+                    .await
+            }),
+            None => Conclusion::settled(),
+        }
+    }
+
+    /// The call succeeded (see [`Permit::success`]).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::MemoryStore;
+    /// # futures::executor::block_on(async {
+    /// let fuse = Arc::new(fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build());
+    /// fuse.try_acquire_owned().await?.success().await?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn success(self) -> Conclusion<'static> {
+        self.conclude(Verdict::Success)
+    }
+
+    /// The call failed with a counted failure (see [`Permit::failure`]).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::MemoryStore;
+    /// # futures::executor::block_on(async {
+    /// let fuse = Arc::new(fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build());
+    /// fuse.try_acquire_owned().await?.failure().await?;
+    /// assert_eq!(fuse.snapshot().await?.failures.len(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn failure(self) -> Conclusion<'static> {
+        self.conclude(Verdict::Failure)
+    }
+
+    /// A counted failure with the server's hint of when to come back (see
+    /// [`Permit::failure_retry_after`]).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use fuse_breaker::Config;
+    /// use fuse_breaker::store::MemoryStore;
+    /// # futures::executor::block_on(async {
+    /// let config = Config::builder()
+    ///     .failure_threshold(1)
+    ///     .max_open_duration(Duration::from_secs(300))
+    ///     .build()?;
+    /// let fuse = Arc::new(fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).config(config).build());
+    /// fuse.try_acquire_owned().await?.failure_retry_after(Duration::from_secs(120)).await?;
+    /// assert_eq!(fuse.snapshot().await?.open_for, Some(Duration::from_secs(120)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn failure_retry_after(self, hint: Duration) -> Conclusion<'static> {
+        self.end(Verdict::Failure, Some(hint))
+    }
+
+    /// The call ended with an ignored error (see [`Permit::ignore`]).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::MemoryStore;
+    /// # futures::executor::block_on(async {
+    /// let fuse = Arc::new(fuse_breaker::Fuse::builder("billing").store(Arc::new(MemoryStore::new())).build());
+    /// fuse.try_acquire_owned().await?.ignore().await?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn ignore(self) -> Conclusion<'static> {
+        self.conclude(Verdict::Ignore)
+    }
+}
+
+impl<F: Deref<Target = SharedFuse>> fmt::Debug for Held<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let from = match &self.grantor {
             Grantor::Store(_) => "store",
             Grantor::Local(_) => "local",
             Grantor::Allowed => "allowed",
         };
-        f.debug_struct("SharedPermit")
+        f.debug_struct("Permit")
             .field("key", &self.fuse.key())
             .field("from", &from)
             .field("probe", &self.is_probe())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
