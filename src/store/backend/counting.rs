@@ -2,7 +2,10 @@
 
 use std::time::Duration;
 
-use crate::store::{Changes, Increment, Incremented, KeyPage, Loaded, Store, StoreError, Swap};
+use crate::store::backend::{Forward, forward_store};
+use crate::store::{
+    Changes, Codec, Increment, Incremented, KeyPage, Loaded, Store, StoreError, Swap,
+};
 use crate::sync::Tally;
 
 /// A [`Store`] that counts the round trips made through it: to see what a
@@ -61,69 +64,16 @@ impl<S> Counting<S> {
     }
 }
 
-#[async_trait::async_trait]
-impl<S: Store> Store for Counting<S> {
-    fn name(&self) -> &str {
-        self.inner.name()
+/// One round trip per method that asks the store (a Redis page of keys
+/// may take a few `SCAN`s).
+impl<S: Store> Forward for Counting<S> {
+    type To = S;
+    fn to(&self) -> &S {
+        &self.inner
     }
-
-    async fn load(&self, key: &str) -> Result<Loaded, StoreError> {
+    fn trip(&self) {
         self.trips.add(1);
-        self.inner.load(key).await
-    }
-
-    async fn swap(
-        &self,
-        key: &str,
-        expected: Option<&[u8]>,
-        new: &[u8],
-        ttl: Duration,
-        announce: bool,
-    ) -> Result<Swap, StoreError> {
-        self.trips.add(1);
-        self.inner.swap(key, expected, new, ttl, announce).await
-    }
-
-    async fn swap_prefixed(
-        &self,
-        key: &str,
-        prefix: &[u8],
-        new: &[u8],
-        ttl: Duration,
-        announce: bool,
-    ) -> Result<bool, StoreError> {
-        self.trips.add(1);
-        self.inner
-            .swap_prefixed(key, prefix, new, ttl, announce)
-            .await
-    }
-
-    async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError> {
-        self.trips.add(1);
-        self.inner.delete(key, announce).await
-    }
-
-    async fn increment(&self, key: &str, increment: &Increment) -> Result<Incremented, StoreError> {
-        self.trips.add(1);
-        self.inner.increment(key, increment).await
-    }
-
-    fn changes(&self) -> Option<&Changes> {
-        self.inner.changes()
-    }
-
-    fn codec(&self) -> crate::store::Codec {
-        self.inner.codec()
-    }
-
-    /// One round trip per page (a Redis page may take a few `SCAN`s).
-    async fn keys(
-        &self,
-        prefix: &str,
-        after: Option<&str>,
-        limit: usize,
-    ) -> Result<KeyPage, StoreError> {
-        self.trips.add(1);
-        self.inner.keys(prefix, after, limit).await
     }
 }
+
+forward_store!([S: Store] Counting<S>);

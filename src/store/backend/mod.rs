@@ -296,64 +296,97 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
     }
 }
 
+/// What a store that wraps another hands each method to, and what it does
+/// before each round trip (see [`forward_store`]).
+pub(crate) trait Forward {
+    type To: Store + ?Sized;
+    fn to(&self) -> &Self::To;
+    fn trip(&self) {}
+}
+
+/// `impl Store for $ty`, every method handed to [`Forward::to`], after
+/// [`Forward::trip`] for the round trips: none of the store's own methods
+/// is left to the trait's default.
+macro_rules! forward_store {
+    ([$($generics:tt)*] $ty:ty) => {
+        #[async_trait::async_trait]
+        impl<$($generics)*> Store for $ty {
+            fn name(&self) -> &str {
+                self.to().name()
+            }
+
+            async fn load(&self, key: &str) -> Result<Loaded, StoreError> {
+                self.trip();
+                self.to().load(key).await
+            }
+
+            async fn swap(
+                &self,
+                key: &str,
+                expected: Option<&[u8]>,
+                new: &[u8],
+                ttl: Duration,
+                announce: bool,
+            ) -> Result<Swap, StoreError> {
+                self.trip();
+                self.to().swap(key, expected, new, ttl, announce).await
+            }
+
+            async fn swap_prefixed(
+                &self,
+                key: &str,
+                prefix: &[u8],
+                new: &[u8],
+                ttl: Duration,
+                announce: bool,
+            ) -> Result<bool, StoreError> {
+                self.trip();
+                self.to().swap_prefixed(key, prefix, new, ttl, announce).await
+            }
+
+            async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError> {
+                self.trip();
+                self.to().delete(key, announce).await
+            }
+
+            async fn increment(
+                &self,
+                key: &str,
+                increment: &Increment,
+            ) -> Result<Incremented, StoreError> {
+                self.trip();
+                self.to().increment(key, increment).await
+            }
+
+            fn changes(&self) -> Option<&Changes> {
+                self.to().changes()
+            }
+
+            fn codec(&self) -> Codec {
+                self.to().codec()
+            }
+
+            async fn keys(
+                &self,
+                prefix: &str,
+                after: Option<&str>,
+                limit: usize,
+            ) -> Result<KeyPage, StoreError> {
+                self.trip();
+                self.to().keys(prefix, after, limit).await
+            }
+        }
+    };
+}
+pub(crate) use forward_store;
+
 /// A store behind an `Arc` is the store (to wrap a shared one, as
 /// [`Counting`](crate::store::Counting) does).
-#[async_trait::async_trait]
-impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-
-    async fn load(&self, key: &str) -> Result<Loaded, StoreError> {
-        (**self).load(key).await
-    }
-
-    async fn swap(
-        &self,
-        key: &str,
-        expected: Option<&[u8]>,
-        new: &[u8],
-        ttl: Duration,
-        announce: bool,
-    ) -> Result<Swap, StoreError> {
-        (**self).swap(key, expected, new, ttl, announce).await
-    }
-
-    async fn swap_prefixed(
-        &self,
-        key: &str,
-        prefix: &[u8],
-        new: &[u8],
-        ttl: Duration,
-        announce: bool,
-    ) -> Result<bool, StoreError> {
-        (**self)
-            .swap_prefixed(key, prefix, new, ttl, announce)
-            .await
-    }
-
-    async fn delete(&self, key: &str, announce: bool) -> Result<(), StoreError> {
-        (**self).delete(key, announce).await
-    }
-
-    async fn increment(&self, key: &str, increment: &Increment) -> Result<Incremented, StoreError> {
-        (**self).increment(key, increment).await
-    }
-
-    fn changes(&self) -> Option<&Changes> {
-        (**self).changes()
-    }
-
-    fn codec(&self) -> Codec {
-        (**self).codec()
-    }
-
-    async fn keys(
-        &self,
-        prefix: &str,
-        after: Option<&str>,
-        limit: usize,
-    ) -> Result<KeyPage, StoreError> {
-        (**self).keys(prefix, after, limit).await
+impl<S: Store + ?Sized> Forward for std::sync::Arc<S> {
+    type To = S;
+    fn to(&self) -> &S {
+        self
     }
 }
+
+forward_store!([S: Store + ?Sized] std::sync::Arc<S>);
