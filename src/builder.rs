@@ -11,7 +11,6 @@ use crate::backing::{Backing, Local};
 use crate::config::{Config, DEFAULT_KEY_PREFIX};
 use crate::events::{Events, Listeners};
 use crate::fuse::Fuse;
-use crate::names;
 use crate::slot::{Occupant, Slot};
 
 /// Builds a [`Fuse`]: name, optional app and operation (pieces of the key),
@@ -211,20 +210,6 @@ impl<B: Backing> FuseBuilder<B> {
         self
     }
 
-    /// The key the circuit will have (SPEC §1).
-    pub(crate) fn key(&self) -> String {
-        let prefix = self
-            .config
-            .as_ref()
-            .map_or(DEFAULT_KEY_PREFIX, Config::key_prefix);
-        names::key(
-            prefix,
-            self.app.as_deref(),
-            &self.name,
-            self.operation.as_deref(),
-        )
-    }
-
     /// The names the circuit will have.
     pub(crate) fn names(&self) -> crate::names::Names {
         let prefix = self
@@ -248,7 +233,17 @@ impl<B: Backing> FuseBuilder<B> {
     /// This builder for another backing, built with `options`.
     #[cfg_attr(not(feature = "store"), allow(dead_code))]
     pub(crate) fn backed<C: Backing>(self, options: <C as Sealed>::Options) -> FuseBuilder<C> {
-        FuseBuilder {
+        self.split(options).0
+    }
+
+    /// This builder for another backing, built with `options`, and the
+    /// options this one held.
+    #[cfg_attr(not(feature = "store"), allow(dead_code))]
+    pub(crate) fn split<C: Backing>(
+        self,
+        options: <C as Sealed>::Options,
+    ) -> (FuseBuilder<C>, <B as Sealed>::Options) {
+        let builder = FuseBuilder {
             name: self.name,
             app: self.app,
             operation: self.operation,
@@ -258,7 +253,8 @@ impl<B: Backing> FuseBuilder<B> {
             jitter_seed: self.jitter_seed,
             listeners: self.listeners,
             options,
-        }
+        };
+        (builder, self.options)
     }
 }
 

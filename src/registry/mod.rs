@@ -397,7 +397,7 @@ impl<B: Backing> Registry<B> {
             return fuse.clone();
         }
         let builder = self.circuit_builder(name, operation, config);
-        let key = builder.key();
+        let key = builder.names().key().to_owned();
         let pair = Pair {
             name: name.into(),
             operation: operation.into(),

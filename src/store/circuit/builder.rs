@@ -152,37 +152,17 @@ impl FuseBuilder<Shared> {
     /// ```
     pub fn build(self) -> SharedFuse {
         let names = self.names();
-        let FuseBuilder {
-            name,
-            app,
-            operation,
-            config,
-            clock,
-            coarse_clock,
-            jitter_seed,
-            listeners: shared,
-            options:
-                SharedOptions {
-                    store,
-                    lease,
-                    fallback,
-                    staleness,
-                },
-        } = self;
-        let config = config.unwrap_or_default();
+        let config = self.config.clone().unwrap_or_default();
+        let shared = self.listeners.clone();
         // Decides under `Fallback::Local`.
-        let local = FuseBuilder::<Local> {
-            name,
-            app,
-            operation,
-            config: Some(config.clone()),
-            clock,
-            coarse_clock,
-            jitter_seed,
-            listeners: shared.clone(),
-            options: (),
-        }
-        .build();
+        let (local, options) = self.config(config.clone()).split::<Local>(());
+        let local = local.build();
+        let SharedOptions {
+            store,
+            lease,
+            fallback,
+            staleness,
+        } = options;
         let ttl = Duration::from_nanos(config.ttl_nanos());
         let listeners = Events {
             own: Listeners::default(),
