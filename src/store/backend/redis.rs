@@ -359,6 +359,34 @@ impl RedisStore {
     }
 }
 
+impl RedisStore {
+    /// The `SWAP` script on `key`: `mode` 0 (no payload expected), 1
+    /// (`compared` expected whole) or 2 (`compared` expected as the
+    /// payload's start), writing `new` for `ttl`.
+    async fn swap_script(
+        &self,
+        (key, mode, compared, new): (&str, &str, &[u8], &[u8]),
+        ttl: Duration,
+        announce: bool,
+    ) -> Result<Value, StoreError> {
+        let mut connection = self.link.clone();
+        let ttl = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        let (channel, publish) = self.announced_on(key, announce);
+        self.swap
+            .key(self.redis_key(key))
+            .arg(mode)
+            .arg(compared)
+            .arg(new)
+            .arg(ttl)
+            .arg(channel)
+            .arg(PayloadError::MAX_BYTES)
+            .arg(publish)
+            .invoke_async(&mut connection)
+            .await
+            .map_err(|err| self.error(key, &err))
+    }
+}
+
 #[async_trait::async_trait]
 impl Store for RedisStore {
     fn name(&self) -> &str {
@@ -388,22 +416,9 @@ impl Store for RedisStore {
         ttl: Duration,
         announce: bool,
     ) -> Result<Swap, StoreError> {
-        let mut connection = self.link.clone();
-        let ttl = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
-        let (channel, publish) = self.announced_on(key, announce);
-        let reply: Value = self
-            .swap
-            .key(self.redis_key(key))
-            .arg(if expected.is_some() { "1" } else { "0" })
-            .arg(expected.unwrap_or_default())
-            .arg(new)
-            .arg(ttl)
-            .arg(channel)
-            .arg(PayloadError::MAX_BYTES)
-            .arg(publish)
-            .invoke_async(&mut connection)
-            .await
-            .map_err(|err| self.error(key, &err))?;
+        let mode = if expected.is_some() { "1" } else { "0" };
+        let swap = (key, mode, expected.unwrap_or_default(), new);
+        let reply = self.swap_script(swap, ttl, announce).await?;
         match &reply {
             Value::Array(values) => match values.as_slice() {
                 [written] if number(written) == Some(1) => Ok(Swap::Written),
@@ -425,22 +440,9 @@ impl Store for RedisStore {
         ttl: Duration,
         announce: bool,
     ) -> Result<bool, StoreError> {
-        let mut connection = self.link.clone();
-        let ttl = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
-        let (channel, publish) = self.announced_on(key, announce);
-        let reply: Value = self
-            .swap
-            .key(self.redis_key(key))
-            .arg("2")
-            .arg(prefix)
-            .arg(new)
-            .arg(ttl)
-            .arg(channel)
-            .arg(PayloadError::MAX_BYTES)
-            .arg(publish)
-            .invoke_async(&mut connection)
-            .await
-            .map_err(|err| self.error(key, &err))?;
+        let reply = self
+            .swap_script((key, "2", prefix, new), ttl, announce)
+            .await?;
         match &reply {
             Value::Array(values) => match values.first().and_then(number) {
                 Some(written @ (0 | 1)) => Ok(written == 1),

@@ -136,37 +136,29 @@ impl Store for SqlStore {
         let new = text(self, key, new)?;
         let expected = expected.map(|bytes| text(self, key, bytes)).transpose()?;
         let ttl = i64::try_from(ttl.as_micros()).unwrap_or(i64::MAX);
+        // The payload expected, if any, is the statement's last parameter.
+        let statement = safe(match expected {
+            None => &self.statements.create,
+            Some(_) => &self.statements.update,
+        });
         let written: Result<u64, sqlx::Error> = match &self.backend {
             Backend::Postgres(pool) => {
                 let channel = if announce { self.channel.as_str() } else { "" };
+                let query = sqlx::query_as(statement).bind(key).bind(new).bind(ttl);
+                let query = query.bind(channel);
                 let query = match expected {
-                    None => sqlx::query_as(safe(&self.statements.create))
-                        .bind(key)
-                        .bind(new)
-                        .bind(ttl)
-                        .bind(channel),
-                    Some(expected) => sqlx::query_as(safe(&self.statements.update))
-                        .bind(key)
-                        .bind(new)
-                        .bind(ttl)
-                        .bind(channel)
-                        .bind(expected),
+                    Some(expected) => query.bind(expected),
+                    None => query,
                 };
                 timed(POSTGRES_TIMEOUT, query.fetch_one(pool))
                     .await
                     .map(|(written, _told): (i64, i64)| u64::try_from(written).unwrap_or(0))
             }
             Backend::Sqlite(pool) => {
+                let query = sqlx::query(statement).bind(key).bind(new).bind(ttl);
                 let query = match expected {
-                    None => sqlx::query(safe(&self.statements.create))
-                        .bind(key)
-                        .bind(new)
-                        .bind(ttl),
-                    Some(expected) => sqlx::query(safe(&self.statements.update))
-                        .bind(key)
-                        .bind(new)
-                        .bind(ttl)
-                        .bind(expected),
+                    Some(expected) => query.bind(expected),
+                    None => query,
                 };
                 timed(SQLITE_BUSY, query.execute(pool))
                     .await
