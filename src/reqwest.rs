@@ -237,6 +237,22 @@ fn host_and_port(request: &Request) -> &str {
         .map_or(authority, |(_, host)| host)
 }
 
+impl<B: crate::backing::Backing> FuseMiddleware<B> {
+    /// The name and operation of the circuit `request` goes through.
+    fn circuit<'a>(
+        &'a self,
+        request: &'a Request,
+        extensions: &'a Extensions,
+    ) -> (&'a str, &'a str) {
+        let operation = extensions.get::<Operation>().map_or("", Operation::as_str);
+        let name = self
+            .name
+            .as_deref()
+            .unwrap_or_else(|| host_and_port(request));
+        (name, operation)
+    }
+}
+
 // One implementation per backing: admission differs (a local circuit
 // decides at once, a shared one asks its store), and each is the whole
 // boxed future `reqwest-middleware` asks for, with no second box inside.
@@ -248,11 +264,7 @@ impl Middleware for FuseMiddleware {
         extensions: &mut Extensions,
         next: Next<'_>,
     ) -> reqwest_middleware::Result<Response> {
-        let operation = extensions.get::<Operation>().map_or("", Operation::as_str);
-        let name = self
-            .name
-            .as_deref()
-            .unwrap_or_else(|| host_and_port(&request));
+        let (name, operation) = self.circuit(&request, extensions);
         let permit = self
             .registry
             .try_acquire(name, operation)
@@ -273,11 +285,7 @@ impl Middleware for FuseMiddleware<crate::store::Shared> {
         extensions: &mut Extensions,
         next: Next<'_>,
     ) -> reqwest_middleware::Result<Response> {
-        let operation = extensions.get::<Operation>().map_or("", Operation::as_str);
-        let name = self
-            .name
-            .as_deref()
-            .unwrap_or_else(|| host_and_port(&request));
+        let (name, operation) = self.circuit(&request, extensions);
         let fuse = self.registry.get_operation(name, operation);
         let permit = fuse.acquire_in_place().await.map_err(Error::middleware)?;
         let outcome = next.run(request, extensions).await;
