@@ -247,12 +247,12 @@ impl CircuitView {
 
     pub(super) fn read(reading: &Reading<'_>) -> Self {
         let config = reading.config;
-        let mut view = CircuitView {
+        let empty = |state: &str| CircuitView {
             key: reading.key.to_owned(),
             name: reading.name.to_owned(),
             operation: reading.operation.map(str::to_owned),
             shared: reading.shared,
-            state: String::new(),
+            state: state.to_owned(),
             failures: 0,
             failure_ages_ms: Vec::new(),
             calls: 0,
@@ -272,56 +272,53 @@ impl CircuitView {
             store_error: reading.store_error.clone(),
             overwritten: None,
         };
-        let (snapshot, opening_failures, now, wall) = match reading.found {
+        let (snapshot, opening_failures, open_for_assumed, now, wall) = match reading.found {
             Found::Snapshot {
                 snapshot,
                 opening_failures,
                 open_for_assumed,
                 now,
                 wall,
-            } => {
-                view.open_for_assumed = open_for_assumed && snapshot.state == State::Open;
-                (snapshot, opening_failures, now, wall)
-            }
+            } => (snapshot, opening_failures, open_for_assumed, now, wall),
             #[cfg(feature = "store")]
-            Found::Nothing(state) => {
-                state.clone_into(&mut view.state);
-                return view;
-            }
+            Found::Nothing(state) => return empty(state),
         };
-        snapshot.state.as_str().clone_into(&mut view.state);
+        let open = snapshot.state == State::Open;
         // While open, the failures that opened it (a shared circuit's
         // payload keeps them).
-        let failures = if snapshot.state == State::Open {
+        let failures = if open {
             opening_failures
         } else {
             &snapshot.failures
         };
-        view.failures = failures.len();
-        view.failure_ages_ms = failures
-            .iter()
-            .map(|at| millis(now.saturating_sub(*at)))
-            .collect();
-        view.calls = snapshot.calls;
-        view.failed = snapshot.failed;
-        view.slow = snapshot.slow;
-        view.probes_in_flight = snapshot.half_open_inflight;
-        view.probe_successes = snapshot.half_open_successes;
-        view.opened_at = snapshot
-            .opened_at
-            .and_then(|at| rfc3339(wall_clock(at, now, wall)).or_else(|| rfc3339(Some(wall))));
-        view.openings = snapshot.openings;
-        view.reporters = snapshot.reporters;
-        if let (State::Open, Some(at)) = (snapshot.state, snapshot.opened_at) {
-            // A snapshot of an open circuit has its opening's duration;
-            // the open duration stands in should one not.
+        // A snapshot of an open circuit has its opening's duration; the
+        // open duration stands in should one not.
+        let opening = snapshot.opened_at.filter(|_| open).map(|at| {
             let open_for = snapshot.open_for.unwrap_or(config.open_duration());
-            let retry = at.saturating_add(open_for);
-            view.open_for_ms = Some(millis(open_for));
-            view.half_open_in_ms = Some(millis(retry.saturating_sub(now)));
-            view.retry_at = rfc3339(wall_clock(retry, now, wall));
+            (open_for, at.saturating_add(open_for))
+        });
+        CircuitView {
+            failures: failures.len(),
+            failure_ages_ms: failures
+                .iter()
+                .map(|at| millis(now.saturating_sub(*at)))
+                .collect(),
+            calls: snapshot.calls,
+            failed: snapshot.failed,
+            slow: snapshot.slow,
+            probes_in_flight: snapshot.half_open_inflight,
+            probe_successes: snapshot.half_open_successes,
+            opened_at: snapshot
+                .opened_at
+                .and_then(|at| rfc3339(wall_clock(at, now, wall)).or_else(|| rfc3339(Some(wall)))),
+            open_for_ms: opening.map(|(open_for, _)| millis(open_for)),
+            half_open_in_ms: opening.map(|(_, retry)| millis(retry.saturating_sub(now))),
+            retry_at: opening.and_then(|(_, retry)| rfc3339(wall_clock(retry, now, wall))),
+            open_for_assumed: open_for_assumed && open,
+            openings: snapshot.openings,
+            reporters: snapshot.reporters,
+            ..empty(snapshot.state.as_str())
         }
-        view
     }
 }
 
