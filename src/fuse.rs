@@ -41,7 +41,7 @@ impl<B: Backing> Fuse<B> {
     /// assert_eq!(fuse_breaker::Fuse::new("billing", Default::default()).name(), "billing");
     /// ```
     pub fn name(&self) -> &str {
-        self.backing.name()
+        self.backing.names().name()
     }
 
     /// The circuit's operation, if it has one (an empty operation is none).
@@ -52,7 +52,7 @@ impl<B: Backing> Fuse<B> {
     /// assert_eq!(Fuse::builder("billing").operation("").build().operation(), None);
     /// ```
     pub fn operation(&self) -> Option<&str> {
-        self.backing.operation()
+        self.backing.names().operation()
     }
 
     /// The circuit's key: `prefix:app:name:operation`, empty pieces left
@@ -63,7 +63,7 @@ impl<B: Backing> Fuse<B> {
     /// assert_eq!(fuse.key(), "fuse:billing:refund");
     /// ```
     pub fn key(&self) -> &str {
-        self.backing.key()
+        self.backing.names().key()
     }
 
     /// The circuit's configuration.

@@ -53,7 +53,7 @@ pub(crate) fn printable(piece: &str) -> Cow<'_, str> {
 /// where its name and operation are in the key, and the label a rejection
 /// carries (made the first time the circuit rejects a call).
 #[derive(Debug)]
-pub(crate) struct Names {
+pub struct Names {
     text: Arc<Text>,
     operation: Option<(usize, usize)>,
     label: OnceLock<Label>,

@@ -56,16 +56,8 @@ impl Sealed for Local {
     type Permit<'a> = crate::permit::Borrowed<'a>;
     type OwnedPermit = crate::permit::Owned;
 
-    fn name(&self) -> &str {
-        self.occupant.names().name()
-    }
-
-    fn operation(&self) -> Option<&str> {
-        self.occupant.names().operation()
-    }
-
-    fn key(&self) -> &str {
-        self.occupant.names().key()
+    fn names(&self) -> &crate::names::Names {
+        self.occupant.names()
     }
 
     fn config(&self) -> &Config {

@@ -35,6 +35,7 @@ pub trait Backing: sealed::Sealed {}
 
 pub(crate) mod sealed {
     use super::{Arc, Config, Listener};
+    use crate::names::Names;
 
     /// What every backing tells of its circuit.
     pub trait Sealed: std::fmt::Debug + Send + Sync + Sized + 'static {
@@ -45,9 +46,7 @@ pub(crate) mod sealed {
         type Permit<'a>: std::fmt::Debug + Send;
         /// What a permit that owns (or needs no hold on) its circuit holds.
         type OwnedPermit: std::fmt::Debug + Send + 'static;
-        fn name(&self) -> &str;
-        fn operation(&self) -> Option<&str>;
-        fn key(&self) -> &str;
+        fn names(&self) -> &Names;
         fn config(&self) -> &Config;
         fn listen(&self, listener: Arc<dyn Listener>);
         /// The circuit's time now on its local clock, in nanoseconds (a

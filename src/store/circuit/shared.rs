@@ -118,16 +118,8 @@ impl Sealed for Shared {
     type Permit<'a> = crate::store::circuit::permit::Held<&'a SharedFuse>;
     type OwnedPermit = crate::store::circuit::permit::Held<Arc<SharedFuse>>;
 
-    fn name(&self) -> &str {
-        self.names.name()
-    }
-
-    fn operation(&self) -> Option<&str> {
-        self.names.operation()
-    }
-
-    fn key(&self) -> &str {
-        self.names.key()
+    fn names(&self) -> &Names {
+        &self.names
     }
 
     fn config(&self) -> &Config {
