@@ -1,7 +1,6 @@
 //! [`FuseBuilder`]: a circuit's names, configuration, clock and backing,
 //! and the circuit built from them.
 
-use std::fmt;
 use std::sync::Arc;
 
 use quanta::Clock;
@@ -37,6 +36,7 @@ use crate::slot::{Occupant, Slot};
 /// (`store`, feature `store`): the setters below are
 /// every circuit's, whatever its [`Backing`].
 #[must_use = "a builder does nothing until `build` is called"]
+#[derive(Debug)]
 pub struct FuseBuilder<B: Backing = Local> {
     pub(crate) name: String,
     pub(crate) app: Option<String>,
@@ -48,19 +48,6 @@ pub struct FuseBuilder<B: Backing = Local> {
     pub(crate) listeners: Option<Arc<Listeners>>,
     /// What only this backing is built with.
     pub(crate) options: <B as Sealed>::Options,
-}
-
-impl<B: Backing> fmt::Debug for FuseBuilder<B> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FuseBuilder")
-            .field("name", &self.name)
-            .field("app", &self.app)
-            .field("operation", &self.operation)
-            .field("config", &self.config)
-            .field("coarse_clock", &self.coarse_clock)
-            .field("options", &self.options)
-            .finish_non_exhaustive()
-    }
 }
 
 impl Fuse {

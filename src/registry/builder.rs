@@ -3,8 +3,6 @@
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use std::fmt;
-
 use quanta::Clock;
 
 use super::Registry;
@@ -35,6 +33,7 @@ use crate::sync::Tally;
 /// `store`): the setters below are every registry's, whatever the
 /// [`Backing`] of its circuits.
 #[must_use = "a builder does nothing until `build` is called"]
+#[derive(Debug)]
 pub struct RegistryBuilder<B: Backing = Local> {
     pub(crate) defaults: Option<Config>,
     pub(crate) overrides: Vec<(String, Overrides)>,
@@ -59,20 +58,6 @@ impl Default for RegistryBuilder {
             idle_after: None,
             options: (),
         }
-    }
-}
-
-impl<B: Backing> fmt::Debug for RegistryBuilder<B> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RegistryBuilder")
-            .field("defaults", &self.defaults)
-            .field("overrides", &self.overrides)
-            .field("app", &self.app)
-            .field("coarse_clock", &self.coarse_clock)
-            .field("max_circuits", &self.max_circuits)
-            .field("idle_after", &self.idle_after)
-            .field("options", &self.options)
-            .finish_non_exhaustive()
     }
 }
 
