@@ -1,7 +1,5 @@
 //! [`BuildError`]: why an admin API's router was not built.
 
-use std::fmt;
-
 /// A setting of [`Admin`](super::Admin) that no request could satisfy,
 /// found when [`Admin::router`](super::Admin::router) builds the router:
 /// it names what is wrong, and never prints the token.
@@ -13,7 +11,7 @@ use std::fmt;
 /// assert!(matches!(err, BuildError::Token { at: 7, what: "a line break", .. }));
 /// assert!(!err.to_string().contains("s3cret"));
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum BuildError {
     /// The admin token cannot be sent as a bearer token (RFC 6750's
@@ -23,6 +21,10 @@ pub enum BuildError {
     /// says what it is (`a space`, `a line break`, `a non-ASCII
     /// character`...).
     #[non_exhaustive]
+    #[error(
+        "the admin token cannot be sent as a bearer token: its character {at} is {what} (a \
+         bearer token is ASCII letters, digits and -._~+/, then = at the end only)"
+    )]
     Token {
         /// The character's place in the token, from 1.
         at: usize,
@@ -32,6 +34,10 @@ pub enum BuildError {
     /// An allowed host is not a host name or an IP address with an
     /// optional port.
     #[non_exhaustive]
+    #[error(
+        "the allowed host {host:?} {why}: give a name or an IP address, with or without a \
+         port (fuse.example.com, 10.0.0.5:8080, [::1])"
+    )]
     Host {
         /// The host as given.
         host: String,
@@ -39,23 +45,3 @@ pub enum BuildError {
         why: &'static str,
     },
 }
-
-impl fmt::Display for BuildError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BuildError::Token { at, what } => write!(
-                f,
-                "the admin token cannot be sent as a bearer token: its character {at} is \
-                 {what} (a bearer token is ASCII letters, digits and -._~+/, then = at the \
-                 end only)"
-            ),
-            BuildError::Host { host, why } => write!(
-                f,
-                "the allowed host {host:?} {why}: give a name or an IP address, with or \
-                 without a port (fuse.example.com, 10.0.0.5:8080, [::1])"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for BuildError {}

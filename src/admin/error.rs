@@ -14,7 +14,8 @@ use axum::response::{IntoResponse, Response};
 /// let response = fuse_breaker::admin::ApiError::not_found("fuse:nothing").into_response();
 /// assert_eq!(response.status(), 404);
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{} {code}: {message}", .status.as_u16())]
 pub struct ApiError {
     status: StatusCode,
     code: &'static str,
@@ -190,20 +191,6 @@ impl ApiError {
         &self.message
     }
 }
-
-impl std::fmt::Display for ApiError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} {}: {}",
-            self.status.as_u16(),
-            self.code,
-            self.message
-        )
-    }
-}
-
-impl std::error::Error for ApiError {}
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {

@@ -1,7 +1,7 @@
 //! [`SettingsError`]: what is wrong with a configuration.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::config::ConfigError;
 
@@ -13,10 +13,11 @@ use crate::config::ConfigError;
 /// assert!(text.contains("failure_treshold"), "{text}");
 /// assert!(text.contains("line 1, column 1"), "{text}");
 /// ```
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SettingsError {
     /// The file could not be read.
+    #[error("cannot read {}: {source}", .path.display())]
     Read {
         /// The file.
         path: PathBuf,
@@ -25,6 +26,10 @@ pub enum SettingsError {
     },
     /// The text is not a valid configuration file: bad TOML, an unknown key
     /// (a typo), a value of the wrong type, a duration without a unit.
+    #[error(
+        "invalid configuration{}: {message}",
+        prefixed(" in ", .path.as_deref().map(Path::display))
+    )]
     Parse {
         /// The file, when read from one.
         path: Option<PathBuf>,
@@ -32,6 +37,7 @@ pub enum SettingsError {
         message: String,
     },
     /// A value is out of range for its setting.
+    #[error("{source} (in {table}{})", prefixed(", ", .place.as_ref()))]
     Invalid {
         /// `defaults`, or `breakers.NAME`.
         table: String,
@@ -41,6 +47,7 @@ pub enum SettingsError {
         source: ConfigError,
     },
     /// An environment variable holds a value its setting cannot take.
+    #[error("invalid {var} = {value:?}: {reason}")]
     Env {
         /// The variable.
         var: String,
@@ -51,6 +58,7 @@ pub enum SettingsError {
     },
     /// A `FUSE_*` variable that names no setting but is a near miss of
     /// one's (a typo): see [`Settings::with_env_vars`](crate::settings::Settings::with_env_vars).
+    #[error("{var} is not a setting: did you mean {closest}? (unset it, or spell it right)")]
     UnknownVariable {
         /// The variable.
         var: String,
@@ -58,6 +66,7 @@ pub enum SettingsError {
         closest: String,
     },
     /// The store is not one the crate knows.
+    #[error("unknown store {store:?} ({origin}): the stores are `memory`, `redis` and `database`")]
     UnknownStore {
         /// The name given.
         store: String,
@@ -65,6 +74,9 @@ pub enum SettingsError {
         origin: String,
     },
     /// The fallback is not `local`, `allow` or `reject`.
+    #[error(
+        "unknown fallback {fallback:?} ({origin}): the fallbacks are `local`, `allow` and `reject`"
+    )]
     UnknownFallback {
         /// The name given.
         fallback: String,
@@ -72,6 +84,10 @@ pub enum SettingsError {
         origin: String,
     },
     /// The payload is not `json`, `php` or `laravel`.
+    #[error(
+        "unknown payload {payload:?} ({origin}): the payloads are {}",
+        crate::config::PayloadKind::CHOICES
+    )]
     UnknownPayload {
         /// The name given.
         payload: String,
@@ -79,6 +95,10 @@ pub enum SettingsError {
         origin: String,
     },
     /// The payload read is not `written` or `auto`.
+    #[error(
+        "unknown payload_read {read:?} ({origin}): the choices are {}",
+        crate::config::PayloadRead::CHOICES
+    )]
     UnknownPayloadRead {
         /// The name given.
         read: String,
@@ -88,69 +108,16 @@ pub enum SettingsError {
     },
     /// The settings name a store that this call, or this build, cannot
     /// make circuits in, or that could not be opened.
+    #[error("{reason}")]
     Store {
         /// What is wrong.
         reason: String,
     },
 }
 
-impl fmt::Display for SettingsError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SettingsError::Read { path, source } => {
-                write!(f, "cannot read {}: {source}", path.display())
-            }
-            SettingsError::Parse { path, message } => match path {
-                Some(path) => write!(f, "invalid configuration in {}: {message}", path.display()),
-                None => write!(f, "invalid configuration: {message}"),
-            },
-            SettingsError::Invalid {
-                table,
-                place,
-                source,
-            } => {
-                write!(f, "{source} (in {table}")?;
-                if let Some(place) = place {
-                    write!(f, ", {place}")?;
-                }
-                f.write_str(")")
-            }
-            SettingsError::Env { var, value, reason } => {
-                write!(f, "invalid {var} = {value:?}: {reason}")
-            }
-            SettingsError::UnknownVariable { var, closest } => write!(
-                f,
-                "{var} is not a setting: did you mean {closest}? (unset it, or spell it right)"
-            ),
-            SettingsError::UnknownStore { store, origin } => write!(
-                f,
-                "unknown store {store:?} ({origin}): the stores are `memory`, `redis` and `database`"
-            ),
-            SettingsError::UnknownFallback { fallback, origin } => write!(
-                f,
-                "unknown fallback {fallback:?} ({origin}): the fallbacks are `local`, `allow` and `reject`"
-            ),
-            SettingsError::UnknownPayload { payload, origin } => write!(
-                f,
-                "unknown payload {payload:?} ({origin}): the payloads are {}",
-                crate::config::PayloadKind::CHOICES
-            ),
-            SettingsError::UnknownPayloadRead { read, origin } => write!(
-                f,
-                "unknown payload_read {read:?} ({origin}): the choices are {}",
-                crate::config::PayloadRead::CHOICES
-            ),
-            SettingsError::Store { reason } => f.write_str(reason),
-        }
-    }
-}
-
-impl std::error::Error for SettingsError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            SettingsError::Read { source, .. } => Some(source),
-            SettingsError::Invalid { source, .. } => Some(source),
-            _ => None,
-        }
-    }
+/// `prefix` then `value`, or nothing without a value.
+fn prefixed(prefix: &str, value: Option<impl fmt::Display>) -> String {
+    value
+        .map(|value| format!("{prefix}{value}"))
+        .unwrap_or_default()
 }

@@ -27,24 +27,26 @@ pub struct StoreError {
     kind: Kind,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What went wrong: the end of a [`StoreError`]'s text, after the store's
+/// name, and the [`StoreError`]'s source.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 enum Kind {
+    #[error(" unreachable: {0}")]
     Unreachable(String),
-    Payload(PayloadError),
-    Contended {
-        key: String,
-        tries: u32,
-    },
+    #[error(": {0}")]
+    Payload(#[source] PayloadError),
+    #[error(": {key} changed under {tries} compare-and-sets in a row")]
+    Contended { key: String, tries: u32 },
     /// The URL a store was opened with is not one of its kind (or of
     /// any store's), and why.
+    #[error(" is {0}")]
     Url(String),
     /// The store cannot keep a circuit under this key.
     #[cfg_attr(not(feature = "sql"), allow(dead_code))]
-    Key {
-        key: String,
-        reason: String,
-    },
+    #[error(" cannot keep a circuit under {key}: {reason}")]
+    Key { key: String, reason: String },
     /// The store does not do what was asked of it.
+    #[error(" cannot {0}")]
     Unsupported(&'static str),
 }
 
@@ -214,46 +216,22 @@ impl StoreError {
     pub fn payload_error(&self) -> Option<&PayloadError> {
         match &self.kind {
             Kind::Payload(err) => Some(err),
-            Kind::Unreachable(_)
-            | Kind::Contended { .. }
-            | Kind::Url(_)
-            | Kind::Key { .. }
-            | Kind::Unsupported(_) => None,
+            _ => None,
         }
     }
 }
 
+// By hand: the store's name starts every text, and the source is the
+// kind's own (a payload's error), not the kind.
 impl fmt::Display for StoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.kind {
-            Kind::Unreachable(reason) => write!(f, "store {} unreachable: {reason}", self.store),
-            Kind::Payload(err) => write!(f, "store {}: {err}", self.store),
-            Kind::Contended { key, tries } => write!(
-                f,
-                "store {}: {key} changed under {tries} compare-and-sets in a row",
-                self.store
-            ),
-            Kind::Url(reason) => write!(f, "store {} is {reason}", self.store),
-            Kind::Key { key, reason } => write!(
-                f,
-                "store {} cannot keep a circuit under {key}: {reason}",
-                self.store
-            ),
-            Kind::Unsupported(what) => write!(f, "store {} cannot {what}", self.store),
-        }
+        write!(f, "store {}{}", self.store, self.kind)
     }
 }
 
 impl std::error::Error for StoreError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.kind {
-            Kind::Payload(err) => Some(err),
-            Kind::Unreachable(_)
-            | Kind::Contended { .. }
-            | Kind::Url(_)
-            | Kind::Key { .. }
-            | Kind::Unsupported(_) => None,
-        }
+        std::error::Error::source(&self.kind)
     }
 }
 
@@ -266,12 +244,14 @@ impl std::error::Error for StoreError {
 /// let refusal = Refusal::Store(StoreError::unreachable("memory", "down"));
 /// assert!(refusal.open_error().is_none());
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
     /// The circuit is open (or its probes are all taken).
-    Open(OpenError),
+    #[error("{0}")]
+    Open(#[source] OpenError),
     /// The store could not decide.
-    Store(StoreError),
+    #[error("{0}")]
+    Store(#[from] StoreError),
 }
 
 impl Refusal {
@@ -290,30 +270,6 @@ impl Refusal {
     }
 }
 
-impl fmt::Display for Refusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Refusal::Open(err) => err.fmt(f),
-            Refusal::Store(err) => err.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for Refusal {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Refusal::Open(err) => Some(err),
-            Refusal::Store(err) => Some(err),
-        }
-    }
-}
-
-impl From<StoreError> for Refusal {
-    fn from(err: StoreError) -> Self {
-        Refusal::Store(err)
-    }
-}
-
 /// The error of a call protected by a shared circuit: refused, or the call
 /// itself failed.
 ///
@@ -326,30 +282,14 @@ impl From<StoreError> for Refusal {
 /// assert!(matches!(out, Err(Error::Inner(_))));
 /// # });
 /// ```
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum Error<E> {
     /// The circuit refused the call; it did not run.
-    Refused(Refusal),
+    #[error("{0}")]
+    Refused(#[source] Refusal),
     /// The call ran and returned this error.
-    Inner(E),
-}
-
-impl<E: fmt::Display> fmt::Display for Error<E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Refused(refusal) => refusal.fmt(f),
-            Error::Inner(err) => err.fmt(f),
-        }
-    }
-}
-
-impl<E: std::error::Error + 'static> std::error::Error for Error<E> {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Error::Refused(refusal) => Some(refusal),
-            Error::Inner(err) => Some(err),
-        }
-    }
+    #[error("{0}")]
+    Inner(#[source] E),
 }
 
 /// `url` as errors and events name a store: without its secrets.

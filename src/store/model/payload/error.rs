@@ -27,7 +27,8 @@ pub(crate) fn too_large(key: &str, bytes: u64) -> PayloadError {
 /// cannot be one (SPEC §10): an end before the opening or more than
 /// `MAX_DURATION` after it, or an `openings` count of 0 (an opening counts
 /// itself) or above `u32::MAX`. The error names the key and the field.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the payload under {key} is not a circuit: {reason}")]
 pub struct PayloadError {
     key: String,
     reason: String,
@@ -63,15 +64,3 @@ impl PayloadError {
         &self.key
     }
 }
-
-impl fmt::Display for PayloadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "the payload under {} is not a circuit: {}",
-            self.key, self.reason
-        )
-    }
-}
-
-impl std::error::Error for PayloadError {}

@@ -20,8 +20,6 @@
 //!
 //! [`PayloadError::MAX_BYTES`]: super::PayloadError::MAX_BYTES
 
-use std::fmt;
-
 use read::Reader;
 
 mod read;
@@ -57,20 +55,11 @@ impl Key {
 }
 
 /// What is wrong with serialized bytes, and where.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("PHP's serialize() format: {what} at byte {at}")]
 pub(crate) struct Malformed {
     at: usize,
     what: String,
-}
-
-impl fmt::Display for Malformed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "PHP's serialize() format: {} at byte {}",
-            self.what, self.at
-        )
-    }
 }
 
 /// The value `bytes` hold, all of them.
