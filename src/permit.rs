@@ -6,9 +6,7 @@ use std::fmt;
 use std::mem::ManuallyDrop;
 use std::time::Duration;
 
-use crate::backing::Backing;
-use crate::backing::Local;
-use crate::backing::sealed::Sealed;
+use crate::backing::{Backing, Local};
 use crate::conclude::Circuit;
 use crate::config::{Config, nanos};
 use crate::error::OpenError;
@@ -140,7 +138,21 @@ fn conclude(fuse: &Fuse, grant: Grant, verdict: Verdict, started: u64) {
 /// `store`) ends with the same verdicts, each a future: a round trip when
 /// the store granted it.
 #[must_use = "a permit dropped without a verdict is an ignore verdict"]
-pub struct Permit<'a, B: Backing = Local>(pub(crate) <B as Sealed>::Permit<'a>);
+pub struct Permit<'a, B: Permits = Local>(pub(crate) B::Borrowed<'a>);
+
+/// What the permits of a backing hold: a borrowing permit's, and an owned
+/// one's. Sealed with the backings (nothing outside the crate names it).
+pub trait Permits: Backing {
+    /// What a permit that borrows its circuit holds.
+    type Borrowed<'a>: fmt::Debug + Send;
+    /// What a permit that owns (or needs no hold on) its circuit holds.
+    type Owned: fmt::Debug + Send + 'static;
+}
+
+impl Permits for Local {
+    type Borrowed<'a> = Borrowed<'a>;
+    type Owned = Owned;
+}
 
 /// What a local circuit's [`Permit`] holds.
 pub struct Borrowed<'a> {
@@ -287,7 +299,7 @@ impl Drop for Borrowed<'_> {
 /// `store`) holds its circuit in an `Arc` and ends with the same verdicts,
 /// each a future that owns what it needs.
 #[must_use = "a permit dropped without a verdict is an ignore verdict"]
-pub struct OwnedPermit<B: Backing = Local>(pub(crate) <B as Sealed>::OwnedPermit);
+pub struct OwnedPermit<B: Permits = Local>(pub(crate) B::Owned);
 
 /// What a local circuit's [`OwnedPermit`] holds.
 pub struct Owned {
@@ -446,13 +458,13 @@ impl Drop for Owned {
     }
 }
 
-impl<B: Backing> fmt::Debug for OwnedPermit<B> {
+impl<B: Permits> fmt::Debug for OwnedPermit<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.fmt(f)
     }
 }
 
-impl<B: Backing> fmt::Debug for Permit<'_, B> {
+impl<B: Permits> fmt::Debug for Permit<'_, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.fmt(f)
     }

@@ -53,8 +53,6 @@ impl Backing for Local {}
 
 impl Sealed for Local {
     type Options = ();
-    type Permit<'a> = crate::permit::Borrowed<'a>;
-    type OwnedPermit = crate::permit::Owned;
 
     fn names(&self) -> &crate::names::Names {
         self.occupant.names()

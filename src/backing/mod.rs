@@ -42,10 +42,6 @@ pub(crate) mod sealed {
         /// What the circuit's builder holds for this backing besides the
         /// names, configuration and local options.
         type Options: std::fmt::Debug + Clone + Send + Sync;
-        /// What a permit that borrows its circuit holds.
-        type Permit<'a>: std::fmt::Debug + Send;
-        /// What a permit that owns (or needs no hold on) its circuit holds.
-        type OwnedPermit: std::fmt::Debug + Send + 'static;
         fn names(&self) -> &Names;
         fn config(&self) -> &Config;
         fn listen(&self, listener: Arc<dyn Listener>);

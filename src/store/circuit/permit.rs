@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::config::nanos;
-use crate::permit::{OwnedPermit, Permit};
+use crate::permit::{OwnedPermit, Permit, Permits};
 use crate::policy::is_slow;
 use crate::store::backend::error::StoreError;
 use crate::store::circuit::conclusion::Conclusion;
@@ -55,6 +55,11 @@ pub(in crate::store) enum Grantor {
 /// # }).unwrap();
 /// ```
 pub type SharedPermit<'a> = Permit<'a, Shared>;
+
+impl Permits for Shared {
+    type Borrowed<'a> = Held<&'a SharedFuse>;
+    type Owned = Held<Arc<SharedFuse>>;
+}
 
 /// What a shared circuit's permit holds: its circuit (borrowed, or in an
 /// `Arc`), who granted it, and when.

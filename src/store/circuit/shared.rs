@@ -115,8 +115,6 @@ impl Backing for Shared {}
 
 impl Sealed for Shared {
     type Options = SharedOptions;
-    type Permit<'a> = crate::store::circuit::permit::Held<&'a SharedFuse>;
-    type OwnedPermit = crate::store::circuit::permit::Held<Arc<SharedFuse>>;
 
     fn names(&self) -> &Names {
         &self.names
