@@ -126,7 +126,7 @@ impl Engine<'_> {
     /// record: nothing is lost by not stamping.
     #[inline]
     pub(super) fn stamp(&self, written: Written, n: u32, now: &Now<'_>) -> bool {
-        if written.from.epoch() == written.to.epoch() {
+        if !written.new_epoch() {
             return false;
         }
         self.stamp_epoch(written, n, now);
