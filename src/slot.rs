@@ -83,6 +83,9 @@ pub(crate) struct Occupant {
     tag: u32,
     /// The seed of the draws that jitter its openings (SPEC §10).
     pub(crate) seed: u64,
+    /// How long its openings last (SPEC §10), read off its configuration
+    /// once.
+    pub(crate) backoff: Backoff,
     pub(crate) time: Time,
     pub(crate) names: Names,
     pub(crate) events: Events,
@@ -130,6 +133,7 @@ impl Occupant {
             window_time,
             tag,
             seed,
+            backoff: Backoff::of(config),
             time,
             names,
             events,

@@ -31,7 +31,6 @@ use super::{Engine, Now, Written};
 use crate::epoch::Epoch;
 use crate::model::{Head, Span};
 use crate::packed::Word;
-use crate::recovery;
 use crate::ring::{Keep, Stamp};
 use crate::snapshot::State;
 use crate::transition::Reason;
@@ -109,7 +108,7 @@ impl Engine<'_> {
         n: u32,
         now: &Now<'_>,
     ) {
-        if self.stamp(written, n, now) {
+        if self.stamp(written, n, now) && self.occupant.events.wanted() {
             self.report(written, manual, now);
         }
     }
@@ -129,12 +128,15 @@ impl Engine<'_> {
         if !written.new_epoch() {
             return false;
         }
-        self.stamp_epoch(written, n, now);
+        // A closing (from open or half-open) stamps nothing.
+        if written.to.state() != State::Closed || written.from.state() == State::Closed {
+            self.stamp_epoch(written, n, now);
+        }
         true
     }
 
     /// The stamping of [`stamp`](Self::stamp), for a write that started a
-    /// new epoch.
+    /// new epoch other than a closing.
     #[inline(never)]
     fn stamp_epoch(&self, written: Written, n: u32, now: &Now<'_>) {
         let Written { from, to } = written;
@@ -182,7 +184,8 @@ impl Engine<'_> {
         hint: Option<u64>,
     ) -> Result<Option<u64>, Word> {
         let stamp = Stamp { epoch, claim: n };
-        let retry_at = recovery::retry_at(self.config(), n, at, self.occupant.seed, hint);
+        let occupant = self.occupant;
+        let retry_at = occupant.backoff.retry_at(n, at, occupant.seed, hint);
         let written =
             self.slot
                 .words

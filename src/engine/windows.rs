@@ -49,16 +49,14 @@ impl Engine<'_> {
         // then never be later than the claim that records it, even if this
         // verdict loses the slot to another one and writes it late.
         let at = self.occupant.time.now_inline();
-        let ((), written) = self.update(self.load(), |word| {
+        let (opens, written) = self.update(self.load(), |word| {
             if word.counted_failure(grant) {
                 self.record_failure(word, grant, at)
             } else {
-                Step::Done(())
+                Step::Done(false)
             }
         });
-        if let Some(written) = written
-            && written.new_epoch()
-        {
+        if opens && let Some(written) = written {
             self.opened(written, at);
         }
     }
@@ -76,18 +74,19 @@ impl Engine<'_> {
     /// verdicts that do not take [`counted_failure`](Self::counted_failure).
     #[inline(never)]
     pub(super) fn record_failure_from(&self, word: Word, grant: Grant, at: u64) -> Step<()> {
-        self.record_failure(word, grant, at)
+        self.record_failure(word, grant, at).map(drop)
     }
 
     /// The step of a closed failure at `at` from `word` (a counted failure
     /// under `grant`): either the failures it completes open the circuit,
-    /// or it claims the next slot of the ring. The time is written into
+    /// or it claims the next slot of the ring (the step's output: whether
+    /// its write opens the circuit). The time is written into
     /// that slot before the claim, so whoever sees a claim sees its time
     /// (`sync::RECORD_LOAD`), and the decision never waits for, or is left
     /// to, another thread.
     #[allow(clippy::inline_always)] // measured: a counted failure inlines whole
     #[inline(always)]
-    fn record_failure(&self, word: Word, grant: Grant, at: u64) -> Step<()> {
+    fn record_failure(&self, word: Word, grant: Grant, at: u64) -> Step<bool> {
         let limits = self.occupant.limits;
         let (claims, live) = word.failures();
         let live = (live + 1).min(limits.threshold());
@@ -110,7 +109,7 @@ impl Engine<'_> {
         {
             return Step::Moved(moved);
         }
-        Step::Write(word.with_failures(claim, live), ())
+        Step::Write(word.with_failures(claim, live), false)
     }
 
     /// Whether the `count` claims of `epoch` ending with `last` (those of
@@ -127,10 +126,10 @@ impl Engine<'_> {
         count: u32,
         now: u64,
     ) -> Result<bool, Word> {
-        let limits = self.occupant.limits;
-        for back in (0..count).rev() {
-            let claim = last.wrapping_sub(back) % CLAIMS_MODULUS;
-            match self.occupant.ring.read(epoch, claim) {
+        let (ring, limits) = (&self.occupant.ring, self.occupant.limits);
+        let first = last.wrapping_sub(count).wrapping_add(1);
+        for claim in (0..count).map(|next| first.wrapping_add(next) % CLAIMS_MODULUS) {
+            match ring.read(epoch, claim) {
                 Some(at) if limits.in_window(at, now) => {}
                 Some(_) => return Ok(false),
                 None => {
@@ -151,12 +150,13 @@ impl Engine<'_> {
 }
 
 /// The step of a counted failure that completes the threshold in the
-/// window: the open word, if the permit's epoch is still current.
+/// window: the open word, if the permit's epoch is still current (then
+/// `true`: the write opens the circuit).
 #[cold]
-fn trip(word: Word, grant: Grant) -> Step<()> {
+fn trip(word: Word, grant: Grant) -> Step<bool> {
     let (head, cursor) = word.unpack();
     match model::trip(head, grant) {
-        Some(next) => Step::Write(Word::next(&head, cursor, &next), ()),
-        None => Step::Done(()),
+        Some(next) => Step::Write(Word::next(&head, cursor, &next), true),
+        None => Step::Done(false),
     }
 }
