@@ -147,7 +147,8 @@ impl Slot {
     /// circuit, if it is still in the slot, with the failure's `hint`. With
     /// the `metrics` feature, failures and ignores are counted here, once
     /// for both kinds.
-    #[inline(never)]
+    #[allow(clippy::inline_always)] // measured: one call less for every verdict that writes
+    #[inline(always)]
     fn conclude_from_word(
         &'static self,
         word: Word,

@@ -143,7 +143,7 @@ impl Engine<'_> {
         let epoch = to.epoch();
         match (from.state(), to.state()) {
             (_, State::Open) => {
-                let n = to.unpack().0.n;
+                let n = to.open_n().unwrap_or(0);
                 let _ = self.stamp_opening(epoch, n, now.get(), now.hint);
             }
             (_, State::HalfOpen) => {
