@@ -94,7 +94,8 @@ impl Engine<'_> {
 
     /// After a write of the word that started a new epoch: stamps its
     /// `phase` record (see [`stamp`](Self::stamp)), then reports the
-    /// transition (`manual` gives a manual change's reason).
+    /// transition to the circuit's listeners, if it has any (`manual`
+    /// gives a manual change's reason).
     pub(super) fn installed(&self, written: Written, manual: Option<Reason>, now: &Now<'_>) {
         self.installed_with(written, manual, 0, now);
     }
