@@ -142,11 +142,11 @@ impl Slot {
     }
 
     /// A verdict that may write, from `word` (just read): decided from the
-    /// word alone when it changes nothing (stale, an ignore on a closed circuit, a success
-    /// with no failures to clear), otherwise by the engine of the permit's
-    /// circuit, if it is still in the slot, with the failure's `hint`. With
-    /// the `metrics` feature, failures and ignores are counted here, once
-    /// for both kinds.
+    /// word alone when it changes nothing (stale, an ignore on a closed
+    /// circuit, a success with no failures to clear), otherwise by the
+    /// engine of the permit's circuit, if it is still in the slot, with the
+    /// failure's `hint`. With the `metrics` feature, failures and ignores
+    /// are counted here, once for both kinds.
     #[allow(clippy::inline_always)] // measured: one call less for every verdict that writes
     #[inline(always)]
     fn conclude_from_word(

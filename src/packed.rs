@@ -269,8 +269,8 @@ impl Word {
     pub(crate) const fn with_failures(self, claims: u32, live: u32) -> Word {
         debug_assert!(claims <= CLAIMS.max() && live <= LIVE.max());
         let cursor = CLAIMS.mask() << CLAIMS.shift | LIVE.mask() << LIVE.shift;
-        // Both fit their fields (a claim modulo their modulus, `live` at
-        // most the threshold): no mask.
+        // Both fit their fields (a claim is taken modulo the claims'
+        // modulus, `live` is at most the threshold): no mask.
         Word(self.0 & !cursor | (claims as u64) << CLAIMS.shift | (live as u64) << LIVE.shift)
     }
 

@@ -225,11 +225,9 @@ impl Ring {
 
     /// How many slots the ring has (a power of two).
     #[cfg(any(test, fuzzing, fuse_loom))]
+    #[allow(clippy::cast_possible_truncation)] // a threshold's power of two
     pub(crate) fn len(&self) -> u32 {
-        #[allow(clippy::cast_possible_truncation)] // a threshold's power of two
-        {
-            self.slots.len() as u32
-        }
+        self.slots.len() as u32
     }
 
     /// Overwrites slot `index` (tests only).

@@ -2,6 +2,8 @@
 //! open one still cooling down from the word and the `phase` record, and
 //! every other case through the loop.
 
+use std::cell::Cell;
+
 use super::records::end_of;
 use super::{Engine, Now, Step, Written};
 use crate::model::{self, Decision, Grant, Head, Span};
@@ -33,8 +35,10 @@ impl Engine<'_> {
     /// `word` and the time `read` after it, if one was.
     #[inline(never)]
     fn acquire_from(self, word: Word, read: Option<u64>) -> Decision {
-        let now = self.now();
-        now.at.set(read);
+        let now = Now {
+            at: Cell::new(read),
+            ..self.now()
+        };
         let ((admission, n), written) = self.update(word, |word| {
             let (mut head, cursor) = word.unpack();
             let phase = match self.phase(&mut head, &now) {

@@ -80,8 +80,8 @@ impl Engine<'_> {
     /// The step of a closed failure at `at` from `word` (a counted failure
     /// under `grant`): either the failures it completes open the circuit,
     /// or it claims the next slot of the ring (the step's output: whether
-    /// its write opens the circuit). The time is written into
-    /// that slot before the claim, so whoever sees a claim sees its time
+    /// its write opens the circuit). The time is written into that slot
+    /// before the claim, so whoever sees a claim sees its time
     /// (`sync::RECORD_LOAD`), and the decision never waits for, or is left
     /// to, another thread.
     #[allow(clippy::inline_always)] // measured: a counted failure inlines whole
