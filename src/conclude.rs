@@ -59,8 +59,32 @@ impl Slot {
             {
                 return;
             }
+        } else if verdict == Verdict::Failure
+            && let Some(occupant) = circuit.borrowed
+        {
+            return self.conclude_failure(grant, started, occupant);
         }
         self.conclude_loudly(grant, verdict, started, circuit);
+    }
+
+    /// A failure of a borrowed permit of `occupant`, admitted at
+    /// `started`: a counted failure of a `count` circuit is recorded by
+    /// its engine here ([`Engine::counted_failure`], inline: one call for
+    /// the whole of it); any other goes on from the word.
+    #[inline(never)]
+    fn conclude_failure(&'static self, grant: Grant, started: u64, occupant: &Occupant) {
+        let word = self.load();
+        if word.counted_failure(grant) {
+            #[cfg(feature = "metrics")]
+            occupant.telemetry().failure();
+            Engine::new(self, occupant).counted_failure(grant);
+        } else {
+            let circuit = Circuit {
+                borrowed: Some(occupant),
+                tag: 0,
+            };
+            self.conclude_from_word(word, grant, Verdict::Failure, started, circuit, None);
+        }
     }
 
     /// A success that is not quiet, admitted at `started`: if it is a
@@ -76,9 +100,11 @@ impl Slot {
     }
 
     /// A verdict that is not a quiet success, nor a quick one
-    /// ([`count_quickly`](Self::count_quickly)): a closed success of a
-    /// borrowed permit of a `rate` circuit (not slow) is added to its
-    /// thread's lane; everything else goes on to the engine.
+    /// ([`count_quickly`](Self::count_quickly)), nor a failure of a
+    /// borrowed permit ([`conclude_failure`](Self::conclude_failure)): a
+    /// closed success of a borrowed permit of a `rate` circuit (not slow)
+    /// is added to its thread's lane; everything else goes on from the
+    /// word.
     #[inline(never)]
     fn conclude_loudly(
         &'static self,
@@ -97,7 +123,7 @@ impl Slot {
                 return;
             }
         }
-        self.conclude_from_word(grant, verdict, started, circuit, None);
+        self.conclude_from_word(self.load(), grant, verdict, started, circuit, None);
     }
 
     /// A failure carrying the server's `hint` (nanoseconds) of when to
@@ -111,25 +137,27 @@ impl Slot {
         circuit: Circuit<'_>,
         hint: u64,
     ) {
-        self.conclude_from_word(grant, Verdict::Failure, started, circuit, Some(hint));
+        let word = self.load();
+        self.conclude_from_word(word, grant, Verdict::Failure, started, circuit, Some(hint));
     }
 
-    /// A verdict that may write: decided from the word alone when it
-    /// changes nothing (stale, an ignore on a closed circuit, a success
-    /// with no failures to clear), otherwise by the engine of the permit's
-    /// circuit, if it is still in the slot, with the failure's `hint`. With
-    /// the `metrics` feature, failures and ignores are counted here, once
-    /// for both kinds.
-    #[inline(never)]
+    /// A verdict that may write, from `word` (just read): decided from the
+    /// word alone when it changes nothing (stale, an ignore on a closed
+    /// circuit, a success with no failures to clear), otherwise by the
+    /// engine of the permit's circuit, if it is still in the slot, with the
+    /// failure's `hint`. With the `metrics` feature, failures and ignores
+    /// are counted here, once for both kinds.
+    #[allow(clippy::inline_always)] // measured: one call less for every verdict that writes
+    #[inline(always)]
     fn conclude_from_word(
         &'static self,
+        word: Word,
         grant: Grant,
         verdict: Verdict,
         started: u64,
         circuit: Circuit<'_>,
         hint: Option<u64>,
     ) {
-        let word = self.load();
         let (head, cursor) = word.unpack();
         let counted = cfg!(feature = "metrics") && verdict != Verdict::Success;
         if head.state == State::Closed && !counted && !cursor.marks.rate {

@@ -244,6 +244,36 @@ impl Word {
         self.0 & (STATE.mask() | IN_PLACE_EPOCH | RATE_BIT) == grant.bits() | RATE_BIT
     }
 
+    /// Whether a failure under `grant` is a closed failure of this closed
+    /// epoch of a `count` circuit: one the model records (SPEC §3), for
+    /// which the engine claims a slot of its ring or opens the circuit.
+    /// One mask and one compare, as [`quiet_success`](Self::quiet_success):
+    /// a probe's grant, another epoch, another state or the `rate` mark
+    /// differs.
+    #[inline]
+    pub(crate) const fn counted_failure(self, grant: Grant) -> bool {
+        self.0 & (STATE.mask() | IN_PLACE_EPOCH | RATE_BIT) == grant.bits()
+    }
+
+    /// A closed word's failure cursor: its claims and its live failures
+    /// (the fields of [`Cursor`], without the rest of an unpacking).
+    #[inline]
+    pub(crate) const fn failures(self) -> (u32, u32) {
+        (CLAIMS.get(self.0), LIVE.get(self.0))
+    }
+
+    /// This closed word with its failure cursor at `claims` and `live`,
+    /// everything else kept: what [`pack`](Self::pack) gives for the same
+    /// head and the cursor with those two fields replaced.
+    #[inline]
+    pub(crate) const fn with_failures(self, claims: u32, live: u32) -> Word {
+        debug_assert!(claims <= CLAIMS.max() && live <= LIVE.max());
+        let cursor = CLAIMS.mask() << CLAIMS.shift | LIVE.mask() << LIVE.shift;
+        // Both fit their fields (a claim is taken modulo the claims'
+        // modulus, `live` is at most the threshold): no mask.
+        Word(self.0 & !cursor | (claims as u64) << CLAIMS.shift | (live as u64) << LIVE.shift)
+    }
+
     /// Whether the circuit times its calls (an admission reads the clock).
     #[inline]
     pub(crate) const fn times_calls(self) -> bool {
@@ -457,6 +487,24 @@ mod tests {
             let records = effect == crate::model::Effect::Record(crate::policy::Outcome::SUCCESS);
             prop_assert_eq!(word.counted_success(grant), records && cursor.marks.rate);
             prop_assert_eq!(word.times_calls(), cursor.marks.timed);
+        }
+
+        /// A counted failure is exactly a failure the model records, on a
+        /// count circuit; the cursor read and replaced at the word is the
+        /// unpacked one.
+        #[test]
+        fn counted_failure_is_a_current_closed_failure_under_count((head, cursor) in heads(), grant in grants(), same in any::<bool>(), claims in 0..CLAIMS_MODULUS, live in 0..=MAX_FAILURE_THRESHOLD) {
+            let grant = if same { Grant::new(grant.kind(), head.epoch) } else { grant };
+            let word = Word::pack(&head, cursor);
+            let config = crate::Config::default();
+            let effect = crate::model::verdict(&config, head, grant, crate::Verdict::Failure);
+            let records = effect == crate::model::Effect::Record(crate::policy::Outcome { failed: true, slow: false });
+            prop_assert_eq!(word.counted_failure(grant), records && !cursor.marks.rate);
+            if head.state == State::Closed {
+                prop_assert_eq!(word.failures(), (cursor.claims, cursor.live));
+                let moved = Word::pack(&head, Cursor { claims, live, ..cursor });
+                prop_assert_eq!(word.with_failures(claims, live), moved);
+            }
         }
 
         /// The marks survive every move of the word.

@@ -181,6 +181,7 @@ pub(crate) fn draw(seed: u64, at: u64) -> u32 {
 /// opening with the draw of `seed` at `at` and the verdict's `hint`;
 /// `None` when that is past the clock's last instant (the opening then
 /// lasts to the end of time: see [`Span`](crate::model::Span)).
+#[cfg_attr(not(any(test, fuzzing, feature = "store")), allow(dead_code))] // the reference and stored models
 pub(crate) fn retry_at(
     config: &Config,
     n: u32,
@@ -188,15 +189,24 @@ pub(crate) fn retry_at(
     seed: u64,
     hint: Option<u64>,
 ) -> Option<u64> {
-    let backoff = Backoff::of(config);
-    // Drawn only when it matters (a jitter), so a fixed opening costs no
-    // draw.
-    let u = if backoff.jitter == 0 {
-        0
-    } else {
-        draw(seed, at)
-    };
-    at.checked_add(backoff.with_hint(n, u, hint))
+    Backoff::of(config).retry_at(n, at, seed, hint)
+}
+
+impl Backoff {
+    /// [`retry_at`] under these settings (an engine keeps them, read off
+    /// its configuration once).
+    #[inline]
+    pub(crate) fn retry_at(self, n: u32, at: u64, seed: u64, hint: Option<u64>) -> Option<u64> {
+        let backoff = self;
+        // Drawn only when it matters (a jitter), so a fixed opening costs
+        // no draw.
+        let u = if backoff.jitter == 0 {
+            0
+        } else {
+            draw(seed, at)
+        };
+        at.checked_add(backoff.with_hint(n, u, hint))
+    }
 }
 
 #[cfg(test)]

@@ -211,8 +211,8 @@ fn found(stamp: Stamp, record: u128) -> Option<u64> {
 /// last `threshold` claims never share a slot.
 #[derive(Debug)]
 pub(crate) struct Ring {
+    /// A power of two of them, at least one.
     slots: Box<[Record]>,
-    mask: u32,
 }
 
 impl Ring {
@@ -220,14 +220,14 @@ impl Ring {
         let len = threshold.max(1).next_power_of_two();
         Ring {
             slots: (0..len).map(|_| Record::new()).collect(),
-            mask: len - 1,
         }
     }
 
     /// How many slots the ring has (a power of two).
     #[cfg(any(test, fuzzing, fuse_loom))]
+    #[allow(clippy::cast_possible_truncation)] // a threshold's power of two
     pub(crate) fn len(&self) -> u32 {
-        self.mask + 1
+        self.slots.len() as u32
     }
 
     /// Overwrites slot `index` (tests only).
@@ -236,9 +236,11 @@ impl Ring {
         self.slot(index).set(stamp, at);
     }
 
+    #[inline]
     fn slot(&self, claim: u32) -> &Record {
-        // `mask` is the length minus one, so the index is always in range.
-        &self.slots[(claim & self.mask) as usize]
+        // The length is a power of two, so the index is always in range.
+        let mask = self.slots.len().wrapping_sub(1);
+        &self.slots[claim as usize & mask]
     }
 
     /// Writes the failure time of claim `claim` of `epoch`, before the
@@ -256,19 +258,25 @@ impl Ring {
             .map(drop)
     }
 
+    /// The time of claim `claim` of `epoch`; `None` if its slot holds
+    /// another stamp (not written yet, or already replaced by a newer
+    /// claim).
+    #[inline]
+    pub(crate) fn read(&self, epoch: Epoch, claim: u32) -> Option<u64> {
+        self.slot(claim).read(Stamp { epoch, claim })
+    }
+
     /// The times of the `count` claims of `epoch` that end with `last`,
-    /// oldest first; `None` for a claim whose slot holds another stamp (not
-    /// written yet, or already replaced by a newer claim).
+    /// oldest first, as [`read`](Self::read) gives them.
     pub(crate) fn recent(
         &self,
         epoch: Epoch,
         last: u32,
         count: u32,
     ) -> impl Iterator<Item = Option<u64>> + '_ {
-        (0..count).rev().map(move |back| {
-            let claim = last.wrapping_sub(back) % CLAIMS_MODULUS;
-            self.slot(claim).read(Stamp { epoch, claim })
-        })
+        (0..count)
+            .rev()
+            .map(move |back| self.read(epoch, last.wrapping_sub(back) % CLAIMS_MODULUS))
     }
 }
 

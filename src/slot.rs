@@ -13,7 +13,7 @@ use crate::config::Config;
 use crate::events::Events;
 use crate::names::Names;
 use crate::packed::Word;
-use crate::policy::Policy;
+use crate::policy::{Limits, Policy};
 use crate::recovery::Backoff;
 use crate::ring::{Record, Ring};
 use crate::sync::{AtomicU64, HEAD_LOAD, Tally};
@@ -64,6 +64,9 @@ pub(crate) struct Slot {
 #[derive(Debug)]
 pub(crate) struct Occupant {
     pub(crate) ring: Ring,
+    /// The `count` rule's threshold and window, which a failure recorded
+    /// in the ring reads.
+    pub(crate) limits: Limits,
     /// The time the `rate` window reads: the circuit's clock read coarsely
     /// (for a clock of the caller's own, its value).
     pub(crate) window_time: Time,
@@ -80,6 +83,9 @@ pub(crate) struct Occupant {
     tag: u32,
     /// The seed of the draws that jitter its openings (SPEC §10).
     pub(crate) seed: u64,
+    /// How long its openings last (SPEC §10), read off its configuration
+    /// once.
+    pub(crate) backoff: Backoff,
     pub(crate) time: Time,
     pub(crate) names: Names,
     pub(crate) events: Events,
@@ -123,9 +129,11 @@ impl Occupant {
             quick_window,
             quick_slow,
             ring: Ring::new(if rate { 1 } else { config.failure_threshold() }),
+            limits: Limits::of(config),
             window_time,
             tag,
             seed,
+            backoff: Backoff::of(config),
             time,
             names,
             events,

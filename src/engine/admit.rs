@@ -2,6 +2,8 @@
 //! open one still cooling down from the word and the `phase` record, and
 //! every other case through the loop.
 
+use std::cell::Cell;
+
 use super::records::end_of;
 use super::{Engine, Now, Step, Written};
 use crate::model::{self, Decision, Grant, Head, Span};
@@ -22,16 +24,21 @@ impl Engine<'_> {
         if let Some(grant) = word.closed_grant() {
             return Decision::Granted(grant);
         }
-        if let Some(rejected) = self.still_cooling_down(word) {
+        let mut read = None;
+        if let Some(rejected) = self.still_cooling_down(word, &mut read) {
             return rejected;
         }
-        self.acquire_from(word)
+        self.acquire_from(word, read)
     }
 
-    /// Admission that reads the `phase` record or changes the word.
+    /// Admission that reads the `phase` record or changes the word, from
+    /// `word` and the time `read` after it, if one was.
     #[inline(never)]
-    fn acquire_from(self, word: Word) -> Decision {
-        let now = self.now();
+    fn acquire_from(self, word: Word, read: Option<u64>) -> Decision {
+        let now = Now {
+            at: Cell::new(read),
+            ..self.now()
+        };
         let ((admission, n), written) = self.update(word, |word| {
             let (mut head, cursor) = word.unpack();
             let phase = match self.phase(&mut head, &now) {
@@ -63,9 +70,10 @@ impl Engine<'_> {
     /// `opening` record too for a clock that may be behind the opening's
     /// start) and a clock read, without the update loop (and in a function
     /// small enough to save few registers). `None` for any other word, a
-    /// missing stamp, or a cooldown that is over.
+    /// missing stamp, or a cooldown that is over (then with the time it
+    /// read after `word` in `read`, if it read one).
     #[inline]
-    fn still_cooling_down(&self, word: Word) -> Option<Decision> {
+    fn still_cooling_down(&self, word: Word, read: &mut Option<u64>) -> Option<Decision> {
         let n = word.open_n()?;
         let head = Head::open(word.epoch(), n);
         let stamp = Stamp {
@@ -75,9 +83,11 @@ impl Engine<'_> {
         let end = end_of(self.slot.words.phase.read(stamp)?);
         let now = self.occupant.time.now();
         let opened = || Ok::<_, ()>(self.opening_span(head.epoch, n, end, now));
-        match model::acquire(self.config(), head, opened, || now) {
-            Ok((admission, None)) => Some(admission),
-            _ => None,
+        if let Ok((admission, None)) = model::acquire(self.config(), head, opened, || now) {
+            Some(admission)
+        } else {
+            *read = Some(now);
+            None
         }
     }
 

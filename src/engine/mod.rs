@@ -100,6 +100,16 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// The time of a call that has read it already, at `at`.
+    #[inline]
+    fn now_at(&self, at: u64) -> Now<'a> {
+        Now {
+            time: &self.occupant.time,
+            at: Cell::new(Some(at)),
+            hint: None,
+        }
+    }
+
     #[inline]
     fn load(&self) -> Word {
         self.slot.load()
@@ -210,6 +220,14 @@ impl<T> Step<T> {
 struct Written {
     from: Word,
     to: Word,
+}
+
+impl Written {
+    /// Whether the write started a new epoch.
+    #[inline]
+    fn new_epoch(self) -> bool {
+        self.from.epoch() != self.to.epoch()
+    }
 }
 
 #[cfg(test)]

@@ -31,7 +31,6 @@ use super::{Engine, Now, Written};
 use crate::epoch::Epoch;
 use crate::model::{Head, Span};
 use crate::packed::Word;
-use crate::recovery;
 use crate::ring::{Keep, Stamp};
 use crate::snapshot::State;
 use crate::transition::Reason;
@@ -95,7 +94,8 @@ impl Engine<'_> {
 
     /// After a write of the word that started a new epoch: stamps its
     /// `phase` record (see [`stamp`](Self::stamp)), then reports the
-    /// transition (`manual` gives a manual change's reason).
+    /// transition to the circuit's listeners, if it has any (`manual`
+    /// gives a manual change's reason).
     pub(super) fn installed(&self, written: Written, manual: Option<Reason>, now: &Now<'_>) {
         self.installed_with(written, manual, 0, now);
     }
@@ -109,7 +109,7 @@ impl Engine<'_> {
         n: u32,
         now: &Now<'_>,
     ) {
-        if self.stamp(written, n, now) {
+        if self.stamp(written, n, now) && self.occupant.events.wanted() {
             self.report(written, manual, now);
         }
     }
@@ -126,22 +126,25 @@ impl Engine<'_> {
     /// record: nothing is lost by not stamping.
     #[inline]
     pub(super) fn stamp(&self, written: Written, n: u32, now: &Now<'_>) -> bool {
-        if written.from.epoch() == written.to.epoch() {
+        if !written.new_epoch() {
             return false;
         }
-        self.stamp_epoch(written, n, now);
+        // A closing (from open or half-open) stamps nothing.
+        if written.to.state() != State::Closed || written.from.state() == State::Closed {
+            self.stamp_epoch(written, n, now);
+        }
         true
     }
 
     /// The stamping of [`stamp`](Self::stamp), for a write that started a
-    /// new epoch.
+    /// new epoch other than a closing.
     #[inline(never)]
     fn stamp_epoch(&self, written: Written, n: u32, now: &Now<'_>) {
         let Written { from, to } = written;
         let epoch = to.epoch();
         match (from.state(), to.state()) {
             (_, State::Open) => {
-                let n = to.unpack().0.n;
+                let n = to.open_n().unwrap_or(0);
                 let _ = self.stamp_opening(epoch, n, now.get(), now.hint);
             }
             (_, State::HalfOpen) => {
@@ -182,7 +185,8 @@ impl Engine<'_> {
         hint: Option<u64>,
     ) -> Result<Option<u64>, Word> {
         let stamp = Stamp { epoch, claim: n };
-        let retry_at = recovery::retry_at(self.config(), n, at, self.occupant.seed, hint);
+        let occupant = self.occupant;
+        let retry_at = occupant.backoff.retry_at(n, at, occupant.seed, hint);
         let written =
             self.slot
                 .words

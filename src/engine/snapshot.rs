@@ -103,13 +103,10 @@ impl Engine<'_> {
 
     /// Tells the listeners about a transition this thread just made, with
     /// the opening as a snapshot would show it after the change (out of
-    /// line: only a new epoch comes here).
+    /// line: only a new epoch of a circuit with listeners comes here).
     #[cold]
     #[inline(never)]
     pub(super) fn report(&self, written: Written, manual: Option<Reason>, now: &Now<'_>) {
-        if !self.occupant.events.wanted() {
-            return;
-        }
         let (from, to) = (written.from.state(), written.to.state());
         if let Some(reason) = manual.or_else(|| model::reason(from, to)) {
             let mut head = written.to.unpack().0;

@@ -51,7 +51,7 @@ impl Engine<'_> {
                     Step::Write(Word::pack(&head, Cursor { live: 0, ..cursor }), None)
                 }
                 Effect::Record(_) => self
-                    .record_failure(word, &head, cursor, grant, now.get())
+                    .record_failure_from(word, grant, now.get())
                     .map(|()| None),
                 Effect::Move(next) => Step::Write(Word::next(&head, cursor, &next), None),
             }

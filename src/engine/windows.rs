@@ -2,11 +2,11 @@
 //! failure times, claimed in the compare-and-swap loop, and `rate`'s
 //! tallies, added to after it.
 
-use super::{Engine, Now, Step};
+use super::{Engine, Now, Step, Written};
 use crate::epoch::Epoch;
-use crate::model::{self, Grant, Head};
-use crate::packed::{CLAIMS_MODULUS, Cursor, Word};
-use crate::policy::{self, Outcome};
+use crate::model::{self, Grant};
+use crate::packed::{CLAIMS_MODULUS, Word};
+use crate::policy::Outcome;
 
 impl Engine<'_> {
     /// A closed verdict of a `rate` circuit, current when its word was
@@ -37,87 +37,126 @@ impl Engine<'_> {
         }
     }
 
-    /// The step of a closed failure at `at` from `word`: either the
-    /// failures it completes open the circuit, or it claims the next slot of
-    /// the ring. The time is written into that slot before the claim, so
-    /// whoever sees a claim sees its time (`sync::RECORD_LOAD`), and the
-    /// decision never waits for, or is left to, another thread. Kept out of
-    /// line: it is not the path the fast cases share.
+    /// A counted failure ([`Word::counted_failure`]) of a permit of this
+    /// circuit, decided from scratch: the time is read, then the word, and
+    /// the failure is recorded ([`record_failure`](Self::record_failure))
+    /// while the word is still in the permit's closed epoch (once it is
+    /// not, the verdict is stale and changes nothing). The whole of a
+    /// `count` circuit's closed failure, inline in its one caller.
+    #[inline]
+    pub(crate) fn counted_failure(self, grant: Grant) {
+        // Read the time before the word the failure is decided on: it can
+        // then never be later than the claim that records it, even if this
+        // verdict loses the slot to another one and writes it late.
+        let at = self.occupant.time.now_inline();
+        let (opens, written) = self.update(self.load(), |word| {
+            if word.counted_failure(grant) {
+                self.record_failure(word, grant, at)
+            } else {
+                Step::Done(false)
+            }
+        });
+        if opens && let Some(written) = written {
+            self.opened(written, at);
+        }
+    }
+
+    /// After a counted failure at `at` that opened the circuit (the only
+    /// write of one that starts an epoch): see
+    /// [`installed`](Self::installed).
+    #[cold]
     #[inline(never)]
-    pub(super) fn record_failure(
-        &self,
-        word: Word,
-        head: &Head,
-        cursor: Cursor,
-        grant: Grant,
-        at: u64,
-    ) -> Step<()> {
-        let threshold = self.config().failure_threshold();
-        let live = (cursor.live + 1).min(threshold);
-        if policy::could_open(self.config(), live) {
-            let earlier = (live - 1).min(threshold - 1);
-            let counted = match self.count_in_window(word, head.epoch, cursor.claims, earlier, at) {
-                Ok(counted) => counted,
+    fn opened(&self, written: Written, at: u64) {
+        self.installed(written, None, &self.now_at(at));
+    }
+
+    /// [`record_failure`](Self::record_failure), out of line, for the
+    /// verdicts that do not take [`counted_failure`](Self::counted_failure).
+    #[inline(never)]
+    pub(super) fn record_failure_from(&self, word: Word, grant: Grant, at: u64) -> Step<()> {
+        self.record_failure(word, grant, at).map(drop)
+    }
+
+    /// The step of a closed failure at `at` from `word` (a counted failure
+    /// under `grant`): either the failures it completes open the circuit,
+    /// or it claims the next slot of the ring (the step's output: whether
+    /// its write opens the circuit). The time is written into that slot
+    /// before the claim, so whoever sees a claim sees its time
+    /// (`sync::RECORD_LOAD`), and the decision never waits for, or is left
+    /// to, another thread.
+    #[allow(clippy::inline_always)] // measured: a counted failure inlines whole
+    #[inline(always)]
+    fn record_failure(&self, word: Word, grant: Grant, at: u64) -> Step<bool> {
+        let limits = self.occupant.limits;
+        let (claims, live) = word.failures();
+        let live = (live + 1).min(limits.threshold());
+        let epoch = word.epoch();
+        // Only a failure that makes the threshold since the last clear
+        // (`live` saturates there) can open the circuit: if the threshold
+        // less one failures before it are all in the window.
+        if limits.could_open(live) {
+            match self.earlier_in_window(word, epoch, claims, limits.threshold() - 1, at) {
+                Ok(true) => return trip(word, grant),
+                Ok(false) => {}
                 Err(moved) => return Step::Moved(moved),
-            };
-            if policy::could_open(self.config(), counted + 1)
-                && let Some(next) = model::trip(*head, grant)
-            {
-                return Step::Write(Word::next(head, cursor, &next), ());
             }
         }
-        let claim = (cursor.claims + 1) % CLAIMS_MODULUS;
+        let claim = (claims + 1) % CLAIMS_MODULUS;
         if let Err(moved) = self
             .occupant
             .ring
-            .write(head.epoch, claim, at, || self.unchanged(word))
+            .write(epoch, claim, at, || self.unchanged(word))
         {
             return Step::Moved(moved);
         }
-        Step::Write(
-            Word::pack(
-                head,
-                Cursor {
-                    claims: claim,
-                    live,
-                    ..cursor
-                },
-            ),
-            (),
-        )
+        Step::Write(word.with_failures(claim, live), false)
     }
 
-    /// How many of the `count` claims of `epoch` ending with `last` (those
-    /// of `word`) are in the window at `now`, reading oldest first and
-    /// stopping once the threshold is out of reach. `Err` with the current
-    /// word when a slot holds another claim and `word` is out of date.
-    fn count_in_window(
+    /// Whether the `count` claims of `epoch` ending with `last` (those of
+    /// `word`) are all in the window at `now`, reading oldest first (the
+    /// likeliest to have left it) and stopping at the first that is not.
+    /// `Err` with the current word when a slot holds another claim and
+    /// `word` is out of date.
+    #[inline]
+    fn earlier_in_window(
         &self,
         word: Word,
         epoch: Epoch,
         last: u32,
         count: u32,
         now: u64,
-    ) -> Result<u32, Word> {
-        let (mut counted, mut unread) = (0, count);
-        for at in self.occupant.ring.recent(epoch, last, count) {
-            unread -= 1;
-            let Some(at) = at else {
-                // Each of these claims wrote its slot before it was
-                // claimed, and only a later claim or epoch replaces it:
-                // the word has changed.
-                self.unchanged(word)?;
-                // Unreachable with the word unchanged; if it were reached,
-                // the claim's time is unknown and it is not counted.
-                debug_assert!(false, "a claim of a current word lost its slot");
-                continue;
-            };
-            if policy::in_window(self.config(), at, now) {
-                counted += 1;
-            } else if !policy::could_open(self.config(), counted + unread + 1) {
-                return Ok(counted);
+    ) -> Result<bool, Word> {
+        let (ring, limits) = (&self.occupant.ring, self.occupant.limits);
+        let first = last.wrapping_sub(count).wrapping_add(1);
+        for claim in (0..count).map(|next| first.wrapping_add(next) % CLAIMS_MODULUS) {
+            match ring.read(epoch, claim) {
+                Some(at) if limits.in_window(at, now) => {}
+                Some(_) => return Ok(false),
+                None => {
+                    // Each of these claims wrote its slot before it was
+                    // claimed, and only a later claim or epoch replaces
+                    // it: the word has changed.
+                    self.unchanged(word)?;
+                    // Unreachable with the word unchanged; if it were
+                    // reached, the claim's time is unknown and it is not
+                    // counted.
+                    debug_assert!(false, "a claim of a current word lost its slot");
+                    return Ok(false);
+                }
             }
         }
-        Ok(counted)
+        Ok(true)
+    }
+}
+
+/// The step of a counted failure that completes the threshold in the
+/// window: the open word, if the permit's epoch is still current (then
+/// `true`: the write opens the circuit).
+#[cold]
+fn trip(word: Word, grant: Grant) -> Step<bool> {
+    let (head, cursor) = word.unpack();
+    match model::trip(head, grant) {
+        Some(next) => Step::Write(Word::next(&head, cursor, &next), true),
+        None => Step::Done(false),
     }
 }

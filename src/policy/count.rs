@@ -9,14 +9,53 @@ use super::{Outcome, Recorded, Rule, View};
 /// edge; a clock that went backwards counts as no time passing).
 #[inline]
 pub(crate) fn in_window(config: &Config, at: u64, now: u64) -> bool {
-    now.saturating_sub(at) <= config.window_nanos()
+    Limits::of(config).in_window(at, now)
 }
 
 /// Whether `recorded` failures since the last clear could open the circuit
 /// (an engine skips counting them when they could not).
 #[inline]
 pub(crate) fn could_open(config: &Config, recorded: u32) -> bool {
-    recorded >= config.failure_threshold()
+    Limits::of(config).could_open(recorded)
+}
+
+/// The two numbers of the `count` rule, read off a configuration once: the
+/// threshold and the window in nanoseconds. The engine keeps them beside
+/// its ring, so that a failure reads neither through the configuration
+/// nor converts the window's `Duration` again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Limits {
+    threshold: u32,
+    window: u64,
+}
+
+impl Limits {
+    /// The numbers of `config`.
+    #[inline]
+    pub(crate) fn of(config: &Config) -> Self {
+        Limits {
+            threshold: config.failure_threshold(),
+            window: config.window_nanos(),
+        }
+    }
+
+    /// The failure threshold.
+    #[inline]
+    pub(crate) fn threshold(self) -> u32 {
+        self.threshold
+    }
+
+    /// See [`in_window`].
+    #[inline]
+    pub(crate) fn in_window(self, at: u64, now: u64) -> bool {
+        now.saturating_sub(at) <= self.window
+    }
+
+    /// See [`could_open`].
+    #[inline]
+    pub(crate) fn could_open(self, recorded: u32) -> bool {
+        recorded >= self.threshold
+    }
 }
 
 /// The window of `count`: the times of the failures recorded since the

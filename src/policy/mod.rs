@@ -20,7 +20,9 @@ pub use kind::{Policy, UnknownPolicy};
 
 use crate::config::Config;
 
-pub(crate) use count::{Failures, could_open, in_window};
+pub(crate) use count::{Failures, Limits};
+#[cfg(feature = "store")]
+use count::{could_open, in_window};
 #[cfg(feature = "store")]
 pub(crate) use rate::bucket;
 pub(crate) use rate::{Buckets, Counts, is_slow, live, trips};
