@@ -37,6 +37,10 @@ struct Field {
 }
 
 impl Field {
+    const fn new(shift: u32, width: u32) -> Field {
+        Field { shift, width }
+    }
+
     #[inline]
     const fn mask(self) -> u64 {
         (1 << self.width) - 1
@@ -61,49 +65,25 @@ impl Field {
 }
 
 /// 0 closed, 1 open, 2 half-open; 3 is never written.
-const STATE: Field = Field { shift: 0, width: 2 };
+const STATE: Field = Field::new(0, 2);
 /// The epoch, modulo 2^30.
-const EPOCH: Field = Field {
-    shift: 2,
-    width: Epoch::BITS,
-};
+const EPOCH: Field = Field::new(2, Epoch::BITS);
 /// Closed: failures claimed in this closed epoch, modulo 2^17. Claim `k`
 /// writes ring slot `k mod ring length` (a power of two dividing 2^17).
-const CLAIMS: Field = Field {
-    shift: 32,
-    width: 17,
-};
+const CLAIMS: Field = Field::new(32, 17);
 /// Closed: failures since the last clear, saturating at the threshold.
-const LIVE: Field = Field {
-    shift: 49,
-    width: 13,
-};
+const LIVE: Field = Field::new(49, 13);
 /// Every state: the circuit times its calls (`rate` with a
 /// `slow_call_duration`).
-const TIMED: Field = Field {
-    shift: 62,
-    width: 1,
-};
+const TIMED: Field = Field::new(62, 1);
 /// Every state: the circuit's policy is `rate`.
-const RATE: Field = Field {
-    shift: 63,
-    width: 1,
-};
+const RATE: Field = Field::new(63, 1);
 /// Open: the n of the opening (SPEC §10), saturating.
-const OPENING: Field = Field {
-    shift: 32,
-    width: 30,
-};
+const OPENING: Field = Field::new(32, 30);
 /// Half-open: successful probes so far.
-const SUCCESSES: Field = Field {
-    shift: 32,
-    width: 13,
-};
+const SUCCESSES: Field = Field::new(32, 13);
 /// Half-open: probes in flight.
-const INFLIGHT: Field = Field {
-    shift: 45,
-    width: 13,
-};
+const INFLIGHT: Field = Field::new(45, 13);
 
 /// The marks where they are in the word.
 const RATE_BIT: u64 = 1 << RATE.shift;

@@ -37,7 +37,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{MAX_DURATION, MAX_HALF_OPEN_PROBES};
+use crate::config::{MAX_DURATION, MAX_HALF_OPEN_PROBES, nanos};
 use crate::epoch::Epoch;
 use crate::model::Head;
 use crate::policy::{Buckets, Failures, Window};
@@ -189,15 +189,13 @@ impl Fresh {
     /// The latest end of an opening a payload may hold: the latest
     /// opening, plus the longest duration a configuration takes.
     fn latest_retry(self) -> u64 {
-        let longest = u64::try_from(MAX_DURATION.as_nanos()).unwrap_or(u64::MAX);
-        self.latest_event().saturating_add(longest)
+        self.latest_event().saturating_add(nanos(MAX_DURATION))
     }
 
     /// The latest end of a probe's lease a payload may hold (no lease is
     /// longer than the longest duration a configuration takes).
     fn latest_lease(self) -> u64 {
-        let longest = u64::try_from(MAX_DURATION.as_nanos()).unwrap_or(u64::MAX);
-        self.now.saturating_add(longest)
+        self.now.saturating_add(nanos(MAX_DURATION))
     }
 }
 
@@ -475,8 +473,7 @@ fn opening_end(
         retry_at_us,
         fresh.latest_retry(),
     )?;
-    let longest = u64::try_from(MAX_DURATION.as_nanos()).unwrap_or(u64::MAX);
-    if retry_at < opened_at || retry_at - opened_at > longest {
+    if retry_at < opened_at || retry_at - opened_at > nanos(MAX_DURATION) {
         return Err(PayloadError::new(
             key,
             format_args!(
