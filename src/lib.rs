@@ -80,6 +80,7 @@ pub use quanta;
 pub mod admin;
 pub mod backing;
 mod builder;
+mod choice;
 pub mod classify;
 mod clock;
 mod conclude;
@@ -128,7 +129,6 @@ mod snapshot;
 #[cfg(feature = "store")]
 pub mod store;
 mod sync;
-mod tallies;
 #[cfg(fuse_loom)]
 #[doc(hidden)]
 pub use sync::LoomWords4;

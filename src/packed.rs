@@ -26,7 +26,6 @@
 use crate::config::{Config, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES};
 use crate::epoch::Epoch;
 use crate::model::{Grant, Head};
-use crate::policy::Policy;
 use crate::snapshot::State;
 
 /// One field of the word: where it starts and how wide it is.
@@ -124,7 +123,8 @@ pub(crate) struct Cursor {
 /// The marks of a circuit's policy in its word (fixed for its slot's life).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Marks {
-    /// The policy is `rate`.
+    /// The policy counts every call (`rate`): its window is the tallies,
+    /// not the word's claims.
     pub(crate) rate: bool,
     /// The policy is `rate` and calls are timed.
     pub(crate) timed: bool,
@@ -134,7 +134,7 @@ impl Marks {
     /// The marks of `config`'s policy.
     pub(crate) fn of(config: &Config) -> Self {
         Marks {
-            rate: config.policy() == Policy::Rate,
+            rate: config.policy().counts_calls(),
             timed: config.times_calls(),
         }
     }

@@ -13,11 +13,10 @@ use crate::config::Config;
 use crate::events::Events;
 use crate::names::Names;
 use crate::packed::Word;
-use crate::policy::{Limits, Policy};
+use crate::policy::{Limits, Tallies};
 use crate::recovery::Backoff;
 use crate::ring::{Record, Ring};
 use crate::sync::{AtomicU64, HEAD_LOAD, Tally};
-use crate::tallies::Tallies;
 
 /// The words every call reads, on one cache line, and the configuration
 /// every decision reads (fixed for the life of the slot: a slot is only
@@ -110,7 +109,7 @@ impl Occupant {
         #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
         let sinks = crate::sinks::install(&events.own, names.key());
         let config = slot.config();
-        let rate = config.policy() == Policy::Rate;
+        let rate = config.policy().counts_calls();
         let time = Time::new(clock.clone(), coarse);
         let window_time = if rate && !time.is_coarse() {
             Time::new(clock, true)
@@ -249,7 +248,10 @@ impl Slot {
                     config,
                 }),
                 occupant: ArcSwapOption::empty(),
-                tallies: (config.policy() == Policy::Rate).then(|| Box::new(Tallies::new(config))),
+                tallies: config
+                    .policy()
+                    .counts_calls()
+                    .then(|| Box::new(Tallies::new(config))),
                 occupancies: Tally::default(),
             }))
         });

@@ -1,66 +1,72 @@
-//! [`Policy`]: the name of a closed-state rule, as settings write it.
+//! [`Policy`]: the name of a closed-state rule, as settings write it,
+//! written from the registered policies; and a policy's name read from
+//! text.
 
 use std::fmt;
 
-/// Which rule opens a closed circuit (SPEC §9).
-///
-/// - [`Count`](Policy::Count) (the default, milon/fuse's rule): counted
-///   failures inside `failure_window` reach `failure_threshold`; a success
-///   clears them.
-/// - [`Rate`](Policy::Rate): once the window holds `minimum_calls` calls,
-///   the share of failed calls reaches `failure_rate` percent, or the share
-///   of slow calls reaches `slow_call_rate` percent. The window is
-///   `window_buckets` buckets covering `failure_window`.
-///
-/// ```
-/// use fuse_breaker::{Config, config::Policy};
-///
-/// let config = Config::builder().policy(Policy::Rate).failure_rate(25).build()?;
-/// assert_eq!(config.policy(), Policy::Rate);
-/// assert_eq!(Policy::Rate.as_str(), "rate");
-/// assert_eq!("count".parse::<Policy>(), Ok(Policy::Count));
-/// # Ok::<(), fuse_breaker::config::ConfigError>(())
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Policy {
-    /// Counted failures inside the window reach the threshold.
-    #[default]
-    Count,
-    /// The share of failed or slow calls among the recent calls.
-    Rate,
-}
-
-impl Policy {
-    /// Every policy, in the order the settings document them.
-    ///
-    /// ```
-    /// assert_eq!(fuse_breaker::config::Policy::ALL.len(), 2);
-    /// ```
-    pub const ALL: [Policy; 2] = [Policy::Count, Policy::Rate];
-
-    /// The policy's name in settings and views: `count` or `rate`.
-    ///
-    /// ```
-    /// assert_eq!(fuse_breaker::config::Policy::Count.as_str(), "count");
-    /// ```
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Policy::Count => "count",
-            Policy::Rate => "rate",
+/// Writes [`Policy`] from the registered policies: one variant per
+/// policy, named by its text; the first is the default.
+macro_rules! policy_enum {
+    ($(
+        $(#[$doc:meta])*
+        $variant:ident = $text:literal => $window:ty,
+    )+) => {
+        /// Which rule opens a closed circuit (SPEC §9): one variant per
+        /// policy (see each), named in settings by [`as_str`](Policy::as_str).
+        ///
+        /// ```
+        /// use fuse_breaker::{Config, config::Policy};
+        ///
+        /// let config = Config::builder().policy(Policy::Rate).failure_rate(25).build()?;
+        /// assert_eq!(config.policy(), Policy::Rate);
+        /// assert_eq!(Policy::Rate.as_str(), "rate");
+        /// assert_eq!("count".parse::<Policy>(), Ok(Policy::Count));
+        /// assert_eq!(Policy::default(), Policy::Count);
+        /// # Ok::<(), fuse_breaker::config::ConfigError>(())
+        /// ```
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum Policy {
+            $(
+                $(#[$doc])*
+                $variant,
+            )+
         }
-    }
+
+        impl Policy {
+            /// Every policy, in the order the settings document them (the
+            /// first is the default).
+            ///
+            /// ```
+            /// assert_eq!(fuse_breaker::config::Policy::ALL.len(), 2);
+            /// ```
+            pub const ALL: [Policy; [$($text),+].len()] = [$(Policy::$variant),+];
+
+            /// The policy's name in settings and views: `count` or `rate`.
+            ///
+            /// ```
+            /// assert_eq!(fuse_breaker::config::Policy::Count.as_str(), "count");
+            /// ```
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Policy::$variant => $text,)+
+                }
+            }
+        }
+    };
 }
 
-impl Policy {
-    /// Whether the policy's window counts every closed call (`rate`), so
-    /// that a closed success adds to it and successes commute: a store
-    /// takes them as increments, a cached circuit batches them and sends
-    /// them later, and a closed admission never changes the key. Under
-    /// `count` a success only clears the failures.
-    #[cfg_attr(not(any(feature = "store", feature = "metrics")), allow(dead_code))]
-    pub(crate) fn counts_calls(self) -> bool {
-        matches!(self, Policy::Rate)
+super::registered!(policy_enum);
+
+impl Default for Policy {
+    /// The first policy registered: `count`.
+    ///
+    /// ```
+    /// use fuse_breaker::config::Policy;
+    /// assert_eq!(Policy::default(), Policy::ALL[0]);
+    /// ```
+    fn default() -> Self {
+        Policy::ALL[0]
     }
 }
 
@@ -86,7 +92,13 @@ pub struct UnknownPolicy(String);
 
 impl fmt::Display for UnknownPolicy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "unknown policy {:?}: expected count or rate", self.0)
+        let names: Vec<&str> = Policy::ALL.iter().map(|policy| policy.as_str()).collect();
+        write!(
+            f,
+            "unknown policy {:?}: expected {}",
+            self.0,
+            names.join(" or ")
+        )
     }
 }
 
@@ -95,7 +107,7 @@ impl std::error::Error for UnknownPolicy {}
 impl std::str::FromStr for Policy {
     type Err = UnknownPolicy;
 
-    /// Reads `count` or `rate` (ASCII case ignored, spaces around trimmed).
+    /// Reads a policy's name (ASCII case ignored, spaces around trimmed).
     ///
     /// ```
     /// assert_eq!(" Rate ".parse::<fuse_breaker::config::Policy>(), Ok(fuse_breaker::config::Policy::Rate));

@@ -1,31 +1,55 @@
 //! The closed-state rules (SPEC §9): what a closed verdict adds to a
 //! circuit's window, and when the window opens the circuit.
 //!
-//! A rule is a type: its window (the state it keeps between verdicts), its
-//! pure step ([`Rule::record`]) and what a snapshot shows of it
-//! ([`Rule::view`]). The reference model and the stored model hold a
-//! [`Window`] and never look inside it; the engine keeps each rule's state
-//! in atomics of its own (the ring for `count`, per-thread lanes for
-//! `rate`) and asks the rule's pure functions what they mean. A new rule is
-//! a new file here, a variant of [`Policy`] and of [`Window`], and its
-//! settings.
-
-mod count;
-pub(crate) mod kind;
-pub(crate) mod rate;
+//! A policy is a module here and a line of the registration below. The
+//! module's window type is its [`Rule`]: the state it keeps between
+//! verdicts, its pure step ([`Rule::record`]) and what a snapshot shows of
+//! it ([`Rule::view`]). The registration writes [`Policy`] (the name
+//! settings give) and [`Window`] (what the reference model and the stored
+//! model hold, never looking inside). The engine keeps each policy's
+//! window in atomics of its own (`count`'s failure claims in the state
+//! word and the ring, `rate`'s [`Tallies`]) and asks the policy's pure
+//! functions what they mean. docs/design.md, "Adding a policy", lists
+//! every file a new one touches.
 
 use std::fmt;
 
+/// The policies, one line each: the [`Policy`] variant, its name in
+/// settings, and its window type (its [`Rule`]); the first is the default.
+/// Hands the list to `$write`, which writes [`Policy`] (in `kind`) or
+/// [`Window`] (in `window`) from it.
+macro_rules! registered {
+    ($write:ident) => {
+        $write! {
+            /// Counted failures inside `failure_window` reach
+            /// `failure_threshold`; a success clears them (milon/fuse's
+            /// rule, the default).
+            Count = "count" => Failures,
+            /// Once the window holds `minimum_calls` calls, the share of
+            /// failed calls reaches `failure_rate` percent, or the share of
+            /// slow calls reaches `slow_call_rate` percent. The window is
+            /// `window_buckets` buckets covering `failure_window`.
+            Rate = "rate" => Buckets,
+        }
+    };
+}
+use registered;
+
+mod count;
+pub(crate) mod kind;
+mod rate;
+mod window;
+
 pub use kind::{Policy, UnknownPolicy};
+#[cfg(any(test, fuzzing, feature = "store"))]
+pub(crate) use window::Window;
 
 use crate::config::Config;
 
 pub(crate) use count::{Failures, Limits};
+pub(crate) use rate::{Buckets, Counts, Tallies, is_slow, live, trips};
 #[cfg(feature = "store")]
-use count::{could_open, in_window};
-#[cfg(feature = "store")]
-pub(crate) use rate::bucket;
-pub(crate) use rate::{Buckets, Counts, is_slow, live, trips};
+pub(crate) use rate::{bucket, width};
 
 /// A closed verdict as a window sees it: whether it is a counted failure,
 /// and whether it was slow (only a rule that times calls says so).
@@ -70,7 +94,14 @@ pub(crate) struct Recorded {
 
 /// A closed-state rule: its window and its pure step.
 #[cfg_attr(not(any(test, fuzzing, feature = "store")), allow(dead_code))] // the reference and stored models
-pub(crate) trait Rule: Clone + fmt::Debug + PartialEq {
+pub(crate) trait Rule: Clone + fmt::Debug + Default + PartialEq {
+    /// Whether the window counts every closed call, so that a closed
+    /// success adds to it and successes commute: a store takes them as
+    /// increments, a cached circuit batches them and sends them later, and
+    /// a closed admission never changes the key (`rate`). Otherwise a
+    /// success only clears what the window holds (`count`).
+    const COUNTS_CALLS: bool;
+
     /// The window of a closed epoch that has recorded nothing.
     fn empty(config: &Config) -> Self;
 
@@ -84,115 +115,20 @@ pub(crate) trait Rule: Clone + fmt::Debug + PartialEq {
     /// reads), so that a window never grows past its bound; whether
     /// anything was dropped. Not a change to write by itself.
     fn prune(&mut self, config: &Config, now: u64) -> bool;
-}
 
-/// The window of a closed circuit under its configuration's policy.
-#[cfg_attr(not(any(test, fuzzing, feature = "store")), allow(dead_code))] // the reference and stored models
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Window {
-    Count(Failures),
-    Rate(Buckets),
-}
-
-#[cfg_attr(not(any(test, fuzzing, feature = "store")), allow(dead_code))] // the reference and stored models
-impl Window {
-    /// The empty window of `config`'s policy.
-    pub(crate) fn empty(config: &Config) -> Self {
-        match config.policy() {
-            Policy::Count => Window::Count(Failures::empty(config)),
-            Policy::Rate => Window::Rate(Buckets::empty(config)),
-        }
-    }
-
-    /// Records a closed verdict at `now` (see [`Rule::record`]). A window of
-    /// another policy than `config`'s (a payload written under another
-    /// configuration) starts over empty first.
-    pub(crate) fn record(&mut self, config: &Config, outcome: Outcome, now: u64) -> Recorded {
-        self.fit(config);
-        match self {
-            Window::Count(failures) => failures.record(config, outcome, now),
-            Window::Rate(buckets) => buckets.record(config, outcome, now),
-        }
-    }
-
-    /// What a snapshot shows at `now` (nothing of a window of another
-    /// policy than `config`'s).
-    pub(crate) fn view(&self, config: &Config, now: u64) -> View {
-        match (self, config.policy()) {
-            (Window::Count(failures), Policy::Count) => failures.view(config, now),
-            (Window::Rate(buckets), Policy::Rate) => buckets.view(config, now),
-            _ => View::default(),
-        }
-    }
-
-    /// See [`Rule::prune`].
-    #[cfg_attr(not(feature = "store"), allow(dead_code))] // the stored model's
-    pub(crate) fn prune(&mut self, config: &Config, now: u64) -> bool {
-        match self {
-            Window::Count(failures) => failures.prune(config, now),
-            Window::Rate(buckets) => buckets.prune(config, now),
-        }
-    }
-
-    /// Whether a verdict recorded at `at` still counts at `now`: a failure
-    /// in the window (`count`), a call in a live bucket (`rate`).
+    /// Whether a verdict recorded at `at` still counts at `now` (a
+    /// reporter of SPEC §8's quorum still counts while it does).
     #[cfg(feature = "store")]
-    pub(crate) fn covers(&self, config: &Config, at: u64, now: u64) -> bool {
-        match self {
-            Window::Count(_) => in_window(config, at, now),
-            Window::Rate(buckets) => buckets.covers(config, at, now),
-        }
-    }
+    fn covers(&self, config: &Config, at: u64, now: u64) -> bool;
 
-    /// Whether the window as it is at `now` opens the circuit: `rate`'s
-    /// rule over its live buckets, or `count`'s threshold reached by the
-    /// failures in the window (what a failure recorded last found, for a
-    /// store that recorded it in its own atomic step).
+    /// Whether the window as it is at `now` opens the circuit (what a
+    /// verdict recorded last found, for a store that recorded it in its
+    /// own atomic step).
     #[cfg(feature = "store")]
-    pub(crate) fn holds(&self, config: &Config, now: u64) -> bool {
-        match self {
-            Window::Count(failures) => {
-                let view = failures.view(config, now);
-                could_open(
-                    config,
-                    u32::try_from(view.failures.len()).unwrap_or(u32::MAX),
-                )
-            }
-            Window::Rate(buckets) => trips(config, buckets.sum(config, now)),
-        }
-    }
-
-    /// Empties the window (a new epoch), keeping its policy.
-    pub(crate) fn clear(&mut self) {
-        match self {
-            Window::Count(failures) => *failures = Failures::default(),
-            Window::Rate(buckets) => *buckets = Buckets::default(),
-        }
-    }
+    fn holds(&self, config: &Config, now: u64) -> bool;
 
     /// Whether the window has recorded nothing.
-    #[cfg_attr(not(feature = "store"), allow(dead_code))] // the stored model's
-    pub(crate) fn is_empty(&self) -> bool {
-        match self {
-            Window::Count(failures) => failures.times().is_empty(),
-            Window::Rate(buckets) => buckets.entries().is_empty(),
-        }
-    }
-
-    /// Whether the window is of `config`'s policy.
-    pub(crate) fn fits(&self, config: &Config) -> bool {
-        matches!(
-            (self, config.policy()),
-            (Window::Count(_), Policy::Count) | (Window::Rate(_), Policy::Rate)
-        )
-    }
-
-    /// Replaces a window of another policy than `config`'s by an empty one.
-    fn fit(&mut self, config: &Config) {
-        if !self.fits(config) {
-            *self = Window::empty(config);
-        }
-    }
+    fn is_empty(&self) -> bool;
 }
 
 #[cfg(test)]

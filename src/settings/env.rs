@@ -1,9 +1,8 @@
 //! Reading the `FUSE_*` environment variables onto [`Settings`].
 
 use super::Settings;
-use super::error::SettingsError;
+use super::error::{SettingsError, choice};
 use super::file::{LAYOUT, Place};
-use super::kind::StoreKind;
 use crate::config::Overrides;
 
 /// The setting whose name `name` (a variable's, in lower case, that names
@@ -131,34 +130,18 @@ impl Settings {
                 "store" => {
                     self.places
                         .insert("store.store".to_owned(), Place::Var(var.to_owned()));
-                    self.store =
-                        StoreKind::parse(value).ok_or_else(|| SettingsError::UnknownStore {
-                            store: value.to_owned(),
-                            origin: var.to_owned(),
-                        })?;
+                    self.store = choice(value, var)?;
                 }
                 "redis_url" => self.redis_url = Some(value.to_owned()),
                 "database_url" => self.database_url = Some(value.to_owned()),
                 "database_table" => self.database_table = Some(value.to_owned()),
                 "payload" => {
-                    self.payload =
-                        Some(crate::config::PayloadKind::parse(value).ok_or_else(|| {
-                            SettingsError::UnknownPayload {
-                                payload: value.to_owned(),
-                                origin: var.to_owned(),
-                            }
-                        })?);
+                    self.payload = Some(choice(value, var)?);
                     self.places
                         .insert("store.payload".to_owned(), Place::Var(var.to_owned()));
                 }
                 "payload_read" => {
-                    self.payload_read =
-                        Some(crate::config::PayloadRead::parse(value).ok_or_else(|| {
-                            SettingsError::UnknownPayloadRead {
-                                read: value.to_owned(),
-                                origin: var.to_owned(),
-                            }
-                        })?);
+                    self.payload_read = Some(choice(value, var)?);
                     self.places
                         .insert("store.payload_read".to_owned(), Place::Var(var.to_owned()));
                 }
@@ -173,12 +156,7 @@ impl Settings {
                         .insert(format!("store.{setting}"), Place::Var(var.to_owned()));
                 }
                 "fallback" => {
-                    self.fallback = crate::fallback::Fallback::parse(value).ok_or_else(|| {
-                        SettingsError::UnknownFallback {
-                            fallback: value.to_owned(),
-                            origin: var.to_owned(),
-                        }
-                    })?;
+                    self.fallback = choice(value, var)?;
                 }
                 _ => match self.defaults.set_text(&setting, value) {
                     None => match closest_setting(&setting) {

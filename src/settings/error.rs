@@ -3,6 +3,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::choice::Choice;
 use crate::config::ConfigError;
 
 /// A configuration that cannot be used, and what is wrong with it.
@@ -66,7 +67,10 @@ pub enum SettingsError {
         closest: String,
     },
     /// The store is not one the crate knows.
-    #[error("unknown store {store:?} ({origin}): the stores are `memory`, `redis` and `database`")]
+    #[error(
+        "unknown store {store:?} ({origin}): the stores are {}",
+        <super::StoreKind as Choice>::choices()
+    )]
     UnknownStore {
         /// The name given.
         store: String,
@@ -75,7 +79,8 @@ pub enum SettingsError {
     },
     /// The fallback is not `local`, `allow` or `reject`.
     #[error(
-        "unknown fallback {fallback:?} ({origin}): the fallbacks are `local`, `allow` and `reject`"
+        "unknown fallback {fallback:?} ({origin}): the fallbacks are {}",
+        <crate::config::Fallback as Choice>::choices()
     )]
     UnknownFallback {
         /// The name given.
@@ -86,7 +91,7 @@ pub enum SettingsError {
     /// The payload is not `json`, `php` or `laravel`.
     #[error(
         "unknown payload {payload:?} ({origin}): the payloads are {}",
-        crate::config::PayloadKind::CHOICES
+        <crate::config::PayloadKind as Choice>::choices()
     )]
     UnknownPayload {
         /// The name given.
@@ -97,7 +102,7 @@ pub enum SettingsError {
     /// The payload read is not `written` or `auto`.
     #[error(
         "unknown payload_read {read:?} ({origin}): the choices are {}",
-        crate::config::PayloadRead::CHOICES
+        <crate::config::PayloadRead as Choice>::choices()
     )]
     UnknownPayloadRead {
         /// The name given.
@@ -113,6 +118,34 @@ pub enum SettingsError {
         /// What is wrong.
         reason: String,
     },
+}
+
+impl SettingsError {
+    /// The error of a name that is none of `T`'s, given at `origin`.
+    fn unknown<T: Choice>(name: String, origin: String) -> SettingsError {
+        match T::SETTING {
+            "store" => SettingsError::UnknownStore {
+                store: name,
+                origin,
+            },
+            "fallback" => SettingsError::UnknownFallback {
+                fallback: name,
+                origin,
+            },
+            "payload" => SettingsError::UnknownPayload {
+                payload: name,
+                origin,
+            },
+            // `payload_read`, the one other list of names settings take
+            _ => SettingsError::UnknownPayloadRead { read: name, origin },
+        }
+    }
+}
+
+/// `name` read as one of `T`'s, or the error naming it and `origin`, where
+/// it was given.
+pub(super) fn choice<T: Choice>(name: &str, origin: impl Into<String>) -> Result<T, SettingsError> {
+    T::named(name).ok_or_else(|| SettingsError::unknown::<T>(name.to_owned(), origin.into()))
 }
 
 /// `prefix` then `value`, or nothing without a value.

@@ -11,8 +11,8 @@ use toml::Spanned;
 use toml::de::DeTable;
 
 use super::Settings;
-use super::error::SettingsError;
-use super::kind::StoreKind;
+use super::error::{SettingsError, choice};
+use crate::choice::Choice;
 use crate::config::Overrides;
 
 /// Where a setting's value was written: a line and column of the file
@@ -184,32 +184,10 @@ impl Settings {
                 places.insert(format!("store.{setting}"), place(text, value.span().start));
             }
         }
-        let payload = match &layout.payload {
-            None => None,
-            Some(payload) => Some(
-                crate::config::PayloadKind::parse(payload.get_ref()).ok_or_else(|| {
-                    SettingsError::UnknownPayload {
-                        payload: payload.get_ref().clone(),
-                        origin: format!("payload, {}", place(text, payload.span().start)),
-                    }
-                })?,
-            ),
-        };
-        let payload_read = match &layout.payload_read {
-            None => None,
-            Some(read) => Some(
-                crate::config::PayloadRead::parse(read.get_ref()).ok_or_else(|| {
-                    SettingsError::UnknownPayloadRead {
-                        read: read.get_ref().clone(),
-                        origin: format!("payload_read, {}", place(text, read.span().start)),
-                    }
-                })?,
-            ),
-        };
         let mut settings = Settings {
             app: layout.app,
-            payload,
-            payload_read,
+            payload: spanned_choice(text, layout.payload.as_ref())?,
+            payload_read: spanned_choice(text, layout.payload_read.as_ref())?,
             laravel_redis_prefix: layout.laravel_redis_prefix.map(Spanned::into_inner),
             laravel_cache_prefix: layout.laravel_cache_prefix.map(Spanned::into_inner),
             redis_url: layout.redis_url,
@@ -221,23 +199,27 @@ impl Settings {
             places,
             ..Settings::default()
         };
-        if let Some(store) = &layout.store {
-            settings.store =
-                StoreKind::parse(store.get_ref()).ok_or_else(|| SettingsError::UnknownStore {
-                    store: store.get_ref().clone(),
-                    origin: format!("store, {}", place(text, store.span().start)),
-                })?;
+        if let Some(store) = spanned_choice(text, layout.store.as_ref())? {
+            settings.store = store;
         }
-        if let Some(fallback) = &layout.fallback {
-            settings.fallback =
-                crate::fallback::Fallback::parse(fallback.get_ref()).ok_or_else(|| {
-                    SettingsError::UnknownFallback {
-                        fallback: fallback.get_ref().clone(),
-                        origin: format!("fallback, {}", place(text, fallback.span().start)),
-                    }
-                })?;
+        if let Some(fallback) = spanned_choice(text, layout.fallback.as_ref())? {
+            settings.fallback = fallback;
         }
         settings.check()?;
         Ok(settings)
     }
+}
+
+/// The choice `value` names in the file `text`, if it is given; the error
+/// names its setting and its place.
+fn spanned_choice<T: Choice>(
+    text: &str,
+    value: Option<&Spanned<String>>,
+) -> Result<Option<T>, SettingsError> {
+    value
+        .map(|value| {
+            let origin = format!("{}, {}", T::SETTING, place(text, value.span().start));
+            choice(value.get_ref(), origin)
+        })
+        .transpose()
 }

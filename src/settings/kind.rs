@@ -1,54 +1,29 @@
 //! [`StoreKind`]: where a registry keeps its circuits, as a file names it.
 
-/// Where a registry keeps its circuits (`store = "..."` in a file,
-/// `FUSE_STORE`): in this process ([`Settings::registry`](crate::settings::Settings::registry)), or in Redis or
-/// a database for every process of a fleet (`Settings::shared_registry`,
-/// with `redis_url` and feature `redis`, or `database_url` and feature
-/// `sql`).
-///
-/// ```
-/// use fuse_breaker::{settings::Settings, settings::StoreKind};
-///
-/// assert_eq!(Settings::from_toml(r#"store = "memory""#)?.store, StoreKind::Memory);
-/// assert_eq!(Settings::from_toml(r#"store = "redis""#)?.store, StoreKind::Redis);
-/// assert_eq!(Settings::from_toml(r#"store = "database""#)?.store, StoreKind::Database);
-/// assert!(Settings::from_toml(r#"store = "carrier pigeon""#).is_err());
-/// # Ok::<(), fuse_breaker::settings::SettingsError>(())
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum StoreKind {
-    /// In this process, lock-free.
-    #[default]
-    Memory,
-    /// In Redis (or Valkey), shared by every process that uses the keys.
-    Redis,
-    /// In a table of PostgreSQL or SQLite (milon/fuse's `fuse_circuits`),
-    /// shared by every process that uses the rows.
-    Database,
-}
-
-impl StoreKind {
-    pub(super) fn parse(name: &str) -> Option<StoreKind> {
-        match name {
-            "memory" => Some(StoreKind::Memory),
-            "redis" => Some(StoreKind::Redis),
-            "database" => Some(StoreKind::Database),
-            _ => None,
-        }
-    }
-
-    /// The store as a file names it.
+crate::choice::choices! {
+    /// Where a registry keeps its circuits (`store = "..."` in a file,
+    /// `FUSE_STORE`): in this process ([`Settings::registry`](crate::settings::Settings::registry)), or in Redis or
+    /// a database for every process of a fleet (`Settings::shared_registry`,
+    /// with `redis_url` and feature `redis`, or `database_url` and feature
+    /// `sql`).
     ///
     /// ```
-    /// assert_eq!(fuse_breaker::settings::StoreKind::Redis.as_str(), "redis");
+    /// use fuse_breaker::{settings::Settings, settings::StoreKind};
+    ///
+    /// assert_eq!(Settings::from_toml(r#"store = "memory""#)?.store, StoreKind::Memory);
+    /// assert_eq!(Settings::from_toml(r#"store = "redis""#)?.store, StoreKind::Redis);
+    /// assert_eq!(Settings::from_toml(r#"store = "database""#)?.store, StoreKind::Database);
+    /// assert!(Settings::from_toml(r#"store = "carrier pigeon""#).is_err());
+    /// # Ok::<(), fuse_breaker::settings::SettingsError>(())
     /// ```
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StoreKind::Memory => "memory",
-            StoreKind::Redis => "redis",
-            StoreKind::Database => "database",
-        }
+    pub enum StoreKind ("store", "fuse_breaker::settings::StoreKind") {
+        /// In this process, lock-free.
+        Memory = "memory",
+        /// In Redis (or Valkey), shared by every process that uses the keys.
+        Redis = "redis",
+        /// In a table of PostgreSQL or SQLite (milon/fuse's `fuse_circuits`),
+        /// shared by every process that uses the rows.
+        Database = "database",
     }
 }
 

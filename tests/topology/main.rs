@@ -54,26 +54,31 @@ struct Node {
 /// The cluster's nodes that are up, asked of any node of `url`'s list.
 async fn nodes(url: &str) -> Vec<Node> {
     for port in ports(url) {
-        let Ok(client) = redis::Client::open(format!("redis://127.0.0.1:{port}")) else {
-            continue;
-        };
-        let Ok(Ok(mut connection)) = tokio::time::timeout(
-            Duration::from_millis(300),
-            client.get_multiplexed_async_connection(),
-        )
+        if let Some(nodes) = nodes_seen_by(port).await {
+            return nodes;
+        }
+    }
+    panic!("no node of {url} answered");
+}
+
+/// The cluster's nodes that are up, as the node on `port` sees them
+/// (`None` if it does not answer).
+async fn nodes_seen_by(port: u16) -> Option<Vec<Node>> {
+    let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).ok()?;
+    let mut connection = tokio::time::timeout(
+        Duration::from_millis(300),
+        client.get_multiplexed_async_connection(),
+    )
+    .await
+    .ok()?
+    .ok()?;
+    let text = redis::cmd("CLUSTER")
+        .arg("NODES")
+        .query_async::<String>(&mut connection)
         .await
-        else {
-            continue;
-        };
-        let Ok(text) = redis::cmd("CLUSTER")
-            .arg("NODES")
-            .query_async::<String>(&mut connection)
-            .await
-        else {
-            continue;
-        };
-        return text
-            .lines()
+        .ok()?;
+    Some(
+        text.lines()
             .filter_map(|line| {
                 let fields: Vec<&str> = line.split_whitespace().collect();
                 let flags = *fields.get(2)?;
@@ -102,9 +107,19 @@ async fn nodes(url: &str) -> Vec<Node> {
                     slots,
                 })
             })
-            .collect();
-    }
-    panic!("no node of {url} answered");
+            .collect(),
+    )
+}
+
+/// Which primary serves which slots, in a view of the cluster.
+fn slot_map(nodes: &[Node]) -> Vec<(String, Vec<(u16, u16)>)> {
+    let mut map: Vec<_> = nodes
+        .iter()
+        .filter(|n| n.primary && !n.slots.is_empty())
+        .map(|n| (n.id.clone(), n.slots.clone()))
+        .collect();
+    map.sort();
+    map
 }
 
 fn ports(url: &str) -> Vec<u16> {
@@ -160,6 +175,12 @@ async fn settled(url: &str) {
                 .await
                 .unwrap_or_default();
             ok &= info.contains("cluster_state:ok");
+            // Every node, replicas too, sees every slot where the others
+            // do: a replica promoted with a stale view (a reshard that
+            // had not reached it) would claim too few slots and leave the
+            // cluster failing.
+            let seen = nodes_seen_by(node.port).await.unwrap_or_default();
+            ok &= slot_map(&seen) == slot_map(&nodes);
         }
         if ok {
             return;

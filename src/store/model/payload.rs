@@ -53,11 +53,12 @@ mod php;
 mod rate;
 mod reporters;
 
+pub(crate) use crate::policy::width;
 pub(crate) use crate::store::model::resolution::{NANOS_PER_MICRO, store_time};
 pub use error::PayloadError;
 pub(crate) use error::too_large;
 use rate::OwnRate;
-pub(crate) use rate::{rate_prefix, width};
+pub(crate) use rate::rate_prefix;
 
 /// The version of the `fuse` part this crate writes.
 const VERSION: u32 = 1;

@@ -88,7 +88,7 @@ pub(super) fn split(url: &str) -> Result<(String, StoreOptions), String> {
                 let payload = PayloadKind::parse(&value).ok_or_else(|| {
                     format!(
                         "its parameter payload={shown:?} is none of the payloads ({})",
-                        PayloadKind::CHOICES
+                        <PayloadKind as crate::choice::Choice>::choices()
                     )
                 })?;
                 if options.payload.replace(payload).is_some() {
@@ -99,7 +99,7 @@ pub(super) fn split(url: &str) -> Result<(String, StoreOptions), String> {
                 let read = PayloadRead::parse(&value).ok_or_else(|| {
                     format!(
                         "its parameter payload_read={shown:?} is none of {}",
-                        PayloadRead::CHOICES
+                        <PayloadRead as crate::choice::Choice>::choices()
                     )
                 })?;
                 if options.payload_read.replace(read).is_some() {

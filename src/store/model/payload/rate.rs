@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Config, MAX_WINDOW_BUCKETS};
+use crate::config::MAX_WINDOW_BUCKETS;
 use crate::policy::{Buckets, Counts};
 
 use super::{Fresh, PayloadError, head, write};
@@ -101,12 +101,6 @@ impl OwnRate {
         }
         Ok(Buckets::from_entries(entries))
     }
-}
-
-/// The width of a `rate` bucket under `config`, in nanoseconds (at least
-/// one): what a payload's `fuse.rate.width_ns` says.
-pub(crate) fn width(config: &Config) -> u64 {
-    (config.window_nanos() / u64::from(config.window_buckets())).max(1)
 }
 
 /// The text a payload of a closed circuit of `generation` and `epoch` with

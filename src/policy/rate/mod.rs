@@ -10,6 +10,10 @@ use crate::config::Config;
 
 use super::{Outcome, Recorded, Rule, View};
 
+mod tallies;
+
+pub(crate) use tallies::Tallies;
+
 /// Calls, failed calls and slow calls: one bucket's, or a window's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) struct Counts {
@@ -39,7 +43,8 @@ impl Counts {
     }
 }
 
-/// The width of a bucket in nanoseconds (at least one).
+/// The width of a bucket in nanoseconds (at least one): what a payload's
+/// `fuse.rate.width_ns` says.
 #[inline]
 pub(crate) fn width(config: &Config) -> u64 {
     (config.window_nanos() / u64::from(config.window_buckets())).max(1)
@@ -116,13 +121,6 @@ impl Buckets {
     }
 
     /// The sum of the buckets in the window at `now`.
-    /// Whether a verdict recorded at `at` is in the window at `now`: its
-    /// bucket is among the live ones.
-    #[cfg(feature = "store")]
-    pub(crate) fn covers(&self, config: &Config, at: u64, now: u64) -> bool {
-        live(config, bucket(config, at), self.current(config, now))
-    }
-
     pub(crate) fn sum(&self, config: &Config, now: u64) -> Counts {
         let current = self.current(config, now);
         self.0
@@ -133,6 +131,8 @@ impl Buckets {
 }
 
 impl Rule for Buckets {
+    const COUNTS_CALLS: bool = true;
+
     fn empty(_: &Config) -> Self {
         Buckets(Vec::new())
     }
@@ -168,6 +168,22 @@ impl Rule for Buckets {
         let before = self.0.len();
         self.0.retain(|&(b, _)| live(config, b, current));
         self.0.len() != before
+    }
+
+    /// Whether the verdict's bucket is among the live ones.
+    #[cfg(feature = "store")]
+    fn covers(&self, config: &Config, at: u64, now: u64) -> bool {
+        live(config, bucket(config, at), self.current(config, now))
+    }
+
+    /// The rule over the live buckets.
+    #[cfg(feature = "store")]
+    fn holds(&self, config: &Config, now: u64) -> bool {
+        trips(config, self.sum(config, now))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 }
 

@@ -79,6 +79,8 @@ impl Failures {
 }
 
 impl Rule for Failures {
+    const COUNTS_CALLS: bool = false;
+
     fn empty(_: &Config) -> Self {
         Failures(Vec::new())
     }
@@ -124,6 +126,26 @@ impl Rule for Failures {
         let extra = self.0.len().saturating_sub(needed);
         self.0.drain(..extra);
         extra > 0
+    }
+
+    #[cfg(feature = "store")]
+    fn covers(&self, config: &Config, at: u64, now: u64) -> bool {
+        in_window(config, at, now)
+    }
+
+    /// Whether the threshold is reached by the failures in the window.
+    #[cfg(feature = "store")]
+    fn holds(&self, config: &Config, now: u64) -> bool {
+        let counted = self
+            .0
+            .iter()
+            .filter(|&&at| in_window(config, at, now))
+            .count();
+        could_open(config, u32::try_from(counted).unwrap_or(u32::MAX))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 }
 

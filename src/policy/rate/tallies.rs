@@ -27,11 +27,12 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+use super::{Counts, width};
 use crate::config::Config;
 use crate::epoch::Epoch;
 #[cfg(not(fuse_loom))]
 use crate::model::{Grant, PermitKind};
-use crate::policy::{self, Counts, Outcome};
+use crate::policy::{self, Outcome};
 use crate::sync::{Cell, Passage, PerThread};
 
 /// The cell a thread last added to and its stamp (the end of its bucket,
@@ -130,7 +131,7 @@ impl Tallies {
             lanes: PerThread::new(),
             passage: Passage::new(),
             cells: u64::from(config.window_buckets()) + 1,
-            width: policy::rate::width(config),
+            width: width(config),
         }
     }
 
