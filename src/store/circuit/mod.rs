@@ -3,16 +3,11 @@
 //! the store, the store's health, what a round trip reports, running a
 //! call, an operator's changes and views.
 
-pub(crate) mod acquire;
 pub(crate) mod builder;
-pub(crate) mod conclude;
 pub(crate) mod conclusion;
 pub(crate) mod future;
 pub(crate) mod health;
 pub(crate) mod inspect;
-pub(crate) mod manual;
 pub(crate) mod permit;
-pub(crate) mod report;
-pub(crate) mod run;
 pub(crate) mod shared;
 pub(crate) mod step;

@@ -1,8 +1,16 @@
 //! [`SharedFuse`]: a circuit whose state lives in a [`Store`], what it is
-//! made of and what it tells of itself. What it does is in the modules
-//! beside: admission (`acquire`), verdicts (`conclude`), the step over the
-//! store (`step`), the store's health (`health`), what it reports
-//! (`report`), running a call (`run`) and its builder (`builder`).
+//! made of and what it tells of itself. Its `impl` goes on in the modules
+//! below, one job each: admission (`acquire`), verdicts (`conclude`), an
+//! operator's changes (`manual`), what it reports (`report`) and running a
+//! call (`run`). What it uses is beside it in `circuit`: the step over the
+//! store (`step`), the store's health (`health`), its permits and futures,
+//! and its builder (`builder`).
+
+mod acquire;
+mod conclude;
+pub(crate) mod manual;
+mod report;
+mod run;
 
 use std::fmt;
 use std::sync::Arc;
