@@ -146,7 +146,7 @@ mod value;
 mod verdict;
 
 pub use builder::FuseBuilder;
-pub use config::fields::Config;
+pub use config::overrides::Config;
 pub use error::{Error, OpenError};
 pub use fuse::Fuse;
 pub use names::key;

@@ -1,8 +1,8 @@
-//! [`ConfigBuilder`]: a base configuration its setters change (written by
-//! the list of settings in `overrides.rs`), checked once by `build`, and
-//! how a [`Config`] becomes one.
+//! How a [`ConfigBuilder`] starts (from the defaults or from a
+//! [`Config`]) and ends (checked once by `build`); the type and its
+//! setters are the list of settings' (`overrides.rs`).
 
-use super::{Config, ConfigError};
+use super::{Config, ConfigBuilder, ConfigError};
 
 impl Config {
     /// A builder that starts from the defaults.
@@ -32,33 +32,6 @@ impl Config {
             config: self.clone(),
         }
     }
-}
-
-/// Builds a [`Config`]: a base the setters change (one setter per setting,
-/// written by the list of settings); [`build`](Self::build) checks every
-/// setting.
-///
-/// ```
-/// use std::time::Duration;
-/// let config = fuse_breaker::Config::builder()
-///     .failure_threshold(3)
-///     .failure_window(Duration::from_secs(10))
-///     .open_duration(Duration::from_secs(5))
-///     .half_open_probes(1)
-///     .counted_http_statuses([500, 502, 503])
-///     .count_timeouts(true)
-///     .count_connection_errors(true)
-///     .count_http_500(false)
-///     .key_prefix("svc")
-///     .build()?;
-/// assert_eq!(config.key_prefix(), "svc");
-/// # Ok::<(), fuse_breaker::config::ConfigError>(())
-/// ```
-#[derive(Clone, Debug)]
-#[must_use = "a builder does nothing until `build` is called"]
-pub struct ConfigBuilder {
-    /// The configuration so far, checked by `build`.
-    pub(crate) config: Config,
 }
 
 impl ConfigBuilder {

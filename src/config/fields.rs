@@ -1,92 +1,12 @@
-//! [`Config`]: the settings of one circuit, their defaults and their
-//! getters.
+//! [`Config`]'s getters: what each setting is (the type, its fields and
+//! their defaults are the list of settings in `overrides.rs`).
 
 use std::time::Duration;
 
-use super::{DEFAULT_KEY_PREFIX, DEFAULT_STATUSES};
+use super::Config;
 use crate::classify::FailureKind;
 use crate::factor::Factor;
 use crate::policy::kind::Policy;
-
-/// The validated settings of one circuit (SPEC §2).
-///
-/// Built once with [`Config::builder`] (every value is checked there) or
-/// taken as [`Config::default`]: threshold 8, window 60 s, open 30 s,
-/// 2 probes, statuses 502/503/504, timeouts and connection errors counted,
-/// HTTP 500 not counted, key prefix `fuse`; policy `count` (SPEC §9: the
-/// `rate` settings default to 50 %, 20 calls, 10 buckets, no slow calls,
-/// 100 % slow); a fixed open duration without jitter, probes that time
-/// out after the open duration (SPEC §10).
-///
-/// ```
-/// use std::time::Duration;
-/// use fuse_breaker::Config;
-///
-/// let config = Config::builder()
-///     .failure_threshold(5)
-///     .open_duration(Duration::from_secs(10))
-///     .build()?;
-/// assert_eq!(config.failure_threshold(), 5);
-/// assert_eq!(config.failure_window(), Duration::from_secs(60));
-/// # Ok::<(), fuse_breaker::config::ConfigError>(())
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Config {
-    pub(crate) failure_threshold: u32,
-    pub(crate) failure_window: Duration,
-    pub(crate) open_duration: Duration,
-    pub(crate) half_open_probes: u32,
-    pub(crate) counted_http_statuses: Vec<u16>,
-    pub(crate) count_timeouts: bool,
-    pub(crate) count_connection_errors: bool,
-    pub(crate) count_http_500: bool,
-    pub(crate) key_prefix: String,
-    pub(crate) policy: Policy,
-    pub(crate) failure_rate: u32,
-    pub(crate) minimum_calls: u32,
-    pub(crate) window_buckets: u32,
-    pub(crate) slow_call_duration: Option<Duration>,
-    pub(crate) slow_call_rate: u32,
-    pub(crate) open_backoff: Factor,
-    pub(crate) max_open_duration: Option<Duration>,
-    pub(crate) open_jitter: Factor,
-    pub(crate) probe_timeout: Option<Duration>,
-    pub(crate) min_reporters: u32,
-}
-
-impl Default for Config {
-    /// The defaults of SPEC §2.
-    ///
-    /// ```
-    /// let config = fuse_breaker::Config::default();
-    /// assert_eq!(config.failure_threshold(), 8);
-    /// assert_eq!(config.counted_http_statuses(), &[502, 503, 504]);
-    /// ```
-    fn default() -> Self {
-        Config {
-            failure_threshold: 8,
-            failure_window: Duration::from_mins(1),
-            open_duration: Duration::from_secs(30),
-            half_open_probes: 2,
-            counted_http_statuses: DEFAULT_STATUSES.to_vec(),
-            count_timeouts: true,
-            count_connection_errors: true,
-            count_http_500: false,
-            key_prefix: DEFAULT_KEY_PREFIX.to_owned(),
-            policy: Policy::Count,
-            failure_rate: 50,
-            minimum_calls: 20,
-            window_buckets: 10,
-            slow_call_duration: None,
-            slow_call_rate: 100,
-            open_backoff: Factor::ONE,
-            max_open_duration: None,
-            open_jitter: Factor::ZERO,
-            probe_timeout: None,
-            min_reporters: 1,
-        }
-    }
-}
 
 impl Config {
     /// How many counted failures inside the window open the circuit.

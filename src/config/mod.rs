@@ -1,12 +1,13 @@
 //! What configures a circuit besides [`Config`] itself:
-//! [`ConfigBuilder`], whose setters the list of settings in `overrides.rs`
-//! writes; [`ConfigError`]; the values settings take ([`Policy`],
-//! [`Factor`], [`Fallback`], [`PayloadKind`], [`PayloadRead`]); a name's
-//! [`Overrides`]; the bounds settings are checked against; and a
-//! registry's defaults. One job per file: the type (`fields`), the
-//! builder, the checks [`build`](ConfigBuilder::build) makes, the error,
-//! what the engine derives from a configuration (nanoseconds), and the one
-//! `'static` copy of each configuration circuits share.
+//! [`ConfigBuilder`]; [`ConfigError`]; the values settings take
+//! ([`Policy`], [`Factor`], [`Fallback`], [`PayloadKind`],
+//! [`PayloadRead`]); a name's [`Overrides`]; the bounds settings are
+//! checked against; and a registry's defaults. One job per file: the list
+//! of settings (`overrides`: the type, its defaults, the partial and the
+//! setters, one entry per setting), the getters (`fields`), how a builder
+//! starts and ends, the checks [`build`](ConfigBuilder::build) makes, the
+//! error, what the engine derives from a configuration (nanoseconds), and
+//! the one `'static` copy of each configuration circuits share.
 //!
 //! ```
 //! use fuse_breaker::Config;
@@ -20,9 +21,9 @@ mod builder;
 mod check;
 mod derived;
 mod error;
-pub(crate) mod fields;
+mod fields;
 mod intern;
-mod overrides;
+pub(crate) mod overrides;
 
 pub use crate::factor::Factor;
 pub use crate::fallback::Fallback;
@@ -32,11 +33,11 @@ pub use crate::limits::{
 };
 pub use crate::payload_kind::{PayloadKind, PayloadRead};
 pub use crate::policy::{Policy, UnknownPolicy};
-pub use builder::ConfigBuilder;
 pub(crate) use derived::nanos;
 pub use error::ConfigError;
-pub(crate) use fields::Config;
 pub(crate) use intern::intern;
+pub(crate) use overrides::Config;
+pub use overrides::ConfigBuilder;
 pub use overrides::Overrides;
 
 const DEFAULT_STATUSES: [u16; 3] = [502, 503, 504];

@@ -1,22 +1,96 @@
-//! The list of settings: [`Overrides`] (a partial [`Config`]) and the
-//! [`ConfigBuilder`] setters, both generated from one entry per setting.
+//! The list of settings: [`Config`] (its fields and their defaults),
+//! [`Overrides`] (a partial [`Config`]) and [`ConfigBuilder`] with its
+//! setters, all generated from one entry per setting.
 //!
-//! A setting is named in two places in the crate: on [`Config`] (its
-//! field, default and getter in `config/fields.rs`, its rule in
-//! `config/check.rs`), and its entry in the list below. The entry makes
-//! the [`Overrides`] field, the builder setter, the key of the
-//! configuration file and the `FUSE_*` environment variable (its name in
-//! capitals): all of them read and write the same partial.
+//! A setting is named in three places in the crate: its entry in the list
+//! below, its getter on [`Config`] (`config/fields.rs`) and its rule
+//! (`config/check.rs`). The entry makes the field and its default, the
+//! [`Overrides`] field, the builder setter, the key of the configuration
+//! file and the `FUSE_*` environment variable (its name in capitals): all
+//! of them read and write the same partial.
 
-use super::{Config, ConfigBuilder, ConfigError};
+use super::{ConfigError, DEFAULT_KEY_PREFIX, DEFAULT_STATUSES};
+use crate::factor::Factor;
+use crate::policy::kind::Policy;
+use std::time::Duration;
 
-/// Writes [`Overrides`], its merge onto a [`Config`], the reading of one
-/// setting from text, and one [`ConfigBuilder`] setter per entry.
+/// Builds a [`Config`]: a base the setters change (one setter per setting,
+/// written by the list of settings); [`build`](Self::build) checks every
+/// setting.
+///
+/// ```
+/// use std::time::Duration;
+/// let config = fuse_breaker::Config::builder()
+///     .failure_threshold(3)
+///     .failure_window(Duration::from_secs(10))
+///     .open_duration(Duration::from_secs(5))
+///     .half_open_probes(1)
+///     .counted_http_statuses([500, 502, 503])
+///     .count_timeouts(true)
+///     .count_connection_errors(true)
+///     .count_http_500(false)
+///     .key_prefix("svc")
+///     .build()?;
+/// assert_eq!(config.key_prefix(), "svc");
+/// # Ok::<(), fuse_breaker::config::ConfigError>(())
+/// ```
+#[derive(Clone, Debug)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct ConfigBuilder {
+    /// The configuration so far, checked by `build`.
+    pub(crate) config: Config,
+}
+
+/// Writes [`Config`] and its defaults, [`Overrides`], its merge onto a
+/// [`Config`], the reading of one setting from text, and one
+/// [`ConfigBuilder`] setter per entry (`name: type = default, setter`).
 macro_rules! settings {
     ($(
         $(#[$setter_doc:meta])*
-        $name:ident: $ty:ty = |$value:ident: $input:ty| $convert:expr;
+        $name:ident: $ty:ty = $default:expr, |$value:ident: $input:ty| $convert:expr;
     )*) => {
+        /// The validated settings of one circuit (SPEC §2).
+        ///
+        /// Built once with [`Config::builder`] (every value is checked there) or
+        /// taken as [`Config::default`]: threshold 8, window 60 s, open 30 s,
+        /// 2 probes, statuses 502/503/504, timeouts and connection errors counted,
+        /// HTTP 500 not counted, key prefix `fuse`; policy `count` (SPEC §9: the
+        /// `rate` settings default to 50 %, 20 calls, 10 buckets, no slow calls,
+        /// 100 % slow); a fixed open duration without jitter, probes that time
+        /// out after the open duration (SPEC §10).
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// use fuse_breaker::Config;
+        ///
+        /// let config = Config::builder()
+        ///     .failure_threshold(5)
+        ///     .open_duration(Duration::from_secs(10))
+        ///     .build()?;
+        /// assert_eq!(config.failure_threshold(), 5);
+        /// assert_eq!(config.failure_window(), Duration::from_secs(60));
+        /// # Ok::<(), fuse_breaker::config::ConfigError>(())
+        /// ```
+        #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+        pub struct Config {
+            $(pub(crate) $name: $ty,)*
+        }
+
+        impl Default for Config {
+            /// The defaults of SPEC §2.
+            ///
+            /// ```
+            /// let config = fuse_breaker::Config::default();
+            /// assert_eq!(config.failure_threshold(), 8);
+            /// assert_eq!(config.counted_http_statuses(), &[502, 503, 504]);
+            /// ```
+            fn default() -> Self {
+                Config {
+                    $($name: $default,)*
+                }
+            }
+        }
+
         /// Settings that replace those of a base [`Config`]; a setting left
         /// `None` keeps the base's value. The partial configuration that
         /// the builder, the registry's per-name overrides, the
@@ -128,7 +202,7 @@ settings! {
     /// ```
     /// assert!(fuse_breaker::Config::builder().failure_threshold(0).build().is_err());
     /// ```
-    failure_threshold: u32 = |value: u32| value;
+    failure_threshold: u32 = 8, |value: u32| value;
 
     /// Sets [`Config::failure_window`] (> 0 and <= [`MAX_DURATION`](crate::config::MAX_DURATION)).
     ///
@@ -136,7 +210,7 @@ settings! {
     /// use std::time::Duration;
     /// assert!(fuse_breaker::Config::builder().failure_window(Duration::ZERO).build().is_err());
     /// ```
-    failure_window: std::time::Duration = |value: std::time::Duration| value;
+    failure_window: Duration = Duration::from_mins(1), |value: Duration| value;
 
     /// Sets [`Config::open_duration`] (> 0 and <= [`MAX_DURATION`](crate::config::MAX_DURATION)).
     ///
@@ -144,14 +218,14 @@ settings! {
     /// use std::time::Duration;
     /// assert!(fuse_breaker::Config::builder().open_duration(Duration::MAX).build().is_err());
     /// ```
-    open_duration: std::time::Duration = |value: std::time::Duration| value;
+    open_duration: Duration = Duration::from_secs(30), |value: Duration| value;
 
     /// Sets [`Config::half_open_probes`] (1 ..= [`MAX_HALF_OPEN_PROBES`](crate::config::MAX_HALF_OPEN_PROBES)).
     ///
     /// ```
     /// assert!(fuse_breaker::Config::builder().half_open_probes(100_000).build().is_err());
     /// ```
-    half_open_probes: u32 = |value: u32| value;
+    half_open_probes: u32 = 2, |value: u32| value;
 
     /// Sets [`Config::counted_http_statuses`] (each in 100 ..= 599).
     ///
@@ -161,7 +235,7 @@ settings! {
     /// assert!(fuse_breaker::Config::builder().counted_http_statuses([600]).build().is_err());
     /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
-    counted_http_statuses: Vec<u16> = |value: impl IntoIterator<Item = u16>| value.into_iter().collect();
+    counted_http_statuses: Vec<u16> = DEFAULT_STATUSES.to_vec(), |value: impl IntoIterator<Item = u16>| value.into_iter().collect();
 
     /// Sets [`Config::count_timeouts`].
     ///
@@ -170,7 +244,7 @@ settings! {
     /// assert!(!config.count_timeouts());
     /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
-    count_timeouts: bool = |value: bool| value;
+    count_timeouts: bool = true, |value: bool| value;
 
     /// Sets [`Config::count_connection_errors`].
     ///
@@ -179,7 +253,7 @@ settings! {
     /// assert!(!config.count_connection_errors());
     /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
-    count_connection_errors: bool = |value: bool| value;
+    count_connection_errors: bool = true, |value: bool| value;
 
     /// Sets [`Config::count_http_500`].
     ///
@@ -188,7 +262,7 @@ settings! {
     /// assert!(config.counts_http_status(500));
     /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
-    count_http_500: bool = |value: bool| value;
+    count_http_500: bool = false, |value: bool| value;
 
     /// Sets [`Config::key_prefix`] (non-empty, no control character; it
     /// may hold `:`, as milon/fuse's may).
@@ -197,7 +271,7 @@ settings! {
     /// assert!(fuse_breaker::Config::builder().key_prefix("a:b").build().is_ok());
     /// assert!(fuse_breaker::Config::builder().key_prefix("").build().is_err());
     /// ```
-    key_prefix: String = |value: impl Into<String>| value.into();
+    key_prefix: String = DEFAULT_KEY_PREFIX.to_owned(), |value: impl Into<String>| value.into();
 
     /// Sets [`Config::policy`]: `count` or `rate` (SPEC §9).
     ///
@@ -206,7 +280,7 @@ settings! {
     /// assert_eq!(Config::builder().policy(Policy::Rate).build()?.policy(), Policy::Rate);
     /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
-    policy: crate::config::Policy = |value: crate::config::Policy| value;
+    policy: Policy = Policy::default(), |value: Policy| value;
 
     /// Sets [`Config::failure_rate`] (percent, 1 ..= 100).
     ///
@@ -214,21 +288,21 @@ settings! {
     /// assert!(fuse_breaker::Config::builder().failure_rate(0).build().is_err());
     /// assert!(fuse_breaker::Config::builder().failure_rate(101).build().is_err());
     /// ```
-    failure_rate: u32 = |value: u32| value;
+    failure_rate: u32 = 50, |value: u32| value;
 
     /// Sets [`Config::minimum_calls`] (1 ..= [`MAX_MINIMUM_CALLS`](crate::config::MAX_MINIMUM_CALLS)).
     ///
     /// ```
     /// assert!(fuse_breaker::Config::builder().minimum_calls(0).build().is_err());
     /// ```
-    minimum_calls: u32 = |value: u32| value;
+    minimum_calls: u32 = 20, |value: u32| value;
 
     /// Sets [`Config::window_buckets`] (1 ..= [`MAX_WINDOW_BUCKETS`](crate::config::MAX_WINDOW_BUCKETS)).
     ///
     /// ```
     /// assert!(fuse_breaker::Config::builder().window_buckets(0).build().is_err());
     /// ```
-    window_buckets: u32 = |value: u32| value;
+    window_buckets: u32 = 10, |value: u32| value;
 
     /// Sets [`Config::slow_call_duration`] (> 0 and <= [`MAX_DURATION`](crate::config::MAX_DURATION)).
     ///
@@ -239,14 +313,14 @@ settings! {
     /// assert!(fuse_breaker::Config::builder().slow_call_duration(Duration::ZERO).build().is_err());
     /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
-    slow_call_duration: Option<std::time::Duration> = |value: std::time::Duration| Some(value);
+    slow_call_duration: Option<Duration> = None, |value: Duration| Some(value);
 
     /// Sets [`Config::slow_call_rate`] (percent, 1 ..= 100).
     ///
     /// ```
     /// assert!(fuse_breaker::Config::builder().slow_call_rate(0).build().is_err());
     /// ```
-    slow_call_rate: u32 = |value: u32| value;
+    slow_call_rate: u32 = 100, |value: u32| value;
 
     /// Sets [`Config::open_backoff`] (1 ..= 10; rounded to a millionth).
     ///
@@ -254,7 +328,7 @@ settings! {
     /// assert!(fuse_breaker::Config::builder().open_backoff(0.5).build().is_err());
     /// assert!(fuse_breaker::Config::builder().open_backoff(f64::NAN).build().is_err());
     /// ```
-    open_backoff: crate::config::Factor = |value: f64| crate::config::Factor::from_f64(value);
+    open_backoff: Factor = Factor::ONE, |value: f64| Factor::from_f64(value);
 
     /// Sets [`Config::max_open_duration`] (>= `open_duration` and <= [`MAX_DURATION`](crate::config::MAX_DURATION)).
     ///
@@ -263,14 +337,14 @@ settings! {
     /// let short = fuse_breaker::Config::builder().max_open_duration(Duration::from_secs(1)).build();
     /// assert_eq!(short.unwrap_err().setting(), "max_open_duration");
     /// ```
-    max_open_duration: Option<std::time::Duration> = |value: std::time::Duration| Some(value);
+    max_open_duration: Option<Duration> = None, |value: Duration| Some(value);
 
     /// Sets [`Config::open_jitter`] (0 ..= 1, exclusive; rounded to a millionth).
     ///
     /// ```
     /// assert!(fuse_breaker::Config::builder().open_jitter(-0.1).build().is_err());
     /// ```
-    open_jitter: crate::config::Factor = |value: f64| crate::config::Factor::from_f64(value);
+    open_jitter: Factor = Factor::ZERO, |value: f64| Factor::from_f64(value);
 
     /// Sets [`Config::probe_timeout`] (> 0 and <= [`MAX_DURATION`](crate::config::MAX_DURATION)).
     ///
@@ -278,7 +352,7 @@ settings! {
     /// use std::time::Duration;
     /// assert!(fuse_breaker::Config::builder().probe_timeout(Duration::ZERO).build().is_err());
     /// ```
-    probe_timeout: Option<std::time::Duration> = |value: std::time::Duration| Some(value);
+    probe_timeout: Option<Duration> = None, |value: Duration| Some(value);
 
     /// Sets [`Config::min_reporters`] (1 ..= [`MAX_MIN_REPORTERS`](crate::config::MAX_MIN_REPORTERS); SPEC §8's quorum).
     ///
@@ -286,5 +360,5 @@ settings! {
     /// let none = fuse_breaker::Config::builder().min_reporters(0).build();
     /// assert_eq!(none.unwrap_err().setting(), "min_reporters");
     /// ```
-    min_reporters: u32 = |value: u32| value;
+    min_reporters: u32 = 1, |value: u32| value;
 }
