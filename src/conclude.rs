@@ -160,7 +160,7 @@ impl Slot {
     ) {
         let (head, cursor) = word.unpack();
         let counted = cfg!(feature = "metrics") && verdict != Verdict::Success;
-        if head.state == State::Closed && !counted && !cursor.marks.rate {
+        if head.state == State::Closed && !counted && !cursor.marks.rate && !cursor.marks.throttle {
             match model::verdict(self.config(), head, grant, verdict) {
                 Effect::Stale | Effect::Nothing => return,
                 Effect::Record(outcome) if !outcome.failed && cursor.live == 0 => return,

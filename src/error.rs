@@ -3,9 +3,21 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::grade::Grading;
 use crate::names::Label;
 
-/// The circuit rejected the call without running it.
+/// What a throttled rejection (SPEC §11) holds in place of a time to wait:
+/// values no open rejection holds ([`LONGEST_WAIT`] caps those).
+const THROTTLED: u64 = u64::MAX;
+const RAMPING_UP: u64 = u64::MAX - 1;
+/// The longest wait a rejection names, in nanoseconds: 584 years, so that
+/// the two values above name no wait.
+pub(crate) const LONGEST_WAIT: u64 = u64::MAX - 2;
+
+/// The circuit rejected the call without running it: it is open (or
+/// half-open with every probe out), or closed and grading its admission
+/// (SPEC §11: [`throttled`](Self::throttled) says why; such a call may be
+/// retried at once).
 ///
 /// Small and cheap: three words. The circuit's key and name are interned
 /// the first time it rejects a call (once per key, within a bounded budget
@@ -28,17 +40,50 @@ use crate::names::Label;
 #[derive(Clone, PartialEq, Eq)]
 pub struct OpenError {
     label: Label,
-    /// Nanoseconds; turned into a `Duration` only when asked, which keeps a
-    /// division off the rejection path.
+    /// Nanoseconds (at most [`LONGEST_WAIT`]); turned into a `Duration`
+    /// only when asked, which keeps a division off the rejection path. A
+    /// throttled rejection holds one of the values above it instead.
     retry_after: u64,
 }
 
 impl OpenError {
     #[inline]
     pub(crate) fn new(label: &Label, retry_after_nanos: u64) -> Self {
+        debug_assert!(retry_after_nanos <= LONGEST_WAIT);
         OpenError {
             label: label.clone(),
             retry_after: retry_after_nanos,
+        }
+    }
+
+    /// A closed circuit's rejection of a call its graded admission shed.
+    #[cold]
+    pub(crate) fn shed(label: &Label, why: Grading) -> Self {
+        OpenError {
+            label: label.clone(),
+            retry_after: match why {
+                Grading::Throttle => THROTTLED,
+                Grading::RampUp => RAMPING_UP,
+            },
+        }
+    }
+
+    /// Why a closed circuit shed this call (SPEC §11), or `None` for the
+    /// rejection of an open (or busy half-open) circuit.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fuse_breaker::{Config, Fuse};
+    ///
+    /// let fuse = Fuse::new("billing", Config::default());
+    /// fuse.force_open();
+    /// assert_eq!(fuse.try_acquire().unwrap_err().throttled(), None);
+    /// ```
+    pub fn throttled(&self) -> Option<Grading> {
+        match self.retry_after {
+            THROTTLED => Some(Grading::Throttle),
+            RAMPING_UP => Some(Grading::RampUp),
+            _ => None,
         }
     }
 
@@ -65,7 +110,8 @@ impl OpenError {
     }
 
     /// How long until the circuit admits a call again: the rest of the
-    /// cooldown while open, zero while half-open with every probe slot taken.
+    /// cooldown while open, zero while half-open with every probe slot
+    /// taken, and zero for a call a closed circuit shed (SPEC §11).
     ///
     /// ```
     /// use std::time::Duration;
@@ -77,12 +123,22 @@ impl OpenError {
     /// assert_eq!(err.retry_after(), Duration::from_secs(20));
     /// ```
     pub fn retry_after(&self) -> Duration {
+        if self.retry_after > LONGEST_WAIT {
+            return Duration::ZERO;
+        }
         Duration::from_nanos(self.retry_after)
     }
 }
 
 impl fmt::Display for OpenError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(why) = self.throttled() {
+            return write!(
+                f,
+                "circuit {} is closed and shed this call ({why}); it may be retried at once",
+                self.key()
+            );
+        }
         write!(
             f,
             "circuit {} is open; retry after {:?}",

@@ -96,6 +96,7 @@ mod fuse;
 pub mod fuzz;
 #[cfg(all(test, not(fuzzing)))]
 mod fuzz;
+mod grade;
 #[cfg(any(feature = "tower", feature = "reqwest"))]
 mod hint;
 #[cfg(feature = "metrics")]
@@ -149,6 +150,7 @@ pub use builder::FuseBuilder;
 pub use config::overrides::Config;
 pub use error::{Error, OpenError};
 pub use fuse::Fuse;
+pub use grade::Grading;
 pub use names::key;
 pub use permit::{OwnedPermit, Permit};
 pub use registry::{Registry, RegistryBuilder};

@@ -44,6 +44,10 @@ pub(crate) struct Head {
     /// from closed or by `force_open`, one more for each failed probe);
     /// 0 while closed.
     pub(crate) n: u32,
+    /// Closed: the epoch ramps up (SPEC §11: it closed from half-open with
+    /// `ramp_up` set, and the ramp may not be over). When it started, and
+    /// the n of the opening before it, are the caller's to keep.
+    pub(crate) ramping: bool,
 }
 
 impl Head {
@@ -80,6 +84,7 @@ impl Head {
             successes: 0,
             inflight: 0,
             n: 0,
+            ramping: false,
         }
     }
 }
@@ -174,6 +179,8 @@ pub(crate) enum Decision {
     /// The call is rejected; the circuit may admit again after this many
     /// nanoseconds (zero while half-open with every probe slot taken).
     Rejected { retry_after: u64 },
+    /// A closed circuit's graded admission (SPEC §11) shed the call.
+    Throttled(crate::grade::Grading),
 }
 
 /// What a verdict does.
@@ -218,7 +225,9 @@ impl Span {
         let from = now.max(self.at);
         match self.end {
             Some(end) => end.saturating_sub(from),
-            None => (u64::MAX - from).saturating_add(1),
+            None => (u64::MAX - from)
+                .saturating_add(1)
+                .min(crate::error::LONGEST_WAIT),
         }
     }
 }
@@ -320,7 +329,10 @@ pub(crate) fn timed_verdict(
         (PermitKind::Probe, Verdict::Success) => {
             let successes = head.successes + 1;
             if successes >= config.half_open_probes() {
-                Effect::Move(Head::closed(head.epoch.next()))
+                Effect::Move(Head {
+                    ramping: config.ramp_up().is_some(),
+                    ..Head::closed(head.epoch.next())
+                })
             } else {
                 Effect::Move(Head {
                     successes,
@@ -344,11 +356,15 @@ fn reopen(head: Head) -> Head {
 
 /// After the policy's window, with a closed verdict of `permit` recorded,
 /// said that its rule holds: the open head (opened at the verdict's `now`)
-/// if the permit's epoch is still current.
-pub(crate) fn trip(head: Head, permit: Grant) -> Option<Head> {
+/// if the permit's epoch is still current. A `relapse` within a ramp-up
+/// (SPEC §11), after the `n`-th opening in a row, opens as the next one,
+/// as the probe failing would have; any other trip is a first opening.
+pub(crate) fn trip(head: Head, permit: Grant, relapse: Option<u32>) -> Option<Head> {
     let current = head.state == State::Closed && head.epoch == permit.epoch();
-    current.then(|| Head::open(head.epoch.next(), 0))
+    let n = relapse.map_or(0, |n| n.saturating_add(1));
+    current.then(|| Head::open(head.epoch.next(), n))
 }
+
 
 /// Why the rules moved a circuit from `from` to `to` (manual changes carry
 /// their own reason); `None` when the states are not a rule's transition.
@@ -412,5 +428,9 @@ pub(crate) fn snapshot(head: &Head, opening: Opening, window: View) -> Snapshot 
         open_for: open.then(|| Duration::from_nanos(opening.retry_at.saturating_sub(opening.at))),
         openings: if closed { 0 } else { head.n.saturating_add(1) },
         reporters: 0,
+        admission: crate::config::Factor::ONE,
+        graded_by: None,
+        requests: 0,
+        accepts: 0,
     }
 }

@@ -456,6 +456,10 @@ impl Oracle {
             } else {
                 0
             },
+            admission: crate::config::Factor::ONE,
+            graded_by: None,
+            requests: 0,
+            accepts: 0,
         }
     }
 

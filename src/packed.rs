@@ -2,26 +2,30 @@
 //! failure cursor or the half-open counters, packed in one `u64`.
 //!
 //! ```text
-//!  63 62 61       49 48           32 31                          2 1  0
-//! +--+--+-----------+---------------+------------------------------+----+
-//! |r |t | live (13) | claims (17)   | epoch (30)                   | st |  Closed
-//! +--+--+-+---------+---+-----------+------------------------------+----+
-//! |r |t |0| inflight(13)| succ.(13) | epoch (30)                   | st |  HalfOpen
-//! +--+--+-+-------------+-----------+------------------------------+----+
-//! |r |t | n (30)                    | epoch (30)                   | st |  Open
+//!  63 62 61 60      48 47 46      32 31                          2 1  0
+//! +--+--+--+----------+--+-----------+------------------------------+----+
+//! |r |t |g | live (13)|u | claims(15)| epoch (30)                   | st |  Closed
+//! +--+--+--+-+--------+--+--+--------+------------------------------+----+
+//! |r |t |g |0|inflight(13) |succ.(13)| epoch (30)                   | st |  HalfOpen
+//! +--+--+--+-+-------------+---------+------------------------------+----+
+//! |r |t |g | n (29)                  | epoch (30)                   | st |  Open
 //! ```
 //!
 //! The times of a phase are not here: an open epoch's `retry_at` and a
 //! half-open epoch's start live in the engine's `phase` record, tagged with
 //! the epoch they belong to, with the n of the opening (SPEC §10), which an
-//! open word also holds (saturating at 2^30 - 1), so that whoever stamps a
+//! open word also holds (saturating at 2^29 - 1), so that whoever stamps a
 //! missing opening knows it. The closed payload is what lets a
 //! success on a circuit without failures decide from one load: `live == 0`.
 //! The two marks, in every state, are the circuit's policy, fixed for the
 //! life of its slot: `r` for `rate` (whose closed success always records,
 //! so that no rate word is a quiet one), `t` for a `rate` circuit that
 //! times its calls (`slow_call_duration` set), which an admission reads
-//! off the word it loaded anyway.
+//! off the word it loaded anyway; `g` for a circuit that throttles (SPEC
+//! §11: its closed successes record, and its closed admission reads the
+//! share to shed). `u`, in a closed word only, says the epoch ramps up
+//! (it closed from half-open with `ramp_up` set, and no admission has
+//! yet found the ramp over): its admission reads when the ramp started.
 
 use crate::config::{Config, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES};
 use crate::epoch::Epoch;
@@ -67,18 +71,22 @@ impl Field {
 const STATE: Field = Field::new(0, 2);
 /// The epoch, modulo 2^30.
 const EPOCH: Field = Field::new(2, Epoch::BITS);
-/// Closed: failures claimed in this closed epoch, modulo 2^17. Claim `k`
-/// writes ring slot `k mod ring length` (a power of two dividing 2^17).
-const CLAIMS: Field = Field::new(32, 17);
+/// Closed: failures claimed in this closed epoch, modulo 2^15. Claim `k`
+/// writes ring slot `k mod ring length` (a power of two dividing 2^15).
+const CLAIMS: Field = Field::new(32, 15);
+/// Closed: the epoch ramps up (SPEC §11).
+const RAMPING: Field = Field::new(47, 1);
 /// Closed: failures since the last clear, saturating at the threshold.
-const LIVE: Field = Field::new(49, 13);
+const LIVE: Field = Field::new(48, 13);
+/// Every state: the circuit throttles (`throttle_k` set, SPEC §11).
+const THROTTLE: Field = Field::new(61, 1);
 /// Every state: the circuit times its calls (`rate` with a
 /// `slow_call_duration`).
 const TIMED: Field = Field::new(62, 1);
 /// Every state: the circuit's policy is `rate`.
 const RATE: Field = Field::new(63, 1);
 /// Open: the n of the opening (SPEC §10), saturating.
-const OPENING: Field = Field::new(32, 30);
+const OPENING: Field = Field::new(32, 29);
 /// Half-open: successful probes so far.
 const SUCCESSES: Field = Field::new(32, 13);
 /// Half-open: probes in flight.
@@ -87,6 +95,8 @@ const INFLIGHT: Field = Field::new(45, 13);
 /// The marks where they are in the word.
 const RATE_BIT: u64 = 1 << RATE.shift;
 const TIMED_BIT: u64 = 1 << TIMED.shift;
+const THROTTLE_BIT: u64 = 1 << THROTTLE.shift;
+const RAMPING_BIT: u64 = 1 << RAMPING.shift;
 
 /// The epoch where it is in the word (and in a [`Grant`]).
 const IN_PLACE_EPOCH: u64 = EPOCH.mask() << EPOCH.shift;
@@ -99,14 +109,15 @@ const _: () = {
     assert!(SUCCESSES.max() >= MAX_HALF_OPEN_PROBES);
     assert!(INFLIGHT.max() >= MAX_HALF_OPEN_PROBES);
     assert!(CLAIMS_MODULUS >= 2 * MAX_FAILURE_THRESHOLD.next_power_of_two());
-    assert!(LIVE.shift + LIVE.width == TIMED.shift);
+    assert!(LIVE.shift + LIVE.width == THROTTLE.shift && THROTTLE.shift + 1 == TIMED.shift);
+    assert!(CLAIMS.shift + CLAIMS.width == RAMPING.shift && RAMPING.shift + 1 == LIVE.shift);
     assert!(TIMED.shift + 1 == RATE.shift && RATE.shift == 63);
     // A grant is laid out as the word's low half: the state code in bits
     // 0 and 1, the epoch in bits 2 to 31.
     assert!(STATE.shift == 0 && STATE.width == 2);
     assert!(EPOCH.shift == 2 && EPOCH.shift + EPOCH.width == 32);
     assert!(INFLIGHT.shift + INFLIGHT.width <= 64);
-    assert!(OPENING.shift + OPENING.width == TIMED.shift);
+    assert!(OPENING.shift + OPENING.width == THROTTLE.shift);
 };
 
 /// The failure cursor of a closed epoch (zero in the other states), and
@@ -128,6 +139,8 @@ pub(crate) struct Marks {
     pub(crate) rate: bool,
     /// The policy is `rate` and calls are timed.
     pub(crate) timed: bool,
+    /// The circuit throttles (SPEC §11).
+    pub(crate) throttle: bool,
 }
 
 impl Marks {
@@ -136,12 +149,15 @@ impl Marks {
         Marks {
             rate: config.policy().counts_calls(),
             timed: config.times_calls(),
+            throttle: config.throttle_k().is_some(),
         }
     }
 
     #[inline]
     const fn bits(self) -> u64 {
-        RATE.put(self.rate as u32) | TIMED.put(self.timed as u32)
+        RATE.put(self.rate as u32)
+            | TIMED.put(self.timed as u32)
+            | THROTTLE.put(self.throttle as u32)
     }
 
     #[inline]
@@ -149,6 +165,7 @@ impl Marks {
         Marks {
             rate: RATE.get(word) == 1,
             timed: TIMED.get(word) == 1,
+            throttle: THROTTLE.get(word) == 1,
         }
     }
 }
@@ -189,13 +206,14 @@ impl Word {
         }
     }
 
-    /// [`closed_grant`](Self::closed_grant) for a circuit that does not
-    /// time its calls; `None` for one that does (its admission reads the
-    /// clock, out of line). One mask: the closed state code and the timed
-    /// mark are tested together.
+    /// [`closed_grant`](Self::closed_grant) for a circuit that neither
+    /// times its calls nor grades its admission (SPEC §11); `None` for one
+    /// that does (its admission reads the clock or the share to shed, out
+    /// of line). One mask: the closed state code, the timed and throttle
+    /// marks and the ramp are tested together.
     #[inline]
     pub(crate) const fn untimed_closed_grant(self) -> Option<Grant> {
-        if self.0 & (STATE.mask() | TIMED_BIT) == 0 {
+        if self.0 & (STATE.mask() | TIMED_BIT | THROTTLE_BIT | RAMPING_BIT) == 0 {
             #[allow(clippy::cast_possible_truncation)] // the low half
             Some(Grant::from_bits((self.0 & IN_PLACE_EPOCH) as u32))
         } else {
@@ -211,7 +229,8 @@ impl Word {
     /// engine's closed success, for both kinds of permit.
     #[inline]
     pub(crate) const fn quiet_success(self, grant: Grant) -> bool {
-        self.0 & (STATE.mask() | IN_PLACE_EPOCH | LIVE.mask() << LIVE.shift | RATE_BIT)
+        self.0
+            & (STATE.mask() | IN_PLACE_EPOCH | LIVE.mask() << LIVE.shift | RATE_BIT | THROTTLE_BIT)
             == grant.bits()
     }
 
@@ -221,7 +240,7 @@ impl Word {
     /// compare, as [`quiet_success`](Self::quiet_success).
     #[inline]
     pub(crate) const fn counted_success(self, grant: Grant) -> bool {
-        self.0 & (STATE.mask() | IN_PLACE_EPOCH | RATE_BIT) == grant.bits() | RATE_BIT
+        self.0 & (STATE.mask() | IN_PLACE_EPOCH | RATE_BIT | THROTTLE_BIT) == grant.bits() | RATE_BIT
     }
 
     /// Whether a failure under `grant` is a closed failure of this closed
@@ -232,7 +251,7 @@ impl Word {
     /// differs.
     #[inline]
     pub(crate) const fn counted_failure(self, grant: Grant) -> bool {
-        self.0 & (STATE.mask() | IN_PLACE_EPOCH | RATE_BIT) == grant.bits()
+        self.0 & (STATE.mask() | IN_PLACE_EPOCH | RATE_BIT | THROTTLE_BIT) == grant.bits()
     }
 
     /// A closed word's failure cursor: its claims and its live failures
@@ -258,6 +277,31 @@ impl Word {
     #[inline]
     pub(crate) const fn times_calls(self) -> bool {
         self.0 & TIMED_BIT != 0
+    }
+
+    /// Whether a closed admission is graded (SPEC §11): the circuit
+    /// throttles, or this closed epoch ramps up.
+    #[inline]
+    pub(crate) const fn graded(self) -> bool {
+        self.0 & (THROTTLE_BIT | RAMPING_BIT) != 0 && STATE.get(self.0) == 0
+    }
+
+    /// Whether this is a closed word whose epoch ramps up.
+    #[inline]
+    pub(crate) const fn ramping(self) -> bool {
+        self.0 & (STATE.mask() | RAMPING_BIT) == RAMPING_BIT
+    }
+
+    /// Whether the circuit keeps a `rate` window (its mark, in every state).
+    #[inline]
+    pub(crate) const fn counts_calls(self) -> bool {
+        self.0 & RATE_BIT != 0
+    }
+
+    /// This closed word with its ramp over (everything else kept).
+    #[inline]
+    pub(crate) const fn ramp_over(self) -> Word {
+        Word(self.0 & !RAMPING_BIT)
     }
 
     /// An open word's n (SPEC §10); `None` for a word in another state.
@@ -301,6 +345,7 @@ impl Word {
             State::Closed => {
                 cursor.claims = CLAIMS.get(self.0);
                 cursor.live = LIVE.get(self.0);
+                head.ramping = RAMPING.get(self.0) == 1;
             }
             State::HalfOpen => {
                 head.successes = SUCCESSES.get(self.0);
@@ -331,7 +376,12 @@ impl Word {
     #[inline]
     pub(crate) fn pack(head: &Head, cursor: Cursor) -> Word {
         let (code, payload) = match head.state {
-            State::Closed => (0, CLAIMS.put(cursor.claims) | LIVE.put(cursor.live)),
+            State::Closed => (
+                0,
+                CLAIMS.put(cursor.claims)
+                    | LIVE.put(cursor.live)
+                    | RAMPING.put(u32::from(head.ramping)),
+            ),
             State::Open => (1, OPENING.put(head.n.min(OPENING.max()))),
             State::HalfOpen => (
                 2,

@@ -101,7 +101,17 @@ impl Fuse {
         match self.engine().acquire() {
             Decision::Granted(grant) => Ok(self.probe_granted(grant)),
             Decision::Rejected { retry_after } => Err(self.rejected(retry_after)),
+            Decision::Throttled(why) => Err(self.shed(why)),
         }
+    }
+
+    /// The rejection of a call a closed circuit's graded admission shed
+    /// (SPEC §11).
+    #[cold]
+    fn shed(&self, why: crate::grade::Grading) -> OpenError {
+        #[cfg(feature = "metrics")]
+        self.telemetry().rejected();
+        OpenError::shed(self.label(), why)
     }
 
     /// The rejection: a copy of the circuit's names and the time left.

@@ -11,6 +11,7 @@ use crossbeam_utils::CachePadded;
 use crate::clock::Time;
 use crate::config::Config;
 use crate::events::Events;
+use crate::grade::Throttle;
 use crate::names::Names;
 use crate::packed::Word;
 use crate::policy::{Limits, Tallies};
@@ -53,6 +54,9 @@ pub(crate) struct Slot {
     /// and a later circuit of the slot goes on in its own epochs, which
     /// the window keeps apart.
     pub(crate) tallies: Option<Box<Tallies>>,
+    /// The throttle (SPEC §11; `None` without `throttle_k`): its window
+    /// and share, the slot's for the same reason.
+    pub(crate) throttle: Option<Box<Throttle>>,
     /// How many circuits have taken this slot: the tag of the next one.
     occupancies: Tally,
 }
@@ -111,7 +115,8 @@ impl Occupant {
         let config = slot.config();
         let rate = config.policy().counts_calls();
         let time = Time::new(clock.clone(), coarse);
-        let window_time = if rate && !time.is_coarse() {
+        let windowed = rate || config.throttle_k().is_some();
+        let window_time = if windowed && !time.is_coarse() {
             Time::new(clock, true)
         } else {
             time.clone()
@@ -217,7 +222,7 @@ impl Occupant {
                 return false;
             }
         }
-        tallies.add(epoch, crate::policy::Outcome::SUCCESS, now);
+        let _ = tallies.add(epoch, crate::policy::Outcome::SUCCESS, now);
         true
     }
 
@@ -252,6 +257,10 @@ impl Slot {
                     .policy()
                     .counts_calls()
                     .then(|| Box::new(Tallies::new(config))),
+                throttle: config
+                    .throttle_k()
+                    .is_some()
+                    .then(|| Box::new(Throttle::new(config))),
                 occupancies: Tally::default(),
             }))
         });

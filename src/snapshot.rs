@@ -99,4 +99,17 @@ pub struct Snapshot {
     /// half-open, and for an in-process circuit (in one process the
     /// quorum is 1).
     pub reporters: u32,
+    /// The share of calls a closed circuit admits (SPEC §11): 1 unless its
+    /// admission is graded (a ramp-up after recovery, or throttling), and
+    /// 1 while open or half-open (§3 decides those).
+    pub admission: crate::config::Factor,
+    /// Why a closed circuit admits fewer than all calls (SPEC §11); `None`
+    /// when it admits every call.
+    pub graded_by: Option<crate::Grading>,
+    /// Under throttling (`throttle_k`, SPEC §11), the calls that asked in
+    /// the window while closed, admitted or throttled; 0 otherwise.
+    pub requests: u64,
+    /// Under throttling, the admitted calls in the window whose verdict
+    /// was a success; 0 otherwise.
+    pub accepts: u64,
 }

@@ -22,6 +22,13 @@ pub(crate) trait Value: Sized {
 
 /// Reads a setting the file sets (a key that is absent is `None` through
 /// `#[serde(default)]`).
+/// Whether `text` switches an optional setting off: `none` or `off`, in
+/// any case.
+fn is_none(text: &str) -> bool {
+    let text = text.trim();
+    text.eq_ignore_ascii_case("none") || text.eq_ignore_ascii_case("off")
+}
+
 pub(crate) fn some<'de, D: Deserializer<'de>, T: Value>(
     deserializer: D,
 ) -> Result<Option<T>, D::Error> {

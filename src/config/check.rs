@@ -44,6 +44,14 @@ impl Config {
         if let Some(timeout) = c.probe_timeout {
             check_duration("probe_timeout", timeout)?;
         }
+        if let Some(ramp) = c.ramp_up {
+            check_duration("ramp_up", ramp)?;
+        }
+        check_count("ramp_up_floor", c.ramp_up_floor, 100)?;
+        if let Some(k) = c.throttle_k {
+            check_factor("throttle_k", k, Factor::ONE, true)?;
+        }
+        check_count("max_throttle", c.max_throttle, 100)?;
         if let Some(bad) = c
             .counted_http_statuses
             .iter()

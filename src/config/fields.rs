@@ -265,4 +265,53 @@ impl Config {
     pub fn min_reporters(&self) -> u32 {
         self.min_reporters
     }
+
+    /// How long after a circuit closes from half-open its admitted share
+    /// ramps up from [`ramp_up_floor`](Self::ramp_up_floor) to every call
+    /// (SPEC §11; default `None`, no ramp).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// assert_eq!(fuse_breaker::Config::default().ramp_up(), None);
+    /// let config = fuse_breaker::Config::builder().ramp_up(Duration::from_secs(20)).build()?;
+    /// assert_eq!(config.ramp_up(), Some(Duration::from_secs(20)));
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
+    /// ```
+    pub fn ramp_up(&self) -> Option<Duration> {
+        self.ramp_up
+    }
+
+    /// The share of calls, in percent, a ramp admits from its start
+    /// (SPEC §11; default 10).
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::Config::default().ramp_up_floor(), 10);
+    /// ```
+    pub fn ramp_up_floor(&self) -> u32 {
+        self.ramp_up_floor
+    }
+
+    /// Adaptive throttling's K (SPEC §11; default `None`, no throttling): a
+    /// closed circuit sheds calls once its window holds more than K
+    /// requests per accepted call.
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::Config::default().throttle_k(), None);
+    /// let config = fuse_breaker::Config::builder().throttle_k(2.0).build()?;
+    /// assert_eq!(config.throttle_k().map(|k| k.to_f64()), Some(2.0));
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
+    /// ```
+    pub fn throttle_k(&self) -> Option<Factor> {
+        self.throttle_k
+    }
+
+    /// The largest share of calls, in percent, throttling sheds (SPEC §11;
+    /// default 90).
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::Config::default().max_throttle(), 90);
+    /// ```
+    pub fn max_throttle(&self) -> u32 {
+        self.max_throttle
+    }
 }

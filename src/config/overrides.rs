@@ -361,4 +361,39 @@ settings! {
     /// assert_eq!(none.unwrap_err().setting(), "min_reporters");
     /// ```
     min_reporters: u32 = 1, |value: u32| value;
+
+    /// Sets [`Config::ramp_up`] (> 0 and <= [`MAX_DURATION`](crate::config::MAX_DURATION); SPEC §11).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let config = fuse_breaker::Config::builder().ramp_up(Duration::from_secs(30)).build()?;
+    /// assert_eq!(config.ramp_up(), Some(Duration::from_secs(30)));
+    /// assert!(fuse_breaker::Config::builder().ramp_up(Duration::ZERO).build().is_err());
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
+    /// ```
+    ramp_up: Option<Duration> = None, |value: Duration| Some(value);
+
+    /// Sets [`Config::ramp_up_floor`] (percent, 1 ..= 100).
+    ///
+    /// ```
+    /// assert!(fuse_breaker::Config::builder().ramp_up_floor(0).build().is_err());
+    /// ```
+    ramp_up_floor: u32 = 10, |value: u32| value;
+
+    /// Sets [`Config::throttle_k`] (1 ..= 10; rounded to a millionth; SPEC §11).
+    ///
+    /// ```
+    /// let config = fuse_breaker::Config::builder().throttle_k(2.0).build()?;
+    /// assert_eq!(config.throttle_k().map(|k| k.to_f64()), Some(2.0));
+    /// assert!(fuse_breaker::Config::builder().throttle_k(0.5).build().is_err());
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
+    /// ```
+    throttle_k: Option<Factor> = None, |value: f64| Some(Factor::from_f64(value));
+
+    /// Sets [`Config::max_throttle`] (percent, 1 ..= 100).
+    ///
+    /// ```
+    /// assert!(fuse_breaker::Config::builder().max_throttle(101).build().is_err());
+    /// ```
+    max_throttle: u32 = 90, |value: u32| value;
 }

@@ -25,7 +25,8 @@
 //! epoch) is older than it, whatever its age, and is overwritten (see
 //! `ring`, whose record writes are the crate's only other loop).
 //!
-//! One job per file: admission ([`admit`]), verdicts and manual changes
+//! One job per file: admission ([`admit`]) and its graded kind
+//! ([`graded`]), verdicts and manual changes
 //! ([`verdicts`]), the records ([`records`]), a closed circuit's window
 //! ([`windows`]), and what a circuit shows ([`snapshot`]); this file holds
 //! the engine and its loop.
@@ -40,6 +41,7 @@ use crate::slot::{Occupant, Slot};
 use crate::sync::{CAS_FAILURE, CAS_SUCCESS};
 
 mod admit;
+mod graded;
 mod records;
 mod snapshot;
 mod verdicts;

@@ -63,7 +63,7 @@ impl Engine<'_> {
                 Ok(Some(self.opening_span(head.epoch, head.n, end, now.get())))
             }
             State::HalfOpen => {
-                let (n, since) = self.half_open_since(head.epoch, now)?;
+                let (n, since) = self.phase_since(head.epoch, now)?;
                 head.n = n;
                 Ok(Some(Span::since(since)))
             }
@@ -101,7 +101,8 @@ impl Engine<'_> {
     }
 
     /// [`installed`](Self::installed), for a write that may have entered a
-    /// half-open epoch after the n-th opening in a row.
+    /// half-open epoch, or a closed one that ramps up, after the n-th
+    /// opening in a row.
     pub(super) fn installed_with(
         &self,
         written: Written,
@@ -119,8 +120,9 @@ impl Engine<'_> {
     /// line: most writes are within an epoch). A new open epoch's `retry_at` (from the
     /// call's `now`: every rule and `force_open` open at it, the n in the
     /// word and the call's hint), a new half-open epoch's start (the
-    /// call's `now`, after the n-th opening in a row), or for a closed epoch
-    /// after a closed one no time (only manual changes do that, and without
+    /// call's `now`, after the n-th opening in a row), a closed epoch's
+    /// ramp (SPEC §11: its start, the call's `now`, after the n-th opening
+    /// in a row), or for a closed epoch after a closed one no time (only manual changes do that, and without
     /// it the record could fall behind by any number of them). If the epoch
     /// has moved on already, whoever moved it has read or stamped the
     /// record: nothing is lost by not stamping.
@@ -129,8 +131,12 @@ impl Engine<'_> {
         if !written.new_epoch() {
             return false;
         }
-        // A closing (from open or half-open) stamps nothing.
-        if written.to.state() != State::Closed || written.from.state() == State::Closed {
+        // A closing (from open or half-open) stamps nothing, unless it
+        // starts a ramp (SPEC §11): then when it closed, and the n before.
+        if written.to.state() != State::Closed
+            || written.from.state() == State::Closed
+            || written.to.ramping()
+        {
             self.stamp_epoch(written, n, now);
         }
         true
@@ -148,6 +154,9 @@ impl Engine<'_> {
                 let _ = self.stamp_opening(epoch, n, now.get(), now.hint);
             }
             (_, State::HalfOpen) => {
+                let _ = self.stamp_phase(Stamp { epoch, claim: n }, now.get());
+            }
+            (_, State::Closed) if to.ramping() => {
                 let _ = self.stamp_phase(Stamp { epoch, claim: n }, now.get());
             }
             (State::Closed, State::Closed) => {
@@ -209,15 +218,17 @@ impl Engine<'_> {
         Ok(end_of(written.time))
     }
 
-    /// The n of the opening before the half-open epoch `epoch`, and when
-    /// `epoch` started. Only the caller whose compare-and-swap entered the
-    /// epoch stamps its start; until it has, the start reads as this
-    /// call's `now` (so no probe timeout has passed: a stalled mover can
-    /// only delay the timeout, and no one waits for it), with the n of the
-    /// epoch before, which the record then still holds (every move into a
-    /// half-open epoch read it first). `Err` with the current word when the
-    /// word has left `epoch`.
-    fn half_open_since(&self, epoch: Epoch, now: &Now<'_>) -> Result<(u32, u64), Word> {
+    /// The n of the opening before the half-open epoch `epoch` (or before
+    /// the half-open epoch that the ramping closed epoch `epoch` closed,
+    /// SPEC §11), and when `epoch` started. Only the caller whose
+    /// compare-and-swap entered the epoch stamps its start; until it has,
+    /// the start reads as this call's `now` (so no probe timeout has
+    /// passed, and a ramp is at its start: a stalled mover can only delay
+    /// them, and no one waits for it), with the n of the epoch before,
+    /// which the record then still holds (every move into a half-open
+    /// epoch, and every close that ramps, read it first). `Err` with the
+    /// current word when the word has left `epoch`.
+    pub(super) fn phase_since(&self, epoch: Epoch, now: &Now<'_>) -> Result<(u32, u64), Word> {
         let phase = &self.slot.words.phase;
         if let Some(found) = phase.read_epoch(epoch) {
             return Ok(found);

@@ -7,7 +7,9 @@ use super::Engine;
 use super::Now;
 use super::Written;
 use super::records::end_of;
+use crate::grade::{self, Shed};
 use crate::model::{self, Head, Opening};
+use crate::packed::Word;
 use crate::policy::{Failures, Rule, View};
 use crate::ring::Stamp;
 use crate::snapshot::{Snapshot, State};
@@ -56,11 +58,38 @@ impl Engine<'_> {
             };
             let again = self.load();
             if (complete && again == word) || last_try {
-                return model::snapshot(&head, opening, window);
+                let mut shown = model::snapshot(&head, opening, window);
+                if word.graded() {
+                    self.show_grade(&mut shown, word, now);
+                }
+                return shown;
             }
             sync::spin_loop();
             word = again;
         }
+    }
+
+    /// What the snapshot of the closed `word` at `now` shows of its graded
+    /// admission (SPEC §11): the shares in use and the throttle's window.
+    #[cold]
+    fn show_grade(&self, shown: &mut Snapshot, word: Word, now: u64) {
+        let epoch = word.epoch();
+        let ramp = if word.ramping() {
+            self.phase_since(epoch, &self.now_at(now))
+                .ok()
+                .and_then(|(_, since)| grade::ramp::shed(self.config(), since, now))
+                .unwrap_or(Shed::NONE)
+        } else {
+            Shed::NONE
+        };
+        let (throttle, asked) = match self.slot.throttle.as_deref() {
+            Some(throttle) => {
+                let at = self.occupant.window_time.now();
+                (throttle.shed(epoch), throttle.asked(self.config(), epoch, at))
+            }
+            None => (Shed::NONE, grade::throttle::Asked::default()),
+        };
+        grade::show(shown, ramp, throttle, asked);
     }
 
     /// What a snapshot shows of `head`'s last opening (filling in a

@@ -33,34 +33,50 @@ impl Engine<'_> {
         } else {
             word
         };
-        let (rated, written) = self.update(word, |word| {
+        let ramps = self.config().ramp_up().is_some();
+        let ((recorded, n), written) = self.update(word, |word| {
             let (mut head, cursor) = word.unpack();
-            if head.state == State::HalfOpen && (verdict == Verdict::Failure || slow) {
+            if head.state == State::HalfOpen
+                && (verdict == Verdict::Failure || slow || (ramps && verdict == Verdict::Success))
+            {
                 // A failed probe (or a slow one) opens the next opening in
-                // a row: its n. Nothing else a probe ends with needs it.
+                // a row, and a closing that ramps up keeps the n before it
+                // (SPEC §11): its n. Nothing else a probe ends with needs it.
                 if let Err(moved) = self.half_open_n(&mut head, &now) {
                     return Step::Moved(moved);
                 }
             }
+            let n = head.n;
             match model::timed_verdict(self.config(), head, grant, verdict, slow) {
-                Effect::Stale | Effect::Nothing => Step::Done(None),
+                Effect::Stale | Effect::Nothing => Step::Done((None, n)),
                 // The tallies record it, after the loop: nothing to write.
-                Effect::Record(outcome) if cursor.marks.rate => Step::Done(Some(outcome)),
-                Effect::Record(outcome) if !outcome.failed && cursor.live == 0 => Step::Done(None),
-                Effect::Record(outcome) if !outcome.failed => {
-                    Step::Write(Word::pack(&head, Cursor { live: 0, ..cursor }), None)
+                Effect::Record(outcome) if cursor.marks.rate => Step::Done((Some(outcome), n)),
+                Effect::Record(outcome) if !outcome.failed && cursor.live == 0 => {
+                    Step::Done((Some(outcome), n))
                 }
-                Effect::Record(_) => self
+                Effect::Record(outcome) if !outcome.failed => Step::Write(
+                    Word::pack(&head, Cursor { live: 0, ..cursor }),
+                    (Some(outcome), n),
+                ),
+                Effect::Record(outcome) => self
                     .record_failure_from(word, grant, now.get())
-                    .map(|()| None),
-                Effect::Move(next) => Step::Write(Word::next(&head, cursor, &next), None),
+                    .map(|()| (Some(outcome), n)),
+                Effect::Move(next) => Step::Write(Word::next(&head, cursor, &next), (None, n)),
             }
         });
         if let Some(written) = written {
-            self.installed(written, None, &now);
+            self.installed_with(written, None, n, &now);
         }
-        if let Some(outcome) = rated {
-            self.record_rated(grant, outcome, &now);
+        if let Some(outcome) = recorded {
+            // A closed verdict of its epoch: a request, and an accept if it
+            // succeeded (SPEC §11), then the `rate` window's.
+            if let Some(throttle) = self.slot.throttle.as_deref() {
+                let at = self.occupant.window_time.now();
+                throttle.ask(self.config(), grant.epoch(), !outcome.failed, at);
+            }
+            if word.counts_calls() {
+                self.record_rated(grant, outcome, &now);
+            }
         }
     }
 

@@ -20,14 +20,18 @@ impl Engine<'_> {
             return;
         };
         let at = self.occupant.window_time.now();
-        tallies.add(grant.epoch(), outcome, at);
+        let _ = tallies.add(grant.epoch(), outcome, at);
         if !(outcome.failed || outcome.slow) || !tallies.holds(self.config(), grant.epoch(), at) {
             return;
         }
-        now.get();
+        let at = now.get();
         let ((), written) = self.update(self.load(), |word| {
             let (head, cursor) = word.unpack();
-            match model::trip(head, grant) {
+            let relapse = match self.relapse(word, at) {
+                Ok(relapse) => relapse,
+                Err(moved) => return Step::Moved(moved),
+            };
+            match model::trip(head, grant, relapse) {
                 Some(open) => Step::Write(Word::next(&head, cursor, &open), ()),
                 None => Step::Done(()),
             }
@@ -96,7 +100,7 @@ impl Engine<'_> {
         // less one failures before it are all in the window.
         if limits.could_open(live) {
             match self.earlier_in_window(word, epoch, claims, limits.threshold() - 1, at) {
-                Ok(true) => return trip(word, grant),
+                Ok(true) => return self.trip(word, grant, at),
                 Ok(false) => {}
                 Err(moved) => return Step::Moved(moved),
             }
@@ -149,14 +153,21 @@ impl Engine<'_> {
     }
 }
 
-/// The step of a counted failure that completes the threshold in the
-/// window: the open word, if the permit's epoch is still current (then
-/// `true`: the write opens the circuit).
-#[cold]
-fn trip(word: Word, grant: Grant) -> Step<bool> {
-    let (head, cursor) = word.unpack();
-    match model::trip(head, grant) {
-        Some(next) => Step::Write(Word::next(&head, cursor, &next), true),
-        None => Step::Done(false),
+impl Engine<'_> {
+    /// The step of a counted failure at `at` that completes the threshold
+    /// in the window: the open word, if the permit's epoch is still
+    /// current (then `true`: the write opens the circuit), the next
+    /// opening in a row if it relapses within a ramp (SPEC §11).
+    #[cold]
+    fn trip(&self, word: Word, grant: Grant, at: u64) -> Step<bool> {
+        let (head, cursor) = word.unpack();
+        let relapse = match self.relapse(word, at) {
+            Ok(relapse) => relapse,
+            Err(moved) => return Step::Moved(moved),
+        };
+        match model::trip(head, grant, relapse) {
+            Some(next) => Step::Write(Word::next(&head, cursor, &next), true),
+            None => Step::Done(false),
+        }
     }
 }

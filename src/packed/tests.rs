@@ -9,14 +9,15 @@ fn heads() -> impl Strategy<Value = (Head, Cursor)> {
         0..=MAX_HALF_OPEN_PROBES,
         (0..CLAIMS_MODULUS, 0..OPENING.max()),
         0..=MAX_FAILURE_THRESHOLD,
-        (any::<bool>(), any::<bool>()),
+        (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
     )
         .prop_map(
-            |(s, epoch, successes, inflight, (claims, n), live, (rate, timed))| {
+            |(s, epoch, successes, inflight, (claims, n), live, (rate, timed, throttle, ramping))| {
                 let mut head = Head::closed(epoch);
                 let marks = Marks {
                     rate,
                     timed: rate && timed,
+                    throttle,
                 };
                 let mut cursor = Cursor {
                     marks,
@@ -28,7 +29,8 @@ fn heads() -> impl Strategy<Value = (Head, Cursor)> {
                             claims,
                             live,
                             marks,
-                        }
+                        };
+                        head.ramping = ramping;
                     }
                     1 => head = Head::open(epoch, n),
                     _ => {
@@ -101,7 +103,7 @@ proptest! {
         if word.quiet_success(grant) {
             prop_assert!(nothing, "{:?} {:?} {:?}", head, cursor, grant);
         }
-        let count = !cursor.marks.rate;
+        let count = !cursor.marks.rate && !cursor.marks.throttle;
         if effect == crate::model::Effect::Record(crate::policy::Outcome::SUCCESS) && cursor.live == 0 && count {
             prop_assert!(word.quiet_success(grant));
         }
@@ -111,7 +113,7 @@ proptest! {
     }
 
     /// A counted success is exactly a closed success of the word's own
-    /// closed epoch, of a rate circuit.
+    /// closed epoch, of a rate circuit that does not throttle.
     #[test]
     fn counted_success_is_a_current_closed_success_under_rate((head, cursor) in heads(), grant in grants(), same in any::<bool>()) {
         let grant = if same { Grant::new(grant.kind(), head.epoch) } else { grant };
@@ -119,12 +121,12 @@ proptest! {
         let config = crate::Config::default();
         let effect = crate::model::verdict(&config, head, grant, crate::Verdict::Success);
         let records = effect == crate::model::Effect::Record(crate::policy::Outcome::SUCCESS);
-        prop_assert_eq!(word.counted_success(grant), records && cursor.marks.rate);
+        prop_assert_eq!(word.counted_success(grant), records && cursor.marks.rate && !cursor.marks.throttle);
         prop_assert_eq!(word.times_calls(), cursor.marks.timed);
     }
 
     /// A counted failure is exactly a failure the model records, on a
-    /// count circuit; the cursor read and replaced at the word is the
+    /// count circuit that does not throttle; the cursor read and replaced at the word is the
     /// unpacked one.
     #[test]
     fn counted_failure_is_a_current_closed_failure_under_count((head, cursor) in heads(), grant in grants(), same in any::<bool>(), claims in 0..CLAIMS_MODULUS, live in 0..=MAX_FAILURE_THRESHOLD) {
@@ -133,7 +135,7 @@ proptest! {
         let config = crate::Config::default();
         let effect = crate::model::verdict(&config, head, grant, crate::Verdict::Failure);
         let records = effect == crate::model::Effect::Record(crate::policy::Outcome { failed: true, slow: false });
-        prop_assert_eq!(word.counted_failure(grant), records && !cursor.marks.rate);
+        prop_assert_eq!(word.counted_failure(grant), records && !cursor.marks.rate && !cursor.marks.throttle);
         if head.state == State::Closed {
             prop_assert_eq!(word.failures(), (cursor.claims, cursor.live));
             let moved = Word::pack(&head, Cursor { claims, live, ..cursor });
@@ -166,6 +168,7 @@ fn extremes_fit() {
         marks: Marks {
             rate: true,
             timed: true,
+            throttle: true,
         },
     };
     assert_eq!(Word::pack(&head, cursor).unpack(), (head, cursor));

@@ -48,8 +48,10 @@ use crate::config::Config;
 
 pub(crate) use count::{Failures, Limits};
 pub(crate) use rate::{Buckets, Counts, Tallies, is_slow, live, trips};
+#[cfg(any(feature = "store", test, fuzzing))]
+pub(crate) use rate::bucket;
 #[cfg(feature = "store")]
-pub(crate) use rate::{bucket, width};
+pub(crate) use rate::width;
 
 /// A closed verdict as a window sees it: whether it is a counted failure,
 /// and whether it was slow (only a rule that times calls says so).
@@ -66,7 +68,6 @@ impl Outcome {
         slow: false,
     };
     /// A counted failure that was not slow.
-    #[cfg(test)]
     pub(crate) const FAILURE: Outcome = Outcome {
         failed: true,
         slow: false,

@@ -81,6 +81,16 @@ pub(crate) const RECORD_LOAD: Ordering = Ordering::Acquire;
 /// [`RECORD_LOAD`] (a load, or the compare-and-swap that lost before).
 pub(crate) const RECORD_WRITE: Ordering = Ordering::Release;
 
+/// Loading and storing a throttle's share in use (SPEC §11). Relaxed: the
+/// share is a number computed from the window and publishes nothing else;
+/// it names the epoch it belongs to, which the reader checks against the
+/// state word it already loaded, and the rule allows it to lag the window
+/// by a bucket, which a reader seeing an older value only does.
+pub(crate) const SHARE_LOAD: Ordering = Ordering::Relaxed;
+
+/// See [`SHARE_LOAD`].
+pub(crate) const SHARE_STORE: Ordering = Ordering::Relaxed;
+
 /// The process's coarse time: nanoseconds since the coarse clock's origin,
 /// stored by its upkeep thread and loaded by every circuit that reads time
 /// coarsely. Relaxed both ways: the value is a time and publishes nothing

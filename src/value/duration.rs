@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::Deserializer;
 use serde::de::{self, Visitor};
 
-use super::Value;
+use super::{Value, is_none};
 
 /// A duration with a unit, as people write them: `"60s"`, `"1m30s"`,
 /// `"500ms"`.
@@ -43,12 +43,6 @@ impl Value for Option<Duration> {
     fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_any(Written { or_none: true })
     }
-}
-
-/// Whether `text` switches a duration off.
-fn is_none(text: &str) -> bool {
-    let text = text.trim();
-    text.eq_ignore_ascii_case("none") || text.eq_ignore_ascii_case("off")
 }
 
 /// A duration as the file writes it; `None` for `"none"` when `or_none`.

@@ -7,7 +7,7 @@ use std::fmt;
 use serde::Deserializer;
 use serde::de::{self, Visitor};
 
-use super::Value;
+use super::{Value, is_none};
 use crate::factor::Factor;
 
 /// The largest number a factor holds.
@@ -24,6 +24,49 @@ impl Value for Factor {
 }
 
 /// A factor as the file writes it: a number, or a string holding one.
+impl Value for Option<Factor> {
+    fn from_text(text: &str) -> Result<Self, String> {
+        if is_none(text) {
+            return Ok(None);
+        }
+        text.parse().map(Some)
+    }
+
+    fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(OrNone)
+    }
+}
+
+/// A factor, or `"none"`/`"off"` for an optional one (`throttle_k`).
+struct OrNone;
+
+impl Visitor<'_> for OrNone {
+    type Value = Option<Factor>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a number such as 2 or 1.5, or \"none\"")
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Self::Value, E> {
+        Number.visit_f64(value).map(Some)
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<Self::Value, E> {
+        Number.visit_i64(value).map(Some)
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<Self::Value, E> {
+        Number.visit_u64(value).map(Some)
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+        if is_none(text) {
+            return Ok(None);
+        }
+        Number.visit_str(text).map(Some)
+    }
+}
+
 struct Number;
 
 impl Visitor<'_> for Number {

@@ -14,6 +14,11 @@
 //!   is a new probe in a new half-open epoch, two successful new probes
 //!   close the circuit, and the hung probes' verdicts are stale.
 //!
+//! - with `ramp_up` (SPEC §11), a probe's success starts one ramp for the
+//!   fleet at the store's time of the closing: at each time, every
+//!   process (strict and cached) admits the same share, draw for draw,
+//!   and a relapse within the ramp is the next opening in a row for all.
+//!
 //! Each child reads commands on its standard input (`COMMAND AT [ARGS]`,
 //! `AT` the store's time in nanoseconds since the Unix epoch) and answers
 //! each with one line `child: ...`.
@@ -56,10 +61,24 @@ fn timeout() -> Config {
         .expect("a valid configuration")
 }
 
+/// One probe, opened for 2 s, ramping up over 10 s from 10 %.
+fn ramp() -> Config {
+    Config::builder()
+        .failure_threshold(1)
+        .half_open_probes(1)
+        .open_duration(Duration::from_secs(2))
+        .open_backoff(2.0)
+        .max_open_duration(Duration::from_secs(16))
+        .ramp_up(Duration::from_secs(10))
+        .build()
+        .expect("a valid configuration")
+}
+
 fn config(name: &str) -> Config {
     match name {
         "backoff" => backoff(),
         "timeout" => timeout(),
+        "ramp" => ramp(),
         other => panic!("no configuration {other}"),
     }
 }
@@ -143,9 +162,38 @@ async fn answer<'a>(
             }
             Err(refusal) => {
                 let open = refusal.open_error().expect("rejected as open");
-                format!("rejected {}", nanos(open.retry_after()))
+                match open.throttled() {
+                    Some(why) => format!("shed {why}"),
+                    None => format!("rejected {}", nanos(open.retry_after())),
+                }
             }
         },
+        "shed" => {
+            // Of N calls of the strict circuit, then of the cached one,
+            // each from the same seeded draws: how many were admitted (each
+            // admitted call is ignored), and the admission the snapshot
+            // shows (millionths).
+            let calls: u32 = words[2].parse().unwrap();
+            let mut admitted = Vec::new();
+            for fuse in [strict, cached] {
+                fastrand::seed(7);
+                let mut count = 0;
+                for _ in 0..calls {
+                    if let Ok(permit) = fuse.try_acquire().await {
+                        count += 1;
+                        permit.ignore().await.unwrap();
+                    }
+                }
+                admitted.push(count);
+            }
+            let snapshot = strict.snapshot().await.unwrap();
+            format!(
+                "{} {} {}",
+                admitted[0],
+                admitted[1],
+                snapshot.admission.millionths()
+            )
+        }
         "end" => {
             let permit = held.remove(words[2].parse().unwrap());
             match words[3] {
@@ -405,6 +453,67 @@ fn a_fleet_sees_one_opening_of_the_backoff_s_duration_drawn_by_one_process() {
         assert_eq!(fleet[1].ask("end", end + MS, "0 failure"), "ended");
         let d = one_opening(&mut fleet, end + 2 * MS, 1, end + MS, &url);
         backoff_s(0, d, &url);
+    }
+}
+
+#[test]
+fn a_fleet_ramps_up_from_one_instant_and_relapses_as_the_next_opening() {
+    for url in urls() {
+        let key = unique("recovery-ramp");
+        let mut fleet: Vec<Child> = (0..3)
+            .map(|_| Child::spawn(&url, &key, "ramp", None))
+            .collect();
+        let t0 = start();
+        assert_eq!(fleet[0].ask("force_open", t0, ""), "forced");
+        let d0 = one_opening(&mut fleet, t0 + MS, 1, t0, &url);
+        // Another process's probe closes it: the ramp starts then.
+        let closed = t0 + d0;
+        assert_eq!(fleet[1].ask("acquire", closed, ""), "probe");
+        assert_eq!(fleet[1].ask("end", closed, "0 success"), "ended");
+        for (into, share) in [(0, 0.10), (5 * SEC, 0.5), (8 * SEC, 0.8)] {
+            let answers: Vec<String> = fleet
+                .iter_mut()
+                .map(|child| child.ask("shed", closed + into, "400"))
+                .collect();
+            println!(
+                "ramp {url}: {into} ns into the ramp, admitted (strict cached admission): {answers:?}"
+            );
+            let first: Vec<u64> = answers[0].split(' ').map(|w| w.parse().unwrap()).collect();
+            for answer in &answers {
+                assert_eq!(
+                    answer, &answers[0],
+                    "{url}: one ramp, draw for draw: {answers:?}"
+                );
+            }
+            #[allow(clippy::cast_precision_loss)]
+            let shown = first[2] as f64 / 1e6;
+            assert!(
+                (shown - share).abs() < 1e-3,
+                "{url}: admission {shown}, expected {share}"
+            );
+            #[allow(clippy::cast_precision_loss)]
+            let admitted = first[0] as f64 / 400.0;
+            assert!(
+                (admitted - share).abs() < 0.1,
+                "{url}: admitted {admitted} of {share}"
+            );
+        }
+        // A relapse within the ramp, in a third process: the second
+        // opening in a row for every process, with the backoff's length.
+        let relapse = closed + 8 * SEC + MS;
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            assert!(tries < 100, "{url}: 100 calls shed at 80 %");
+            match fleet[2].ask("acquire", relapse, "").as_str() {
+                "closed" => break,
+                "shed ramp_up" => {}
+                other => panic!("{url}: {other}"),
+            }
+        }
+        assert_eq!(fleet[2].ask("end", relapse, "0 failure"), "ended");
+        let d1 = one_opening(&mut fleet, relapse + MS, 2, relapse, &url);
+        backoff_s(1, d1, &url);
     }
 }
 

@@ -1,4 +1,4 @@
-//! One test per rule of SPEC.md §1-§5, §9 and §10, on the public API only, driven by a
+//! One test per rule of SPEC.md §1-§5 and §9-§11, on the public API only, driven by a
 //! mock clock (time starts at 0 and moves only when a test moves it): one
 //! module per section of the specification, the helpers here.
 
@@ -127,6 +127,7 @@ mod admission;
 mod classification;
 mod coarse_clock;
 mod configuration;
+mod graded;
 mod keys;
 mod manual_control;
 mod policies;

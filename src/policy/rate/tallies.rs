@@ -137,16 +137,25 @@ impl Tallies {
 
     /// Adds a closed verdict of `epoch` at window time `now` to this
     /// thread's lane, whose cell becomes the one
-    /// [`add_success_quickly`](Self::add_success_quickly) finds.
+    /// [`add_success_quickly`](Self::add_success_quickly) finds. `true`
+    /// when the verdict moved the lane to a new bucket (the throttle, SPEC
+    /// §11, then recomputes its share: once per bucket and thread).
     #[inline]
-    pub(crate) fn add(&'static self, epoch: Epoch, outcome: Outcome, now: u64) {
+    pub(crate) fn add(&'static self, epoch: Epoch, outcome: Outcome, now: u64) -> bool {
         let lane = self.lanes.get_or(|| Lane::new(self.cells));
         let counts = Counts::of(outcome);
-        match lane.current(epoch, now) {
-            Some(cell) => cell.add(epoch.get(), lane.bucket.load(Relaxed), counts),
-            None => self.add_in_new_bucket(lane, epoch, counts, now),
-        }
+        let started = match lane.current(epoch, now) {
+            Some(cell) => {
+                cell.add(epoch.get(), lane.bucket.load(Relaxed), counts);
+                false
+            }
+            None => {
+                self.add_in_new_bucket(lane, epoch, counts, now);
+                true
+            }
+        };
         self.remember(lane);
+        started
     }
 
     /// Adds a closed success of `epoch` at window time `now` (the closed

@@ -52,6 +52,8 @@ impl Mirror {
             lease: 0,
             lease_id: 0,
             generation: 0,
+            // A quiet mirror does not ramp up: nothing is drawn.
+            draw: 0,
         };
         match self.stored.clone().acquire(config, at) {
             (Entry::Granted(ticket), false) => Some(ticket),
@@ -59,9 +61,18 @@ impl Mirror {
         }
     }
 
-    /// Whether a closed admission changes nothing here: a closed circuit
-    /// with an empty window, or any closed one under `rate`.
+    /// Whether a closed admission changes nothing here and needs no draw:
+    /// a closed circuit that admits every call (no ramp, SPEC §11) and
+    /// decides locally ([`decides_locally`](Self::decides_locally)).
     fn quiet(&self, config: &Config) -> bool {
+        self.decides_locally(config) && self.stored.ramp.is_none()
+    }
+
+    /// Whether a closed admission is decided here without a write: a
+    /// closed circuit with an empty window, or any closed one under
+    /// `rate` (a ramp, SPEC §11, is decided here too, with a draw; the
+    /// admission that finds it over writes, and asks the store).
+    fn decides_locally(&self, config: &Config) -> bool {
         self.stored.state() == State::Closed
             && (config.policy().counts_calls() || self.stored.window.is_empty())
     }
@@ -100,7 +111,7 @@ impl Mirror {
     /// still cooling down. `None`: ask the store.
     pub(crate) fn admit(&self, config: &Config, staleness: Duration) -> Option<Entry> {
         let now = self.now(staleness)?;
-        if !self.quiet(config) && self.stored.state() != State::Open {
+        if !self.decides_locally(config) && self.stored.state() != State::Open {
             return None;
         }
         let mut copy = self.stored.clone();
@@ -109,6 +120,7 @@ impl Mirror {
             lease: 0,
             lease_id: 0,
             generation: 0,
+            draw: crate::grade::draw(),
         };
         match copy.acquire(config, at) {
             (entry, false) => Some(entry),

@@ -44,7 +44,7 @@ use crate::policy::{Buckets, Failures, Window};
 use crate::snapshot::State;
 
 use crate::store::model::quorum::Reporters;
-use crate::store::model::stored::{Lease, Stored};
+use crate::store::model::stored::{Lease, Ramp, Stored};
 use crate::store::{Codec, Encoding};
 
 mod encoding;
@@ -113,6 +113,15 @@ struct Own {
     /// [`Increment`](crate::store::Increment)), whose prefix names its epoch.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     foreign: bool,
+    /// While closed and ramping up (SPEC §11): when the store closed the
+    /// circuit. Before the window: a payload with it is no increment's
+    /// (see [`Increment`](crate::store::Increment)), whose prefix has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ramp_since_us: Option<u64>,
+    /// With `ramp_since_us`: the openings in a row before the closing
+    /// (SPEC §10's n + 1 of the opening whose probes closed it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ramp_openings: Option<u64>,
     /// The window of the `rate` policy (absent under `count`, whose window
     /// is `failures_us`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -262,6 +271,14 @@ pub(crate) fn write(stored: &Stored, width: u64, encoding: Encoding) -> Vec<u8> 
                 None
             },
             foreign: stored.foreign,
+            ramp_since_us: stored
+                .ramp
+                .filter(|_| closed)
+                .map(|ramp| ramp.since / NANOS_PER_MICRO),
+            ramp_openings: stored
+                .ramp
+                .filter(|_| closed)
+                .map(|ramp| u64::from(ramp.n.saturating_add(1))),
         }),
     };
     encoding::encode(&payload, encoding)
@@ -370,6 +387,7 @@ pub(crate) fn read(
             .collect(),
         opened_by,
         foreign: true,
+        ramp: None,
     })
 }
 
@@ -422,11 +440,25 @@ fn read_own(key: &str, own: &Own, head: Head, fresh: Fresh) -> Result<Stored, Pa
     // Without them (written before SPEC §10), an opening lasted the open
     // duration, and a half-open epoch started when it ended.
     let phase = phase.unwrap_or(opened_at.saturating_add(fresh.open));
+    let ramp = match (head.state, own.ramp_since_us, own.ramp_openings) {
+        (State::Closed, Some(since), Some(openings)) => Some(Ramp {
+            n: n_of(key, "ramp_openings", openings)?,
+            since: micros("ramp_since_us", since, event)?,
+        }),
+        (State::Closed, Some(_), None) => {
+            return Err(PayloadError::new(
+                key,
+                "ramp_since_us is set without ramp_openings",
+            ));
+        }
+        _ => None,
+    };
     let head = Head {
         n: match (head.state, own.openings) {
             (State::Closed, _) | (_, None) => 0,
-            (_, Some(openings)) => n_of(key, openings)?,
+            (_, Some(openings)) => n_of(key, "openings", openings)?,
         },
+        ramping: ramp.is_some(),
         ..head
     };
     let window = match &own.rate {
@@ -454,6 +486,7 @@ fn read_own(key: &str, own: &Own, head: Head, fresh: Fresh) -> Result<Stored, Pa
         leases,
         opened_by,
         foreign: own.foreign,
+        ramp,
     })
 }
 
@@ -495,15 +528,12 @@ fn opening_end(
 /// SPEC §10's n of an opening a payload under `key` says is the
 /// `openings`-th in a row: refused when 0 (an opening counts itself) or
 /// above `u32::MAX`.
-fn n_of(key: &str, openings: u64) -> Result<u32, PayloadError> {
+fn n_of(key: &str, field: &str, openings: u64) -> Result<u32, PayloadError> {
     match u32::try_from(openings) {
         Ok(openings @ 1..) => Ok(openings - 1),
         _ => Err(PayloadError::new(
             key,
-            format_args!(
-                "openings is {openings} while open or half-open, not from 1 to {}",
-                u32::MAX
-            ),
+            format_args!("{field} is {openings}, not from 1 to {}", u32::MAX),
         )),
     }
 }

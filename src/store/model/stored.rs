@@ -21,6 +21,7 @@ use std::convert::Infallible;
 
 use crate::config::Config;
 use crate::epoch::Epoch;
+use crate::grade::{self, Grading, Shed, ramp};
 use crate::model::{self, Decision, Effect, Grant, Head, Opening, PermitKind, Span};
 use crate::policy::{Failures, Window};
 use crate::recovery;
@@ -76,6 +77,19 @@ pub(crate) struct Stored {
     /// this crate writes until the next transition, which starts an epoch
     /// of its own.
     pub(crate) foreign: bool,
+    /// While the closed epoch ramps up (SPEC §11): the n of the opening
+    /// before it, and when the store closed it (its clock); `None`
+    /// otherwise. Kept after the ramp is over until a write clears it.
+    pub(crate) ramp: Option<Ramp>,
+}
+
+/// A ramp-up in progress (SPEC §11).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Ramp {
+    /// The n of the opening whose probes closed the circuit.
+    pub(crate) n: u32,
+    /// When the store closed it.
+    pub(crate) since: u64,
 }
 
 /// A permit granted through a store: whose it is, down to the lease of a
@@ -108,6 +122,8 @@ pub(crate) enum Entry {
     /// The call is rejected; the circuit may admit again after this many
     /// nanoseconds (0: when a probe finishes).
     Rejected { retry_after: u64 },
+    /// The closed circuit's graded admission shed the call (SPEC §11).
+    Throttled(Grading),
 }
 
 /// What a verdict or a manual change needs from outside: the server's
@@ -132,6 +148,9 @@ pub(crate) struct At {
     pub(crate) lease: u64,
     pub(crate) lease_id: u64,
     pub(crate) generation: u64,
+    /// The process's draw for a graded admission (SPEC §11), read only
+    /// while a rule sheds calls.
+    pub(crate) draw: u32,
 }
 
 impl Stored {
@@ -167,6 +186,7 @@ impl Stored {
             leases: Vec::new(),
             opened_by: Vec::new(),
             foreign: false,
+            ramp: None,
         }
     }
 
@@ -216,9 +236,44 @@ impl Stored {
                     },
                 })
             }
+            // `model::acquire` never sheds a call: graded admission is
+            // decided after it.
             Decision::Rejected { retry_after } => Entry::Rejected { retry_after },
+            Decision::Throttled(why) => Entry::Throttled(why),
         };
+        if let Entry::Granted(ticket) = entry
+            && !ticket.is_probe()
+            && self.ramp.is_some()
+        {
+            let (graded, ended) = self.graded(config, at);
+            return (graded.map_or(entry, Entry::Throttled), changed || ended);
+        }
         (entry, changed)
+    }
+
+    /// The graded admission (SPEC §11) of a closed circuit that ramps up:
+    /// the rule that sheds the call at `at` with its draw, if one does;
+    /// and whether the ramp was found over and cleared (a change).
+    fn graded(&mut self, config: &Config, at: At) -> (Option<Grading>, bool) {
+        let Some(Ramp { since, .. }) = self.ramp else {
+            return (None, false);
+        };
+        match ramp::shed(config, since, at.now) {
+            Some(shed) => (grade::decide(shed, Shed::NONE, at.draw), false),
+            None => {
+                self.ramp = None;
+                self.head.ramping = false;
+                (None, true)
+            }
+        }
+    }
+
+    /// The n a trip at `now` opens after, if it relapses within a ramp
+    /// (SPEC §11).
+    fn relapse(&self, config: &Config, now: u64) -> Option<u32> {
+        self.ramp
+            .filter(|ramp| ramp::within(config, ramp.since, now))
+            .map(|ramp| ramp.n)
     }
 
     /// The verdict of `ticket` on a call that was not slow, at `now`.
@@ -279,7 +334,8 @@ impl Stored {
                 }
                 if recorded.opens
                     && self.reporters.holds(config, &self.window, now)
-                    && let Some(open) = model::trip(self.head, self.grant_of(ticket))
+                    && let Some(open) =
+                        model::trip(self.head, self.grant_of(ticket), self.relapse(config, now))
                 {
                     self.set(config, open, now, opens);
                 }
@@ -350,7 +406,7 @@ impl Stored {
         if !self.owns_closed(ticket) {
             return changed;
         }
-        match model::trip(self.head, self.grant_of(ticket)) {
+        match model::trip(self.head, self.grant_of(ticket), self.relapse(config, now)) {
             Some(open) => {
                 self.set(config, open, now, opens);
                 true
@@ -427,10 +483,20 @@ impl Stored {
                 self.opened_at
             },
         };
-        Snapshot {
+        let mut shown = Snapshot {
             reporters: self.reporters(config, now),
             ..model::snapshot(&self.head, opening, self.window.view(config, now))
+        };
+        if let Some(Ramp { since, .. }) = self.ramp {
+            let shed = ramp::shed(config, since, now).unwrap_or(Shed::NONE);
+            grade::show(
+                &mut shown,
+                shed,
+                Shed::NONE,
+                grade::throttle::Asked::default(),
+            );
         }
+        shown
     }
 
     /// How many distinct reporters have failures in the window at `now`
@@ -491,6 +557,12 @@ impl Stored {
             self.window.clear();
             self.reporters.clear();
             self.leases.clear();
+            // A closing that ramps up, on a whole microsecond (as a
+            // payload keeps it).
+            self.ramp = next.ramping.then(|| Ramp {
+                n: self.head.n,
+                since: resolution::store_time_at_or_after(now),
+            });
             match next.state {
                 State::Open => {
                     if self.generation == 0 {

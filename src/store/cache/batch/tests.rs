@@ -22,10 +22,11 @@ fn closed_permit(stored: &mut Stored, config: &Config, now: u64) -> Ticket {
         lease: SEC,
         lease_id: 1,
         generation: 9,
+        draw: 0,
     };
     match stored.acquire(config, at).0 {
         Entry::Granted(ticket) => ticket,
-        Entry::Rejected { .. } => panic!("rejected"),
+        other => panic!("not granted: {other:?}"),
     }
 }
 

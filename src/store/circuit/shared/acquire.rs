@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::config::nanos;
 use crate::error::OpenError;
 use crate::fallback::Fallback;
+use crate::grade;
 use crate::permit::OwnedPermit;
 use crate::random;
 use crate::store::backend::error::{Refusal, StoreError};
@@ -155,6 +156,7 @@ impl SharedFuse {
                 lease,
                 lease_id: random::next(),
                 generation: random::next(),
+                draw: grade::draw(),
             };
             let (granted, changed) = stored.acquire(&self.backing.config, at);
             entry = Some(granted);
@@ -171,6 +173,10 @@ impl SharedFuse {
         match entry {
             Entry::Granted(ticket) => Ok(SharedPermit::new(self, Grantor::Store(ticket))),
             Entry::Rejected { retry_after } => Err(Refusal::Open(self.rejection(retry_after))),
+            Entry::Throttled(why) => Err(Refusal::Open(OpenError::shed(
+                self.backing.names.label(),
+                why,
+            ))),
         }
     }
 

@@ -53,10 +53,11 @@ fn permit(stored: &mut Stored, config: &Config, now: u64) -> Option<Ticket> {
         lease: SEC,
         lease_id: 7,
         generation: 11,
+        draw: 0,
     };
     match stored.acquire(config, at).0 {
         Entry::Granted(ticket) => Some(ticket),
-        Entry::Rejected { .. } => None,
+        Entry::Rejected { .. } | Entry::Throttled(_) => None,
     }
 }
 

@@ -118,6 +118,7 @@ pub(crate) fn rate_prefix(generation: u64, epoch: u64, width: u64) -> Vec<u8> {
         window: Window::Rate(Buckets::default()),
         reporters: Reporters::default(),
         leases: Vec::new(),
+        ramp: None,
         opened_by: Vec::new(),
         foreign: false,
     };

@@ -72,13 +72,21 @@ fn stored() -> impl Strategy<Value = Stored> {
         // start of the half-open epoch, is.
         prop_oneof![0u32..8, Just(u32::MAX - 1), any::<u32>()].prop_map(|n| n.min(u32::MAX - 1)),
         prop_oneof![0..=longest, Just(longest), Just(0)],
+        // SPEC §11: a closed circuit may be ramping up after the n-th
+        // opening, since the store's time of the reading or before.
+        any::<bool>(),
     )
         .prop_map(
             |(
                 (state, generation, epoch, opened_at, failures, leases, successes, rate, named),
                 n,
                 into_us,
+                ramping,
             )| {
+                let ramp = (ramping && state == State::Closed).then(|| Ramp {
+                    n,
+                    since: opened_at.min(FRESH.now),
+                });
                 let half_open = state == State::HalfOpen;
                 let leases: Vec<Lease> = if half_open {
                     leases
@@ -98,13 +106,16 @@ fn stored() -> impl Strategy<Value = Stored> {
                 Stored {
                     generation,
                     epoch,
-                    head: head(
-                        state,
-                        epoch,
-                        if half_open { successes } else { 0 },
-                        inflight,
-                        if state == State::Closed { 0 } else { n },
-                    ),
+                    head: Head {
+                        ramping: ramp.is_some(),
+                        ..head(
+                            state,
+                            epoch,
+                            if half_open { successes } else { 0 },
+                            inflight,
+                            if state == State::Closed { 0 } else { n },
+                        )
+                    },
                     opened_at: if state == State::Closed { 0 } else { opened_at },
                     phase,
                     window: match rate {
@@ -128,6 +139,7 @@ fn stored() -> impl Strategy<Value = Stored> {
                     leases,
                     opened_by: Vec::new(),
                     foreign: false,
+                    ramp,
                 }
             },
         )
@@ -299,6 +311,7 @@ fn the_largest_payloads_the_crate_writes_are_well_within_the_bound() {
             .collect(),
         opened_by: Vec::new(),
         foreign: false,
+        ramp: None,
     };
     for stored in [failing, probing] {
         let bytes = write(&stored, WIDTH, Encoding::Json);

@@ -79,10 +79,11 @@ fn permit(stored: &mut Stored, config: &Config, now: u64) -> Ticket {
         lease: SEC,
         lease_id: 1,
         generation: 3,
+        draw: 0,
     };
     match stored.acquire(config, at).0 {
         Entry::Granted(ticket) => ticket,
-        Entry::Rejected { .. } => panic!("rejected"),
+        other => panic!("not granted: {other:?}"),
     }
 }
 
@@ -171,6 +172,7 @@ fn probes_and_manual_changes_ignore_the_quorum() {
         lease: SEC,
         lease_id: 5,
         generation: 3,
+        draw: 0,
     };
     let Entry::Granted(probe) = stored.acquire(&config, at).0 else {
         panic!("no probe");

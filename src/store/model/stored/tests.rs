@@ -67,13 +67,14 @@ fn at(now: u64, lease: u64, lease_id: u64) -> At {
         lease,
         lease_id,
         generation: 1000 + lease_id,
+        draw: 0,
     }
 }
 
 fn granted(entry: Entry) -> Ticket {
     match entry {
         Entry::Granted(ticket) => ticket,
-        Entry::Rejected { .. } => panic!("rejected"),
+        other => panic!("not granted: {other:?}"),
     }
 }
 

@@ -1,0 +1,90 @@
+//! Graded admission (SPEC §11): a closed circuit that ramps up or
+//! throttles decides its admission out of line, from the share each rule
+//! sheds and one draw of this thread's generator; and what a ramp changes
+//! about a relapse.
+
+use super::{Engine, Step};
+use crate::epoch::Epoch;
+use crate::grade::{self, Grading, Shed, ramp};
+use crate::model::{Decision, Grant};
+use crate::packed::Word;
+
+impl Engine<'_> {
+    /// The admission of the closed `word`, whose admission is graded
+    /// ([`Word::graded`]), `grant` its closed permit: the throttle's share
+    /// (one load), and while the epoch ramps up the ramp's (the `phase`
+    /// record and the clock; the first admission to find the ramp over
+    /// clears it from the word). A call the throttle sheds is one more
+    /// request in its window.
+    #[inline(never)]
+    pub(super) fn graded(self, word: Word, grant: Grant) -> Decision {
+        let epoch = word.epoch();
+        let throttle = self.slot.throttle.as_deref();
+        let by_throttle = throttle.map_or(Shed::NONE, |throttle| throttle.shed(epoch));
+        let by_ramp = if word.ramping() {
+            match self.ramp_shed(word, epoch) {
+                Ok(shed) => shed,
+                // The word moved on: admission from the new one.
+                Err(()) => return self.acquire(),
+            }
+        } else {
+            Shed::NONE
+        };
+        if by_ramp == Shed::NONE && by_throttle == Shed::NONE {
+            return Decision::Granted(grant);
+        }
+        match grade::decide(by_ramp, by_throttle, grade::draw()) {
+            None => Decision::Granted(grant),
+            Some(why) => {
+                if why == Grading::Throttle
+                    && let Some(throttle) = throttle
+                {
+                    let now = self.occupant.window_time.now();
+                    throttle.ask(self.config(), epoch, false, now);
+                }
+                Decision::Throttled(why)
+            }
+        }
+    }
+
+    /// The share the ramp of the closed epoch of `word` sheds now; the
+    /// ramp is ended in the word once it is over. `Err` when the word has
+    /// left the epoch.
+    fn ramp_shed(&self, word: Word, epoch: Epoch) -> Result<Shed, ()> {
+        let now = self.now();
+        let (_, since) = self.phase_since(epoch, &now).map_err(drop)?;
+        Ok(match ramp::shed(self.config(), since, now.get()) {
+            Some(shed) => shed,
+            None => {
+                self.end_ramp(word);
+                Shed::NONE
+            }
+        })
+    }
+
+    /// Clears the ramp from the closed epoch of `word` (its ramp is over),
+    /// unless the word has left it.
+    #[cold]
+    fn end_ramp(&self, word: Word) {
+        let epoch = word.epoch();
+        let ((), _) = self.update(word, |word| {
+            if word.ramping() && word.epoch() == epoch {
+                Step::Write(word.ramp_over(), ())
+            } else {
+                Step::Done(())
+            }
+        });
+    }
+
+    /// For a trip at `at` of the closed epoch of `word`: the n of the
+    /// opening before it if the epoch ramps up and `at` is within the ramp
+    /// (SPEC §11: the trip opens as the next in a row), else `None`. `Err`
+    /// with the current word when the word has left the epoch.
+    pub(super) fn relapse(&self, word: Word, at: u64) -> Result<Option<u32>, Word> {
+        if !word.ramping() {
+            return Ok(None);
+        }
+        let (n, since) = self.phase_since(word.epoch(), &self.now_at(at))?;
+        Ok(ramp::within(self.config(), since, at).then_some(n))
+    }
+}
