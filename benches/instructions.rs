@@ -54,6 +54,58 @@ const CASES: &[Case] = &[
             let _ = black_box(fuse.run_with(succeed, |_| true, |_| true));
         }
     }),
+    ("throttle_closed_run_with", |calls| {
+        // SPEC §11: a `count` circuit that throttles, sheds nothing (every
+        // call succeeds): one more load to admit, an accept added to this
+        // thread's lane of the throttle's window.
+        let config = Config::builder().throttle_k(2.0).build();
+        let fuse = Fuse::new("bench", config.expect("a valid configuration"));
+        for _ in 0..calls {
+            let _ = black_box(fuse.run_with(succeed, |_| true, |_| true));
+        }
+    }),
+    ("ramp_over_closed_run_with", |calls| {
+        // SPEC §11: a circuit with `ramp_up` whose ramp is over (found
+        // over and cleared by the first admission after it): the closed
+        // path of any circuit.
+        let (clock, mock) = fuse_breaker::quanta::Clock::mock();
+        let config = Config::builder()
+            .half_open_probes(1)
+            .ramp_up(Duration::from_secs(1))
+            .build()
+            .expect("a valid configuration");
+        let fuse = Fuse::builder("bench").clock(clock).config(config).build();
+        fuse.force_open();
+        mock.increment(Duration::from_secs(30));
+        if let Ok(probe) = fuse.try_acquire() {
+            probe.success();
+        }
+        mock.increment(Duration::from_secs(1));
+        drop(fuse.try_acquire());
+        for _ in 0..calls {
+            let _ = black_box(fuse.run_with(succeed, |_| true, |_| true));
+        }
+    }),
+    ("ramp_shed", |calls| {
+        // SPEC §11: a ramp at its floor of 1 %, at its start: 99 calls in
+        // 100 shed (the ramp's start and the clock read, the draw).
+        let (clock, mock) = fuse_breaker::quanta::Clock::mock();
+        let config = Config::builder()
+            .half_open_probes(1)
+            .ramp_up(Duration::from_hours(1))
+            .ramp_up_floor(1)
+            .build()
+            .expect("a valid configuration");
+        let fuse = Fuse::builder("bench").clock(clock).config(config).build();
+        fuse.force_open();
+        mock.increment(Duration::from_secs(30));
+        if let Ok(probe) = fuse.try_acquire() {
+            probe.success();
+        }
+        for _ in 0..calls {
+            let _ = black_box(fuse.run_with(succeed, |_| true, |_| true));
+        }
+    }),
     ("rate_closed_run_with", |calls| {
         // The `rate` policy's closed success: a call added to this
         // thread's lane of the window.

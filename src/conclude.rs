@@ -95,8 +95,21 @@ impl Slot {
     /// three compares. `false` if not (nothing was done).
     #[inline]
     fn count_quickly(word: Word, grant: Grant, started: u64, occupant: &Occupant) -> bool {
+        if word.accepted_success(grant) {
+            return Self::accept_quickly(grant, occupant);
+        }
         word.counted_success(grant)
             && occupant.count_success_quickly(grant.epoch(), word.times_calls(), started)
+    }
+
+    /// A throttling `count` circuit's closed success with no failures to
+    /// clear: an accept (SPEC §11), added to this thread's cell of the
+    /// throttle's window if it can be quickly (see
+    /// [`Occupant::accept_quickly`]); out of line, so that the inline path
+    /// of every other circuit stays as it was.
+    #[inline(never)]
+    fn accept_quickly(grant: Grant, occupant: &Occupant) -> bool {
+        occupant.accept_quickly(grant.epoch())
     }
 
     /// A verdict that is not a quiet success, nor a quick one

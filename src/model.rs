@@ -365,7 +365,6 @@ pub(crate) fn trip(head: Head, permit: Grant, relapse: Option<u32>) -> Option<He
     current.then(|| Head::open(head.epoch.next(), n))
 }
 
-
 /// Why the rules moved a circuit from `from` to `to` (manual changes carry
 /// their own reason); `None` when the states are not a rule's transition.
 pub(crate) fn reason(from: State, to: State) -> Option<Reason> {

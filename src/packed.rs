@@ -206,6 +206,18 @@ impl Word {
         }
     }
 
+    /// [`closed_grant`](Self::closed_grant) for a circuit that does not
+    /// grade its admission (SPEC §11); `None` for one that does. One mask.
+    #[inline]
+    pub(crate) const fn ungraded_closed_grant(self) -> Option<Grant> {
+        if self.0 & (STATE.mask() | THROTTLE_BIT | RAMPING_BIT) == 0 {
+            #[allow(clippy::cast_possible_truncation)] // the low half
+            Some(Grant::from_bits((self.0 & IN_PLACE_EPOCH) as u32))
+        } else {
+            None
+        }
+    }
+
     /// [`closed_grant`](Self::closed_grant) for a circuit that neither
     /// times its calls nor grades its admission (SPEC §11); `None` for one
     /// that does (its admission reads the clock or the share to shed, out
@@ -240,7 +252,8 @@ impl Word {
     /// compare, as [`quiet_success`](Self::quiet_success).
     #[inline]
     pub(crate) const fn counted_success(self, grant: Grant) -> bool {
-        self.0 & (STATE.mask() | IN_PLACE_EPOCH | RATE_BIT | THROTTLE_BIT) == grant.bits() | RATE_BIT
+        self.0 & (STATE.mask() | IN_PLACE_EPOCH | RATE_BIT | THROTTLE_BIT)
+            == grant.bits() | RATE_BIT
     }
 
     /// Whether a failure under `grant` is a closed failure of this closed
@@ -277,6 +290,17 @@ impl Word {
     #[inline]
     pub(crate) const fn times_calls(self) -> bool {
         self.0 & TIMED_BIT != 0
+    }
+
+    /// Whether a success under `grant` is a closed success of this closed
+    /// epoch of a throttling `count` circuit with no failures to clear:
+    /// one that is only an accept in the throttle's window (SPEC §11). One
+    /// mask and one compare, as [`quiet_success`](Self::quiet_success).
+    #[inline]
+    pub(crate) const fn accepted_success(self, grant: Grant) -> bool {
+        self.0
+            & (STATE.mask() | IN_PLACE_EPOCH | LIVE.mask() << LIVE.shift | RATE_BIT | THROTTLE_BIT)
+            == grant.bits() | THROTTLE_BIT
     }
 
     /// Whether a closed admission is graded (SPEC §11): the circuit

@@ -11,7 +11,7 @@ use crossbeam_utils::CachePadded;
 use crate::clock::Time;
 use crate::config::Config;
 use crate::events::Events;
-use crate::grade::Throttle;
+use crate::grade::{Share, Throttle};
 use crate::names::Names;
 use crate::packed::Word;
 use crate::policy::{Limits, Tallies};
@@ -34,6 +34,9 @@ pub(crate) struct Words {
     /// no further than that from its clock knows the opening started
     /// before, and does not read the `opening` record.
     pub(crate) shortest_open: u64,
+    /// The throttle's share in use (SPEC §11; nothing without
+    /// `throttle_k`): what a throttling circuit's closed admission reads.
+    pub(crate) share: Share,
     config: &'static Config,
 }
 
@@ -77,6 +80,10 @@ pub(crate) struct Occupant {
     /// it is read on the coarse time (the quick path of a closed success);
     /// 0 otherwise.
     quick_window: usize,
+    /// The throttle window's [`address`](Throttle::address) when it is
+    /// read on the coarse time (the quick path of a throttling circuit's
+    /// closed success); 0 otherwise.
+    quick_throttle: usize,
     /// The `slow_call_duration` in nanoseconds when the circuit times its
     /// calls on the coarse time (the quick path of a timed closed success,
     /// which reads its end there too); 0 otherwise, which no call is
@@ -125,12 +132,17 @@ impl Occupant {
             (Some(tallies), Time::Coarse) => tallies.address(),
             _ => 0,
         };
+        let quick_throttle = match (&slot.throttle, &window_time) {
+            (Some(throttle), Time::Coarse) => throttle.address(),
+            _ => 0,
+        };
         let quick_slow = match time {
             Time::Coarse if config.times_calls() => config.slow_nanos(),
             _ => 0,
         };
         Occupant {
             quick_window,
+            quick_throttle,
             quick_slow,
             ring: Ring::new(if rate { 1 } else { config.failure_threshold() }),
             limits: Limits::of(config),
@@ -188,6 +200,15 @@ impl Occupant {
     /// [`count_success_quickly`](Self::count_success_quickly) of a circuit
     /// that times its calls: one more coarse read (the call's end) and a
     /// compare with [`quick_slow`](Self::quick_slow).
+    /// A throttling `count` circuit's closed success of `epoch` with no
+    /// failures to clear (SPEC §11: an accept), added to its thread's
+    /// cell of the throttle's window if the thread's last request was
+    /// added there in the coarse time's bucket; `false` if not.
+    #[inline]
+    pub(crate) fn accept_quickly(&self, epoch: crate::epoch::Epoch) -> bool {
+        Throttle::accept_quickly(self.quick_throttle, epoch, crate::sync::coarse_now())
+    }
+
     #[inline]
     fn count_timed_success_quickly(&self, epoch: crate::epoch::Epoch, started: u64) -> bool {
         let now = crate::sync::coarse_now();
@@ -250,6 +271,7 @@ impl Slot {
                     phase: Record::new(),
                     opening: Record::new(),
                     shortest_open: Backoff::of(config).shortest(),
+                    share: Share::new(),
                     config,
                 }),
                 occupant: ArcSwapOption::empty(),

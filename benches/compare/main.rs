@@ -178,6 +178,7 @@ mod adapters;
 mod baselines;
 mod cases;
 mod coarse;
+mod graded;
 mod rate;
 mod user_loop;
 
@@ -209,5 +210,8 @@ fn main() {
     rate::rate_closed_success(&mut criterion);
     rate::rate_closed_success_threads(&mut criterion);
     rate::rate_closed_failure(&mut criterion);
+    graded::graded_closed_success(&mut criterion);
+    graded::graded_closed_success_threads(&mut criterion);
+    graded::graded_shed(&mut criterion);
     criterion.final_summary();
 }

@@ -13,7 +13,8 @@ use crate::verdict::Verdict;
 
 impl Engine<'_> {
     /// Admission (SPEC §3). Closed: one load and one mask (see
-    /// [`Word::closed_grant`]). Open: one load of the word and one of the
+    /// [`Word::closed_grant`]; one that grades its admission, SPEC §11,
+    /// goes out of line). Open: one load of the word and one of the
     /// `phase` record, one clock read.
     #[inline]
     pub(crate) fn acquire(self) -> Decision {
@@ -21,10 +22,7 @@ impl Engine<'_> {
         // A closed circuit is decided here, inline, from the word alone;
         // the other states (which need the opening time, the clock or a
         // write) go through the loop out of line.
-        if let Some(grant) = word.closed_grant() {
-            if word.graded() {
-                return self.graded(word, grant);
-            }
+        if let Some(grant) = word.ungraded_closed_grant() {
             return Decision::Granted(grant);
         }
         let mut read = None;
@@ -38,6 +36,10 @@ impl Engine<'_> {
     /// `word` and the time `read` after it, if one was.
     #[inline(never)]
     fn acquire_from(self, word: Word, read: Option<u64>) -> Decision {
+        // A closed circuit that grades its admission (SPEC §11).
+        if let Some(grant) = word.closed_grant() {
+            return self.graded(word, grant);
+        }
         let now = Now {
             at: Cell::new(read),
             ..self.now()

@@ -18,9 +18,21 @@ impl Engine<'_> {
     /// request in its window.
     #[inline(never)]
     pub(super) fn graded(self, word: Word, grant: Grant) -> Decision {
+        let by_throttle = self.slot.words.share.get(word.epoch());
+        if by_throttle == Shed::NONE && !word.ramping() {
+            // A throttling circuit that sheds nothing now: one load.
+            return Decision::Granted(grant);
+        }
+        self.shedding(word, grant, by_throttle)
+    }
+
+    /// [`graded`](Self::graded) when a rule may shed the call: the
+    /// throttle sheds `by_throttle`, or the epoch ramps up.
+    #[cold]
+    #[inline(never)]
+    fn shedding(self, word: Word, grant: Grant, by_throttle: Shed) -> Decision {
         let epoch = word.epoch();
         let throttle = self.slot.throttle.as_deref();
-        let by_throttle = throttle.map_or(Shed::NONE, |throttle| throttle.shed(epoch));
         let by_ramp = if word.ramping() {
             match self.ramp_shed(word, epoch) {
                 Ok(shed) => shed,
@@ -40,7 +52,7 @@ impl Engine<'_> {
                     && let Some(throttle) = throttle
                 {
                     let now = self.occupant.window_time.now();
-                    throttle.ask(self.config(), epoch, false, now);
+                    throttle.ask(self.config(), &self.slot.words.share, epoch, false, now);
                 }
                 Decision::Throttled(why)
             }

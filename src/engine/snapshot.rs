@@ -85,7 +85,8 @@ impl Engine<'_> {
         let (throttle, asked) = match self.slot.throttle.as_deref() {
             Some(throttle) => {
                 let at = self.occupant.window_time.now();
-                (throttle.shed(epoch), throttle.asked(self.config(), epoch, at))
+                let share = self.slot.words.share.get(epoch);
+                (share, throttle.asked(self.config(), epoch, at))
             }
             None => (Shed::NONE, grade::throttle::Asked::default()),
         };

@@ -72,7 +72,8 @@ impl Engine<'_> {
             // succeeded (SPEC §11), then the `rate` window's.
             if let Some(throttle) = self.slot.throttle.as_deref() {
                 let at = self.occupant.window_time.now();
-                throttle.ask(self.config(), grant.epoch(), !outcome.failed, at);
+                let share = &self.slot.words.share;
+                throttle.ask(self.config(), share, grant.epoch(), !outcome.failed, at);
             }
             if word.counts_calls() {
                 self.record_rated(grant, outcome, &now);

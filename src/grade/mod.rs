@@ -15,7 +15,7 @@ pub(crate) mod ramp;
 pub(crate) mod throttle;
 mod window;
 
-pub(crate) use window::Throttle;
+pub(crate) use window::{Share, Throttle};
 
 use std::fmt;
 
@@ -120,7 +120,12 @@ pub(crate) fn in_force(ramp: Shed, throttle: Shed) -> Option<(Grading, f64)> {
 /// `snapshot` (of a closed circuit) with what its graded admission shows:
 /// the rule in force and the admitted share (see [`in_force`]) and the
 /// throttle's window.
-pub(crate) fn show(snapshot: &mut crate::Snapshot, ramp: Shed, throttle: Shed, asked: throttle::Asked) {
+pub(crate) fn show(
+    snapshot: &mut crate::Snapshot,
+    ramp: Shed,
+    throttle: Shed,
+    asked: throttle::Asked,
+) {
     if snapshot.state != crate::State::Closed {
         return;
     }

@@ -25,7 +25,10 @@ fn the_ramp_admits_its_floor_then_its_share_of_the_time() {
     let shed = |t: u64| ramp::shed(&ramp, 1_000, 1_000 + t).map(Shed::probability);
     let second = 1_000_000_000;
     assert!((shed(0).unwrap() - 0.8).abs() < 1e-9);
-    assert!((shed(second).unwrap() - 0.8).abs() < 1e-9, "the floor holds at 10 %");
+    assert!(
+        (shed(second).unwrap() - 0.8).abs() < 1e-9,
+        "the floor holds at 10 %"
+    );
     assert!((shed(5 * second).unwrap() - 0.5).abs() < 1e-9);
     assert!((shed(9 * second).unwrap() - 0.1).abs() < 1e-9);
     assert_eq!(shed(10 * second), None, "over at ramp_up");
@@ -47,7 +50,16 @@ fn the_throttle_is_the_formula_from_its_minimum_up_to_its_maximum() {
     assert!((p(10, 3) - 4.0 / 11.0).abs() < 1e-12);
     assert_eq!(p(100, 50), 0.0, "never below 0");
     assert_eq!(p(100, 0), 0.5, "capped at max_throttle");
-    assert_eq!(throttle::probability(&Config::default(), Asked { requests: 100, accepts: 0 }), 0.0);
+    assert_eq!(
+        throttle::probability(
+            &Config::default(),
+            Asked {
+                requests: 100,
+                accepts: 0
+            }
+        ),
+        0.0
+    );
 }
 
 #[test]
@@ -57,6 +69,12 @@ fn a_draw_either_rule_sheds_is_the_throttle_s() {
     assert_eq!(decide(ramp, throttle, 40), Some(Grading::RampUp));
     assert_eq!(decide(ramp, throttle, 100), None);
     assert_eq!(in_force(Shed::NONE, Shed::NONE), None);
-    assert_eq!(in_force(Shed(1 << 31), Shed(1 << 30)), Some((Grading::RampUp, 0.5)));
-    assert_eq!(in_force(Shed(1 << 30), Shed(1 << 31)), Some((Grading::Throttle, 0.5)));
+    assert_eq!(
+        in_force(Shed(1 << 31), Shed(1 << 30)),
+        Some((Grading::RampUp, 0.5))
+    );
+    assert_eq!(
+        in_force(Shed(1 << 30), Shed(1 << 31)),
+        Some((Grading::Throttle, 0.5))
+    );
 }

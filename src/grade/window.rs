@@ -3,7 +3,8 @@
 //! cells: a request is a call, a request that was not an accept a failed
 //! one), and the share to shed in use, which every thread's first request
 //! in a new bucket recomputes from the window (so it lags the window by at
-//! most a bucket). A closed admission reads the share alone: one load.
+//! most a bucket). A closed admission reads the share alone: one load of
+//! the slot's hot words ([`Share`]).
 
 use super::Shed;
 use super::throttle::{self, Asked};
@@ -12,30 +13,24 @@ use crate::epoch::Epoch;
 use crate::policy::{Outcome, Tallies};
 use crate::sync::{AtomicU64, SHARE_LOAD, SHARE_STORE};
 
-/// A circuit's throttle: in its slot (never freed), for a configuration
-/// with `throttle_k`.
+/// The share the throttle sheds in use (SPEC §11): the epoch whose window
+/// it was computed from in the high half, the share's parts in the low
+/// half. In the slot's hot words, beside the state word: a closed
+/// admission of a throttling circuit reads it and nothing else.
 #[derive(Debug)]
-pub(crate) struct Throttle {
-    asked: Tallies,
-    /// The share in use: the epoch whose window it was computed from in
-    /// the high half, the share's parts in the low half.
-    shed: AtomicU64,
-}
+pub(crate) struct Share(AtomicU64);
 
-impl Throttle {
-    /// The empty throttle of `config`.
-    pub(crate) fn new(config: &Config) -> Self {
-        Throttle {
-            asked: Tallies::new(config),
-            shed: AtomicU64::new(0),
-        }
+impl Share {
+    /// Nothing shed, in no epoch yet.
+    pub(crate) fn new() -> Self {
+        Share(AtomicU64::new(0))
     }
 
     /// The share to shed in closed epoch `epoch` (nothing until a request
     /// of that epoch has recomputed it: a new epoch's window is empty).
     #[inline]
-    pub(crate) fn shed(&self, epoch: Epoch) -> Shed {
-        let held = self.shed.load(SHARE_LOAD);
+    pub(crate) fn get(&self, epoch: Epoch) -> Shed {
+        let held = self.0.load(SHARE_LOAD);
         #[allow(clippy::cast_possible_truncation)] // the two halves
         if (held >> 32) as u32 == epoch.get() {
             Shed(held as u32)
@@ -44,26 +39,57 @@ impl Throttle {
         }
     }
 
+    fn set(&self, epoch: Epoch, shed: Shed) {
+        self.0.store(
+            u64::from(epoch.get()) << 32 | u64::from(shed.0),
+            SHARE_STORE,
+        );
+    }
+}
+
+/// A circuit's throttle window: in its slot (never freed), for a
+/// configuration with `throttle_k`.
+#[derive(Debug)]
+pub(crate) struct Throttle {
+    asked: Tallies,
+}
+
+impl Throttle {
+    /// The empty throttle of `config`.
+    pub(crate) fn new(config: &Config) -> Self {
+        Throttle {
+            asked: Tallies::new(config),
+        }
+    }
+
     /// Records a request of closed epoch `epoch` at window time `now`,
     /// `accepted` or not; the first of its thread in a bucket recomputes
-    /// the share.
-    pub(crate) fn ask(&'static self, config: &Config, epoch: Epoch, accepted: bool, now: u64) {
+    /// the `share` in use.
+    pub(crate) fn ask(
+        &'static self,
+        config: &Config,
+        share: &Share,
+        epoch: Epoch,
+        accepted: bool,
+        now: u64,
+    ) {
         let outcome = if accepted {
             Outcome::SUCCESS
         } else {
             Outcome::FAILURE
         };
         if self.asked.add(epoch, outcome, now) {
-            self.refresh(config, epoch, now);
+            self.refresh(config, share, epoch, now);
         }
     }
 
-    /// Recomputes the share of `epoch` from its window at `now`.
+    /// Recomputes the `share` of `epoch` from its window at `now`.
     #[cold]
-    fn refresh(&self, config: &Config, epoch: Epoch, now: u64) {
-        let shed = throttle::shed(config, self.asked(config, epoch, now));
-        self.shed
-            .store(u64::from(epoch.get()) << 32 | u64::from(shed.0), SHARE_STORE);
+    fn refresh(&self, config: &Config, share: &Share, epoch: Epoch, now: u64) {
+        share.set(
+            epoch,
+            throttle::shed(config, self.asked(config, epoch, now)),
+        );
     }
 
     /// The requests and accepts of `epoch`'s window at `now`.
@@ -73,5 +99,20 @@ impl Throttle {
             requests: counts.calls,
             accepts: counts.calls.saturating_sub(counts.failed),
         }
+    }
+
+    /// Adds an accepted request of `epoch` at the coarse time `now` if
+    /// this thread's last request was added to this window in that epoch
+    /// and `now`'s bucket (see [`Tallies::add_success_quickly`]): a
+    /// throttling circuit's healthy closed success. `false` if not
+    /// (nothing was added).
+    #[inline]
+    pub(crate) fn accept_quickly(window: usize, epoch: Epoch, now: u64) -> bool {
+        Tallies::add_success_quickly(window, epoch, now)
+    }
+
+    /// The window's address (see [`Tallies::address`]).
+    pub(crate) fn address(&'static self) -> usize {
+        self.asked.address()
     }
 }

@@ -12,7 +12,15 @@ fn heads() -> impl Strategy<Value = (Head, Cursor)> {
         (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
     )
         .prop_map(
-            |(s, epoch, successes, inflight, (claims, n), live, (rate, timed, throttle, ramping))| {
+            |(
+                s,
+                epoch,
+                successes,
+                inflight,
+                (claims, n),
+                live,
+                (rate, timed, throttle, ramping),
+            )| {
                 let mut head = Head::closed(epoch);
                 let marks = Marks {
                     rate,
@@ -110,6 +118,20 @@ proptest! {
         if !count {
             prop_assert!(!word.quiet_success(grant) || effect != crate::model::Effect::Record(crate::policy::Outcome::SUCCESS));
         }
+    }
+
+    /// An accepted success is exactly a closed success of the word's own
+    /// closed epoch with no failures to clear, of a throttling `count`
+    /// circuit: the throttle's accept is all it records.
+    #[test]
+    fn accepted_success_is_a_quiet_success_but_for_the_throttle((head, cursor) in heads(), grant in grants(), same in any::<bool>()) {
+        let grant = if same { Grant::new(grant.kind(), head.epoch) } else { grant };
+        let word = Word::pack(&head, cursor);
+        let config = crate::Config::default();
+        let effect = crate::model::verdict(&config, head, grant, crate::Verdict::Success);
+        let records = effect == crate::model::Effect::Record(crate::policy::Outcome::SUCCESS);
+        let expected = records && cursor.live == 0 && cursor.marks.throttle && !cursor.marks.rate;
+        prop_assert_eq!(word.accepted_success(grant), expected);
     }
 
     /// A counted success is exactly a closed success of the word's own
