@@ -51,3 +51,38 @@ fn coarse_rate_counts_calls_and_times_them_on_the_coarse_time() {
     );
     assert_eq!(fuse.state(), State::Closed);
 }
+
+/// A throttling `count` circuit on the real coarse time (SPEC §11; its
+/// healthy successes take the quick path, an accept added to the thread's
+/// lane of the throttle's window): every success is a request and an
+/// accept, every failure a request alone, on this thread and others;
+/// none is lost or counted twice.
+#[test]
+fn coarse_throttle_counts_requests_and_accepts_on_the_coarse_time() {
+    let config = Config::builder()
+        .failure_threshold(MAX_FAILURE_THRESHOLD)
+        .throttle_k(2.0)
+        .build()
+        .expect("a valid configuration");
+    let fuse = Fuse::builder("coarse-throttle")
+        .config(config)
+        .coarse_clock(true)
+        .build();
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            scope.spawn(|| {
+                for call in 0..2_000 {
+                    let permit = fuse.try_acquire().expect("closed, nothing shed");
+                    if call % 100 == 0 {
+                        permit.failure();
+                    } else {
+                        permit.success();
+                    }
+                }
+            });
+        }
+    });
+    let shown = fuse.snapshot();
+    assert_eq!((shown.requests, shown.accepts), (8_000, 7_920), "{shown:?}");
+    assert_eq!(shown.graded_by, None, "{shown:?}");
+}
