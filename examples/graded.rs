@@ -169,6 +169,10 @@ fn throttle() -> Vec<(u64, u32, u32)> {
     rows
 }
 
+/// One curve of a panel: its label, its colour and its points (each
+/// coordinate from 0 to 1).
+type Line<'a> = (&'a str, &'a str, Vec<(f64, f64)>);
+
 /// Both curves as an SVG: the ramp's admitted share against the rule, and
 /// the throttle's admitted and accepted calls a second.
 fn svg(ramp: &[(u64, f64, f64)], throttle: &[(u64, u32, u32)]) -> String {
@@ -179,11 +183,7 @@ fn svg(ramp: &[(u64, f64, f64)], throttle: &[(u64, u32, u32)]) -> String {
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"880\" height=\"290\" \
          font-family=\"sans-serif\" font-size=\"12\">"
     );
-    let panel = |out: &mut String,
-                 x0: f64,
-                 title: &str,
-                 axes: [&str; 3],
-                 lines: &[(&str, &str, Vec<(f64, f64)>)]| {
+    let panel = |out: &mut String, x0: f64, title: &str, axes: [&str; 3], lines: &[Line<'_>]| {
         let [top, left, right] = axes;
         let _ = write!(
             out,

@@ -1,6 +1,7 @@
-//! A second reading of SPEC §3, §9 and §10 (and §8's quorum), written straight from its text and
-//! sharing no code with [`model`](crate::model) or
-//! [`policy`](crate::policy): the differential harness checks the engine
+//! A second reading of SPEC §3, §9, §10 and §11 (and §8's quorum),
+//! written straight from its text and sharing no code with
+//! [`model`](crate::model), [`policy`](crate::policy) or
+//! [`grade`](crate::grade): the differential harness checks the engine
 //! and the reference circuit (which both run the model) against it, so
 //! that a wrong rule in the model is caught too.
 //!
@@ -8,15 +9,19 @@
 //! (under `count`) or every counted call (under `rate`) since the last
 //! clear, nanoseconds as `u64`, and each sum taken afresh from the list.
 //! Only the configuration's public getters and the public `Snapshot`,
-//! `State` and `Policy` types are shared.
+//! `State`, `Policy`, `Factor` and `Grading` types are shared (and §11's
+//! draws come from the same thread-local generator, `fastrand`).
 
 use std::time::Duration;
 
+use crate::Grading;
 use crate::config::Config;
 use crate::config::Policy;
 use crate::snapshot::{Snapshot, State};
 
+mod graded;
 mod wide;
+use graded::Graded;
 use wide::Wide;
 
 #[cfg(test)]
@@ -94,6 +99,8 @@ pub(crate) struct Oracle {
     shared: bool,
     successes: u32,
     inflight: u32,
+    /// §11's ramp-up and throttling.
+    graded: Graded,
 }
 
 /// A permit of the oracle: the epoch that granted it, whether it is a
@@ -120,6 +127,9 @@ pub(crate) enum Admit {
     Granted(Ticket),
     /// Rejected; the circuit may admit again after this many nanoseconds.
     Rejected(u64),
+    /// §11: a closed circuit rejected the call "with a rejection that says
+    /// it was throttled, `retry_after = 0`", and why.
+    Throttled(Grading),
 }
 
 fn nanos(d: Duration) -> u64 {
@@ -162,12 +172,13 @@ impl Oracle {
             shared: false,
             successes: 0,
             inflight: 0,
+            graded: Graded::new(config),
         }
     }
 
     /// This circuit as a shared store keeps it: §8's quorum of
     /// `min_reporters` distinct reporters.
-    #[cfg_attr(not(feature = "store"), allow(dead_code))] // the stored model's tests
+    #[cfg_attr(not(all(test, feature = "store")), allow(dead_code))] // the stored model's tests
     pub(crate) fn shared(mut self, config: &Config) -> Self {
         self.quorum = config.min_reporters() as usize;
         self.shared = true;
@@ -192,8 +203,12 @@ impl Oracle {
     /// Admission at `now`.
     pub(crate) fn acquire(&mut self, now: u64) -> Admit {
         match self.state {
-            // "Closed: grant a closed permit."
-            State::Closed => self.grant(false, now),
+            // "Closed: grant a closed permit", unless §11's graded
+            // admission sheds the call.
+            State::Closed => match self.graded.admit(now) {
+                Some(why) => Admit::Throttled(why),
+                None => self.grant(false, now),
+            },
             State::Open => {
                 // "Open and now - opened_at < open_duration: reject with
                 // OpenError, retry_after = open_duration - (now -
@@ -267,6 +282,12 @@ impl Oracle {
             rate.slow_call_duration
                 .is_some_and(|slow| now.saturating_sub(ticket.admitted) >= slow)
         });
+        // §11: "requests counts the calls that asked while Closed ... and
+        // accepts the admitted calls whose verdict was a success; an ignore
+        // is neither" (a slow success is still a success).
+        if !ticket.probe && outcome != Outcome::Ignore {
+            self.graded.verdict(outcome == Outcome::Success, now);
+        }
         match (ticket.probe, outcome) {
             (false, Outcome::Ignore) => {}
             (false, outcome) if self.rate.is_some() => {
@@ -295,7 +316,7 @@ impl Oracle {
                     .filter(|&&t| now.saturating_sub(t) <= window)
                     .count();
                 if counted >= self.threshold && self.reporters(now) >= self.quorum {
-                    self.open_at(now, 0, hint);
+                    self.trip(now, hint);
                 }
             }
             // §9: "Under rate, a probe whose success is slow is a failed
@@ -307,7 +328,10 @@ impl Oracle {
                 self.successes += 1;
                 self.inflight -= 1;
                 if self.successes == self.probes {
+                    // §11: a ramp, remembering the n before it.
+                    let n = self.n;
                     self.change(State::Closed);
+                    self.graded.closed_by_probes(n, now);
                 }
             }
             // "probe, failure: move to Open with opened_at = now"
@@ -342,7 +366,7 @@ impl Oracle {
             && (at_least(failures, rate.failure_rate) || at_least(slows, rate.slow_call_rate))
             && self.reporters(now) >= self.quorum
         {
-            self.open_at(now, 0, hint);
+            self.trip(now, hint);
         }
     }
 
@@ -432,7 +456,7 @@ impl Oracle {
         // failures stays empty under rate" (and the window is empty while
         // open or half-open).
         let (calls, failed, slow) = self.window_counts(now);
-        Snapshot {
+        let mut shown = Snapshot {
             state: self.state,
             opened_at: (self.state != State::Closed).then(|| Duration::from_nanos(self.opened_at)),
             failures: failures.into_iter().map(Duration::from_nanos).collect(),
@@ -460,7 +484,12 @@ impl Oracle {
             graded_by: None,
             requests: 0,
             accepts: 0,
+        };
+        // §11 adds what a closed circuit's graded admission is.
+        if self.state == State::Closed {
+            self.graded.show(&mut shown, now);
         }
+        shown
     }
 
     fn grant(&self, probe: bool, now: u64) -> Admit {
@@ -478,6 +507,14 @@ impl Oracle {
         self.opened_at = now;
         self.n = n;
         self.open_for = self.duration(n, now, hint);
+    }
+
+    /// A closed circuit's rule opens it at `now`: a first opening ("n = 0
+    /// when the circuit opens from Closed"), but for §11's relapse within a
+    /// ramp, which is "n + 1 of §10, as if the probe had failed".
+    fn trip(&mut self, now: u64, hint: Option<u64>) {
+        let n = self.graded.opening(now);
+        self.open_at(now, n, hint);
     }
 
     /// A failed probe: "n + 1 when a probe fails".
@@ -568,5 +605,6 @@ impl Oracle {
         self.reported.clear();
         self.successes = 0;
         self.inflight = 0;
+        self.graded.clear();
     }
 }

@@ -46,6 +46,10 @@ impl Engine<'_> {
         if let Some(tallies) = &self.slot.tallies {
             tallies.clear();
         }
+        // So does a throttling slot its throttle's window and share.
+        if let Some(throttle) = &self.slot.throttle {
+            throttle.clear(&self.slot.words.share);
+        }
         let Some((opened, slots)) = ages else {
             // A reused slot keeps the last circuit's opening: forget it, as
             // the jump to `epoch` forgets the epochs in between.

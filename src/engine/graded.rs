@@ -65,13 +65,11 @@ impl Engine<'_> {
     fn ramp_shed(&self, word: Word, epoch: Epoch) -> Result<Shed, ()> {
         let now = self.now();
         let (_, since) = self.phase_since(epoch, &now).map_err(drop)?;
-        Ok(match ramp::shed(self.config(), since, now.get()) {
-            Some(shed) => shed,
-            None => {
-                self.end_ramp(word);
-                Shed::NONE
-            }
-        })
+        let shed = ramp::shed(self.config(), since, now.get());
+        if shed.is_none() {
+            self.end_ramp(word);
+        }
+        Ok(shed.unwrap_or(Shed::NONE))
     }
 
     /// Clears the ramp from the closed epoch of `word` (its ramp is over),

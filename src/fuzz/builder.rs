@@ -1,19 +1,23 @@
 //! The `config` target: the configuration builder against the rules of
-//! SPEC §2 and §10 on arbitrary inputs, and (with `config-file`) the same
-//! values as `FUSE_*` variables against the builder.
+//! SPEC §2, §10 and §11 on arbitrary inputs, and (with `config-file`) the
+//! same values as `FUSE_*` variables against the builder.
 
 use std::time::Duration;
+
+mod graded;
+
+use graded::Graded;
 
 use super::Bytes;
 use crate::config::{Config, MAX_DURATION, MAX_FAILURE_THRESHOLD, MAX_HALF_OPEN_PROBES};
 use crate::factor::Factor;
 
 /// Builds a configuration from arbitrary inputs, and checks that the
-/// builder refuses exactly the values SPEC §2 calls invalid, names the
-/// setting it refused, and that an accepted configuration returns every
-/// value through its getters; with `config-file`, that the same values
-/// written as `FUSE_*` variables build the same configuration. Never panics on any input (but on a broken
-/// promise).
+/// builder refuses exactly the values SPEC §2, §10 and §11 call invalid,
+/// names the setting it refused, and that an accepted configuration
+/// returns every value through its getters; with `config-file`, that the
+/// same values written as `FUSE_*` variables build the same
+/// configuration. Never panics on any input (but on a broken promise).
 pub fn config(data: &[u8]) {
     let mut bytes = Bytes(data);
     let threshold = bytes.u32() >> (bytes.u8() % 32);
@@ -30,6 +34,8 @@ pub fn config(data: &[u8]) {
     let flags = bytes.u8();
     let recovery = Recovery::decode(&mut bytes, open);
     let prefix = String::from_utf8_lossy(&bytes.0[..bytes.0.len().min(12)]).into_owned();
+    bytes.0 = &bytes.0[bytes.0.len().min(12)..];
+    let graded = Graded::decode(&mut bytes);
 
     let built = Config::builder()
         .failure_threshold(threshold)
@@ -41,7 +47,7 @@ pub fn config(data: &[u8]) {
         .count_connection_errors(flags & 2 != 0)
         .count_http_500(flags & 4 != 0)
         .key_prefix(prefix.clone());
-    let built = recovery.apply(built).build();
+    let built = graded.apply(recovery.apply(built)).build();
 
     let valid_duration = |d: Duration| !d.is_zero() && d <= MAX_DURATION;
     let first_invalid = [
@@ -58,6 +64,7 @@ pub fn config(data: &[u8]) {
     ]
     .into_iter()
     .chain(recovery.validity(open))
+    .chain(graded.validity())
     .chain([
         (
             "counted_http_statuses",
@@ -83,6 +90,7 @@ pub fn config(data: &[u8]) {
             assert_eq!(config.count_http_500(), flags & 4 != 0);
             assert_eq!(config.key_prefix(), prefix);
             recovery.given_by(&config, open);
+            graded.given_by(&config);
             assert_eq!(config.to_builder().build().as_ref(), Ok(&config));
         }
         (Err(err), Some(setting)) => {
@@ -107,6 +115,7 @@ pub fn config(data: &[u8]) {
             flags,
             prefix: &prefix,
             recovery,
+            graded,
         },
     );
 }
@@ -209,6 +218,7 @@ struct Values<'a> {
     flags: u8,
     prefix: &'a str,
     recovery: Recovery,
+    graded: Graded,
 }
 
 /// The same values as `FUSE_*` variables give the same configuration as
@@ -224,6 +234,7 @@ fn from_env(built: &Result<Config, crate::config::ConfigError>, values: Values<'
         flags,
         prefix,
         recovery,
+        graded,
     } = values;
     let list = |values: &[u16]| values.iter().map(u16::to_string).collect::<Vec<_>>();
     let vars = [
@@ -257,7 +268,8 @@ fn from_env(built: &Result<Config, crate::config::ConfigError>, values: Values<'
             "FUSE_PROBE_TIMEOUT",
             humantime::format_duration(timeout).to_string(),
         )
-    }));
+    }))
+    .chain(graded.vars());
     let from_env = crate::settings::Settings::default()
         .with_env_vars(vars)
         .and_then(|settings| settings.config());
@@ -274,7 +286,8 @@ fn from_env(built: &Result<Config, crate::config::ConfigError>, values: Values<'
                     || (var == "FUSE_OPEN_DURATION" && too_long(open))
                     || (var == "FUSE_MAX_OPEN_DURATION" && recovery.max_open.is_some_and(too_long))
                     || (var == "FUSE_PROBE_TIMEOUT"
-                        && recovery.probe_timeout.is_some_and(too_long)),
+                        && recovery.probe_timeout.is_some_and(too_long))
+                    || (var == "FUSE_RAMP_UP" && graded.ramp_up.is_some_and(too_long)),
                 "{var}"
             );
         }

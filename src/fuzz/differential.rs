@@ -8,13 +8,16 @@ use quanta::Clock;
 
 use super::start::Start;
 use super::{Bytes, setup};
+use crate::Grading;
 use crate::config::Config;
+use crate::error::OpenError;
 use crate::fuse::Fuse;
 use crate::model::{Decision, Grant, PermitKind};
 use crate::oracle::{Admit, Oracle, Outcome, Ticket};
 use crate::permit::Permit;
 use crate::policy::is_slow;
 use crate::reference::Reference;
+use crate::snapshot::State;
 use crate::verdict::Verdict;
 
 /// Runs the history encoded by `data` against a [`Fuse`] on a mock clock,
@@ -34,7 +37,11 @@ use crate::verdict::Verdict;
 /// opening, or a huge step), so that a call takes the time the clock
 /// advanced between its admission and its verdict; `force_open`,
 /// `force_closed`, `reset`. The configuration may have SPEC §10's backoff,
-/// jitter (the three sides draw from one seed) and probe timeout.
+/// jitter (the three sides draw from one seed) and probe timeout, and
+/// §11's ramp-up and throttling: each side's admission draws from this
+/// thread's generator, seeded alike before each of the three (from the
+/// history's seed, the step and the operation's byte), so that all three
+/// see the same draw.
 pub fn differential(data: &[u8]) {
     run(data, true);
 }
@@ -46,8 +53,20 @@ pub fn models(data: &[u8]) {
     run(data, false);
 }
 
-/// Runs a history; the engine too when `engine`.
-fn run(data: &[u8], engine: bool) {
+/// What a history reached of SPEC §11: calls the ramp shed, calls the
+/// throttle shed, and relapses (a closed circuit's rule opening it as the
+/// next opening in a row).
+#[cfg_attr(not(test), allow(dead_code))] // the property tests' measure
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Reached {
+    pub(super) ramp_sheds: usize,
+    pub(super) throttle_sheds: usize,
+    pub(super) relapses: usize,
+}
+
+/// Runs a history; the engine too when `engine`. Returns what it reached
+/// of graded admission.
+pub(super) fn run(data: &[u8], engine: bool) -> Reached {
     let mut bytes = Bytes(data);
     let config = setup::config(&mut bytes);
     let seed = u64::from(bytes.u32());
@@ -66,14 +85,17 @@ fn run(data: &[u8], engine: bool) {
         reference: Reference::starting_at(config.clone(), start.epoch).with_seed(seed),
         oracle: Oracle::new(&config).with_seed(seed),
         held: Vec::new(),
+        draws: seed,
+        reached: Reached::default(),
     };
     let mut step = 0usize;
     while !bytes.is_empty() {
         step += 1;
         let op = bytes.u8();
         let now = mock.value();
+        let before = sides.oracle.state();
         match op {
-            0..=49 => sides.acquire(now, step),
+            0..=49 => sides.acquire(now, step, op),
             50..=179 => {
                 let verdict = match op {
                     50..=99 => Some(Verdict::Success),
@@ -104,7 +126,12 @@ fn run(data: &[u8], engine: bool) {
             }
         }
         sides.compare(mock.value(), step, op);
+        if before == State::Closed && sides.oracle.state() == State::Open {
+            let openings = sides.oracle.snapshot(mock.value()).openings;
+            sides.reached.relapses += usize::from(openings > 1);
+        }
     }
+    sides.reached
 }
 
 /// A permit held by the history: the engine's (when it runs), the
@@ -122,12 +149,25 @@ struct Sides<'a> {
     reference: Reference,
     oracle: Oracle,
     held: Vec<Held<'a>>,
+    /// The history's seed for the draws of graded admission.
+    draws: u64,
+    reached: Reached,
 }
 
 impl Sides<'_> {
-    fn acquire(&mut self, now: u64, step: usize) {
-        let engine = self.fuse.map(<Fuse>::try_acquire);
-        let (model, oracle) = (self.reference.acquire(now), self.oracle.acquire(now));
+    /// Admission at `now` on every side, each drawing (if it draws) the
+    /// same number: the generator is seeded alike before each, from the
+    /// history's seed, the step and its operation's byte `op`.
+    fn acquire(&mut self, now: u64, step: usize, op: u8) {
+        let seed = self.draws ^ (u64::from(op) << 56) ^ step as u64;
+        let engine = self.fuse.map(|fuse| {
+            fastrand::seed(seed);
+            fuse.try_acquire()
+        });
+        fastrand::seed(seed);
+        let model = self.reference.acquire(now);
+        fastrand::seed(seed);
+        let oracle = self.oracle.acquire(now);
         match (model, oracle) {
             (Decision::Granted(grant), Admit::Granted(ticket)) => {
                 assert_eq!(
@@ -144,9 +184,10 @@ impl Sides<'_> {
                         );
                         permit
                     }
-                    Err(open) => {
-                        panic!("admission at step {step}: engine {open:?}, model {grant:?}")
-                    }
+                    Err(open) => panic!(
+                        "admission at step {step}: engine {open:?} (throttled {:?}), model {grant:?}",
+                        open.throttled()
+                    ),
                 });
                 self.held.push(Held {
                     permit,
@@ -163,8 +204,8 @@ impl Sides<'_> {
                 match engine {
                     None => {}
                     Some(Err(open)) => assert_eq!(
-                        open.retry_after(),
-                        Duration::from_nanos(retry_after),
+                        (open.retry_after(), open.throttled()),
+                        (Duration::from_nanos(retry_after), None),
                         "retry_after at step {step}"
                     ),
                     Some(Ok(permit)) => panic!(
@@ -172,9 +213,30 @@ impl Sides<'_> {
                     ),
                 }
             }
+            (Decision::Throttled(why), Admit::Throttled(oracle_why)) => {
+                assert_eq!(why, oracle_why, "oracle's grading at step {step}");
+                match why {
+                    Grading::RampUp => self.reached.ramp_sheds += 1,
+                    Grading::Throttle => self.reached.throttle_sheds += 1,
+                }
+                match engine {
+                    None => {}
+                    Some(Err(open)) => assert_eq!(
+                        (open.throttled(), open.retry_after()),
+                        (Some(why), Duration::ZERO),
+                        "throttled rejection at step {step}"
+                    ),
+                    Some(Ok(permit)) => panic!(
+                        "admission at step {step}: engine {permit:?}, model throttled ({why})"
+                    ),
+                }
+            }
             (model, oracle) => {
+                let throttled = engine
+                    .as_ref()
+                    .and_then(|engine| engine.as_ref().err().map(OpenError::throttled));
                 panic!(
-                    "admission at step {step}: engine {engine:?}, model {model:?}, oracle {oracle:?}"
+                    "admission at step {step}: engine {engine:?} (throttled {throttled:?}), model {model:?}, oracle {oracle:?}"
                 )
             }
         }

@@ -2,7 +2,7 @@
 //! either policy decoded from bytes, and the clock advances a history
 //! takes, chosen to land on the edges the rules turn on (a window, an open
 //! duration, a bucket's edge, a slow call's duration, a probe timeout, the
-//! longest opening).
+//! longest opening, a ramp-up's end).
 
 use std::time::Duration;
 
@@ -32,7 +32,8 @@ fn percent(bytes: &mut Bytes<'_>) -> u32 {
 /// else), of 1 ns to twice the window. The window is 1 ns to 10 µs under
 /// `count`; under `rate` it is 1..=4 buckets of 1 ns to 2.5 µs each plus a
 /// remainder below a bucket (so that the bucket width is truncated), with
-/// `minimum_calls` 1..=6 and rates on their edges.
+/// `minimum_calls` 1..=6 and rates on their edges. Then SPEC §10's
+/// settings (see [`recovery`]) and §11's (see [`grading`]).
 pub(super) fn config(bytes: &mut Bytes<'_>) -> Config {
     let rate = bytes.u8() % 2 == 1;
     let builder = Config::builder()
@@ -60,7 +61,8 @@ pub(super) fn config(bytes: &mut Bytes<'_>) -> Config {
             1 + u64::from(bytes.u16()) % (2 * window),
         )),
     };
-    recovery(builder, bytes)
+    let builder = recovery(builder, bytes);
+    grading(builder, bytes, rate)
         .build()
         .expect("the decoded configuration is valid")
 }
@@ -83,6 +85,50 @@ fn recovery(
         .probe_timeout(Duration::from_nanos(1 + u64::from(bytes.u16() % 10_000)))
 }
 
+/// SPEC §11's settings: a ramp-up and throttling, a quarter of the
+/// histories each, a quarter both, a quarter neither. A ramp lasts 1 ns to
+/// four times the longer of the window and the open duration, with a floor
+/// of one of [`RATES`] or any percent; throttling's K is 1 to 10 in
+/// quarters or in any millionths, its maximum a percent likewise, and
+/// under `count` its `minimum_calls` is 1..=6 (as `rate`'s already is) and
+/// its window one of 1..=10 buckets half the time (the default 10 else,
+/// whose width may round down to nothing and is then 1 ns).
+fn grading(
+    builder: crate::config::ConfigBuilder,
+    bytes: &mut Bytes<'_>,
+    rate: bool,
+) -> crate::config::ConfigBuilder {
+    let choice = bytes.u8();
+    let mut builder = builder;
+    if choice & 1 != 0 {
+        let longest = builder
+            .clone()
+            .build()
+            .map_or(1, |c| c.window_nanos().max(c.open_nanos()));
+        builder = builder
+            .ramp_up(Duration::from_nanos(
+                1 + u64::from(bytes.u16()) % (4 * longest),
+            ))
+            .ramp_up_floor(percent(bytes));
+    }
+    if choice & 2 != 0 {
+        let byte = bytes.u8();
+        let k = if byte < 128 {
+            1.0 + f64::from(byte % 37) * 0.25
+        } else {
+            f64::from(1_000_000 + bytes.u32() % 9_000_001) / 1_000_000.0
+        };
+        builder = builder.throttle_k(k).max_throttle(percent(bytes));
+        if !rate {
+            builder = builder.minimum_calls(1 + u32::from(bytes.u8() % 6));
+            if choice & 4 != 0 {
+                builder = builder.window_buckets(1 + u32::from(bytes.u8() % 10));
+            }
+        }
+    }
+    builder
+}
+
 /// A hint of the server's for a failure: 0 to about 4 open durations, or
 /// beyond any opening.
 pub(super) fn hint(config: &Config, bytes: &mut Bytes<'_>) -> u64 {
@@ -96,15 +142,17 @@ pub(super) fn hint(config: &Config, bytes: &mut Bytes<'_>) -> u64 {
 /// nanoseconds, a window, an open duration, a window and one, up to 2^16
 /// or 2^32 nanoseconds, a huge step, to the next bucket edge (`now` a
 /// multiple of `failure_window / window_buckets`) or one before it, a slow
-/// call's duration or one less.
+/// call's duration or one less, a probe timeout, the longest opening, a
+/// ramp-up (the window without one), one less, or a quarter of it.
 pub(super) fn advance(mock: &Mock, config: &Config, bytes: &mut Bytes<'_>) {
     let window = config.window_nanos();
     let width = (window / u64::from(config.window_buckets())).max(1);
     let slow = config
         .slow_call_duration()
         .map_or(window, crate::config::nanos);
+    let ramp = config.ramp_up().map_or(window, crate::config::nanos);
     let to_edge = width - mock.value() % width;
-    let step = match bytes.u8() % 14 {
+    let step = match bytes.u8() % 17 {
         0 => 0,
         1 => u64::from(bytes.u8() % 4),
         2 => window,
@@ -118,7 +166,10 @@ pub(super) fn advance(mock: &Mock, config: &Config, bytes: &mut Bytes<'_>) {
         10 => slow,
         11 => slow - 1,
         12 => config.probe_timeout_nanos(),
-        _ => crate::config::nanos(config.max_open_duration()),
+        13 => crate::config::nanos(config.max_open_duration()),
+        14 => ramp,
+        15 => ramp - 1,
+        _ => ramp / 4,
     };
     mock.increment(step);
 }

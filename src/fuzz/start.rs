@@ -70,7 +70,8 @@ impl Start {
 
     /// Moves `fuse` to this start (it is fresh and not shared yet).
     pub(super) fn apply(self, fuse: &Fuse) {
+        let engine = fuse.engine();
         let ages = self.aged.map(|ages| (ages.opened, ages.slots));
-        fuse.engine().start_at(self.epoch, self.claims, ages);
+        engine.start_at(self.epoch, self.claims, ages);
     }
 }

@@ -26,6 +26,26 @@ proptest! {
     }
 }
 
+/// The differential histories reach SPEC §11: calls shed by the ramp and
+/// by the throttle, and relapses within a ramp, in a few hundred random
+/// histories (of the kind the property tests run).
+#[test]
+fn the_histories_reach_graded_admission() {
+    let mut rng = fastrand::Rng::with_seed(11);
+    let mut reached = super::differential::Reached::default();
+    for _ in 0..500 {
+        let len = rng.usize(0..800);
+        let data: Vec<u8> = std::iter::repeat_with(|| rng.u8(..)).take(len).collect();
+        let history = super::differential::run(&data, true);
+        reached.ramp_sheds += history.ramp_sheds;
+        reached.throttle_sheds += history.throttle_sheds;
+        reached.relapses += history.relapses;
+    }
+    assert!(reached.ramp_sheds > 0, "{reached:?}");
+    assert!(reached.throttle_sheds > 0, "{reached:?}");
+    assert!(reached.relapses > 0, "{reached:?}");
+}
+
 /// Inputs the `config` target found: a key prefix holding a `:` (valid,
 /// SPEC §2) once taken for one the builder must refuse.
 #[test]
@@ -39,6 +59,8 @@ fn config_findings() {
     colon[44] = 96;
     colon[49] = 58;
     colon[66] = 10;
+    // SPEC §11's settings, read after the prefix: unset.
+    colon[61..].fill(0);
     super::config(&colon);
 }
 
@@ -74,4 +96,20 @@ proptest! {
         super::payload(&[head.clone(), body].concat());
         super::payload(&[head, noise].concat());
     }
+}
+
+/// Two histories of one throttled configuration in a row: the second
+/// circuit takes the first one's slot, whose throttle window holds a
+/// request of the epoch the second one starts in.
+#[test]
+fn a_slot_reused_by_a_throttled_circuit() {
+    // count, threshold 5, one probe, open and window 1 µs, no slow calls,
+    // no recovery settings; throttling with K = 1, at most 50 %, from one
+    // request; seed 0; a fresh start.
+    let config = [0, 4, 0, 232, 3, 232, 3, 0, 0, 2, 0, 5, 0, 0, 0, 0, 0, 0];
+    // Acquire, the permit fails; then the clock stays.
+    let first = [config.as_slice(), &[0, 100, 0]].concat();
+    let second = [config.as_slice(), &[180, 0]].concat();
+    super::differential(&first);
+    super::differential(&second);
 }

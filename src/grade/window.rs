@@ -39,6 +39,13 @@ impl Share {
         }
     }
 
+    /// Nothing shed, in no epoch (tests that move a circuit back to an
+    /// epoch its slot used).
+    #[cfg(any(test, fuzzing, fuse_loom))]
+    pub(crate) fn clear(&self) {
+        self.0.store(0, SHARE_STORE);
+    }
+
     fn set(&self, epoch: Epoch, shed: Shed) {
         self.0.store(
             u64::from(epoch.get()) << 32 | u64::from(shed.0),
@@ -109,6 +116,14 @@ impl Throttle {
     #[inline]
     pub(crate) fn accept_quickly(window: usize, epoch: Epoch, now: u64) -> bool {
         Tallies::add_success_quickly(window, epoch, now)
+    }
+
+    /// Empties the window and `share` (tests that move a circuit back to
+    /// an epoch its slot used).
+    #[cfg(any(test, fuzzing, fuse_loom))]
+    pub(crate) fn clear(&self, share: &Share) {
+        self.asked.clear();
+        share.clear();
     }
 
     /// The window's address (see [`Tallies::address`]).

@@ -54,3 +54,82 @@ fn the_reference_follows_the_oracle_back_in_time_and_at_the_end_of_time() {
         }
     }
 }
+
+/// SPEC §11 where random histories seldom go: a ramp and the throttle
+/// that shed the same share (the throttle's is in force), a relapse within
+/// the ramp (the next opening in a row).
+#[test]
+fn the_reference_follows_the_oracle_through_a_tie_and_a_relapse() {
+    let config = crate::Config::builder()
+        .failure_threshold(2)
+        .half_open_probes(1)
+        .open_duration(Duration::from_secs(1))
+        .ramp_up(Duration::from_secs(10))
+        .ramp_up_floor(50)
+        .throttle_k(1.0)
+        .max_throttle(50)
+        .minimum_calls(1)
+        .build()
+        .unwrap();
+    let mut reference = Reference::starting_at(config.clone(), Epoch::new(0));
+    let mut oracle = Oracle::new(&config);
+    let agree = |reference: &Reference, oracle: &Oracle, now: u64| {
+        let shown = oracle.snapshot(now);
+        assert_eq!(shown, reference.snapshot(now), "at {now}");
+        shown
+    };
+    reference.force_open(0);
+    oracle.force_open(0);
+    // The probe at the end of the opening succeeds: closed, ramping up
+    // from one half.
+    let (Decision::Granted(probe), Admit::Granted(ticket)) =
+        (reference.acquire(SEC), oracle.acquire(SEC))
+    else {
+        panic!("no probe");
+    };
+    reference.verdict(probe, crate::Verdict::Success, SEC);
+    oracle.end_hinted(ticket, super::Outcome::Success, None, SEC);
+    let shown = agree(&reference, &oracle, SEC);
+    assert_eq!(shown.graded_by, Some(crate::Grading::RampUp));
+    assert_eq!(shown.admission.millionths(), 500_000);
+    // Admissions drawn alike until one is granted; its failure makes the
+    // throttle's share one half too.
+    let mut seed = 0;
+    let (grant, ticket) = granted(&mut reference, &mut oracle, SEC, &mut seed);
+    reference.verdict(grant, crate::Verdict::Failure, SEC);
+    oracle.end_hinted(ticket, super::Outcome::Failure, None, SEC);
+    let shown = agree(&reference, &oracle, SEC);
+    assert_eq!(shown.graded_by, Some(crate::Grading::Throttle), "a tie");
+    assert_eq!(
+        (shown.requests, shown.accepts, shown.admission.millionths()),
+        (1, 0, 500_000)
+    );
+    // A second failure within the ramp opens the circuit as the second
+    // opening in a row.
+    let (grant, ticket) = granted(&mut reference, &mut oracle, 2 * SEC, &mut seed);
+    reference.verdict(grant, crate::Verdict::Failure, 2 * SEC);
+    oracle.end_hinted(ticket, super::Outcome::Failure, None, 2 * SEC);
+    let shown = agree(&reference, &oracle, 2 * SEC);
+    assert_eq!((shown.state, shown.openings), (crate::State::Open, 2));
+}
+
+/// Admissions at `now` with the generator seeded alike for both, from
+/// `seed` on, until both grant a permit (they must shed alike until then).
+fn granted(
+    reference: &mut Reference,
+    oracle: &mut Oracle,
+    now: u64,
+    seed: &mut u64,
+) -> (crate::model::Grant, super::Ticket) {
+    loop {
+        *seed += 1;
+        fastrand::seed(*seed);
+        let decided = reference.acquire(now);
+        fastrand::seed(*seed);
+        match (decided, oracle.acquire(now)) {
+            (Decision::Granted(grant), Admit::Granted(ticket)) => return (grant, ticket),
+            (Decision::Throttled(why), Admit::Throttled(expected)) => assert_eq!(why, expected),
+            (decided, admitted) => panic!("at {now}: {decided:?} {admitted:?}"),
+        }
+    }
+}

@@ -144,15 +144,12 @@ impl Tallies {
     pub(crate) fn add(&'static self, epoch: Epoch, outcome: Outcome, now: u64) -> bool {
         let lane = self.lanes.get_or(|| Lane::new(self.cells));
         let counts = Counts::of(outcome);
-        let started = match lane.current(epoch, now) {
-            Some(cell) => {
-                cell.add(epoch.get(), lane.bucket.load(Relaxed), counts);
-                false
-            }
-            None => {
-                self.add_in_new_bucket(lane, epoch, counts, now);
-                true
-            }
+        let started = if let Some(cell) = lane.current(epoch, now) {
+            cell.add(epoch.get(), lane.bucket.load(Relaxed), counts);
+            false
+        } else {
+            self.add_in_new_bucket(lane, epoch, counts, now);
+            true
         };
         self.remember(lane);
         started

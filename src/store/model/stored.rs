@@ -258,14 +258,12 @@ impl Stored {
         let Some(Ramp { since, .. }) = self.ramp else {
             return (None, false);
         };
-        match ramp::shed(config, since, at.now) {
-            Some(shed) => (grade::decide(shed, Shed::NONE, at.draw), false),
-            None => {
-                self.ramp = None;
-                self.head.ramping = false;
-                (None, true)
-            }
+        if let Some(shed) = ramp::shed(config, since, at.now) {
+            return (grade::decide(shed, Shed::NONE, at.draw), false);
         }
+        self.ramp = None;
+        self.head.ramping = false;
+        (None, true)
     }
 
     /// The n a trip at `now` opens after, if it relapses within a ramp
