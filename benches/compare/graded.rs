@@ -31,7 +31,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use criterion::Criterion;
-use fuse_breaker::{Config, Fuse, State, config::ConfigBuilder, config::Policy};
+use fuse_breaker::{Config, Fuse, Grading, State, config::ConfigBuilder, config::Policy};
 
 use super::user_loop::{baselines, call, fuse_row, fuse_run_with, row, two_threads};
 
@@ -178,6 +178,7 @@ pub(crate) fn graded_shed(c: &mut Criterion) {
     row(&mut group, "fuse_shed_throttle", || {
         throttled.run_with(failing, |_| true, |_| true)
     });
+    shedding("fuse_shed_throttle", &throttled, Grading::Throttle);
     // A ramp of an hour at its floor of 1 %: 99 calls in 100 shed.
     let ramping = Fuse::new(
         "graded-shed-ramp",
@@ -193,6 +194,7 @@ pub(crate) fn graded_shed(c: &mut Criterion) {
     std::thread::sleep(Duration::from_millis(2));
     ramping.try_acquire().expect("a probe").success();
     row(&mut group, "fuse_shed_ramp", || fuse_run_with(&ramping));
+    shedding("fuse_shed_ramp", &ramping, Grading::RampUp);
     let open = Fuse::new("graded-open", Config::default());
     open.force_open();
     row(&mut group, "fuse_open", || fuse_run_with(&open));
@@ -206,17 +208,13 @@ pub(crate) fn graded_shed(c: &mut Criterion) {
     }
     row(&mut group, "baseline/mutex_throttle", || throttle.call());
     group.finish();
-    for (id, fuse, why) in [
-        (
-            "fuse_shed_throttle",
-            &throttled,
-            fuse_breaker::Grading::Throttle,
-        ),
-        ("fuse_shed_ramp", &ramping, fuse_breaker::Grading::RampUp),
-    ] {
-        let shown = fuse.snapshot();
-        assert_eq!(shown.state, State::Closed, "{id}: {shown:?}");
-        assert_eq!(shown.graded_by, Some(why), "{id}: {shown:?}");
-        assert!(shown.admission.to_f64() < 0.02, "{id}: {shown:?}");
-    }
+}
+
+/// Checks, right after its row, that `fuse` was shedding nearly every
+/// call by `why` (a throttle's window holds only its last 10 ms).
+fn shedding(id: &str, fuse: &Fuse, why: Grading) {
+    let shown = fuse.snapshot();
+    assert_eq!(shown.state, State::Closed, "{id}: {shown:?}");
+    assert_eq!(shown.graded_by, Some(why), "{id}: {shown:?}");
+    assert!(shown.admission.to_f64() < 0.02, "{id}: {shown:?}");
 }
