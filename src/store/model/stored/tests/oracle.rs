@@ -1,4 +1,5 @@
-//! A stored circuit against the oracle (SPEC §3, §8's quorum, §10),
+//! A stored circuit against the oracle (SPEC §3, §8's quorum, §10, §11's
+//! ramp-up),
 //! which shares no code with the model: the same admissions and the same
 //! snapshot after every step of a random history.
 
@@ -51,7 +52,8 @@ proptest! {
     /// first whole microsecond at or after the oracle's end, so every
     /// decision at a store's time (a whole microsecond) is the oracle's.
     /// Under both policies, with §8's quorum of up to three reporters out
-    /// of three (the snapshots show the same reporters).
+    /// of three (the snapshots show the same reporters), and with §11's
+    /// ramp-up from the store's closing (the two sides draw alike).
     #[test]
     fn a_stored_circuit_follows_the_oracle(
         threshold in 1u32..5,
@@ -59,11 +61,15 @@ proptest! {
         recovery in recovery(),
         quorum in 1u32..4,
         minimum_calls in prop::option::of(1u32..5),
+        ramp in prop::option::of((prop_oneof![Just(1u64), Just(5), Just(30), Just(90)], 1u32..=100)),
         ops in prop::collection::vec(op(), 1..120),
     ) {
         let mut config = recovering(threshold, probes, recovery)
             .to_builder()
             .min_reporters(quorum);
+        if let Some((seconds, floor)) = ramp {
+            config = config.ramp_up(Duration::from_secs(seconds)).ramp_up_floor(floor);
+        }
         if let Some(minimum_calls) = minimum_calls {
             config = config.policy(crate::config::Policy::Rate).minimum_calls(minimum_calls);
         }
@@ -75,8 +81,16 @@ proptest! {
         for (step, op) in ops.into_iter().enumerate() {
             match op {
                 Op::Acquire => {
-                    let (entry, _) = stored.acquire(&config, at(now, FOREVER, step as u64));
+                    // The same draw on both sides (SPEC §11).
+                    fastrand::seed(step as u64);
+                    let draw = fastrand::u32(..);
+                    let at = At { draw, ..at(now, FOREVER, step as u64) };
+                    let (entry, _) = stored.acquire(&config, at);
+                    fastrand::seed(step as u64);
                     match (oracle.acquire(now), entry) {
+                        (Admit::Throttled(expected), Entry::Throttled(why)) => {
+                            prop_assert_eq!(expected, why, "step {}", step);
+                        }
                         (Admit::Granted(expected), Entry::Granted(ticket)) => {
                             prop_assert_eq!(expected.probe, ticket.is_probe());
                             held.push((expected, ticket));
