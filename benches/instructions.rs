@@ -30,6 +30,25 @@ fn never_trips() -> Config {
         .expect("a valid configuration")
 }
 
+/// A circuit of `builder` with one probe on a mock clock, opened and
+/// closed again by its probe: its ramp (SPEC §11) starts now.
+fn ramping(
+    builder: fuse_breaker::config::ConfigBuilder,
+) -> (Fuse, std::sync::Arc<fuse_breaker::quanta::Mock>) {
+    let (clock, mock) = fuse_breaker::quanta::Clock::mock();
+    let config = builder
+        .half_open_probes(1)
+        .build()
+        .expect("a valid configuration");
+    let fuse = Fuse::builder("bench").clock(clock).config(config).build();
+    fuse.force_open();
+    mock.increment(Duration::from_secs(30));
+    if let Ok(probe) = fuse.try_acquire() {
+        probe.success();
+    }
+    (fuse, mock)
+}
+
 /// One case: its name, and the loop that makes that many calls.
 type Case = (&'static str, fn(u64));
 
@@ -68,18 +87,7 @@ const CASES: &[Case] = &[
         // SPEC §11: a circuit with `ramp_up` whose ramp is over (found
         // over and cleared by the first admission after it): the closed
         // path of any circuit.
-        let (clock, mock) = fuse_breaker::quanta::Clock::mock();
-        let config = Config::builder()
-            .half_open_probes(1)
-            .ramp_up(Duration::from_secs(1))
-            .build()
-            .expect("a valid configuration");
-        let fuse = Fuse::builder("bench").clock(clock).config(config).build();
-        fuse.force_open();
-        mock.increment(Duration::from_secs(30));
-        if let Ok(probe) = fuse.try_acquire() {
-            probe.success();
-        }
+        let (fuse, mock) = ramping(Config::builder().ramp_up(Duration::from_secs(1)));
         mock.increment(Duration::from_secs(1));
         drop(fuse.try_acquire());
         for _ in 0..calls {
@@ -89,19 +97,10 @@ const CASES: &[Case] = &[
     ("ramp_shed", |calls| {
         // SPEC §11: a ramp at its floor of 1 %, at its start: 99 calls in
         // 100 shed (the ramp's start and the clock read, the draw).
-        let (clock, mock) = fuse_breaker::quanta::Clock::mock();
-        let config = Config::builder()
-            .half_open_probes(1)
+        let builder = Config::builder()
             .ramp_up(Duration::from_hours(1))
-            .ramp_up_floor(1)
-            .build()
-            .expect("a valid configuration");
-        let fuse = Fuse::builder("bench").clock(clock).config(config).build();
-        fuse.force_open();
-        mock.increment(Duration::from_secs(30));
-        if let Ok(probe) = fuse.try_acquire() {
-            probe.success();
-        }
+            .ramp_up_floor(1);
+        let (fuse, _mock) = ramping(builder);
         for _ in 0..calls {
             let _ = black_box(fuse.run_with(succeed, |_| true, |_| true));
         }
