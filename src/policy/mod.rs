@@ -47,11 +47,11 @@ pub(crate) use window::Window;
 use crate::config::Config;
 
 pub(crate) use count::{Failures, Limits};
-pub(crate) use rate::{Buckets, Counts, Tallies, is_slow, live, trips};
 #[cfg(any(feature = "store", test, fuzzing))]
 pub(crate) use rate::bucket;
 #[cfg(feature = "store")]
 pub(crate) use rate::width;
+pub(crate) use rate::{Buckets, Counts, Tallies, is_slow, live, trips};
 
 /// A closed verdict as a window sees it: whether it is a counted failure,
 /// and whether it was slow (only a rule that times calls says so).
