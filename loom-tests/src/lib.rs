@@ -1,6 +1,9 @@
 //! Loom models of the concurrency contract of `fuse-breaker` (SPEC §7).
 //!
-//! The models are in `tests/models.rs` and only exist in a loom build:
+//! The models are in `tests/`, one file per subject (`models.rs`: the
+//! state machine, SPEC §3 and §7; `rate.rs`: the `rate` window, §9;
+//! `recovery.rs`: backoff and probe timeouts, §10; `graded.rs`: graded
+//! admission, §11), and only exist in a loom build:
 //!
 //! ```sh
 //! RUSTFLAGS="--cfg fuse_loom" LOOM_MAX_PREEMPTIONS=2 \

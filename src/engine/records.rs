@@ -229,17 +229,17 @@ impl Engine<'_> {
     /// epoch, and every close that ramps, read it first). `Err` with the
     /// current word when the word has left `epoch`.
     pub(super) fn phase_since(&self, epoch: Epoch, now: &Now<'_>) -> Result<(u32, u64), Word> {
-        let phase = &self.slot.words.phase;
-        if let Some(found) = phase.read_epoch(epoch) {
-            return Ok(found);
-        }
-        let n = if let Some((n, _)) = phase.read_epoch(epoch.previous()) {
-            n
-        } else {
-            // The word has moved on (the record holds `epoch` or the one
-            // before while the word is in `epoch`).
-            self.epoch_unchanged(epoch)?;
-            0
+        // One reading: while the word is in `epoch` the record holds
+        // `epoch` or the one before, and a stamp of `epoch` landing between
+        // two readings would leave neither to be found.
+        let n = match self.slot.words.phase.read_any() {
+            Some((stamp, at)) if stamp.epoch == epoch => return Ok((stamp.claim, at)),
+            Some((stamp, _)) if stamp.epoch == epoch.previous() => stamp.claim,
+            _ => {
+                // The word has moved on.
+                self.epoch_unchanged(epoch)?;
+                0
+            }
         };
         Ok((n, now.get()))
     }
