@@ -201,8 +201,10 @@ impl Fuse {
 
     /// Publishes this circuit's admission count to the `metrics` recorder
     /// and, under the `rate` policy, the calls, failed calls and slow calls
-    /// in its window as gauges (feature `metrics`; the other counts are
-    /// published as they happen, and admissions also on every transition).
+    /// in its window as gauges, and with a ramp-up or throttling (SPEC
+    /// §11) the share of calls it admits (`fuse_admission`) (feature
+    /// `metrics`; the other counts are published as they happen, and
+    /// admissions also on every transition).
     ///
     /// ```
     /// let fuse = fuse_breaker::Fuse::new("billing", Default::default());

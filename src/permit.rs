@@ -108,9 +108,10 @@ impl Fuse {
     /// The rejection of a call a closed circuit's graded admission shed
     /// (SPEC §11).
     #[cold]
+    #[inline(never)]
     fn shed(&self, why: crate::grade::Grading) -> OpenError {
         #[cfg(feature = "metrics")]
-        self.telemetry().rejected();
+        self.telemetry().throttled(why);
         OpenError::shed(self.label(), why)
     }
 

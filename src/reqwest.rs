@@ -46,6 +46,27 @@
 //! # }
 //! ```
 //!
+//! A closed circuit that grades its admission (SPEC §11: a ramp-up after
+//! it recovers, adaptive throttling) rejects the calls it sheds the same
+//! way: the request never leaves, and the error wraps an [`OpenError`]
+//! whose [`throttled`](OpenError::throttled) says why
+//! (`Some(Grading::RampUp)` or `Some(Grading::Throttle)`) and whose
+//! [`retry_after`](OpenError::retry_after) is zero: nothing to wait for,
+//! where an open circuit's is the rest of its cooldown.
+//!
+//! ```
+//! # fn check(err: reqwest_middleware::Error) {
+//! use fuse_breaker::reqwest::open_error;
+//! match open_error(&err) {
+//!     Some(open) => match open.throttled() {
+//!         Some(why) => println!("{} shed the request ({why})", open.key()),
+//!         None => println!("{} is open, retry in {:?}", open.key(), open.retry_after()),
+//!     },
+//!     None => println!("the request failed: {err}"),
+//! }
+//! # }
+//! ```
+//!
 //! Where the middleware sits decides what a circuit counts: placed after a
 //! retry middleware (`.with(retry).with(fuse)`), every attempt is a call of
 //! the circuit and an open circuit fails the remaining attempts at once;
@@ -330,7 +351,9 @@ fn reqwest_verdict(err: &::reqwest::Error, config: &Config) -> Verdict {
 }
 
 /// The [`OpenError`] of a request that a circuit rejected, if `error` is
-/// one: it is in `reqwest_middleware::Error::Middleware`.
+/// one: it is in `reqwest_middleware::Error::Middleware`. A request a
+/// closed circuit shed (SPEC §11) is one too, its
+/// [`throttled`](OpenError::throttled) saying why.
 ///
 /// ```
 /// use fuse_breaker::reqwest::open_error;

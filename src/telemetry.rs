@@ -5,6 +5,7 @@
 //! | --- | --- | --- |
 //! | `fuse_calls_admitted_total` | counter | permits granted |
 //! | `fuse_calls_rejected_total` | counter | calls rejected by an open (or full half-open) circuit |
+//! | `fuse_calls_throttled_total` | counter | calls a closed circuit shed (SPEC §11), also labelled `reason`: `ramp_up` or `throttle`; not counted in `fuse_calls_rejected_total` |
 //! | `fuse_failures_total` | counter | counted-failure verdicts |
 //! | `fuse_ignored_total` | counter | ignore verdicts (ignored errors, panics, dropped permits and futures) |
 //! | `fuse_transitions_total` | counter | state changes, also labelled `to` and `reason` |
@@ -14,6 +15,7 @@
 //! | `fuse_window_calls` | gauge | `rate` policy: calls in the window (SPEC §9) |
 //! | `fuse_window_failed_calls` | gauge | `rate` policy: counted failures among them |
 //! | `fuse_window_slow_calls` | gauge | `rate` policy: slow calls among them, failed or not |
+//! | `fuse_admission` | gauge | a circuit with `ramp_up` or `throttle_k` (SPEC §11): the share of calls it admits, 0 to 1 (1 unless closed and graded) |
 //! | `fuse_store_unreachable_total` | counter | outages of a shared circuit's store (feature `store`), also labelled `store` |
 //! | `fuse_store_reachable` | gauge | 1 while a shared circuit's store answers, 0 while its fallback decides |
 //! | `fuse_hints_malformed_total` | counter | servers' hints of when to come back (`Retry-After`, `grpc-retry-pushback-ms`) that the tower layer or the reqwest middleware could not read and ignored, also labelled `header` |
@@ -29,15 +31,30 @@
 //! every transition, which empties the window. The opening's count and
 //! gauge are set from the transition itself, which tells the opening's n
 //! and duration.
-//! The other counts go to the recorder as they happen. Handles are
+//! The admission gauge is published with them, from the snapshot, for a
+//! circuit whose configuration grades its admission (a circuit that
+//! grades nothing has none); a transition sets it to 1, or to the ramp's
+//! floor when a probe closes the circuit (its ramp starts). The other
+//! counts go to the recorder as they happen. Handles are
 //! resolved at the first call of each circuit: install the recorder before
 //! traffic starts.
+//!
+//! A call a closed circuit shed (graded admission, SPEC §11) is counted in
+//! `fuse_calls_throttled_total` only: `fuse_calls_rejected_total` stays
+//! the count of an open circuit's rejections, so that it still says the
+//! dependency is cut off, and a ramp-up after recovery does not read as
+//! one. The calls a circuit refused are the sum of the two; those it was
+//! asked for, that sum plus `fuse_calls_admitted_total`.
+
+mod graded;
 
 use std::sync::OnceLock;
 
 use metrics::{Counter, Gauge, counter, gauge};
 
+use crate::config::Config;
 use crate::events::Listener;
+use crate::grade::Grading;
 use crate::lanes::Count;
 use crate::snapshot::{Snapshot, State};
 use crate::transition::Transition;
@@ -90,6 +107,7 @@ pub(crate) struct Telemetry {
     admitted: Count,
     handles: OnceLock<Handles>,
     window: OnceLock<WindowGauges>,
+    graded: graded::Graded,
 }
 
 impl Telemetry {
@@ -99,7 +117,20 @@ impl Telemetry {
             admitted: Count::new(),
             handles: OnceLock::new(),
             window: OnceLock::new(),
+            graded: graded::Graded::default(),
         }
+    }
+
+    /// Whether a publication of a circuit under `config` sets its
+    /// admission gauge ([`admission`](Self::admission)).
+    pub(crate) fn publishes_admission(&self, config: &Config) -> bool {
+        self.graded.published(config)
+    }
+
+    /// Publishes the admitted share of `snapshot`, a circuit under
+    /// `config` that grades its admission.
+    pub(crate) fn admission(&self, snapshot: &Snapshot, config: &Config) {
+        self.graded.publish(&self.key, snapshot, config);
     }
 
     /// Publishes the window of a `rate` circuit's `snapshot`.
@@ -140,6 +171,12 @@ impl Telemetry {
 
     pub(crate) fn rejected(&self) {
         self.handles().rejected.increment(1);
+    }
+
+    /// A closed circuit shed a call (SPEC §11): counted by `why`, not as a
+    /// rejection.
+    pub(crate) fn throttled(&self, why: Grading) {
+        self.graded.shed(&self.key, why);
     }
 
     pub(crate) fn failure(&self) {
@@ -190,6 +227,7 @@ impl Listener for Telemetry {
         if let Some(window) = self.window.get() {
             window.set(0, 0, 0);
         }
+        self.graded.transition(transition);
     }
 
     #[cfg(feature = "store")]

@@ -6,6 +6,15 @@
 //! INFO event. A server's hint of when to come back that the tower layer
 //! or the reqwest middleware could not read is a DEBUG event (fields
 //! `key`, `header`).
+//!
+//! A call is never an event of its own: neither a rejection nor a call a
+//! closed circuit sheds (graded admission, SPEC §11), which may be most of
+//! its calls for a while (the `metrics` feature counts them, by why). A
+//! ramp-up starts with the transition from `half_open` to `closed`
+//! (`probes_passed`), which is an event as any transition is; it ends with
+//! no event, as nothing happens then (each admission reads the time since
+//! the circuit closed), and neither does throttling start or end (a share
+//! recomputed as the window turns).
 
 use crate::events::Listener;
 use crate::transition::Transition;

@@ -1,5 +1,6 @@
 //! The `metrics` feature: counters and the state gauge, labelled by key;
-//! openings counted by their n, and the current opening's duration.
+//! openings counted by their n, and the current opening's duration; calls
+//! a closed circuit shed, and the share it admits (SPEC §11).
 #![cfg(all(feature = "metrics", feature = "testing"))]
 
 mod metrics {
@@ -363,6 +364,139 @@ mod metrics {
         assert_eq!(
             (snapshot.openings, snapshot.open_for),
             (3, Some(Duration::from_secs(90)))
+        );
+    }
+
+    /// The counters and gauge of graded admission of the circuit `key` in
+    /// `snapshot`: calls throttled by the ramp, by throttling, calls
+    /// rejected, and the admission gauge (`None` for one not recorded).
+    fn graded(
+        snapshot: &[(
+            metrics_util::CompositeKey,
+            Option<metrics::Unit>,
+            Option<metrics::SharedString>,
+            DebugValue,
+        )],
+        key: &str,
+    ) -> (Option<u64>, Option<u64>, Option<u64>, Option<f64>) {
+        let counted = |name: &str, labels: &[(&str, &str)]| match value(snapshot, name, labels) {
+            Some(DebugValue::Counter(count)) => Some(*count),
+            _ => None,
+        };
+        let admission = match value(snapshot, "fuse_admission", &[("key", key)]) {
+            Some(DebugValue::Gauge(share)) => Some(share.into_inner()),
+            _ => None,
+        };
+        (
+            counted(
+                "fuse_calls_throttled_total",
+                &[("key", key), ("reason", "ramp_up")],
+            ),
+            counted(
+                "fuse_calls_throttled_total",
+                &[("key", key), ("reason", "throttle")],
+            ),
+            counted("fuse_calls_rejected_total", &[("key", key)]),
+            admission,
+        )
+    }
+
+    /// SPEC §11: a call a ramp sheds is counted in
+    /// `fuse_calls_throttled_total` under its reason, and not as a
+    /// rejection; the share of calls admitted is a gauge, at the floor the
+    /// moment the probe closes the circuit, then as published, 1 once the
+    /// ramp is over and while the circuit is open. A circuit that grades
+    /// nothing has neither.
+    #[test]
+    fn a_shed_call_is_counted_as_throttled_and_the_admitted_share_is_a_gauge() {
+        use std::time::Duration;
+
+        fastrand::seed(21);
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        let config = Config::builder()
+            .failure_threshold(1)
+            .half_open_probes(1)
+            .open_duration(Duration::from_secs(10))
+            .ramp_up(Duration::from_secs(100))
+            .ramp_up_floor(5)
+            .build()
+            .unwrap();
+        let (test, plain) = metrics::with_local_recorder(&recorder, || {
+            let test = TestFuse::new("ramping", config);
+            let plain = TestFuse::new("plain", Config::default());
+            for circuit in [&test, &plain] {
+                circuit.succeed(1);
+                circuit.publish_metrics();
+            }
+            (test, plain)
+        });
+        let snapshot = snapshotter.snapshot().into_vec();
+        assert_eq!(
+            graded(&snapshot, "fuse:ramping").3,
+            Some(1.0),
+            "{snapshot:?}"
+        );
+        let (ramp_up, throttle, _, admission) = graded(&snapshot, "fuse:plain");
+        assert_eq!(
+            (ramp_up, throttle, admission),
+            (None, None, None),
+            "{snapshot:?}"
+        );
+
+        // Open: two rejections (ours, and the one `cool_down` asks how
+        // long is left with). The probe closes it: the ramp starts at 5 %.
+        metrics::with_local_recorder(&recorder, || {
+            test.trip();
+            test.assert_rejects();
+            test.cool_down();
+            test.succeed(1);
+            test.assert_state(State::Closed);
+        });
+        let snapshot = snapshotter.snapshot().into_vec();
+        assert_eq!(
+            graded(&snapshot, "fuse:ramping"),
+            (None, None, Some(2), Some(0.05)),
+            "{snapshot:?}"
+        );
+
+        // 200 calls at the floor: nearly all shed, none a rejection.
+        let shed = metrics::with_local_recorder(&recorder, || {
+            let shed = (0..200)
+                .filter(|_| match test.try_acquire() {
+                    Ok(permit) => {
+                        permit.success();
+                        false
+                    }
+                    Err(err) => err.throttled().is_some(),
+                })
+                .count();
+            // Halfway: half of the calls are admitted.
+            test.advance(Duration::from_secs(50));
+            test.publish_metrics();
+            plain.publish_metrics();
+            shed
+        });
+        assert!(shed > 170, "5 % admitted, yet {shed} of 200 shed");
+        let snapshot = snapshotter.snapshot().into_vec();
+        let (ramp_up, throttle, rejected, admission) = graded(&snapshot, "fuse:ramping");
+        assert_eq!(ramp_up, Some(u64::try_from(shed).unwrap()), "{snapshot:?}");
+        assert_eq!((throttle, rejected), (Some(0), Some(0)), "{snapshot:?}");
+        let admission = admission.expect("the gauge");
+        assert!((admission - 0.5).abs() < 1e-5, "{admission}");
+        assert_eq!(graded(&snapshot, "fuse:plain").3, None, "{snapshot:?}");
+
+        // Over: every call admitted.
+        metrics::with_local_recorder(&recorder, || {
+            test.advance(Duration::from_secs(50));
+            test.succeed(20);
+            test.publish_metrics();
+        });
+        let snapshot = snapshotter.snapshot().into_vec();
+        assert_eq!(
+            graded(&snapshot, "fuse:ramping"),
+            (Some(0), Some(0), Some(0), Some(1.0)),
+            "{snapshot:?}"
         );
     }
 

@@ -1,4 +1,5 @@
-//! The `tracing` feature: every transition is a structured event. Alone in
+//! The `tracing` feature: every transition is a structured event, and no
+//! call is one (a call a closed circuit sheds included). Alone in
 //! its test binary: tracing caches, per call site and process-wide, whether
 //! anyone listens, and a test without a subscriber running at the same
 //! time could cache "no one".
@@ -50,6 +51,72 @@ mod tracing_events {
         ]) {
             for field in [
                 "key=\"fuse:traced\"",
+                &format!("to=\"{to}\""),
+                &format!("reason=\"{reason}\""),
+            ] {
+                assert!(line.contains(field), "{line:?} should contain {field}");
+            }
+        }
+    }
+
+    /// SPEC §11: the ramp starts with the transition that closes the
+    /// circuit, an event as any; the calls it sheds, like rejections, are
+    /// no events, nor is the end of the ramp.
+    #[test]
+    fn a_shed_call_is_no_event_and_the_ramp_starts_with_the_close() {
+        use std::time::Duration;
+
+        use fuse_breaker::{Config, Fuse, Grading};
+
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .finish();
+        let shed = tracing::subscriber::with_default(subscriber, || {
+            fastrand::seed(31);
+            let (clock, mock) = quanta::Clock::mock();
+            let config = Config::builder()
+                .half_open_probes(1)
+                .ramp_up(Duration::from_secs(100))
+                .ramp_up_floor(1)
+                .build()
+                .unwrap();
+            let fuse = Fuse::builder("ramping").clock(clock).config(config).build();
+            fuse.force_open();
+            mock.increment(Duration::from_secs(30));
+            fuse.try_acquire().expect("the probe").success();
+            let shed = (0..100)
+                .filter(|_| match fuse.try_acquire() {
+                    Ok(permit) => {
+                        permit.success();
+                        false
+                    }
+                    Err(err) => err.throttled() == Some(Grading::RampUp),
+                })
+                .count();
+            // Past the ramp: every call admitted, and nothing said.
+            mock.increment(Duration::from_secs(100));
+            fuse.try_acquire().expect("admitted").success();
+            shed
+        });
+        assert!(shed > 90, "{shed} of 100 shed");
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines.len(),
+            3,
+            "one event per transition, none per call: {text}"
+        );
+        for (line, (to, reason)) in lines.iter().zip([
+            ("open", "forced"),
+            ("half_open", "cooldown_ended"),
+            ("closed", "probes_passed"),
+        ]) {
+            for field in [
+                "key=\"fuse:ramping\"",
                 &format!("to=\"{to}\""),
                 &format!("reason=\"{reason}\""),
             ] {

@@ -1,8 +1,9 @@
 //! [`ConfigView`]: a circuit's configuration as the admin API gives it,
-//! the rule that opens it (SPEC §9) and how long it stays open (SPEC §10)
-//! included. The fields the `rate` policy and recovery added read as an
-//! older API's circuit behaved when it leaves them out, so the `fuse`
-//! command reads either.
+//! the rule that opens it (SPEC §9), how long it stays open (SPEC §10)
+//! and how it grades its admission (SPEC §11) included. The fields the
+//! `rate` policy, recovery and graded admission added read as an older
+//! API's circuit behaved when it leaves them out, so the `fuse` command
+//! reads either.
 
 use std::time::Duration;
 
@@ -75,6 +76,23 @@ pub struct ConfigView {
     /// failures it takes to open it (1 when an older API leaves it out).
     #[serde(default = "min_reporters")]
     pub min_reporters: u32,
+    /// How long a circuit that closes from half-open ramps its admitted
+    /// share up to every call, in milliseconds (SPEC §11); `None` for no
+    /// ramp (also when an older API leaves it out).
+    #[serde(default)]
+    pub ramp_up_ms: Option<u64>,
+    /// The share of calls, in percent, a ramp admits from its start (10
+    /// when an older API leaves it out).
+    #[serde(default = "ramp_up_floor")]
+    pub ramp_up_floor: u32,
+    /// Adaptive throttling's K (SPEC §11), a JSON number from 1 to 10;
+    /// `None` for no throttling (also when an older API leaves it out).
+    #[serde(default, with = "optional_number")]
+    pub throttle_k: Option<Factor>,
+    /// The largest share of calls, in percent, throttling sheds (90 when
+    /// an older API leaves it out).
+    #[serde(default = "max_throttle")]
+    pub max_throttle: u32,
 }
 
 impl Serialize for ConfigView {
@@ -133,7 +151,28 @@ impl ConfigView {
             open_jitter: config.open_jitter(),
             probe_timeout_ms: millis(config.probe_timeout()),
             min_reporters: config.min_reporters(),
+            ramp_up_ms: config.ramp_up().map(millis),
+            ramp_up_floor: config.ramp_up_floor(),
+            throttle_k: config.throttle_k(),
+            max_throttle: config.max_throttle(),
         }
+    }
+
+    /// Whether a closed circuit under this configuration grades its
+    /// admission (SPEC §11): it ramps up after recovering, or throttles.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fuse_breaker::{Config, admin::ConfigView};
+    /// assert!(!ConfigView::of(&Config::default()).is_graded());
+    /// let ramp = Config::builder().ramp_up(Duration::from_secs(30)).build()?;
+    /// assert!(ConfigView::of(&ramp).is_graded());
+    /// let throttle = Config::builder().throttle_k(2.0).build()?;
+    /// assert!(ConfigView::of(&throttle).is_graded());
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
+    /// ```
+    pub fn is_graded(&self) -> bool {
+        self.ramp_up_ms.is_some() || self.throttle_k.is_some()
     }
 
     /// Whether the circuit opens on the share of failed or slow calls (the
@@ -180,7 +219,17 @@ fn slow_call_rate() -> u32 {
     Config::default().slow_call_rate()
 }
 
-fn one() -> Factor {
+fn ramp_up_floor() -> u32 {
+    Config::default().ramp_up_floor()
+}
+
+fn max_throttle() -> u32 {
+    Config::default().max_throttle()
+}
+
+/// One: what a factor an older API leaves out reads as (an opening's
+/// backoff, a circuit's admitted share).
+pub(super) fn one() -> Factor {
     Factor::ONE
 }
 
@@ -196,20 +245,20 @@ fn unstated() -> u64 {
 /// A [`Factor`] as a JSON number (`2`, `1.5`, `0.2`), read back to the
 /// nearest millionth; a number no factor holds (negative, not finite, or
 /// too large) is refused.
-mod number {
+pub(super) mod number {
     use serde::{Deserialize, Deserializer, Serializer};
 
     use crate::factor::Factor;
 
     #[allow(clippy::trivially_copy_pass_by_ref)] // serde's signature
-    pub(super) fn serialize<S: Serializer>(
+    pub(in crate::admin) fn serialize<S: Serializer>(
         factor: &Factor,
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
         serializer.serialize_f64(factor.to_f64())
     }
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+    pub(in crate::admin) fn deserialize<'de, D: Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Factor, D::Error> {
         let value = f64::deserialize(deserializer)?;
@@ -224,6 +273,34 @@ mod number {
                 Factor::from_millionths(u32::MAX)
             )))
         }
+    }
+}
+
+/// An optional [`Factor`] as a JSON number or `null`, each number read as
+/// [`number`] reads it.
+mod optional_number {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::factor::Factor;
+
+    #[allow(clippy::ref_option, clippy::trivially_copy_pass_by_ref)] // serde's signature
+    pub(super) fn serialize<S: Serializer>(
+        factor: &Option<Factor>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match factor {
+            Some(factor) => super::number::serialize(factor, serializer),
+            None => serializer.serialize_none(),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Factor>, D::Error> {
+        #[derive(Deserialize)]
+        struct Number(#[serde(with = "super::number")] Factor);
+
+        Ok(Option::<Number>::deserialize(deserializer)?.map(|Number(factor)| factor))
     }
 }
 

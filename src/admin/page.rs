@@ -11,8 +11,8 @@ const PAGE: &str = include_str!("dashboard.html");
 /// What the page may load and run: its own script and style (by hash),
 /// requests to its own origin, inline images; nothing else.
 const POLICY: &str = "default-src 'none'; \
-     script-src 'sha256-SkPMJhwdM2bobhZB6/x1VPQ8xizF0lvFdrd/PrTScmU='; \
-     style-src 'sha256-iUyI+YslhAO9B+SPA3g76uOFcRHv0ldMltBgpnUqiZQ='; \
+     script-src 'sha256-fOk0Lu9Wqa9ZzeA4iTnp6YEbxnsfyC+3H+HIBLQzbzg='; \
+     style-src 'sha256-qzwq5l96601ynGnX636uPXIjqj186SFU2s+rXn3Nca4='; \
      connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; \
      frame-ancestors 'none'";
 

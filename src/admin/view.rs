@@ -8,8 +8,9 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 
 pub use super::config_view::ConfigView;
-use super::config_view::millis;
+use super::config_view::{millis, number, one};
 use crate::config::Config;
+use crate::factor::Factor;
 use crate::snapshot::{Snapshot, State};
 use crate::transition::Transition;
 
@@ -34,6 +35,10 @@ use crate::transition::Transition;
 /// let view = CircuitView::of(&Fuse::new("search", rate));
 /// assert_eq!((view.config.policy.as_str(), view.config.failure_rate), ("rate", 25));
 /// assert_eq!((view.calls, view.failed, view.slow), (0, 0, 0));
+///
+/// // Every call admitted, unless a closed circuit grades its admission
+/// // (SPEC §11): then the share, and why.
+/// assert_eq!((view.admission.to_f64(), view.graded_by), (1.0, None));
 /// # Ok::<(), fuse_breaker::config::ConfigError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -112,6 +117,26 @@ pub struct CircuitView {
     /// half-open, for an in-process circuit, and in an older API's answer.
     #[serde(default)]
     pub reporters: u32,
+    /// The share of calls the circuit admits (SPEC §11), a JSON number
+    /// from 0 to 1: 1 unless it is closed and grades its admission (a
+    /// ramp-up after it recovered, or throttling; 1 when an older API
+    /// leaves it out).
+    #[serde(default = "one", with = "number")]
+    pub admission: Factor,
+    /// Why a closed circuit admits fewer than all calls: `ramp_up` or
+    /// `throttle` ([`Grading::as_str`](crate::Grading::as_str)); `None`
+    /// when it admits every call.
+    #[serde(default)]
+    pub graded_by: Option<String>,
+    /// Under throttling ([`config.throttle_k`](ConfigView::throttle_k)):
+    /// the calls that asked in the window while closed, admitted or
+    /// throttled; 0 otherwise.
+    #[serde(default)]
+    pub requests: u64,
+    /// Under throttling: the admitted calls in the window whose verdict
+    /// was a success; 0 otherwise.
+    #[serde(default)]
+    pub accepts: u64,
     /// The circuit's configuration.
     pub config: ConfigView,
     /// Why the store could not be read (shared circuits only). When it did
@@ -268,6 +293,10 @@ impl CircuitView {
             open_for_assumed: false,
             openings: 0,
             reporters: 0,
+            admission: Factor::ONE,
+            graded_by: None,
+            requests: 0,
+            accepts: 0,
             config: ConfigView::of(config),
             store_error: reading.store_error.clone(),
             overwritten: None,
@@ -317,6 +346,10 @@ impl CircuitView {
             open_for_assumed: open_for_assumed && open,
             openings: snapshot.openings,
             reporters: snapshot.reporters,
+            admission: snapshot.admission,
+            graded_by: snapshot.graded_by.map(|why| why.as_str().to_owned()),
+            requests: snapshot.requests,
+            accepts: snapshot.accepts,
             ..empty(snapshot.state.as_str())
         }
     }

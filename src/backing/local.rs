@@ -90,8 +90,17 @@ impl Sealed for Local {
             let telemetry = self.occupant.telemetry();
             telemetry.publish();
             let engine = Engine::new(self.slot, &self.occupant);
-            if engine.config().policy().counts_calls() {
-                telemetry.window(&engine.snapshot());
+            let config = engine.config();
+            let window = config.policy().counts_calls();
+            let admission = telemetry.publishes_admission(config);
+            if window || admission {
+                let snapshot = engine.snapshot();
+                if window {
+                    telemetry.window(&snapshot);
+                }
+                if admission {
+                    telemetry.admission(&snapshot, config);
+                }
             }
         }
     }

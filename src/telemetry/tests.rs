@@ -106,3 +106,100 @@ fn a_rate_circuit_publishes_its_window_with_its_admissions() {
     let window = WINDOW.map(|name| seen.get(name).copied());
     assert_eq!(window, [Some(0.0); 3], "{seen:?}");
 }
+
+/// A transition of `fuse:search` from `from` to `to` for `reason`.
+fn transition(from: State, to: State, reason: crate::events::Reason) -> Transition<'static> {
+    Transition {
+        key: "fuse:search",
+        from,
+        to,
+        reason,
+        at: std::time::Duration::ZERO,
+        openings: u32::from(to == State::Open),
+        open_for: None,
+    }
+}
+
+#[test]
+fn sheds_are_counted_by_reason_and_the_admitted_share_follows_transitions() {
+    use crate::events::Reason;
+
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let config = crate::Config::builder()
+        .ramp_up(std::time::Duration::from_mins(1))
+        .ramp_up_floor(20)
+        .throttle_k(2.0)
+        .build()
+        .unwrap();
+    let telemetry = Telemetry::new("fuse:search");
+    let mut snapshot = crate::Fuse::new("search", config.clone()).snapshot();
+    let admission = |snapshotter: &Snapshotter| gauges(snapshotter).get("fuse_admission").copied();
+    metrics::with_local_recorder(&recorder, || {
+        telemetry.throttled(Grading::Throttle);
+        telemetry.throttled(Grading::Throttle);
+        telemetry.throttled(Grading::RampUp);
+        // No gauge before it is published.
+        telemetry.on_transition(&transition(State::Closed, State::Open, Reason::Forced));
+    });
+    let counted: std::collections::HashMap<String, u64> = snapshotter
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .filter_map(|(key, _, _, value)| {
+            let key = key.key();
+            let reason = key
+                .labels()
+                .find(|l| l.key() == "reason")?
+                .value()
+                .to_owned();
+            match value {
+                DebugValue::Counter(n) if key.name() == "fuse_calls_throttled_total" => {
+                    Some((reason, n))
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    assert_eq!(
+        counted,
+        [("ramp_up".to_owned(), 1), ("throttle".to_owned(), 2)].into()
+    );
+
+    let at = |snapshotter: &Snapshotter, change: &dyn Fn()| {
+        metrics::with_local_recorder(&recorder, change);
+        admission(snapshotter)
+    };
+    assert!(telemetry.publishes_admission(&config));
+    assert!(!telemetry.publishes_admission(&crate::Config::default()));
+    snapshot.admission = crate::config::Factor::from_f64(0.35);
+    assert_eq!(
+        at(&snapshotter, &|| telemetry.admission(&snapshot, &config)),
+        Some(0.35)
+    );
+    // Once made, it is published whatever the configuration says now.
+    assert!(telemetry.publishes_admission(&crate::Config::default()));
+    let half_open = transition(State::Open, State::HalfOpen, Reason::CooldownEnded);
+    assert_eq!(
+        at(&snapshotter, &|| telemetry.on_transition(&half_open)),
+        Some(1.0)
+    );
+    let closed = transition(State::HalfOpen, State::Closed, Reason::ProbesPassed);
+    assert_eq!(
+        at(&snapshotter, &|| telemetry.on_transition(&closed)),
+        Some(0.2)
+    );
+    let forced = transition(State::HalfOpen, State::Closed, Reason::Forced);
+    assert_eq!(
+        at(&snapshotter, &|| telemetry.on_transition(&forced)),
+        Some(1.0)
+    );
+    // Without a ramp, a probe that closes the circuit admits every call.
+    snapshot.admission = crate::config::Factor::ONE;
+    let throttled = crate::Config::builder().throttle_k(2.0).build().unwrap();
+    telemetry.admission(&snapshot, &throttled);
+    assert_eq!(
+        at(&snapshotter, &|| telemetry.on_transition(&closed)),
+        Some(1.0)
+    );
+}

@@ -1,6 +1,7 @@
 //! gRPC for the tower layer (feature `tonic`): [`GrpcClassifier`] judges
 //! calls by their gRPC status, [`GrpcBody`] carries the permit to the
-//! trailers, [`open_status`] turns a rejection into `UNAVAILABLE`. It
+//! trailers, [`open_status`] turns a rejection into `UNAVAILABLE` (a call
+//! a closed circuit shed, SPEC §11, included: without a retry pushback). It
 //! classifies the calls of [`FuseLayer`](super::FuseLayer) over circuits
 //! of this process and shared ones (feature `store`) alike.
 //!
@@ -80,7 +81,8 @@ use crate::hint::{self, Hint};
 use crate::verdict::Verdict;
 
 /// The metadata key with which [`open_status`] tells a gRPC client how
-/// long to wait (gRPC's retry pushback, in milliseconds).
+/// long to wait (gRPC's retry pushback, in milliseconds); absent from the
+/// status of a call a closed circuit shed.
 ///
 /// ```
 /// use fuse_breaker::tower::grpc::{RETRY_PUSHBACK_MS, open_status};
@@ -367,6 +369,42 @@ impl ClassifyEos for GrpcClassifier {
 /// (milliseconds, rounded up) and the [`OpenError`] as its source. A gRPC
 /// server returns it from a handler whose downstream circuit is open.
 ///
+/// A call a closed circuit shed (SPEC §11: a ramp-up or adaptive
+/// throttling, [`OpenError::throttled`]) is `UNAVAILABLE` too, its message
+/// saying that the circuit is closed and shed the call, and why, and
+/// **without** a retry pushback. A gRPC client applies a pushback by
+/// itself, in place of its retry policy's backoff: a pushback of 0 would
+/// have every retrying client call again at once, and so undo the
+/// shedding. Without one, the client's own policy (its backoff, its retry
+/// throttling) decides; the call has nothing to wait for
+/// ([`retry_after`](OpenError::retry_after) is zero).
+///
+/// ```
+/// use std::time::Duration;
+/// use fuse_breaker::tower::grpc::{RETRY_PUSHBACK_MS, open_status};
+/// use fuse_breaker::{Config, Fuse};
+///
+/// let (clock, mock) = fuse_breaker::quanta::Clock::mock();
+/// let config = Config::builder()
+///     .half_open_probes(1)
+///     .ramp_up(Duration::from_secs(100))
+///     .ramp_up_floor(1)
+///     .build()?;
+/// let fuse = Fuse::builder("ledger").clock(clock).config(config).build();
+/// fuse.force_open();
+/// mock.increment(Duration::from_secs(30));
+/// fuse.try_acquire()?.success(); // the probe closes it, and the ramp starts at 1 %
+/// let shed = std::iter::repeat_with(|| fuse.try_acquire()).find_map(Result::err).unwrap();
+///
+/// let status = open_status(&shed);
+/// assert_eq!(status.code(), tonic::Code::Unavailable);
+/// assert!(status.message().contains("is closed and shed this call (ramp_up)"));
+/// assert!(status.metadata().get(RETRY_PUSHBACK_MS).is_none());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// An open circuit's:
+///
 /// ```
 /// use std::error::Error;
 /// use fuse_breaker::tower::grpc::{RETRY_PUSHBACK_MS, open_status};
@@ -379,14 +417,17 @@ impl ClassifyEos for GrpcClassifier {
 /// assert!(status.source().unwrap().downcast_ref::<fuse_breaker::OpenError>().is_some());
 /// ```
 pub fn open_status(open: &OpenError) -> Status {
-    let retry_after = open.retry_after();
-    let millis =
-        retry_after.as_millis() + u128::from(!retry_after.subsec_nanos().is_multiple_of(1_000_000));
     let mut status = Status::unavailable(open.to_string());
-    status.metadata_mut().insert(
-        RETRY_PUSHBACK_MS,
-        u64::try_from(millis).unwrap_or(u64::MAX).into(),
-    );
+    // A shed call: no pushback (see above).
+    if open.throttled().is_none() {
+        let retry_after = open.retry_after();
+        let millis = retry_after.as_millis()
+            + u128::from(!retry_after.subsec_nanos().is_multiple_of(1_000_000));
+        status.metadata_mut().insert(
+            RETRY_PUSHBACK_MS,
+            u64::try_from(millis).unwrap_or(u64::MAX).into(),
+        );
+    }
     status.set_source(Arc::new(open.clone()));
     status
 }

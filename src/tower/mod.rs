@@ -76,6 +76,56 @@
 //! rejects with a `tonic::Status` (`UNAVAILABLE`) that has the `OpenError`
 //! as its source.
 //!
+//! ## A call a closed circuit shed
+//!
+//! A closed circuit that grades its admission (SPEC §11: a ramp-up after
+//! it recovers, `ramp_up`; adaptive throttling, `throttle_k`) rejects the
+//! calls it sheds with an [`OpenError`] too, which the inner service never
+//! sees either. It is told apart by
+//! [`throttled`](OpenError::throttled) (`Some(Grading::RampUp)` or
+//! `Some(Grading::Throttle)`), and it asks no one to wait: its
+//! [`retry_after`](OpenError::retry_after) is zero. So:
+//!
+//! - the service's error is that `OpenError`, boxed (or what the
+//!   classifier's [`reject`](ClassifyResponse::reject) makes of it), found
+//!   with [`open_error`] as any rejection;
+//! - [`open_response`] answers `503 Service Unavailable` with
+//!   `Retry-After: 0` and a body that says the circuit is closed and shed
+//!   the call, and why (`ramp_up` or `throttle`), where an open circuit's
+//!   says it is open and its `Retry-After` counts the cooldown down;
+//! - `grpc::open_status` (feature `tonic`) is `UNAVAILABLE` with that
+//!   message and no retry pushback (see its documentation), the
+//!   `OpenError` its source.
+//!
+//! ```
+//! use std::time::Duration;
+//! use fuse_breaker::tower::{open_error, open_response};
+//! use fuse_breaker::{Config, Fuse, Grading};
+//!
+//! // Recovered a moment ago: the ramp admits 1 % of calls at first.
+//! let (clock, mock) = quanta::Clock::mock();
+//! let config = Config::builder()
+//!     .failure_threshold(1)
+//!     .half_open_probes(1)
+//!     .ramp_up(Duration::from_secs(100))
+//!     .ramp_up_floor(1)
+//!     .build()?;
+//! let fuse = Fuse::builder("billing").clock(clock).config(config).build();
+//! fuse.force_open();
+//! mock.increment(Duration::from_secs(30));
+//! fuse.try_acquire()?.success(); // the probe closes it
+//!
+//! let shed = std::iter::repeat_with(|| fuse.try_acquire())
+//!     .find_map(Result::err)
+//!     .expect("the ramp sheds nearly every call");
+//! assert_eq!(shed.throttled(), Some(Grading::RampUp));
+//! let res = open_response(&shed);
+//! assert_eq!(res.status(), http::StatusCode::SERVICE_UNAVAILABLE);
+//! assert_eq!(res.headers()[http::header::RETRY_AFTER], "0");
+//! assert!(res.body().contains("is closed and shed this call (ramp_up)"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! ## Classification
 //!
 //! A [`ClassifyResponse`] classifier is a pure rule, as tower-http's are: a
@@ -197,6 +247,11 @@ pub fn open_error<'a>(error: &'a (dyn StdError + 'static)) -> Option<&'a OpenErr
 /// text body. `http::Response<String>` is an axum `IntoResponse` and a
 /// hyper response as it is; `.map(Into::into)` turns its body into another
 /// body type.
+///
+/// A call a closed circuit shed (SPEC §11,
+/// [`OpenError::throttled`]) is answered `503` with `Retry-After: 0`: it
+/// has nothing to wait for, and its body says the circuit is closed and
+/// shed it, and why (see the [module docs](self#a-call-a-closed-circuit-shed)).
 ///
 /// ```
 /// use std::time::Duration;

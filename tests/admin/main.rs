@@ -3,7 +3,8 @@
 //! shared circuits on every store (`shared`, on those of `stores`), and
 //! the dashboard page in a headless Chromium (`browser`, over the
 //! browser's debugging protocol in `cdp`; a rate circuit on it in
-//! `rate_page`, openings in `opening_page`).
+//! `rate_page`, openings in `opening_page`, graded admission in
+//! `graded_page`).
 #![cfg(feature = "admin")]
 
 mod access;
@@ -13,6 +14,7 @@ mod cdp;
 #[path = "../common/mod.rs"]
 mod common;
 mod events;
+mod graded_page;
 mod opening_page;
 mod rate_page;
 #[cfg(feature = "store")]

@@ -1,4 +1,5 @@
-//! What the JSON API shows of a circuit's policy and of its opening.
+//! What the JSON API shows of a circuit's policy, of its opening and of
+//! its graded admission (SPEC §11).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -167,6 +168,108 @@ fn an_opening_shows_its_n_its_duration_and_when_it_ends() {
                 view.half_open_in_ms
             ),
             (0, None, None, None)
+        );
+    });
+}
+
+/// SPEC §11 on a mock clock: a circuit that recovered 1 s ago ramps up
+/// (its floor of 30 %), one whose window holds 31 failed requests is
+/// throttled (at most 90 % shed: 10 % admitted) and shows its window, one
+/// untouched admits every call; each configuration shows the four
+/// settings.
+#[test]
+fn a_graded_circuit_shows_its_admission_why_and_the_throttle_s_window() {
+    use fuse_breaker::config::MAX_FAILURE_THRESHOLD;
+
+    runtime().block_on(async {
+        let config = Config::builder()
+            .failure_threshold(MAX_FAILURE_THRESHOLD)
+            .half_open_probes(1)
+            .ramp_up(Duration::from_secs(100))
+            .ramp_up_floor(30)
+            .throttle_k(2.0)
+            .failure_window(Duration::from_secs(10))
+            .window_buckets(10)
+            .minimum_calls(20)
+            .build()
+            .unwrap();
+        let (registry, mock) = crate::common::mock_registry(config);
+        let (ramping, throttled) = (registry.get("ramping"), registry.get("throttled"));
+        registry.get("plain");
+        ramping.force_open();
+        mock.increment(Duration::from_secs(30));
+        ramping.try_acquire().expect("the probe").success();
+        for _ in 0..30 {
+            throttled.try_acquire().unwrap().failure();
+        }
+        // The next bucket's first request takes the window's share.
+        mock.increment(Duration::from_secs(1));
+        if let Ok(permit) = throttled.try_acquire() {
+            permit.failure();
+        }
+        let base = start(Admin::new().registry(registry.clone())).await;
+        let list = send(&base, "GET", "/circuits", None).await.json();
+        let view = |key: &str| {
+            list["circuits"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|view| view["key"] == key)
+                .unwrap_or_else(|| panic!("no {key} in {list}"))
+                .clone()
+        };
+        let shown = |json: &Value| {
+            (
+                json["state"].as_str().unwrap().to_owned(),
+                json["graded_by"].clone(),
+                json["requests"].as_u64().unwrap(),
+                json["accepts"].as_u64().unwrap(),
+            )
+        };
+        let admission = |json: &Value| json["admission"].as_f64().unwrap();
+
+        let json = view("fuse:ramping");
+        assert_eq!(
+            shown(&json),
+            ("closed".into(), "ramp_up".into(), 0, 0),
+            "{json}"
+        );
+        assert!((admission(&json) - 0.3).abs() < 1e-6, "{json}");
+        let json = view("fuse:throttled");
+        assert_eq!(
+            shown(&json),
+            ("closed".into(), "throttle".into(), 31, 0),
+            "{json}"
+        );
+        assert!((admission(&json) - 0.1).abs() < 1e-6, "{json}");
+        let json = view("fuse:plain");
+        assert_eq!(shown(&json), ("closed".into(), Value::Null, 0, 0), "{json}");
+        assert_eq!(json["admission"], 1.0, "{json}");
+
+        let c = &json["config"];
+        assert_eq!(
+            (
+                &c["ramp_up_ms"],
+                &c["ramp_up_floor"],
+                &c["throttle_k"],
+                &c["max_throttle"]
+            ),
+            (&100_000.into(), &30.into(), &2.0.into(), &90.into()),
+            "{json}"
+        );
+        // What the `fuse` command reads back.
+        let one = send(&base, "GET", "/circuits/fuse:throttled", None)
+            .await
+            .view();
+        assert_eq!(
+            (one.graded_by.as_deref(), one.requests, one.accepts),
+            (Some("throttle"), 31, 0)
+        );
+        assert_eq!(
+            one.config
+                .throttle_k
+                .map(fuse_breaker::config::Factor::to_f64),
+            Some(2.0)
         );
     });
 }

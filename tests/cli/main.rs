@@ -8,6 +8,7 @@ use std::process::{Command, Output};
 mod api;
 #[path = "../common/mod.rs"]
 mod common;
+mod graded;
 mod listing;
 mod openings;
 mod quorum;

@@ -3,7 +3,8 @@
 //! connections.
 //!
 //! Every scenario is written once, in `scenarios` (the servers' hints in
-//! `hints`, upstreams that hang up or answer garbage in `broken`), over a [`Client`] that each integration implements; `tower`
+//! `hints`, upstreams that hang up or answer garbage in `broken`, graded
+//! admission in `graded`), over a [`Client`] that each integration implements; `tower`
 //! and `reqwest` run them all and add the tests only their integration has. Circuits run on a mock clock and
 //! tokio's time is paused (a client timeout or a slow answer takes no real
 //! time), except in one scenario that waits out a real 150 ms cooldown.
@@ -14,11 +15,12 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use fuse_breaker::{Registry, classify::FailureKind};
+use fuse_breaker::{Grading, Registry, classify::FailureKind};
 
 mod broken;
 #[path = "../common/mod.rs"]
 mod common;
+mod graded;
 mod hints;
 mod scenarios;
 
@@ -39,8 +41,33 @@ enum Outcome {
         /// How long until it lets a probe through.
         retry_after: Duration,
     },
+    /// A closed circuit shed the request (SPEC §11).
+    Shed {
+        /// The circuit's key.
+        key: String,
+        /// Why: a ramp-up or throttling.
+        why: Grading,
+        /// How long the rejection says to wait.
+        retry_after: Duration,
+    },
     /// The request failed on the way (timeout, connection).
     Failed(FailureKind),
+}
+
+impl Outcome {
+    /// A circuit's rejection: an open circuit's, or a shedding.
+    fn of(open: &fuse_breaker::OpenError) -> Self {
+        let key = open.key().to_owned();
+        let retry_after = open.retry_after();
+        match open.throttled() {
+            Some(why) => Outcome::Shed {
+                key,
+                why,
+                retry_after,
+            },
+            None => Outcome::Open { key, retry_after },
+        }
+    }
 }
 
 /// An HTTP client behind one integration.
@@ -64,6 +91,9 @@ macro_rules! each_scenario {
             reset_connections_count,
             client_errors_and_uncounted_statuses_do_not_count,
             a_cancelled_probe_releases_its_slot,
+        );
+        each_scenario!(@graded $client;
+            a_ramp_sheds_calls_before_they_leave_and_asks_no_wait,
         );
         each_scenario!(@hints $client;
             retry_after_seconds_keep_the_circuit_open_that_long,
@@ -102,6 +132,14 @@ macro_rules! each_scenario {
                     crate::broken::Misbehaviour::$misbehaviour,
                 )
                 .await;
+            }
+        )*
+    };
+    (@graded $client:ty; $($scenario:ident,)*) => {
+        $(
+            #[tokio::test(start_paused = true)]
+            async fn $scenario() {
+                crate::graded::$scenario::<$client>().await;
             }
         )*
     };

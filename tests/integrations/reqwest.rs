@@ -34,10 +34,7 @@ impl Client for Reqwest {
         match self.0.get(url).send().await {
             Ok(res) => Outcome::Status(res.status().as_u16()),
             Err(err) => match open_error(&err) {
-                Some(open) => Outcome::Open {
-                    key: open.key().to_owned(),
-                    retry_after: open.retry_after(),
-                },
+                Some(open) => Outcome::of(open),
                 None if err.is_timeout() => Outcome::Failed(FailureKind::Timeout),
                 None if err.is_connect() => Outcome::Failed(FailureKind::Connection),
                 None => Outcome::Failed(classify_error(&err)),

@@ -54,10 +54,7 @@ fn outcome<B>(result: Result<Response<B>, BoxError>) -> Outcome {
     match result {
         Ok(res) => Outcome::Status(res.status().as_u16()),
         Err(err) => match open_error(&*err) {
-            Some(open) => Outcome::Open {
-                key: open.key().to_owned(),
-                retry_after: open.retry_after(),
-            },
+            Some(open) => Outcome::of(open),
             None => Outcome::Failed(classify_error(&*err)),
         },
     }
@@ -179,6 +176,92 @@ async fn a_server_answers_503_with_retry_after_while_its_downstream_is_open() {
     assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(res.headers()[http::header::RETRY_AFTER], "30");
     assert_eq!(downstream.requests(), 3);
+    server.abort();
+}
+
+/// A server in front of a downstream its circuit sheds calls of (SPEC
+/// §11, a ramp after recovery): `503` with `Retry-After: 0` and a body
+/// that says so, where an open circuit's answer counts its cooldown; the
+/// service's error is the `OpenError`, throttled.
+#[tokio::test(start_paused = true)]
+async fn a_server_answers_503_with_retry_after_0_when_its_downstream_sheds_the_call() {
+    use axum::response::IntoResponse;
+    use fuse_breaker::Grading;
+
+    let downstream = TestServer::start().await;
+    let (registry, mock) = mock_registry(crate::graded::ramping());
+    let fuse = registry.get("inventory");
+    let inventory = FuseLayer::new(fuse.clone()).layer(http_client());
+    let url = downstream.url("/stock");
+    crate::graded::recovered(&fuse, &mock, async {
+        outcome(call(&inventory, &url).await)
+    })
+    .await;
+
+    // The service's own error: the rejection, throttled, nothing to wait.
+    let err = std::iter::repeat_with(|| fuse.try_acquire())
+        .find_map(Result::err)
+        .expect("the ramp sheds");
+    assert_eq!(err.throttled(), Some(Grading::RampUp));
+    let mut through = 1; // the probe
+    let err = loop {
+        match call(&inventory, &url).await {
+            Ok(_) => through += 1,
+            Err(err) => break err,
+        }
+    };
+    let open = open_error(&*err).expect("an OpenError");
+    assert_eq!(
+        (open.throttled(), open.retry_after()),
+        (Some(Grading::RampUp), std::time::Duration::ZERO)
+    );
+    assert!(err.downcast_ref::<fuse_breaker::OpenError>().is_some());
+
+    let app = axum::Router::new().route(
+        "/",
+        axum::routing::get(move || {
+            let (inventory, url) = (inventory.clone(), url.clone());
+            async move {
+                match call(&inventory, &url).await {
+                    Ok(res) => res.status().into_response(),
+                    Err(err) => match open_error(&*err) {
+                        Some(open) => open_response(open).into_response(),
+                        None => StatusCode::BAD_GATEWAY.into_response(),
+                    },
+                }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let front = format!("http://{}/", listener.local_addr().unwrap());
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+
+    // The front's handler runs on the runtime's thread: seeded above.
+    let client = http_client();
+    let mut answers = std::collections::BTreeMap::<u16, usize>::new();
+    for _ in 0..40 {
+        let res = call(&client, &front).await.expect("a response");
+        *answers.entry(res.status().as_u16()).or_default() += 1;
+        if res.status() == StatusCode::SERVICE_UNAVAILABLE {
+            assert_eq!(res.headers()[http::header::RETRY_AFTER], "0");
+            let body = http_body_util::BodyExt::collect(res.into_body())
+                .await
+                .expect("the body")
+                .to_bytes();
+            assert_eq!(
+                String::from_utf8_lossy(&body),
+                "circuit fuse:inventory is closed and shed this call (ramp_up); \
+                 it may be retried at once"
+            );
+        }
+    }
+    assert!(answers.get(&503) >= Some(&30), "{answers:?}");
+    assert_eq!(
+        downstream.requests(),
+        through + answers.get(&200).copied().unwrap_or(0),
+        "{answers:?}"
+    );
+    assert_eq!(fuse.state(), State::Closed);
     server.abort();
 }
 

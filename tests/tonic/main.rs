@@ -1,6 +1,7 @@
 //! gRPC classification of the tower layer (feature `tonic`): statuses as
 //! errors, in the headers of trailers-only responses and in the trailers at
-//! the end of the body; the rejection as tonic sees it; per-method circuits.
+//! the end of the body; the rejection as tonic sees it (a call a closed
+//! circuit shed in `shed`); per-method circuits.
 
 #![cfg(feature = "tonic")]
 
@@ -324,3 +325,5 @@ mod through_a_tonic_client;
 mod over_a_shared_circuit;
 
 mod pushback;
+
+mod shed;

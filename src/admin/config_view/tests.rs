@@ -36,6 +36,17 @@ fn an_older_api_s_configuration_reads_as_count() {
         (Factor::ONE, 500, Factor::ZERO, 500)
     );
     assert_eq!(view.min_reporters, 1, "no quorum");
+    // Nor did it grade its admission.
+    assert_eq!(
+        (
+            view.ramp_up_ms,
+            view.ramp_up_floor,
+            view.throttle_k,
+            view.max_throttle
+        ),
+        (None, 10, None, 90)
+    );
+    assert!(!view.is_graded());
 }
 
 #[test]
@@ -102,7 +113,40 @@ fn every_rate_setting_is_shown_and_reads_back() {
             "window_buckets": 6, "slow_call_duration_ms": 2000, "slow_call_rate": 70,
             "open_backoff": 1.0, "max_open_duration_ms": 30000, "open_jitter": 0.0,
             "probe_timeout_ms": 30000, "min_reporters": 1,
+            "ramp_up_ms": null, "ramp_up_floor": 10, "throttle_k": null, "max_throttle": 90,
         })
     );
     assert_eq!(serde_json::from_value::<ConfigView>(json).unwrap(), view);
+}
+
+#[test]
+fn the_graded_admission_settings_are_shown_and_read_back() {
+    let config = Config::builder()
+        .ramp_up(Duration::from_secs(45))
+        .ramp_up_floor(25)
+        .throttle_k(1.5)
+        .max_throttle(80)
+        .build()
+        .unwrap();
+    let view = ConfigView::of(&config);
+    assert!(view.is_graded());
+    let json = serde_json::to_value(&view).unwrap();
+    assert_eq!(
+        (
+            &json["ramp_up_ms"],
+            &json["ramp_up_floor"],
+            &json["throttle_k"],
+            &json["max_throttle"]
+        ),
+        (&45_000.into(), &25.into(), &1.5.into(), &80.into())
+    );
+    assert_eq!(
+        serde_json::from_value::<ConfigView>(json.clone()).unwrap(),
+        view
+    );
+    // A K no factor holds is refused, as any factor is.
+    let mut bad = json;
+    bad["throttle_k"] = (-2.0).into();
+    let err = serde_json::from_value::<ConfigView>(bad).unwrap_err();
+    assert!(err.to_string().contains("not a factor"), "{err}");
 }

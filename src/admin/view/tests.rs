@@ -171,3 +171,81 @@ fn an_older_api_s_circuit_reads_as_a_count_circuit() {
     );
     assert_eq!(view.config.max_open_duration_ms, 30_000);
 }
+
+/// SPEC §11: a closed circuit that grades its admission shows the share
+/// it admits, why, and the throttle's window; an older API's answer,
+/// which says none of it, reads as a circuit that admits every call.
+#[test]
+fn a_graded_circuit_shows_its_admission_and_why() {
+    let mut snapshot = crate::Fuse::new("billing", Config::default()).snapshot();
+    let view = view_at(&snapshot, 100 * SECOND, SystemTime::now());
+    assert_eq!(
+        (
+            view.admission,
+            view.graded_by.as_deref(),
+            view.requests,
+            view.accepts
+        ),
+        (Factor::ONE, None, 0, 0)
+    );
+    let json = serde_json::to_value(&view).unwrap();
+    assert_eq!(
+        (&json["admission"], &json["graded_by"]),
+        (&1.0.into(), &serde_json::Value::Null)
+    );
+
+    snapshot.admission = Factor::from_f64(0.35);
+    snapshot.graded_by = Some(crate::Grading::Throttle);
+    (snapshot.requests, snapshot.accepts) = (120, 39);
+    let view = view_at(&snapshot, 100 * SECOND, SystemTime::now());
+    let json = serde_json::to_value(&view).unwrap();
+    assert_eq!(
+        (
+            &json["admission"],
+            &json["graded_by"],
+            &json["requests"],
+            &json["accepts"]
+        ),
+        (&0.35.into(), &"throttle".into(), &120.into(), &39.into())
+    );
+    assert_eq!(
+        serde_json::from_value::<CircuitView>(json.clone()).unwrap(),
+        view
+    );
+
+    // An older API's answer.
+    let mut older = json;
+    for field in ["admission", "graded_by", "requests", "accepts"] {
+        older.as_object_mut().unwrap().remove(field);
+    }
+    let read: CircuitView = serde_json::from_value(older).unwrap();
+    assert_eq!(
+        (read.admission, read.graded_by, read.requests, read.accepts),
+        (Factor::ONE, None, 0, 0)
+    );
+}
+
+/// An in-process circuit in its ramp (SPEC §11), as `CircuitView::of`
+/// reads it: the ramp's share at that point, said to be the ramp's.
+#[test]
+fn a_circuit_in_its_ramp_shows_the_ramp_s_share() {
+    let (clock, mock) = quanta::Clock::mock();
+    let config = Config::builder()
+        .half_open_probes(1)
+        .ramp_up(Duration::from_secs(100))
+        .build()
+        .unwrap();
+    let fuse = crate::Fuse::builder("billing")
+        .clock(clock)
+        .config(config)
+        .build();
+    fuse.force_open();
+    mock.increment(Duration::from_secs(30));
+    fuse.try_acquire().unwrap().success();
+    mock.increment(Duration::from_secs(40));
+    let view = CircuitView::of(&fuse);
+    assert_eq!(view.state, "closed");
+    assert_eq!(view.graded_by.as_deref(), Some("ramp_up"));
+    assert!((view.admission.to_f64() - 0.4).abs() < 1e-5, "{view:?}");
+    assert_eq!(view.config.ramp_up_ms, Some(100_000));
+}

@@ -58,6 +58,15 @@
 //! how many processes reported the failures in its window, of the number
 //! it takes to open it; `--json` adds `reporters` and `min_reporters`.
 //!
+//! A closed circuit that grades its admission (SPEC §11: `FUSE_RAMP_UP`,
+//! `FUSE_THROTTLE_K`, or such a circuit an admin API shows) ends its line
+//! with the share of calls it admits and why, rounded down to the percent:
+//! `admits 35 % (ramp_up)`, or under throttling with the window the share
+//! comes from, `admits 10 % (throttle: 0 accepts of 31 requests)`.
+//! `--json` adds `admission` (0 to 1), `graded_by`, `requests` and
+//! `accepts` for every circuit, and with those settings `ramp_up_ms`,
+//! `ramp_up_floor`, `throttle_k` and `max_throttle`.
+//!
 //! `status` lists every key under the prefix (and app), page by page. A key
 //! under which no circuit can be read (an unreadable payload, a Redis value
 //! that is not a string, a key that is not UTF-8) is listed as
@@ -67,6 +76,7 @@
 //! `\\`), so nothing a store or an API holds reaches the terminal as a
 //! command.
 
+mod admission;
 mod api;
 mod output;
 mod rate;

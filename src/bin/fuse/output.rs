@@ -4,13 +4,16 @@
 //! says which opening in a row it is (`#3`), and an open one's how long
 //! the opening lasts and how long is left of it. A circuit with a quorum
 //! (SPEC §8, `min_reporters` above 1) says how many processes reported the
-//! failures in its window (`quorum 1/2`) after its columns.
+//! failures in its window (`quorum 1/2`) after its columns, and a closed
+//! circuit that grades its admission (SPEC §11) the share of calls it
+//! admits and why (`admits 35 % (ramp_up)`) after those.
 
 use std::io::{self, Write};
 use std::time::Duration;
 
 use fuse_breaker::admin::CircuitView;
 
+use crate::admission::Admission;
 use crate::rate::Window;
 use crate::text::{json_safe, printable};
 
@@ -36,6 +39,9 @@ pub(crate) struct Row {
     /// With a quorum (SPEC §8): the reporters of the failures in the
     /// window and `min_reporters`, said after the columns.
     pub(crate) quorum: Option<Quorum>,
+    /// A closed circuit that grades its admission (SPEC §11): the share
+    /// it admits and why, said after the columns.
+    pub(crate) admission: Option<Admission>,
 }
 
 /// A circuit's quorum (SPEC §8): how many distinct processes reported the
@@ -79,6 +85,7 @@ impl Row {
             rate,
             // An in-process circuit has no quorum, whatever its setting.
             quorum: Quorum::of(view.reporters, view.config.min_reporters).filter(|_| view.shared),
+            admission: Admission::of_view(view),
         }
     }
 }
@@ -152,6 +159,9 @@ impl Output {
         }
         if let Some(quorum) = &row.quorum {
             write!(self.out, "  {quorum}")?;
+        }
+        if let Some(admission) = &row.admission {
+            write!(self.out, "  {admission}")?;
         }
         writeln!(self.out)
     }

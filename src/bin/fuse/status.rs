@@ -8,9 +8,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use fuse_breaker::config::Factor;
 use fuse_breaker::store::{Held, Store, inspect};
-use fuse_breaker::{Config, Fuse, Snapshot, State};
+use fuse_breaker::{Config, Fuse, Grading, Snapshot, State};
 
+use crate::admission::Admission;
 use crate::output::{Output, Quorum, Row, failed, written};
 use crate::rate::Window;
 use crate::text::{hex, printable, printable_bytes};
@@ -72,11 +74,14 @@ impl Line {
             assumed: self.held.open_for_assumed,
             rate,
             quorum: Quorum::of(self.snapshot.reporters, config.min_reporters()),
+            admission: Admission::of_snapshot(&self.snapshot),
         }
     }
 
     /// The circuit as JSON: milon/fuse's fields, its opening (SPEC §10),
-    /// and under the `rate` policy its window and rule beside them.
+    /// the share of calls it admits (SPEC §11), under the `rate` policy its
+    /// window and rule beside them, and with a ramp-up or throttling their
+    /// settings.
     fn json(&self, config: &Config) -> serde_json::Value {
         let mut json = serde_json::json!({
             "key": self.key,
@@ -95,7 +100,26 @@ impl Line {
             "policy": config.policy().as_str(),
             "reporters": self.snapshot.reporters,
             "min_reporters": config.min_reporters(),
+            "admission": self.snapshot.admission.to_f64(),
+            "graded_by": self.snapshot.graded_by.map(Grading::as_str),
+            "requests": self.snapshot.requests,
+            "accepts": self.snapshot.accepts,
         });
+        if let (true, Some(fields)) = (graded(config), json.as_object_mut()) {
+            let settings = serde_json::json!({
+                "ramp_up_ms": config.ramp_up().map(|ramp| ramp.as_millis()),
+                "ramp_up_floor": config.ramp_up_floor(),
+                "throttle_k": config.throttle_k().map(Factor::to_f64),
+                "max_throttle": config.max_throttle(),
+            });
+            fields.extend(
+                settings
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(name, value)| (name.clone(), value.clone())),
+            );
+        }
         if let (Some(rate), Some(fields)) = (
             Window::of_snapshot(&self.snapshot, config),
             json.as_object_mut(),
@@ -115,6 +139,11 @@ impl Line {
         out.circuit(&self.row(config), || self.json(config))
             .map_err(|err| written(&err))
     }
+}
+
+/// Whether a circuit under `config` grades its admission (SPEC §11).
+fn graded(config: &Config) -> bool {
+    config.ramp_up().is_some() || config.throttle_k().is_some()
 }
 
 /// The circuit under `key`: an absent key is a fresh closed circuit, an
