@@ -7,9 +7,28 @@ use crate::grade::Grading;
 use crate::names::Label;
 
 /// What a throttled rejection (SPEC §11) holds in place of a time to wait:
-/// values no open rejection holds ([`LONGEST_WAIT`] caps those).
+/// values no open rejection holds ([`LONGEST_WAIT`] caps those), so that a
+/// shed call is a rejection like any other on the way out (one path, the
+/// open rejection's), and tells itself apart by its wait.
 const THROTTLED: u64 = u64::MAX;
 const RAMPING_UP: u64 = u64::MAX - 1;
+
+/// The wait a rejection of a call shed by `why` holds (see above).
+pub(crate) const fn shed_wait(why: Grading) -> u64 {
+    match why {
+        Grading::Throttle => THROTTLED,
+        Grading::RampUp => RAMPING_UP,
+    }
+}
+
+/// Which rule shed a call whose rejection holds `wait`, if one did.
+pub(crate) const fn shed_by(wait: u64) -> Option<Grading> {
+    match wait {
+        THROTTLED => Some(Grading::Throttle),
+        RAMPING_UP => Some(Grading::RampUp),
+        _ => None,
+    }
+}
 /// The longest wait a rejection names, in nanoseconds: 584 years, so that
 /// the two values above name no wait.
 pub(crate) const LONGEST_WAIT: u64 = u64::MAX - 2;
@@ -47,24 +66,13 @@ pub struct OpenError {
 }
 
 impl OpenError {
+    /// The rejection of the circuit `label` names, after which it admits
+    /// again in `retry_after_nanos` (or a shed call's wait, [`shed_wait`]).
     #[inline]
     pub(crate) fn new(label: &Label, retry_after_nanos: u64) -> Self {
-        debug_assert!(retry_after_nanos <= LONGEST_WAIT);
         OpenError {
             label: label.clone(),
             retry_after: retry_after_nanos,
-        }
-    }
-
-    /// A closed circuit's rejection of a call its graded admission shed.
-    #[cold]
-    pub(crate) fn shed(label: &Label, why: Grading) -> Self {
-        OpenError {
-            label: label.clone(),
-            retry_after: match why {
-                Grading::Throttle => THROTTLED,
-                Grading::RampUp => RAMPING_UP,
-            },
         }
     }
 
@@ -80,11 +88,7 @@ impl OpenError {
     /// assert_eq!(fuse.try_acquire().unwrap_err().throttled(), None);
     /// ```
     pub fn throttled(&self) -> Option<Grading> {
-        match self.retry_after {
-            THROTTLED => Some(Grading::Throttle),
-            RAMPING_UP => Some(Grading::RampUp),
-            _ => None,
-        }
+        shed_by(self.retry_after)
     }
 
     /// The name of the circuit.

@@ -177,10 +177,29 @@ pub(crate) enum Decision {
     /// The call may run under this permit.
     Granted(Grant),
     /// The call is rejected; the circuit may admit again after this many
-    /// nanoseconds (zero while half-open with every probe slot taken).
+    /// nanoseconds (zero while half-open with every probe slot taken); a
+    /// closed circuit's graded admission (SPEC §11) that sheds the call
+    /// rejects it with the wait [`shed_wait`](crate::error::shed_wait)
+    /// gives (see [`shed`](Self::shed)).
     Rejected { retry_after: u64 },
-    /// A closed circuit's graded admission (SPEC §11) shed the call.
-    Throttled(crate::grade::Grading),
+}
+
+impl Decision {
+    /// The rejection of a call graded admission shed (SPEC §11).
+    pub(crate) const fn shed(why: crate::grade::Grading) -> Self {
+        Decision::Rejected {
+            retry_after: crate::error::shed_wait(why),
+        }
+    }
+
+    /// Which rule shed the call, for a rejection of a shed call.
+    #[cfg(any(test, fuzzing))]
+    pub(crate) const fn shed_by(self) -> Option<crate::grade::Grading> {
+        match self {
+            Decision::Rejected { retry_after } => crate::error::shed_by(retry_after),
+            Decision::Granted(_) => None,
+        }
+    }
 }
 
 /// What a verdict does.

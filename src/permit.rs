@@ -101,25 +101,19 @@ impl Fuse {
         match self.engine().acquire() {
             Decision::Granted(grant) => Ok(self.probe_granted(grant)),
             Decision::Rejected { retry_after } => Err(self.rejected(retry_after)),
-            Decision::Throttled(why) => Err(self.shed(why)),
         }
     }
 
-    /// The rejection of a call a closed circuit's graded admission shed
-    /// (SPEC §11).
-    #[cold]
-    #[inline(never)]
-    fn shed(&self, why: crate::grade::Grading) -> OpenError {
-        #[cfg(feature = "metrics")]
-        self.telemetry().throttled(why);
-        OpenError::shed(self.label(), why)
-    }
-
-    /// The rejection: a copy of the circuit's names and the time left.
+    /// The rejection: a copy of the circuit's names and the time left
+    /// (or the wait of a call graded admission shed, SPEC §11, which the
+    /// metrics count apart).
     #[inline]
     fn rejected(&self, retry_after: u64) -> OpenError {
         #[cfg(feature = "metrics")]
-        self.telemetry().rejected();
+        match crate::error::shed_by(retry_after) {
+            Some(why) => self.telemetry().throttled(why),
+            None => self.telemetry().rejected(),
+        }
         OpenError::new(self.label(), retry_after)
     }
 }

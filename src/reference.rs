@@ -85,7 +85,7 @@ impl Reference {
                 if why == Grading::Throttle {
                     self.ask(false, now);
                 }
-                Decision::Throttled(why)
+                Decision::shed(why)
             }
         }
     }

@@ -54,7 +54,7 @@ impl Engine<'_> {
                     let now = self.occupant.window_time.now();
                     throttle.ask(self.config(), &self.slot.words.share, epoch, false, now);
                 }
-                Decision::Throttled(why)
+                Decision::shed(why)
             }
         }
     }
@@ -90,10 +90,20 @@ impl Engine<'_> {
     /// opening before it if the epoch ramps up and `at` is within the ramp
     /// (SPEC §11: the trip opens as the next in a row), else `None`. `Err`
     /// with the current word when the word has left the epoch.
+    #[inline]
     pub(super) fn relapse(&self, word: Word, at: u64) -> Result<Option<u32>, Word> {
-        if !word.ramping() {
-            return Ok(None);
+        if word.ramping() {
+            self.relapse_in_ramp(word, at)
+        } else {
+            Ok(None)
         }
+    }
+
+    /// [`relapse`](Self::relapse) for a word that ramps up, out of line:
+    /// a trip without a ramp reads nothing more.
+    #[cold]
+    #[inline(never)]
+    fn relapse_in_ramp(&self, word: Word, at: u64) -> Result<Option<u32>, Word> {
         let (n, since) = self.phase_since(word.epoch(), &self.now_at(at))?;
         Ok(ramp::within(self.config(), since, at).then_some(n))
     }

@@ -33,11 +33,12 @@ impl Engine<'_> {
         } else {
             word
         };
-        let ramps = self.config().ramp_up().is_some();
         let ((recorded, n), written) = self.update(word, |word| {
             let (mut head, cursor) = word.unpack();
             if head.state == State::HalfOpen
-                && (verdict == Verdict::Failure || slow || (ramps && verdict == Verdict::Success))
+                && (verdict == Verdict::Failure
+                    || slow
+                    || (verdict == Verdict::Success && self.config().ramp_up().is_some()))
             {
                 // A failed probe (or a slow one) opens the next opening in
                 // a row, and a closing that ramps up keeps the n before it
@@ -67,17 +68,25 @@ impl Engine<'_> {
         if let Some(written) = written {
             self.installed_with(written, None, n, &now);
         }
-        if let Some(outcome) = recorded {
-            // A closed verdict of its epoch: a request, and an accept if it
-            // succeeded (SPEC §11), then the `rate` window's.
-            if let Some(throttle) = self.slot.throttle.as_deref() {
-                let at = self.occupant.window_time.now();
-                let share = &self.slot.words.share;
-                throttle.ask(self.config(), share, grant.epoch(), !outcome.failed, at);
-            }
-            if word.counts_calls() {
-                self.record_rated(grant, outcome, &now);
-            }
+        if let Some(outcome) = recorded
+            && (word.counts_calls() || self.slot.throttle.is_some())
+        {
+            self.windowed(grant, outcome, &now);
+        }
+    }
+
+    /// A closed verdict of its epoch, `outcome`, of a circuit that keeps a
+    /// window beside its word: a request in the throttle's, and an accept
+    /// if it succeeded (SPEC §11); then the `rate` window's.
+    #[inline(never)]
+    fn windowed(&self, grant: Grant, outcome: crate::policy::Outcome, now: &Now<'_>) {
+        if let Some(throttle) = self.slot.throttle.as_deref() {
+            let at = self.occupant.window_time.now();
+            let share = &self.slot.words.share;
+            throttle.ask(self.config(), share, grant.epoch(), !outcome.failed, at);
+        }
+        if self.slot.tallies.is_some() {
+            self.record_rated(grant, outcome, now);
         }
     }
 

@@ -213,8 +213,15 @@ impl Sides<'_> {
                     ),
                 }
             }
-            (Decision::Throttled(why), Admit::Throttled(oracle_why)) => {
-                assert_eq!(why, oracle_why, "oracle's grading at step {step}");
+            (decided @ Decision::Rejected { .. }, Admit::Throttled(oracle_why))
+                if decided.shed_by().is_some() =>
+            {
+                let why = oracle_why;
+                assert_eq!(
+                    decided.shed_by(),
+                    Some(why),
+                    "oracle's grading at step {step}"
+                );
                 match why {
                     Grading::RampUp => self.reached.ramp_sheds += 1,
                     Grading::Throttle => self.reached.throttle_sheds += 1,

@@ -120,10 +120,10 @@ pub(crate) enum Entry {
     /// The call may run under this permit.
     Granted(Ticket),
     /// The call is rejected; the circuit may admit again after this many
-    /// nanoseconds (0: when a probe finishes).
+    /// nanoseconds (0: when a probe finishes), or a closed circuit's graded
+    /// admission shed it (SPEC §11: the wait is
+    /// [`shed_wait`](crate::error::shed_wait)'s).
     Rejected { retry_after: u64 },
-    /// The closed circuit's graded admission shed the call (SPEC §11).
-    Throttled(Grading),
 }
 
 /// What a verdict or a manual change needs from outside: the server's
@@ -239,14 +239,16 @@ impl Stored {
             // `model::acquire` never sheds a call: graded admission is
             // decided after it.
             Decision::Rejected { retry_after } => Entry::Rejected { retry_after },
-            Decision::Throttled(why) => Entry::Throttled(why),
         };
         if let Entry::Granted(ticket) = entry
             && !ticket.is_probe()
             && self.ramp.is_some()
         {
             let (graded, ended) = self.graded(config, at);
-            return (graded.map_or(entry, Entry::Throttled), changed || ended);
+            let shed = |why| Entry::Rejected {
+                retry_after: crate::error::shed_wait(why),
+            };
+            return (graded.map_or(entry, shed), changed || ended);
         }
         (entry, changed)
     }

@@ -173,10 +173,6 @@ impl SharedFuse {
         match entry {
             Entry::Granted(ticket) => Ok(SharedPermit::new(self, Grantor::Store(ticket))),
             Entry::Rejected { retry_after } => Err(Refusal::Open(self.rejection(retry_after))),
-            Entry::Throttled(why) => Err(Refusal::Open(OpenError::shed(
-                self.backing.names.label(),
-                why,
-            ))),
         }
     }
 

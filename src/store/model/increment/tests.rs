@@ -57,7 +57,7 @@ fn permit(stored: &mut Stored, config: &Config, now: u64) -> Option<Ticket> {
     };
     match stored.acquire(config, at).0 {
         Entry::Granted(ticket) => Some(ticket),
-        Entry::Rejected { .. } | Entry::Throttled(_) => None,
+        Entry::Rejected { .. } => None,
     }
 }
 

@@ -83,7 +83,7 @@ fn permit(stored: &mut Stored, config: &Config, now: u64) -> Ticket {
     };
     match stored.acquire(config, at).0 {
         Entry::Granted(ticket) => ticket,
-        other => panic!("not granted: {other:?}"),
+        other @ Entry::Rejected { .. } => panic!("not granted: {other:?}"),
     }
 }
 

@@ -74,7 +74,7 @@ fn at(now: u64, lease: u64, lease_id: u64) -> At {
 fn granted(entry: Entry) -> Ticket {
     match entry {
         Entry::Granted(ticket) => ticket,
-        other => panic!("not granted: {other:?}"),
+        other @ Entry::Rejected { .. } => panic!("not granted: {other:?}"),
     }
 }
 

@@ -88,8 +88,9 @@ proptest! {
                     let (entry, _) = stored.acquire(&config, at);
                     fastrand::seed(step as u64);
                     match (oracle.acquire(now), entry) {
-                        (Admit::Throttled(expected), Entry::Throttled(why)) => {
-                            prop_assert_eq!(expected, why, "step {}", step);
+                        (Admit::Throttled(expected), Entry::Rejected { retry_after }) => {
+                            let why = crate::error::shed_by(retry_after);
+                            prop_assert_eq!(Some(expected), why, "step {}", step);
                         }
                         (Admit::Granted(expected), Entry::Granted(ticket)) => {
                             prop_assert_eq!(expected.probe, ticket.is_probe());
