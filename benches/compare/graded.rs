@@ -157,9 +157,10 @@ pub(crate) fn graded_shed(c: &mut Criterion) {
     let mut group = c.benchmark_group("graded_shed");
     let failing = || Err::<u64, io::Error>(io::ErrorKind::TimedOut.into());
     // The throttle at its cap (K = 1, up to every call) over a window of
-    // 10 ms in 1 ms buckets, filled with failures first: it then sheds all
-    // but one call in `requests + 1`. Under `rate` with the largest
-    // minimum, so the few calls it admits (and fail) never open it.
+    // 10 s in 1 s buckets, filled for a bucket and a bit first with calls
+    // of which one in a thousand succeeds (the first among them): it then
+    // sheds about all but one in a thousand. Under `rate` at 100 %, which
+    // those successes keep closed.
     let throttled = Fuse::new(
         "graded-shed-throttle",
         config(
@@ -167,13 +168,19 @@ pub(crate) fn graded_shed(c: &mut Criterion) {
                 .throttle_k(1.0)
                 .max_throttle(100)
                 .policy(Policy::Rate)
-                .minimum_calls(fuse_breaker::config::MAX_MINIMUM_CALLS)
-                .failure_window(Duration::from_millis(10)),
+                .failure_rate(100)
+                .failure_window(Duration::from_secs(10)),
         ),
     );
     let start = std::time::Instant::now();
-    while start.elapsed() < Duration::from_millis(30) {
-        let _ = throttled.run_with(failing, |_| true, |_| true);
+    let mut call = 0u64;
+    while start.elapsed() < Duration::from_millis(1_100) {
+        call += 1;
+        let _ = if call % 1_000 == 1 {
+            throttled.run_with(super::user_loop::call, |_| true, |_| true)
+        } else {
+            throttled.run_with(failing, |_| true, |_| true)
+        };
     }
     row(&mut group, "fuse_shed_throttle", || {
         throttled.run_with(failing, |_| true, |_| true)
@@ -211,7 +218,7 @@ pub(crate) fn graded_shed(c: &mut Criterion) {
 }
 
 /// Checks, right after its row, that `fuse` was shedding nearly every
-/// call by `why` (a throttle's window holds only its last 10 ms).
+/// call by `why` (a throttle's window holds its last 10 s).
 fn shedding(id: &str, fuse: &Fuse, why: Grading) {
     let shown = fuse.snapshot();
     assert_eq!(shown.state, State::Closed, "{id}: {shown:?}");
