@@ -3,8 +3,8 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::grade::Grading;
 use crate::names::Label;
+use crate::snapshot::Grading;
 
 /// What a throttled rejection (SPEC §11) holds in place of a time to wait:
 /// values no open rejection holds ([`LONGEST_WAIT`] caps those), so that a

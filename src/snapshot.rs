@@ -105,11 +105,49 @@ pub struct Snapshot {
     pub admission: crate::config::Factor,
     /// Why a closed circuit admits fewer than all calls (SPEC §11); `None`
     /// when it admits every call.
-    pub graded_by: Option<crate::Grading>,
+    pub graded_by: Option<Grading>,
     /// Under throttling (`throttle_k`, SPEC §11), the calls that asked in
     /// the window while closed, admitted or throttled; 0 otherwise.
     pub requests: u64,
     /// Under throttling, the admitted calls in the window whose verdict
     /// was a success; 0 otherwise.
     pub accepts: u64,
+}
+
+/// Why a closed circuit admits fewer than all calls (SPEC §11): shown by
+/// a throttled rejection ([`OpenError::throttled`](crate::OpenError::throttled))
+/// and by the snapshot ([`Snapshot::graded_by`](crate::Snapshot::graded_by)).
+///
+/// ```
+/// use fuse_breaker::Grading;
+/// assert_eq!(Grading::RampUp.as_str(), "ramp_up");
+/// assert_eq!(Grading::Throttle.to_string(), "throttle");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Grading {
+    /// The circuit closed from half-open less than `ramp_up` ago.
+    RampUp,
+    /// Its window holds more than `throttle_k` requests per accepted call.
+    Throttle,
+}
+
+impl Grading {
+    /// The name of the rule, as the settings spell it: `ramp_up` or
+    /// `throttle`.
+    ///
+    /// ```
+    /// assert_eq!(fuse_breaker::Grading::Throttle.as_str(), "throttle");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Grading::RampUp => "ramp_up",
+            Grading::Throttle => "throttle",
+        }
+    }
+}
+
+impl std::fmt::Display for Grading {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }

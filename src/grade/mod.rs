@@ -11,51 +11,13 @@
 //! would have shed is the throttle's (it counts a request, SPEC §11), the
 //! rest the ramp's (it counts nothing).
 
+pub(crate) use crate::snapshot::Grading;
+
 pub(crate) mod ramp;
 pub(crate) mod throttle;
 mod window;
 
 pub(crate) use window::{Share, Throttle};
-
-use std::fmt;
-
-/// Why a closed circuit admits fewer than all calls (SPEC §11): shown by
-/// a throttled rejection ([`OpenError::throttled`](crate::OpenError::throttled))
-/// and by the snapshot ([`Snapshot::graded_by`](crate::Snapshot::graded_by)).
-///
-/// ```
-/// use fuse_breaker::Grading;
-/// assert_eq!(Grading::RampUp.as_str(), "ramp_up");
-/// assert_eq!(Grading::Throttle.to_string(), "throttle");
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Grading {
-    /// The circuit closed from half-open less than `ramp_up` ago.
-    RampUp,
-    /// Its window holds more than `throttle_k` requests per accepted call.
-    Throttle,
-}
-
-impl Grading {
-    /// The name of the rule, as the settings spell it: `ramp_up` or
-    /// `throttle`.
-    ///
-    /// ```
-    /// assert_eq!(fuse_breaker::Grading::Throttle.as_str(), "throttle");
-    /// ```
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Grading::RampUp => "ramp_up",
-            Grading::Throttle => "throttle",
-        }
-    }
-}
-
-impl fmt::Display for Grading {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// The share of calls a rule sheds: `parts` out of 2^32 (never all: a
 /// ramp admits at least its floor, which is at least 1 %, and the

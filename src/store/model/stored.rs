@@ -21,7 +21,7 @@ use std::convert::Infallible;
 
 use crate::config::Config;
 use crate::epoch::Epoch;
-use crate::grade::{self, Grading, Shed, ramp};
+use crate::grade::{self, Shed, ramp};
 use crate::model::{self, Decision, Effect, Grant, Head, Opening, PermitKind, Span};
 use crate::policy::{Failures, Window};
 use crate::recovery;
@@ -251,29 +251,6 @@ impl Stored {
             return (graded.map_or(entry, shed), changed || ended);
         }
         (entry, changed)
-    }
-
-    /// The graded admission (SPEC §11) of a closed circuit that ramps up:
-    /// the rule that sheds the call at `at` with its draw, if one does;
-    /// and whether the ramp was found over and cleared (a change).
-    fn graded(&mut self, config: &Config, at: At) -> (Option<Grading>, bool) {
-        let Some(Ramp { since, .. }) = self.ramp else {
-            return (None, false);
-        };
-        if let Some(shed) = ramp::shed(config, since, at.now) {
-            return (grade::decide(shed, Shed::NONE, at.draw), false);
-        }
-        self.ramp = None;
-        self.head.ramping = false;
-        (None, true)
-    }
-
-    /// The n a trip at `now` opens after, if it relapses within a ramp
-    /// (SPEC §11).
-    fn relapse(&self, config: &Config, now: u64) -> Option<u32> {
-        self.ramp
-            .filter(|ramp| ramp::within(config, ramp.since, now))
-            .map(|ramp| ramp.n)
     }
 
     /// The verdict of `ticket` on a call that was not slow, at `now`.
@@ -603,5 +580,6 @@ impl Stored {
     }
 }
 
+mod graded;
 #[cfg(test)]
 mod tests;
