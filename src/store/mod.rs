@@ -66,6 +66,7 @@ pub use circuit::inspect::{Held, inspect, snapshot_of};
 pub use circuit::permit::SharedPermit;
 pub use circuit::shared::manual::ManualChange;
 pub use circuit::shared::{Shared, SharedFuse};
+pub use model::asked::THROTTLE_SUFFIX;
 pub use model::codec::{Codec, Encoding};
 pub use model::increment::Increment;
 pub use model::payload::PayloadError;

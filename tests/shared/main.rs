@@ -73,6 +73,8 @@ mod single_flight;
 mod stepped_back;
 #[cfg(any(feature = "redis", feature = "sql"))]
 mod stepping;
+#[cfg(any(feature = "redis", feature = "sql"))]
+mod throttle;
 mod timeline;
 #[cfg(feature = "tower")]
 mod tower;

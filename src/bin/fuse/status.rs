@@ -209,6 +209,10 @@ pub(crate) async fn all(
                 continue;
             }
         };
+        if key.ends_with(fuse_breaker::store::THROTTLE_SUFFIX) {
+            // A circuit's fleet throttle window, not a circuit.
+            continue;
+        }
         match inspect(&**store, &key, config).await {
             Ok(Some((snapshot, held))) => Line {
                 key,

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::snapshot::State;
+use crate::store::model::asked::Share;
 use crate::store::model::stored::{At, Entry, Opens, Stored, Ticket};
 use crate::verdict::Verdict;
 
@@ -54,6 +55,7 @@ impl Mirror {
             generation: 0,
             // A quiet mirror does not ramp up: nothing is drawn.
             draw: 0,
+            throttle: None,
         };
         match self.stored.clone().acquire(config, at) {
             (Entry::Granted(ticket), false) => Some(ticket),
@@ -109,7 +111,13 @@ impl Mirror {
     /// The admission the mirror decides by itself: a closed permit of a
     /// closed circuit with no failures, or the rejection of an open one
     /// still cooling down. `None`: ask the store.
-    pub(crate) fn admit(&self, config: &Config, staleness: Duration) -> Option<Entry> {
+    /// `throttle`: the share the fleet's throttle sheds (SPEC §11).
+    pub(crate) fn admit(
+        &self,
+        config: &Config,
+        staleness: Duration,
+        throttle: Option<Share>,
+    ) -> Option<Entry> {
         let now = self.now(staleness)?;
         if !self.decides_locally(config) && self.stored.state() != State::Open {
             return None;
@@ -121,6 +129,7 @@ impl Mirror {
             lease_id: 0,
             generation: 0,
             draw: crate::grade::draw(),
+            throttle,
         };
         match copy.acquire(config, at) {
             (entry, false) => Some(entry),

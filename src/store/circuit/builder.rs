@@ -17,6 +17,7 @@ use crate::store::cache::refresh::Reader;
 use crate::store::circuit::health::Health;
 use crate::store::circuit::shared::{Shared, SharedFuse, SharedOptions};
 use crate::store::circuit::step::Turns;
+use crate::store::circuit::throttle::FleetThrottle;
 use crate::store::model::payload;
 
 /// The builder of a shared circuit: [`FuseBuilder`] with a store chosen
@@ -193,6 +194,11 @@ impl FuseBuilder<Shared> {
             .start(&cache);
             cache
         });
+        let throttle = config.throttle_k().map(|_| {
+            let throttle = Arc::new(FleetThrottle::default());
+            throttle.start(store.clone(), names.key(), &config, ttl);
+            throttle
+        });
         Fuse {
             backing: Shared {
                 names,
@@ -206,6 +212,7 @@ impl FuseBuilder<Shared> {
                 health: Health::default(),
                 turns: Turns::new(),
                 cache,
+                throttle,
                 // A number a store's increment holds exactly (Redis's Lua
                 // numbers are doubles), never the anonymous 0.
                 reporter: crate::random::next() % crate::store::Increment::MAX + 1,

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::snapshot::{Snapshot, State};
 use crate::store::backend::error::StoreError;
+use crate::store::model::asked::{self, Tag};
 use crate::store::model::stored::Stored;
 use crate::store::{Store, circuit::step, model::payload};
 
@@ -100,8 +101,36 @@ pub async fn inspect(
         payload::width(config),
         config.open_nanos(),
     )?;
-    let snapshot = stored.snapshot(config, payload::store_time(loaded.now));
+    let mut snapshot = stored.snapshot(config, payload::store_time(loaded.now));
+    throttled(store, key, config, &stored, &mut snapshot).await?;
     Ok(Some((snapshot, Held::of(&stored))))
+}
+
+/// `snapshot` (of `stored`, the circuit under `key` in `store`) with the
+/// fleet's throttle window of its closed epoch, read from the store,
+/// where `config` throttles (SPEC §11).
+pub(in crate::store) async fn throttled(
+    store: &dyn Store,
+    key: &str,
+    config: &crate::Config,
+    stored: &Stored,
+    snapshot: &mut Snapshot,
+) -> Result<(), StoreError> {
+    if config.throttle_k().is_none() || snapshot.state != State::Closed {
+        return Ok(());
+    }
+    let loaded = store.load(&asked::key(key)).await?;
+    let tag = Tag {
+        generation: stored.generation,
+        epoch: stored.epoch,
+    };
+    if let asked::Held::Ours(counts) =
+        asked::held(config, loaded.payload.as_deref(), tag, loaded.now)
+    {
+        let now = payload::store_time(loaded.now);
+        stored.show_throttle(config, now, counts, snapshot);
+    }
+    Ok(())
 }
 
 /// The snapshot of the circuit under `key` in `store` under `config`

@@ -1,6 +1,6 @@
 //! The shared circuit: [`SharedFuse`](shared::SharedFuse) and its builder,
 //! admission and its future, permits and their verdicts, the step over
-//! the store, the store's health, what a round trip reports, running a
+//! the store, the store's health, the fleet's throttle, what a round trip reports, running a
 //! call, an operator's changes and views.
 
 pub(crate) mod builder;
@@ -11,3 +11,4 @@ pub(crate) mod inspect;
 pub(crate) mod permit;
 pub(crate) mod shared;
 pub(crate) mod step;
+pub(crate) mod throttle;

@@ -150,6 +150,18 @@ impl Increment {
         }
     }
 
+    /// This increment with `failed` of its calls failed (at most the
+    /// calls) and no reporter recorded: counts that decide nothing (the
+    /// fleet throttle's refused requests, see
+    /// [`asked`](crate::store::model::asked)), so it does not answer.
+    #[must_use]
+    pub(crate) fn counted(self, failed: u64) -> Self {
+        Increment {
+            failed: failed.min(self.calls),
+            ..self
+        }
+    }
+
     /// The increment of one closed success of `ticket` under `config`, if a
     /// store can apply one: the `rate` policy, a bucket width of whole
     /// microseconds (the stores' time unit), and a ticket of a named

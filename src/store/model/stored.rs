@@ -26,6 +26,7 @@ use crate::model::{self, Decision, Effect, Grant, Head, Opening, PermitKind, Spa
 use crate::policy::{Failures, Window};
 use crate::recovery;
 use crate::snapshot::{Snapshot, State};
+use crate::store::model::asked::Share;
 use crate::verdict::Verdict;
 
 use crate::store::model::quorum::Reporters;
@@ -151,6 +152,9 @@ pub(crate) struct At {
     /// The process's draw for a graded admission (SPEC §11), read only
     /// while a rule sheds calls.
     pub(crate) draw: u32,
+    /// The share the fleet's throttle sheds, as this process last read
+    /// it (SPEC §11; it applies to the closed epoch it names).
+    pub(crate) throttle: Option<Share>,
 }
 
 impl Stored {
@@ -242,7 +246,7 @@ impl Stored {
         };
         if let Entry::Granted(ticket) = entry
             && !ticket.is_probe()
-            && self.ramp.is_some()
+            && (self.ramp.is_some() || at.throttle.is_some())
         {
             let (graded, ended) = self.graded(config, at);
             let shed = |why| Entry::Rejected {

@@ -23,6 +23,7 @@ fn closed_permit(stored: &mut Stored, config: &Config, now: u64) -> Ticket {
         lease_id: 1,
         generation: 9,
         draw: 0,
+        throttle: None,
     };
     match stored.acquire(config, at).0 {
         Entry::Granted(ticket) => ticket,

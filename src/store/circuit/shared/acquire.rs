@@ -95,9 +95,9 @@ impl SharedFuse {
         if let Some(ticket) = self.quiet_ticket() {
             return Decided::Granted(ticket);
         }
-        if let Some(entry) =
-            self.by_mirror(|mirror, staleness| mirror.admit(&self.backing.config, staleness))
-        {
+        if let Some(entry) = self.by_mirror(|mirror, staleness| {
+            mirror.admit(&self.backing.config, staleness, self.fleet_share())
+        }) {
             return Decided::Ready(self.entry(entry));
         }
         Decided::Ask
@@ -123,9 +123,9 @@ impl SharedFuse {
             if let Some(ticket) = self.quiet_ticket() {
                 return self.entry(Entry::Granted(ticket));
             }
-            if let Some(entry) =
-                self.by_mirror(|mirror, staleness| mirror.admit(&self.backing.config, staleness))
-            {
+            if let Some(entry) = self.by_mirror(|mirror, staleness| {
+                mirror.admit(&self.backing.config, staleness, self.fleet_share())
+            }) {
                 return self.entry(entry);
             }
         }
@@ -157,6 +157,7 @@ impl SharedFuse {
                 lease_id: random::next(),
                 generation: random::next(),
                 draw: grade::draw(),
+                throttle: self.fleet_share(),
             };
             let (granted, changed) = stored.acquire(&self.backing.config, at);
             entry = Some(granted);
@@ -172,8 +173,22 @@ impl SharedFuse {
     fn entry(&self, entry: Entry) -> Result<SharedPermit<'_>, Refusal> {
         match entry {
             Entry::Granted(ticket) => Ok(SharedPermit::new(self, Grantor::Store(ticket))),
-            Entry::Rejected { retry_after } => Err(Refusal::Open(self.rejection(retry_after))),
+            Entry::Rejected { retry_after } => {
+                if crate::error::shed_by(retry_after) == Some(grade::Grading::Throttle)
+                    && let Some(throttle) = self.throttle()
+                {
+                    // A throttled call is a request (SPEC §11).
+                    throttle.refused();
+                }
+                Err(Refusal::Open(self.rejection(retry_after)))
+            }
         }
+    }
+
+    /// The share the fleet's throttle sheds as this process last read it,
+    /// if it sheds anything.
+    fn fleet_share(&self) -> Option<crate::store::model::asked::Share> {
+        self.throttle()?.share()
     }
 
     /// The error of a call the store's circuit rejected, to be tried again

@@ -6,6 +6,7 @@ use crate::store::Incremented;
 use crate::store::backend::error::StoreError;
 use crate::store::circuit::conclusion::Conclusion;
 use crate::store::circuit::shared::SharedFuse;
+use crate::store::model::asked::Tag;
 use crate::store::model::increment::Increment;
 use crate::store::model::payload;
 use crate::store::model::stored::{Opens, Ticket};
@@ -24,6 +25,7 @@ impl SharedFuse {
         slow: bool,
         hint: Option<u64>,
     ) -> Conclusion<'_> {
+        self.tally(&ticket, verdict);
         if self.settles(ticket, verdict, slow) {
             Conclusion::settled()
         } else {
@@ -41,10 +43,28 @@ impl SharedFuse {
         slow: bool,
         hint: Option<u64>,
     ) -> Result<(), StoreError> {
+        self.tally(&ticket, verdict);
         if self.settles(ticket, verdict, slow) {
             return Ok(());
         }
         self.conclude_asking(ticket, verdict, slow, hint).await
+    }
+
+    /// Counts a closed verdict in the fleet's throttle (SPEC §11: a
+    /// success is an accepted request, a failure a request that was not;
+    /// an ignore is neither).
+    #[inline]
+    fn tally(&self, ticket: &Ticket, verdict: Verdict) {
+        if let Some(throttle) = self.throttle()
+            && !ticket.is_probe()
+            && verdict != Verdict::Ignore
+        {
+            let tag = Tag {
+                generation: ticket.generation,
+                epoch: ticket.epoch,
+            };
+            throttle.ask(tag, verdict == Verdict::Success);
+        }
     }
 
     /// Whether this process settles the verdict with nothing to send now.

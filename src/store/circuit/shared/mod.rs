@@ -29,6 +29,7 @@ use crate::store::cache::Cache;
 use crate::store::cache::mirror::Mirror;
 use crate::store::circuit::health::Health;
 use crate::store::circuit::step::{InStore, Turns};
+use crate::store::circuit::throttle::FleetThrottle;
 use crate::store::model::payload;
 use crate::store::model::stored::{Stored, Ticket};
 use crate::store::{Loaded, Store};
@@ -92,6 +93,8 @@ pub struct Shared {
     pub(in crate::store) turns: Turns,
     /// Cached mode: the mirror of the key and its quiet permit.
     pub(in crate::store) cache: Option<Arc<Cache>>,
+    /// With `throttle_k`: this process's part of the fleet's throttle.
+    pub(in crate::store) throttle: Option<Arc<FleetThrottle>>,
     /// The random id this handle reports its failures under (SPEC §8's
     /// quorum; never 0, the anonymous reporter's; at most
     /// [`Increment::MAX`](crate::store::Increment::MAX)).
@@ -255,6 +258,33 @@ impl SharedFuse {
             .map_or(0, |cache| cache.batched())
     }
 
+    /// The share of closed calls this process's throttle sheds now (SPEC
+    /// §11): the formula on the fleet's `requests` and `accepts`, as this
+    /// process last read them (at most a bucket of the policy window ago);
+    /// 0 without `throttle_k`, before the first reading, and while the
+    /// store does not answer. Every process of a fleet sheds the same
+    /// share; the snapshot's `admission` is the store's view of it.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fuse_breaker::store::MemoryStore;
+    ///
+    /// # futures::executor::block_on(async {
+    /// let config = fuse_breaker::Config::builder().throttle_k(2.0).build()?;
+    /// let fuse = fuse_breaker::Fuse::builder("billing")
+    ///     .store(Arc::new(MemoryStore::new()))
+    ///     .config(config)
+    ///     .build();
+    /// assert_eq!(fuse.throttling(), 0.0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn throttling(&self) -> f64 {
+        self.throttle()
+            .and_then(FleetThrottle::share)
+            .map_or(0.0, |share| share.shed.probability())
+    }
+
     /// What decides while the store does not answer.
     ///
     /// ```
@@ -346,7 +376,15 @@ impl SharedFuse {
         let loaded = self.backing.store.load(self.key()).await?;
         let now = payload::store_time(loaded.now);
         let stored = self.read(&loaded)?;
-        let snapshot = stored.snapshot(&self.backing.config, now);
+        let mut snapshot = stored.snapshot(&self.backing.config, now);
+        crate::store::circuit::inspect::throttled(
+            &*self.backing.store,
+            self.key(),
+            &self.backing.config,
+            &stored,
+            &mut snapshot,
+        )
+        .await?;
         Ok((
             snapshot,
             crate::store::Held::of(&stored),
@@ -392,6 +430,15 @@ impl SharedFuse {
     /// The closed permit of a quiet mirror still fresh.
     #[inline]
     pub(in crate::store) fn quiet_ticket(&self) -> Option<Ticket> {
+        if self.throttle().is_some_and(FleetThrottle::shedding) {
+            return None;
+        }
         self.backing.cache.as_ref()?.quiet_ticket()
+    }
+
+    /// With `throttle_k`: this process's part of the fleet's throttle.
+    #[inline]
+    pub(in crate::store) fn throttle(&self) -> Option<&FleetThrottle> {
+        self.backing.throttle.as_deref()
     }
 }

@@ -54,6 +54,7 @@ fn permit(stored: &mut Stored, config: &Config, now: u64) -> Option<Ticket> {
         lease_id: 7,
         generation: 11,
         draw: 0,
+        throttle: None,
     };
     match stored.acquire(config, at).0 {
         Entry::Granted(ticket) => Some(ticket),

@@ -80,6 +80,7 @@ fn permit(stored: &mut Stored, config: &Config, now: u64) -> Ticket {
         lease_id: 1,
         generation: 3,
         draw: 0,
+        throttle: None,
     };
     match stored.acquire(config, at).0 {
         Entry::Granted(ticket) => ticket,
@@ -173,6 +174,7 @@ fn probes_and_manual_changes_ignore_the_quorum() {
         lease_id: 5,
         generation: 3,
         draw: 0,
+        throttle: None,
     };
     let Entry::Granted(probe) = stored.acquire(&config, at).0 else {
         panic!("no probe");

@@ -3,22 +3,34 @@
 
 use super::{At, Ramp, Stored};
 use crate::config::Config;
+use crate::grade::throttle::{self, Asked};
 use crate::grade::{self, Grading, Shed, ramp};
+use crate::snapshot::Snapshot;
 
 impl Stored {
-    /// The graded admission (SPEC §11) of a closed circuit that ramps up:
-    /// the rule that sheds the call at `at` with its draw, if one does;
-    /// and whether the ramp was found over and cleared (a change).
+    /// The graded admission (SPEC §11) of a closed circuit that ramps up
+    /// or that the fleet's throttle (`at.throttle`, if it names this
+    /// epoch) sheds calls of: the rule that sheds the call at `at` with its
+    /// draw, if one does; and whether the ramp was found over and cleared
+    /// (a change).
     pub(super) fn graded(&mut self, config: &Config, at: At) -> (Option<Grading>, bool) {
-        let Some(Ramp { since, .. }) = self.ramp else {
-            return (None, false);
+        let throttle = at
+            .throttle
+            .filter(|share| {
+                share.tag.generation == self.generation && share.tag.epoch == self.epoch
+            })
+            .map_or(Shed::NONE, |share| share.shed);
+        let mut ended = false;
+        let ramp = match self.ramp {
+            None => Shed::NONE,
+            Some(Ramp { since, .. }) => ramp::shed(config, since, at.now).unwrap_or_else(|| {
+                self.ramp = None;
+                self.head.ramping = false;
+                ended = true;
+                Shed::NONE
+            }),
         };
-        if let Some(shed) = ramp::shed(config, since, at.now) {
-            return (grade::decide(shed, Shed::NONE, at.draw), false);
-        }
-        self.ramp = None;
-        self.head.ramping = false;
-        (None, true)
+        (grade::decide(ramp, throttle, at.draw), ended)
     }
 
     /// The n a trip at `now` opens after, if it relapses within a ramp
@@ -27,5 +39,22 @@ impl Stored {
         self.ramp
             .filter(|ramp| ramp::within(config, ramp.since, now))
             .map(|ramp| ramp.n)
+    }
+
+    /// `snapshot` (this circuit's at `now`) with the fleet's throttle
+    /// window `asked` of its closed epoch (SPEC §11): the share it sheds,
+    /// with the ramp's, and the counts.
+    pub(crate) fn show_throttle(
+        &self,
+        config: &Config,
+        now: u64,
+        asked: Asked,
+        snapshot: &mut Snapshot,
+    ) {
+        let ramp = self
+            .ramp
+            .and_then(|Ramp { since, .. }| ramp::shed(config, since, now))
+            .unwrap_or(Shed::NONE);
+        grade::show(snapshot, ramp, throttle::shed(config, asked), asked);
     }
 }

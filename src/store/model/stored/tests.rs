@@ -68,6 +68,7 @@ fn at(now: u64, lease: u64, lease_id: u64) -> At {
         lease_id,
         generation: 1000 + lease_id,
         draw: 0,
+        throttle: None,
     }
 }
 
