@@ -147,7 +147,9 @@ fn child() {
                     }
                 }
                 Err(refusal) => {
-                    let throttled = refusal.open_error().and_then(|open| open.throttled());
+                    let throttled = refusal
+                        .open_error()
+                        .and_then(fuse_breaker::OpenError::throttled);
                     match throttled {
                         Some(Grading::Throttle) if measured => shed += 1,
                         Some(Grading::Throttle) => {}
@@ -271,4 +273,77 @@ fn every_process_of_a_fleet_sheds_the_same_share_from_the_fleet_s_window() {
             assert_eq!(printed[0].role, "sick");
         }
     }
+}
+
+/// Two circuits on one key of a memory store, one whose calls all fail
+/// and one whose calls all succeed: both shed the share of their common
+/// window, and the snapshot shows its counts.
+#[test]
+fn two_handles_on_one_key_shed_the_share_of_their_common_window() {
+    use std::sync::Arc;
+
+    use fuse_breaker::store::{MemoryStore, THROTTLE_SUFFIX};
+    let config = Config::builder()
+        .failure_window(Duration::from_secs(2))
+        .window_buckets(10)
+        .failure_threshold(1_000)
+        .minimum_calls(10)
+        .throttle_k(2.0)
+        .build()
+        .unwrap();
+    let store = Arc::new(MemoryStore::new());
+    let handle = || {
+        fuse_breaker::Fuse::builder("billing")
+            .store(store.clone())
+            .config(config.clone())
+            .build()
+    };
+    runtime().block_on(async {
+        let (sick, well) = (handle(), handle());
+        for _ in 0..20 {
+            sick.try_acquire().await.unwrap().failure().await.unwrap();
+        }
+        for _ in 0..10 {
+            well.try_acquire().await.unwrap().success().await.unwrap();
+        }
+        // Two of the throttle's sendings (every 100 ms).
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        // 30 requests, 10 accepts: (30 - 2 x 10) / 31.
+        let expected = 10.0 / 31.0;
+        for fuse in [&sick, &well] {
+            assert!(
+                (fuse.throttling() - expected).abs() < 1e-6,
+                "{}",
+                fuse.throttling()
+            );
+        }
+        let snapshot = well.snapshot().await.unwrap();
+        assert_eq!((snapshot.requests, snapshot.accepts), (30, 10));
+        assert_eq!(snapshot.graded_by, Some(Grading::Throttle));
+        assert!((snapshot.admission.to_f64() - (1.0 - expected)).abs() < 1e-6);
+        let record =
+            fuse_breaker::store::Store::load(&*store, &format!("fuse:billing{THROTTLE_SUFFIX}"))
+                .await
+                .unwrap();
+        assert!(record.payload.is_some());
+        // Of 1,000 calls, a third are shed or more (each shed call is a
+        // request with no accept: the share grows as they reach the
+        // window), and each counts as a request.
+        let mut shed = 0;
+        for _ in 0..1_000 {
+            match sick.try_acquire().await {
+                Ok(permit) => permit.ignore().await.unwrap(),
+                Err(refusal) => {
+                    let open = refusal.open_error().unwrap();
+                    assert_eq!(open.throttled(), Some(Grading::Throttle));
+                    assert_eq!(open.retry_after(), Duration::ZERO);
+                    shed += 1;
+                }
+            }
+        }
+        assert!((250..900).contains(&shed), "{shed} of 1,000 shed");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let snapshot = well.snapshot().await.unwrap();
+        assert_eq!((snapshot.requests, snapshot.accepts), (30 + shed, 10));
+    });
 }

@@ -79,11 +79,18 @@ impl FleetThrottle {
 
     /// Counts a request of `tag`'s closed epoch, `accepted` (an admitted
     /// call's success) or not (a failure, or a call the throttle shed).
-    /// Counts of an epoch before the one counting are dropped.
+    /// Counts of an epoch before the one counting are dropped. A permit
+    /// granted while the key was absent (of no generation yet) belongs to
+    /// the key's first epoch, whatever generation names it.
     pub(in crate::store) fn ask(&self, tag: Tag, accepted: bool) {
         let mut local = self.lock();
         let counts = match &mut local.unsent {
             Some((held, counts)) if *held == tag => counts,
+            Some((held, counts)) if held.epoch == tag.epoch && tag.generation == 0 => counts,
+            Some((held, counts)) if held.epoch == tag.epoch && held.generation == 0 => {
+                *held = tag;
+                counts
+            }
             Some((held, _)) if held.generation == tag.generation && held.epoch > tag.epoch => {
                 return;
             }
@@ -226,3 +233,6 @@ impl Sender {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests;
