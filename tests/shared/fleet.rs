@@ -130,6 +130,7 @@ fn child() {
         println!("child: rejected {rejected}");
         println!("child: local_calls {local_calls}");
         println!("child: local_failed {local_failed}");
+        println!("child: lost {}", fuse.lost());
     });
 }
 
@@ -141,6 +142,9 @@ struct Printed {
     /// Calls, and failed calls, the children's local fallbacks decided.
     local_calls: u64,
     local_failed: u64,
+    /// Successes lost with a cached step the store did not answer in
+    /// time (it may have written them).
+    lost: u64,
 }
 
 /// Runs one child per role on `url` and key `name`; the sums of what they
@@ -202,6 +206,9 @@ fn run(url: &str, name: &str, roles: [&str; 3], cached: bool) -> Printed {
             if let Some(n) = number("child: local_failed ") {
                 printed.local_failed += n as u64;
             }
+            if let Some(n) = number("child: lost ") {
+                printed.lost += n as u64;
+            }
         }
     }
     printed
@@ -220,18 +227,20 @@ fn one_sick_process_cannot_open_the_fleet_s_circuit_all_three_open_it_once() {
             println!(
                 "fleet {url} {mode}: 1 failing + 2 succeeding, {CALLS} calls each: {:?}, \
                  window calls {} failed {}, openings {transitions}, rejected {rejected}, \
-                 decided locally {}",
-                snapshot.state, snapshot.calls, snapshot.failed, printed.local_calls
+                 decided locally {}, lost {}",
+                snapshot.state, snapshot.calls, snapshot.failed, printed.local_calls, printed.lost
             );
             assert_eq!(snapshot.state, State::Closed, "{url} {mode}");
             assert_eq!((transitions, rejected), (0, 0), "{url} {mode}");
             let calls = u64::from(3 * CALLS);
             // Every verdict is in the store, but those of calls a local
-            // fallback decided.
-            assert_eq!(
-                snapshot.calls + printed.local_calls,
-                calls,
-                "{url} {mode}: every process's verdicts ({printed:?})"
+            // fallback decided, and (cached) successes lost with a step the
+            // store did not answer in time on a loaded machine (which it
+            // may have written).
+            let stored = snapshot.calls + printed.local_calls;
+            assert!(
+                stored <= calls && calls <= stored + printed.lost,
+                "{url} {mode}: every process's verdicts: {stored} of {calls} ({printed:?})"
             );
             assert_eq!(
                 snapshot.failed + printed.local_failed,

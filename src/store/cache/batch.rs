@@ -46,21 +46,33 @@ impl Batch {
 /// was absent still counts in it).
 const MAX_BATCHES: usize = 4;
 
-/// The batches being filled, one per permit, and how many successes of
-/// batches taken to be sent have not been sent yet.
+/// The batches being filled, one per permit, how many successes of
+/// batches taken to be sent have not been sent yet, and how many were
+/// lost with a step the store did not answer.
 #[derive(Debug, Default)]
 pub(crate) struct Pending {
     batches: Mutex<Vec<Batch>>,
     sending: Tally,
+    lost: Tally,
 }
 
 /// Batches taken to be sent: their successes count as unsent until this
 /// is dropped, after the step that carries them (answered, refused or
-/// cancelled).
+/// cancelled), and as lost if that step was not answered
+/// ([`sent`](Self::sent) says it was).
 pub(crate) struct Sending<'a> {
     batches: Vec<Batch>,
     calls: u64,
     pending: &'a Pending,
+    sent: bool,
+}
+
+impl Sending<'_> {
+    /// The step that carried the batches was answered: they were sent
+    /// (or found stale, which the store's answer also says).
+    pub(crate) fn sent(mut self) {
+        self.sent = true;
+    }
 }
 
 impl std::ops::Deref for Sending<'_> {
@@ -74,6 +86,9 @@ impl std::ops::Deref for Sending<'_> {
 impl Drop for Sending<'_> {
     fn drop(&mut self) {
         self.pending.sending.sub(self.calls);
+        if !self.sent {
+            self.pending.lost.add(self.calls);
+        }
     }
 }
 
@@ -123,7 +138,14 @@ impl Pending {
             batches,
             calls,
             pending: self,
+            sent: false,
         }
+    }
+
+    /// How many successes were lost with a step the store did not answer
+    /// (it may have written them: a reply lost on the way counts too).
+    pub(crate) fn lost(&self) -> u64 {
+        self.lost.get()
     }
 
     /// How many successes wait to be sent, or are being sent.

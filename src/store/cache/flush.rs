@@ -71,8 +71,8 @@ impl Flush {
             });
             let stepped = step.await;
             // Sent, or lost with the step: no longer waiting.
-            drop(batches);
             if let Ok(stepped) = stepped {
+                batches.sent();
                 live.remember(&stepped.stored, stepped.now);
             }
         }

@@ -84,6 +84,12 @@ impl Cache {
         self.pending.take(self.clock.now())
     }
 
+    /// How many batched successes were lost with a step the store did
+    /// not answer.
+    pub(crate) fn lost(&self) -> u64 {
+        self.pending.lost()
+    }
+
     /// How many closed successes wait in the batch.
     pub(crate) fn batched(&self) -> u64 {
         self.pending.calls()

@@ -258,6 +258,26 @@ impl SharedFuse {
             .map_or(0, |cache| cache.batched())
     }
 
+    /// In cached mode, how many closed successes this process counted and
+    /// lost with a step the store did not answer (in time): the store may
+    /// or may not have written them, and they are not sent again (so none
+    /// is counted twice). 0 in strict mode.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use fuse_breaker::store::MemoryStore;
+    ///
+    /// let fuse = fuse_breaker::Fuse::builder("billing")
+    ///     .store(Arc::new(MemoryStore::new()))
+    ///     .cached(Duration::from_secs(60))
+    ///     .build();
+    /// assert_eq!(fuse.lost(), 0);
+    /// ```
+    pub fn lost(&self) -> u64 {
+        self.backing.cache.as_ref().map_or(0, |cache| cache.lost())
+    }
+
     /// The share of closed calls this process's throttle sheds now (SPEC
     /// §11): the formula on the fleet's `requests` and `accepts`, as this
     /// process last read them (at most a bucket of the policy window ago);

@@ -29,13 +29,14 @@ impl SharedFuse {
     ) -> Result<Option<PayloadError>, StoreError> {
         // Cached mode under `rate`: the successes batched so far go with
         // this step, recorded before its own decision (they happened
-        // before it). A step the store does not answer loses them.
-        let batches = self
+        // before it). A step the store does not answer loses them (it may
+        // have written them: sending them again could count them twice).
+        let sending = self
             .backing
             .cache
             .as_ref()
             .map(|cache| cache.take_batches());
-        let batches = batches.as_deref().unwrap_or_default();
+        let batches = sending.as_deref().unwrap_or_default();
         let with_batch = |stored: &mut Stored, now: u64| {
             let sent = batches.iter().fold(false, |any, batch| {
                 stored.record_batch(&self.backing.config, batch, now) | any
@@ -45,6 +46,9 @@ impl SharedFuse {
             changed
         };
         let stepped = self.in_store().step(manual.is_some(), with_batch).await?;
+        if let Some(sending) = sending {
+            sending.sent();
+        }
         self.remember(&stepped.stored, stepped.now);
         if let Some((before, at)) = &stepped.replaced {
             self.report(before, &stepped.stored, *at, manual);
