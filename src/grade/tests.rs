@@ -1,7 +1,7 @@
 use std::time::Duration;
 
 use super::throttle::{self, Asked};
-use super::{Grading, Share, Shed, decide, in_force, ramp};
+use super::{Grading, Shed, decide, in_force, ramp};
 use crate::config::Config;
 
 fn config(f: impl FnOnce(crate::config::ConfigBuilder) -> crate::config::ConfigBuilder) -> Config {
@@ -72,28 +72,4 @@ fn a_draw_either_rule_sheds_is_the_throttle_s() {
         in_force(Shed(1 << 30), Shed(1 << 31)),
         Some((Grading::Throttle, 0.5))
     );
-}
-
-#[test]
-fn a_late_refresh_of_an_earlier_bucket_or_epoch_never_overwrites_a_later_one() {
-    use crate::epoch::Epoch;
-    let share = Share::new();
-    let (half, third) = (Shed::of(0.5), Shed::of(1.0 / 3.0));
-    let kept = |share: &Share, epoch| share.get(Epoch::new(epoch)).probability();
-    share.set(Epoch::new(2), half, 300);
-    assert!((kept(&share, 2) - 0.5).abs() < 1e-6);
-    // Bucket 299's refresh, preempted, lands after bucket 300's.
-    share.set(Epoch::new(2), third, 299);
-    assert!((kept(&share, 2) - 0.5).abs() < 1e-6);
-    // The next bucket's does, across the low byte's wrap too.
-    share.set(Epoch::new(2), third, 301);
-    assert!((kept(&share, 2) - 1.0 / 3.0).abs() < 1e-6);
-    share.set(Epoch::new(2), half, 256 + 255);
-    share.set(Epoch::new(2), third, 512);
-    assert!((kept(&share, 2) - 1.0 / 3.0).abs() < 1e-6);
-    // An ended epoch's refresh leaves the next epoch's share alone.
-    share.set(Epoch::new(4), half, 600);
-    share.set(Epoch::new(2), third, 900);
-    assert!((kept(&share, 4) - 0.5).abs() < 1e-6);
-    assert_eq!(share.get(Epoch::new(2)), Shed::NONE);
 }

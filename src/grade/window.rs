@@ -14,13 +14,9 @@ use crate::policy::{Outcome, Tallies};
 use crate::sync::{AtomicU64, SHARE_LOAD, SHARE_STORE};
 
 /// The share the throttle sheds in use (SPEC §11): the epoch whose window
-/// it was computed from in the high half; in the low half, the share's
-/// parts (to 2^-24: the low byte's parts are dropped) and the low byte of
-/// the bucket it was computed in, so that a refresh of an earlier bucket
-/// that lands late (its thread preempted between reading the window and
-/// writing the share) never overwrites a later one's. In the slot's hot
-/// words, beside the state word: a closed admission of a throttling
-/// circuit reads it and nothing else.
+/// it was computed from in the high half, the share's parts in the low
+/// half. In the slot's hot words, beside the state word: a closed
+/// admission of a throttling circuit reads it and nothing else.
 #[derive(Debug)]
 pub(crate) struct Share(AtomicU64);
 
@@ -37,7 +33,7 @@ impl Share {
         let held = self.0.load(SHARE_LOAD);
         #[allow(clippy::cast_possible_truncation)] // the two halves
         if (held >> 32) as u32 == epoch.get() {
-            Shed(held as u32 & !BUCKET)
+            Shed(held as u32)
         } else {
             Shed::NONE
         }
@@ -50,35 +46,13 @@ impl Share {
         self.0.store(0, SHARE_STORE);
     }
 
-    /// Puts `shed`, computed from `epoch`'s window in `bucket`, in use,
-    /// unless the share in use was computed later: in a later epoch, or
-    /// a later bucket of this one (the buckets compared by their low
-    /// byte, wrapping: a refresh is never 128 buckets late).
-    pub(crate) fn set(&self, epoch: Epoch, shed: Shed, bucket: u64) {
-        #[allow(clippy::cast_possible_truncation)] // the low byte
-        let byte = bucket as u8;
-        let new = u64::from(epoch.get()) << 32 | u64::from(shed.0 & !BUCKET) | u64::from(byte);
-        let mut held = self.0.load(SHARE_LOAD);
-        loop {
-            #[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)] // wrapping
-            let later = match (held >> 32) as u32 {
-                0 if held == 0 => false,
-                of if of == epoch.get() => (held as u8).wrapping_sub(byte) as i8 > 0,
-                of => of.wrapping_sub(epoch.get()) as i32 > 0,
-            };
-            if later {
-                return;
-            }
-            match self.0.compare_exchange(held, new, SHARE_STORE, SHARE_LOAD) {
-                Ok(_) => return,
-                Err(now) => held = now,
-            }
-        }
+    fn set(&self, epoch: Epoch, shed: Shed) {
+        self.0.store(
+            u64::from(epoch.get()) << 32 | u64::from(shed.0),
+            SHARE_STORE,
+        );
     }
 }
-
-/// The low byte of the share word: the bucket's, not the share's.
-const BUCKET: u32 = 0xFF;
 
 /// A circuit's throttle window: in its slot (never freed), for a
 /// configuration with `throttle_k`.
@@ -119,8 +93,10 @@ impl Throttle {
     /// Recomputes the `share` of `epoch` from its window at `now`.
     #[cold]
     fn refresh(&self, config: &Config, share: &Share, epoch: Epoch, now: u64) {
-        let shed = throttle::shed(config, self.asked(config, epoch, now));
-        share.set(epoch, shed, crate::policy::bucket(config, now));
+        share.set(
+            epoch,
+            throttle::shed(config, self.asked(config, epoch, now)),
+        );
     }
 
     /// The requests and accepts of `epoch`'s window at `now`.

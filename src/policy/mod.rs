@@ -47,6 +47,7 @@ pub(crate) use window::Window;
 use crate::config::Config;
 
 pub(crate) use count::{Failures, Limits};
+#[cfg(any(feature = "store", test, fuzzing))]
 pub(crate) use rate::bucket;
 #[cfg(feature = "store")]
 pub(crate) use rate::width;

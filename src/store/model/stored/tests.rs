@@ -574,8 +574,8 @@ fn a_closed_admission_sheds_by_the_fleet_s_throttle_share_of_its_epoch() {
     };
     let admit = |stored: &mut Stored, throttle: Option<Share>, draw: u32| {
         let at = At {
-            throttle,
             draw,
+            throttle,
             ..at(SEC, FOREVER, 1)
         };
         match stored.acquire(&config, at).0 {
