@@ -20,7 +20,6 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::config::{Config, MAX_WINDOW_BUCKETS};
-use crate::grade::Shed;
 use crate::grade::throttle::Asked;
 use crate::store::model::increment::Increment;
 use crate::store::model::payload;
@@ -37,21 +36,7 @@ pub const THROTTLE_SUFFIX: &str = "#throttle";
 /// What a fleet throttle's record starts with.
 const START: &str = "{\"fuse_throttle\":";
 
-/// The closed epoch a throttle window counts: the key's generation and
-/// the epoch (the ticket's, see [`Ticket`](super::stored::Ticket)).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct Tag {
-    pub(crate) generation: u64,
-    pub(crate) epoch: u64,
-}
-
-/// The share of a closed epoch's calls the fleet's throttle sheds, as a
-/// process computed it from the fleet's window.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Share {
-    pub(crate) tag: Tag,
-    pub(crate) shed: Shed,
-}
+pub(crate) use crate::store::model::stored::{Share, Tag};
 
 /// The key of the fleet throttle's record of the circuit under `key`.
 pub(crate) fn key(key: &str) -> String {

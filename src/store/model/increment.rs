@@ -152,8 +152,8 @@ impl Increment {
 
     /// This increment with `failed` of its calls failed (at most the
     /// calls) and no reporter recorded: counts that decide nothing (the
-    /// fleet throttle's refused requests, see
-    /// [`asked`](crate::store::model::asked)), so it does not answer.
+    /// fleet throttle's refused requests, kept beside a circuit's key), so
+    /// it does not answer.
     #[must_use]
     pub(crate) fn counted(self, failed: u64) -> Self {
         Increment {

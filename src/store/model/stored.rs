@@ -26,7 +26,6 @@ use crate::model::{self, Decision, Effect, Grant, Head, Opening, PermitKind, Spa
 use crate::policy::{Failures, Window};
 use crate::recovery;
 use crate::snapshot::{Snapshot, State};
-use crate::store::model::asked::Share;
 use crate::verdict::Verdict;
 
 use crate::store::model::quorum::Reporters;
@@ -154,7 +153,7 @@ pub(crate) struct At {
     pub(crate) draw: u32,
     /// The share the fleet's throttle sheds, as this process last read
     /// it (SPEC §11; it applies to the closed epoch it names).
-    pub(crate) throttle: Option<Share>,
+    pub(crate) throttle: Option<graded::Share>,
 }
 
 impl Stored {
@@ -585,5 +584,6 @@ impl Stored {
 }
 
 mod graded;
+pub(crate) use graded::{Share, Tag};
 #[cfg(test)]
 mod tests;

@@ -1,11 +1,28 @@
-//! What a stored circuit's ramp-up (SPEC §11) decides: a closed
-//! admission's graded share, and whether a trip relapses within the ramp.
+//! What a stored circuit's graded admission (SPEC §11) decides: a closed
+//! admission's graded share (the ramp-up's, and the fleet's throttle's as
+//! a process last read it), and whether a trip relapses within the ramp.
 
 use super::{At, Ramp, Stored};
 use crate::config::Config;
 use crate::grade::throttle::{self, Asked};
 use crate::grade::{self, Grading, Shed, ramp};
 use crate::snapshot::Snapshot;
+
+/// The closed epoch a throttle window counts: the key's generation and
+/// the epoch (the ticket's, see [`Ticket`](super::Ticket)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Tag {
+    pub(crate) generation: u64,
+    pub(crate) epoch: u64,
+}
+
+/// The share of a closed epoch's calls the fleet's throttle sheds, as a
+/// process computed it from the fleet's window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Share {
+    pub(crate) tag: Tag,
+    pub(crate) shed: Shed,
+}
 
 impl Stored {
     /// The graded admission (SPEC §11) of a closed circuit that ramps up
@@ -58,3 +75,6 @@ impl Stored {
         grade::show(snapshot, ramp, throttle::shed(config, asked), asked);
     }
 }
+
+#[cfg(test)]
+mod tests;
