@@ -116,6 +116,19 @@ const CASES: &[Case] = &[
             let _ = black_box(fuse.run_with(succeed, |_| true, |_| true));
         }
     }),
+    ("rate_throttle_closed_run_with", |calls| {
+        // SPEC §11 under `rate`: a throttling `rate` circuit that sheds
+        // nothing; its throttle reads the `rate` window, so a success is
+        // counted once, as `rate_closed_run_with`'s is.
+        let config = Config::builder()
+            .policy(fuse_breaker::config::Policy::Rate)
+            .throttle_k(2.0)
+            .build();
+        let fuse = Fuse::new("bench", config.expect("a valid configuration"));
+        for _ in 0..calls {
+            let _ = black_box(fuse.run_with(succeed, |_| true, |_| true));
+        }
+    }),
     ("rate_counted_failure", |calls| {
         // Every call a counted failure on a `rate` circuit the minimum
         // keeps closed, re-closed before the window could ever hold it.

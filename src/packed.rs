@@ -247,13 +247,13 @@ impl Word {
     }
 
     /// Whether a success under `grant` is a closed success of this closed
-    /// epoch of a `rate` circuit: one the engine adds to its tallies, and
+    /// epoch of a `rate` circuit: one the engine adds to its tallies (a
+    /// throttling circuit's throttle reads them too, SPEC §11), and
     /// nothing else unless it was slow. One mask and one
     /// compare, as [`quiet_success`](Self::quiet_success).
     #[inline]
     pub(crate) const fn counted_success(self, grant: Grant) -> bool {
-        self.0 & (STATE.mask() | IN_PLACE_EPOCH | RATE_BIT | THROTTLE_BIT)
-            == grant.bits() | RATE_BIT
+        self.0 & (STATE.mask() | IN_PLACE_EPOCH | RATE_BIT) == grant.bits() | RATE_BIT
     }
 
     /// Whether a failure under `grant` is a closed failure of this closed

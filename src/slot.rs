@@ -243,7 +243,12 @@ impl Occupant {
                 return false;
             }
         }
-        let _ = tallies.add(epoch, crate::policy::Outcome::SUCCESS, now);
+        if tallies.add(epoch, crate::policy::Outcome::SUCCESS, now)
+            && let Some(throttle) = slot.throttle.as_deref()
+        {
+            // A throttling `rate` circuit: the call is the throttle's too.
+            throttle.entered(config, &slot.words.share, epoch, now, tallies);
+        }
         true
     }
 

@@ -32,14 +32,22 @@ impl Engine<'_> {
         self.acquire_from(word, read)
     }
 
-    /// Admission that reads the `phase` record or changes the word, from
-    /// `word` and the time `read` after it, if one was.
+    /// Admission out of line, from `word` and the time `read` after it,
+    /// if one was: a closed circuit that grades its admission (SPEC §11;
+    /// one that throttles and sheds nothing now admits here, with one load
+    /// more), or the loop.
     #[inline(never)]
     fn acquire_from(self, word: Word, read: Option<u64>) -> Decision {
-        // A closed circuit that grades its admission (SPEC §11).
         if let Some(grant) = word.closed_grant() {
             return self.graded(word, grant);
         }
+        self.acquire_moving(word, read)
+    }
+
+    /// Admission that reads the `phase` record or changes the word, from
+    /// `word` and the time `read` after it, if one was.
+    #[inline(never)]
+    fn acquire_moving(self, word: Word, read: Option<u64>) -> Decision {
         let now = Now {
             at: Cell::new(read),
             ..self.now()

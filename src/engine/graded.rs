@@ -16,7 +16,7 @@ impl Engine<'_> {
     /// record and the clock; the first admission to find the ramp over
     /// clears it from the word). A call the throttle sheds is one more
     /// request in its window.
-    #[inline(never)]
+    #[inline]
     pub(super) fn graded(self, word: Word, grant: Grant) -> Decision {
         let by_throttle = self.slot.words.share.get(word.epoch());
         if by_throttle == Shed::NONE && !word.ramping() {
@@ -52,7 +52,9 @@ impl Engine<'_> {
                     && let Some(throttle) = throttle
                 {
                     let now = self.occupant.window_time.now();
-                    throttle.ask(self.config(), &self.slot.words.share, epoch, false, now);
+                    let share = &self.slot.words.share;
+                    let rate = self.slot.tallies.as_deref();
+                    throttle.ask(self.config(), share, epoch, false, now, rate);
                 }
                 Decision::shed(why)
             }

@@ -86,7 +86,8 @@ impl Engine<'_> {
             Some(throttle) => {
                 let at = self.occupant.window_time.now();
                 let share = self.slot.words.share.get(epoch);
-                (share, throttle.asked(self.config(), epoch, at))
+                let rate = self.slot.tallies.as_deref();
+                (share, throttle.asked(self.config(), epoch, at, rate))
             }
             None => (Shed::NONE, grade::throttle::Asked::default()),
         };

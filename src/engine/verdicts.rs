@@ -76,17 +76,24 @@ impl Engine<'_> {
     }
 
     /// A closed verdict of its epoch, `outcome`, of a circuit that keeps a
-    /// window beside its word: a request in the throttle's, and an accept
-    /// if it succeeded (SPEC §11); then the `rate` window's.
+    /// window beside its word: the `rate` window's (which a throttling
+    /// `rate` circuit's throttle reads as its requests and accepts), or a
+    /// request in the throttle's, an accept if it succeeded (SPEC §11).
     #[inline(never)]
     fn windowed(&self, grant: Grant, outcome: crate::policy::Outcome, now: &Now<'_>) {
-        if let Some(throttle) = self.slot.throttle.as_deref() {
-            let at = self.occupant.window_time.now();
-            let share = &self.slot.words.share;
-            throttle.ask(self.config(), share, grant.epoch(), !outcome.failed, at);
-        }
         if self.slot.tallies.is_some() {
             self.record_rated(grant, outcome, now);
+        } else if let Some(throttle) = self.slot.throttle.as_deref() {
+            let at = self.occupant.window_time.now();
+            let share = &self.slot.words.share;
+            throttle.ask(
+                self.config(),
+                share,
+                grant.epoch(),
+                !outcome.failed,
+                at,
+                None,
+            );
         }
     }
 

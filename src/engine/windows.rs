@@ -20,7 +20,12 @@ impl Engine<'_> {
             return;
         };
         let at = self.occupant.window_time.now();
-        let _ = tallies.add(grant.epoch(), outcome, at);
+        if tallies.add(grant.epoch(), outcome, at)
+            && let Some(throttle) = self.slot.throttle.as_deref()
+        {
+            let share = &self.slot.words.share;
+            throttle.entered(self.config(), share, grant.epoch(), at, tallies);
+        }
         if !(outcome.failed || outcome.slow) || !tallies.holds(self.config(), grant.epoch(), at) {
             return;
         }

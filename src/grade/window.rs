@@ -1,7 +1,8 @@
 //! The engine's memory of the throttle (SPEC §11): its window of requests
 //! and accepts, kept as a `rate` window is (per-thread lanes of bucket
 //! cells: a request is a call, a request that was not an accept a failed
-//! one), and the share to shed in use, which every thread's first request
+//! one; a `rate` circuit's verdicts are counted once, in its `rate`
+//! window, and this one holds the calls shed), and the share to shed in use, which every thread's first request
 //! in a new bucket recomputes from the window (so it lags the window by at
 //! most a bucket). A closed admission reads the share alone: one load of
 //! the slot's hot words ([`Share`]).
@@ -71,7 +72,8 @@ impl Throttle {
 
     /// Records a request of closed epoch `epoch` at window time `now`,
     /// `accepted` or not; the first of its thread in a bucket recomputes
-    /// the `share` in use.
+    /// the `share` in use. `rate`: the circuit's `rate` window, whose
+    /// verdicts are this window's requests too (see [`asked`](Self::asked)).
     pub(crate) fn ask(
         &'static self,
         config: &Config,
@@ -79,6 +81,7 @@ impl Throttle {
         epoch: Epoch,
         accepted: bool,
         now: u64,
+        rate: Option<&Tallies>,
     ) {
         let outcome = if accepted {
             Outcome::SUCCESS
@@ -86,25 +89,64 @@ impl Throttle {
             Outcome::FAILURE
         };
         if self.asked.add(epoch, outcome, now) {
-            self.refresh(config, share, epoch, now);
+            self.refresh(config, share, epoch, now, rate);
+        }
+    }
+
+    /// A throttling `rate` circuit's closed verdict of `epoch`, counted in
+    /// its `rate` window at window time `now`, was its thread's first there
+    /// in that bucket: unless the thread asked in that bucket already (a
+    /// call shed), it recomputes the `share` in use.
+    #[cold]
+    pub(crate) fn entered(
+        &'static self,
+        config: &Config,
+        share: &Share,
+        epoch: Epoch,
+        now: u64,
+        rate: &Tallies,
+    ) {
+        if self.asked.enter(epoch, now) {
+            self.refresh(config, share, epoch, now, Some(rate));
         }
     }
 
     /// Recomputes the `share` of `epoch` from its window at `now`.
     #[cold]
-    fn refresh(&self, config: &Config, share: &Share, epoch: Epoch, now: u64) {
+    fn refresh(
+        &self,
+        config: &Config,
+        share: &Share,
+        epoch: Epoch,
+        now: u64,
+        rate: Option<&Tallies>,
+    ) {
         share.set(
             epoch,
-            throttle::shed(config, self.asked(config, epoch, now)),
+            throttle::shed(config, self.asked(config, epoch, now, rate)),
         );
     }
 
-    /// The requests and accepts of `epoch`'s window at `now`.
-    pub(crate) fn asked(&self, config: &Config, epoch: Epoch, now: u64) -> Asked {
-        let counts = self.asked.sum(config, epoch, now);
+    /// The requests and accepts of `epoch`'s window at `now`. Under
+    /// `rate`, the circuit's `rate` window holds its closed verdicts (a
+    /// call, an accept unless it failed), and this one only the calls the
+    /// throttle shed: the two are summed.
+    pub(crate) fn asked(
+        &self,
+        config: &Config,
+        epoch: Epoch,
+        now: u64,
+        rate: Option<&Tallies>,
+    ) -> Asked {
+        let own = self.asked.sum(config, epoch, now);
+        let verdicts = rate
+            .map(|rate| rate.sum(config, epoch, now))
+            .unwrap_or_default();
+        let requests = own.calls.saturating_add(verdicts.calls);
+        let refused = own.failed.saturating_add(verdicts.failed);
         Asked {
-            requests: counts.calls,
-            accepts: counts.calls.saturating_sub(counts.failed),
+            requests,
+            accepts: requests.saturating_sub(refused),
         }
     }
 

@@ -25,13 +25,13 @@
 //!   failing_processes::two_failing_processes_of_four_open_a_strict_rate_circuit_every_time
 //! ```
 
-use std::io::{BufRead, BufReader, Lines, Write};
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::Child;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use fuse_breaker::{Config, State, config::Policy};
 
+use super::children::{self, Output, say};
 use super::{open_url as open, runtime, server_urls as urls, unique};
 
 /// How long a run's failing processes fail, at most.
@@ -148,36 +148,16 @@ fn child() {
 }
 
 /// A child of `role` on `url`, ready, and its output.
-fn spawn(url: &str, role: &str) -> (Child, Lines<BufReader<ChildStdout>>) {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "failing_processes::child",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("FUSE_FAILING_ROLE", role)
-        .env("FUSE_FAILING_URL", url)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("the test binary");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let ready = lines.any(|line| line.is_ok_and(|line| line == "child: ready"));
-    assert!(ready, "a child did not get ready");
-    (child, lines)
-}
-
-fn say(child: &mut Child, word: &str) {
-    let stdin = child.stdin.as_mut().unwrap();
-    writeln!(stdin, "{word}").unwrap();
-    stdin.flush().unwrap();
+fn spawn(url: &str, role: &str) -> (Child, Output) {
+    children::spawn(
+        "failing_processes::child",
+        &[("FUSE_FAILING_ROLE", role), ("FUSE_FAILING_URL", url)],
+    )
 }
 
 /// A child's `child: verdicts LOST US,US,...` (how many verdicts it lost,
 /// and how long the others took), and its `child: done`.
-fn verdicts(lines: &mut Lines<BufReader<ChildStdout>>) -> (usize, Vec<u64>) {
+fn verdicts(lines: &mut Output) -> (usize, Vec<u64>) {
     let line = lines
         .map_while(Result::ok)
         .find_map(|line| line.strip_prefix("child: verdicts ").map(str::to_owned))

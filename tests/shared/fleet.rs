@@ -10,8 +10,6 @@
 //! `TICK`, a failing one every two), so that their verdicts interleave as
 //! a fleet's do.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -19,6 +17,7 @@ use std::time::Duration;
 use fuse_breaker::store::SharedFuse;
 use fuse_breaker::{Config, State, config::Policy, events::Reason, events::Transition};
 
+use super::children;
 use super::{open_url as open, runtime, server_urls as urls, unique};
 
 const CALLS: u32 = 120;
@@ -150,39 +149,24 @@ struct Printed {
 /// Runs one child per role on `url` and key `name`; the sums of what they
 /// printed.
 fn run(url: &str, name: &str, roles: [&str; 3], cached: bool) -> Printed {
-    let mut children: Vec<_> = roles
+    let cached = if cached { "1" } else { "0" };
+    let (mut children, mut outputs): (Vec<_>, Vec<_>) = roles
         .iter()
         .map(|role| {
-            Command::new(std::env::current_exe().unwrap())
-                .args([
-                    "--exact",
-                    "fleet::child",
-                    "--ignored",
-                    "--nocapture",
-                    "--test-threads=1",
-                ])
-                .env("FUSE_FLEET_ROLE", role)
-                .env("FUSE_FLEET_URL", url)
-                .env("FUSE_FLEET_KEY", name)
-                .env("FUSE_FLEET_CACHED", if cached { "1" } else { "0" })
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .spawn()
-                .expect("the test binary")
+            children::spawn(
+                "fleet::child",
+                &[
+                    ("FUSE_FLEET_ROLE", role),
+                    ("FUSE_FLEET_URL", url),
+                    ("FUSE_FLEET_KEY", name),
+                    ("FUSE_FLEET_CACHED", cached),
+                ],
+            )
         })
-        .collect();
+        .unzip();
     // Every child ready before any starts.
-    let mut outputs: Vec<_> = children
-        .iter_mut()
-        .map(|child| {
-            let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-            let ready = lines.any(|line| line.is_ok_and(|line| line == "child: ready"));
-            assert!(ready, "a child did not get ready");
-            lines
-        })
-        .collect();
     for child in &mut children {
-        child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+        children::say(child, "go");
     }
     let mut printed = Printed::default();
     for (child, lines) in children.iter_mut().zip(&mut outputs) {

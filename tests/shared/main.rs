@@ -24,6 +24,8 @@ use fuse_breaker::store::{MemoryStore, SharedFuse, Store};
 
 mod announced;
 mod cached;
+#[cfg(any(feature = "redis", feature = "sql"))]
+mod children;
 mod clocks;
 #[path = "../common/mod.rs"]
 mod common;

@@ -8,8 +8,7 @@
 //! to its store, and waits for the parent's word; a failing child runs its
 //! calls on `go` and says `done`; every child reports on `end`.
 
-use std::io::{BufRead, BufReader, Lines, Write};
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::Child;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -17,6 +16,7 @@ use std::time::Duration;
 use fuse_breaker::store::SharedFuse;
 use fuse_breaker::{Config, State, events::Reason, events::Transition};
 
+use super::children::{self, Output, say};
 use super::{open_url as open, runtime, server_urls as urls, unique};
 
 const CALLS: u32 = 20;
@@ -97,38 +97,20 @@ fn child() {
 }
 
 /// A child of `role` on `url` and key `name`, ready, and its output.
-fn spawn(url: &str, name: &str, role: &str) -> (Child, Lines<BufReader<ChildStdout>>) {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "quorum_processes::child",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("FUSE_QUORUM_ROLE", role)
-        .env("FUSE_QUORUM_URL", url)
-        .env("FUSE_QUORUM_KEY", name)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("the test binary");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let ready = lines.any(|line| line.is_ok_and(|line| line == "child: ready"));
-    assert!(ready, "a child did not get ready");
-    (child, lines)
-}
-
-/// Says `word` to `child`.
-fn say(child: &mut Child, word: &str) {
-    let stdin = child.stdin.as_mut().unwrap();
-    writeln!(stdin, "{word}").unwrap();
-    stdin.flush().unwrap();
+fn spawn(url: &str, name: &str, role: &str) -> (Child, Output) {
+    children::spawn(
+        "quorum_processes::child",
+        &[
+            ("FUSE_QUORUM_ROLE", role),
+            ("FUSE_QUORUM_URL", url),
+            ("FUSE_QUORUM_KEY", name),
+        ],
+    )
 }
 
 /// The number a child printed after `prefix`, reading its output up to
 /// that line.
-fn number(lines: &mut Lines<BufReader<ChildStdout>>, prefix: &str) -> usize {
+fn number(lines: &mut Output, prefix: &str) -> usize {
     lines
         .map_while(Result::ok)
         .find_map(|line| line.strip_prefix(prefix).map(str::to_owned))
@@ -201,7 +183,7 @@ fn read(url: &str, name: &str) -> fuse_breaker::Snapshot {
 }
 
 /// Reads a failing child's output up to its `child: done`.
-fn finished(lines: &mut Lines<BufReader<ChildStdout>>) {
+fn finished(lines: &mut Output) {
     let done = lines.any(|line| line.is_ok_and(|line| line == "child: done"));
     assert!(done, "a child did not finish its calls");
 }

@@ -155,6 +155,22 @@ impl Tallies {
         started
     }
 
+    /// Moves this thread's lane to `now`'s bucket in `epoch`, adding
+    /// nothing: `true` if it was not there yet (as [`add`](Self::add)
+    /// says). A throttling `rate` circuit's verdicts are counted in its
+    /// `rate` window, and enter the throttle's so that a thread's first
+    /// request of a bucket, counted in either, recomputes the share once
+    /// (SPEC §11). It does not become the cell
+    /// [`add_success_quickly`](Self::add_success_quickly) finds.
+    pub(crate) fn enter(&'static self, epoch: Epoch, now: u64) -> bool {
+        let lane = self.lanes.get_or(|| Lane::new(self.cells));
+        if lane.current(epoch, now).is_some() {
+            return false;
+        }
+        self.add_in_new_bucket(lane, epoch, Counts::default(), now);
+        true
+    }
+
     /// Adds a closed success of `epoch` at window time `now` (the closed
     /// path of `rate`) if this thread's last verdict was added to this
     /// window, in that epoch and `now`'s bucket: `false` if not (nothing
