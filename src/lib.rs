@@ -111,6 +111,7 @@ mod payload_kind;
 mod permit;
 mod policy;
 mod random;
+mod reconfigure;
 mod recovery;
 pub mod redact;
 #[cfg(any(test, fuzzing))]

@@ -223,8 +223,8 @@ impl Ring {
         }
     }
 
-    /// How many slots the ring has (a power of two).
-    #[cfg(any(test, fuzzing, fuse_loom))]
+    /// How many slots the ring has (a power of two): the largest
+    /// threshold it serves.
     #[allow(clippy::cast_possible_truncation)] // a threshold's power of two
     pub(crate) fn len(&self) -> u32 {
         self.slots.len() as u32

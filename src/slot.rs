@@ -14,14 +14,14 @@ use crate::events::Events;
 use crate::grade::{Share, Throttle};
 use crate::names::Names;
 use crate::packed::Word;
-use crate::policy::{Limits, Tallies};
+use crate::policy::Tallies;
 use crate::recovery::Backoff;
 use crate::ring::{Record, Ring};
-use crate::sync::{AtomicU64, HEAD_LOAD, Tally};
+use crate::sync::{AtomicU64, CONFIG_LOAD, CONFIG_STORE, HEAD_LOAD, Ordering, Tally};
 
-/// The words every call reads, on one cache line, and the configuration
-/// every decision reads (fixed for the life of the slot: a slot is only
-/// reused by a circuit of the same configuration).
+/// The words every call reads, on one cache line, and the number of the
+/// configuration every decision reads (replaced by a reconfiguration that
+/// keeps the slot's shape, SPEC §12: see [`Slot::reconfigure`]).
 #[derive(Debug)]
 pub(crate) struct Words {
     pub(crate) head: AtomicU64,
@@ -29,24 +29,26 @@ pub(crate) struct Words {
     /// When the last opening happened: for snapshots, and for a rejection
     /// whose clock may be behind it.
     pub(crate) opening: Record,
-    /// The shortest any opening of the configuration lasts, in nanoseconds
-    /// ([`Backoff::shortest`]): a rejection that finds its opening's end
-    /// no further than that from its clock knows the opening started
-    /// before, and does not read the `opening` record.
-    pub(crate) shortest_open: u64,
+    /// The shortest any opening of the circuit's configurations lasts, in
+    /// nanoseconds ([`Backoff::shortest`], the least over every
+    /// configuration the slot has had): a rejection that finds its
+    /// opening's end no further than that from its clock knows the
+    /// opening started before, and does not read the `opening` record.
+    pub(crate) shortest_open: AtomicU64,
     /// The throttle's share in use (SPEC §11; nothing without
     /// `throttle_k`): what a throttling circuit's closed admission reads.
     pub(crate) share: Share,
-    config: &'static Config,
+    /// The configuration's number ([`numbered`](crate::config::numbered)).
+    config: AtomicU64,
 }
 
 /// One circuit's atomics, in memory that is never freed: when its circuit
 /// is dropped, a slot moves to a new epoch (so every permit still out is
 /// stale) and is reused by a later circuit. A permit that outlives its
 /// circuit therefore holds a slot, never a dangling pointer, and needs no
-/// reference count. Its configuration is fixed: freed slots wait for a
-/// circuit of the same (interned) configuration, so that a permit reads
-/// the configuration from the slot alone.
+/// reference count. Its shape (its windows, its policy's marks) is fixed:
+/// freed slots wait for a circuit of the same (interned) configuration,
+/// so that a permit reads the configuration from the slot alone.
 #[derive(Debug)]
 pub(crate) struct Slot {
     pub(crate) words: CachePadded<Words>,
@@ -69,10 +71,10 @@ pub(crate) struct Slot {
 /// the listeners.
 #[derive(Debug)]
 pub(crate) struct Occupant {
+    /// The `count` rule's failure times: as many slots as the circuit's
+    /// first threshold rounded up to a power of two (a reconfiguration
+    /// keeps the threshold within them, SPEC §12).
     pub(crate) ring: Ring,
-    /// The `count` rule's threshold and window, which a failure recorded
-    /// in the ring reads.
-    pub(crate) limits: Limits,
     /// The time the `rate` window reads: the circuit's clock read coarsely
     /// (for a clock of the caller's own, its value).
     pub(crate) window_time: Time,
@@ -87,15 +89,12 @@ pub(crate) struct Occupant {
     /// The `slow_call_duration` in nanoseconds when the circuit times its
     /// calls on the coarse time (the quick path of a timed closed success,
     /// which reads its end there too); 0 otherwise, which no call is
-    /// quicker than.
-    quick_slow: u64,
+    /// quicker than. Replaced with the configuration (SPEC §12).
+    quick_slow: AtomicU64,
     /// Which of its slot's circuits this is (see [`Slot::take`]).
     tag: u32,
     /// The seed of the draws that jitter its openings (SPEC §10).
     pub(crate) seed: u64,
-    /// How long its openings last (SPEC §10), read off its configuration
-    /// once.
-    pub(crate) backoff: Backoff,
     pub(crate) time: Time,
     pub(crate) names: Names,
     pub(crate) events: Events,
@@ -136,26 +135,28 @@ impl Occupant {
             (Some(throttle), Time::Coarse) => throttle.address(),
             _ => 0,
         };
-        let quick_slow = match time {
-            Time::Coarse if config.times_calls() => config.slow_nanos(),
-            _ => 0,
-        };
+        let quick_slow = AtomicU64::new(quick_slow(config, &time));
         Occupant {
             quick_window,
             quick_throttle,
             quick_slow,
             ring: Ring::new(if rate { 1 } else { config.failure_threshold() }),
-            limits: Limits::of(config),
             window_time,
             tag,
             seed,
-            backoff: Backoff::of(config),
             time,
             names,
             events,
             #[cfg(feature = "metrics")]
             telemetry: sinks.telemetry,
         }
+    }
+
+    /// Replaces what the occupant read off its configuration by what
+    /// `config` gives (SPEC §12).
+    pub(crate) fn reconfigure(&self, config: &Config) {
+        self.quick_slow
+            .store(quick_slow(config, &self.time), Ordering::Relaxed);
     }
 
     /// Which of its slot's circuits this is.
@@ -212,7 +213,9 @@ impl Occupant {
     #[inline]
     fn count_timed_success_quickly(&self, epoch: crate::epoch::Epoch, started: u64) -> bool {
         let now = crate::sync::coarse_now();
-        now.saturating_sub(started) < self.quick_slow
+        // Relaxed: a number, and a verdict racing a reconfiguration may be
+        // judged by either configuration.
+        now.saturating_sub(started) < self.quick_slow.load(Ordering::Relaxed)
             && Tallies::add_success_quickly(self.quick_window, epoch, now)
     }
 
@@ -268,16 +271,17 @@ impl Slot {
     /// (modulo 2^32; the epoch tells them apart too). The circuit moves in
     /// with [`occupy`](Self::occupy).
     pub(crate) fn take(config: &'static Config) -> (&'static Slot, u32) {
-        let free = free_slots().get_mut(&config_id(config)).and_then(Vec::pop);
+        let number = crate::config::number(config);
+        let free = free_slots().get_mut(&number).and_then(Vec::pop);
         let slot = free.unwrap_or_else(|| {
             Box::leak(Box::new(Slot {
                 words: CachePadded::new(Words {
                     head: AtomicU64::new(Word::initial(config).bits()),
                     phase: Record::new(),
                     opening: Record::new(),
-                    shortest_open: Backoff::of(config).shortest(),
+                    shortest_open: AtomicU64::new(Backoff::of(config).shortest()),
                     share: Share::new(),
-                    config,
+                    config: AtomicU64::new(u64::from(number)),
                 }),
                 occupant: ArcSwapOption::empty(),
                 tallies: config
@@ -302,10 +306,35 @@ impl Slot {
         self.occupant.store(Some(occupant.clone()));
     }
 
-    /// The configuration of the slot's circuits.
+    /// The configuration of the slot's circuit now: one load and one
+    /// lock-free lookup.
     #[inline]
     pub(crate) fn config(&self) -> &'static Config {
-        self.words.config
+        // CONFIG_LOAD (Acquire): see `sync`.
+        #[allow(clippy::cast_possible_truncation)] // a number given as a u32
+        crate::config::numbered(self.words.config.load(CONFIG_LOAD) as u32)
+    }
+
+    /// The configuration's number, for the pool of free slots.
+    #[cfg_attr(fuse_loom, allow(dead_code))] // loom models reuse no slot
+    fn config_number(&self) -> u32 {
+        #[allow(clippy::cast_possible_truncation)] // a number given as a u32
+        let number = self.words.config.load(CONFIG_LOAD) as u32;
+        number
+    }
+
+    /// Puts `config` (interned, numbered `number`, of the slot's shape:
+    /// see [`Shape`](crate::reconfigure::Shape)) in force for every
+    /// decision from now on (SPEC §12). The shortest opening is kept the
+    /// least of the old and the new (an opening of the old may be under
+    /// way), and stored first: a rejection that reads the new
+    /// configuration reads it too.
+    pub(crate) fn reconfigure(&self, config: &'static Config, number: u32) {
+        self.words
+            .shortest_open
+            .fetch_min(Backoff::of(config).shortest(), Ordering::Relaxed);
+        // CONFIG_STORE (Release): see `sync`.
+        self.words.config.store(u64::from(number), CONFIG_STORE);
     }
 
     /// Frees this slot for a later circuit, once its engine has retired
@@ -317,7 +346,7 @@ impl Slot {
         // Under loom every model makes its own atomics: slots are not reused.
         #[cfg(not(fuse_loom))]
         free_slots()
-            .entry(config_id(self.config()))
+            .entry(self.config_number())
             .or_default()
             .push(self);
     }
@@ -335,15 +364,19 @@ impl Slot {
     }
 }
 
-/// The slots of dropped circuits, waiting for new ones of the same
-/// configuration (by the interned configuration's address).
-fn free_slots() -> MutexGuard<'static, HashMap<usize, Vec<&'static Slot>>> {
-    static FREE: LazyLock<Mutex<HashMap<usize, Vec<&'static Slot>>>> =
-        LazyLock::new(Default::default);
-    FREE.lock().unwrap_or_else(PoisonError::into_inner)
+/// The `slow_call_duration` the quick path of a circuit of `config` read
+/// on `time` compares a call's length with (see [`Occupant::quick_slow`]).
+fn quick_slow(config: &Config, time: &Time) -> u64 {
+    match time {
+        Time::Coarse if config.times_calls() => config.slow_nanos(),
+        _ => 0,
+    }
 }
 
-/// An interned configuration's identity: its address.
-fn config_id(config: &'static Config) -> usize {
-    std::ptr::from_ref(config) as usize
+/// The slots of dropped circuits, waiting for new ones of the same
+/// configuration (by the interned configuration's number).
+fn free_slots() -> MutexGuard<'static, HashMap<u32, Vec<&'static Slot>>> {
+    static FREE: LazyLock<Mutex<HashMap<u32, Vec<&'static Slot>>>> =
+        LazyLock::new(Default::default);
+    FREE.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -1,25 +1,78 @@
-//! The one `'static` copy of each distinct configuration.
+//! The one `'static` copy of each distinct configuration, and its number.
+
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex, PoisonError};
 
 use super::Config;
 
-/// The one `'static` copy of `config`: each distinct configuration is
-/// stored once for the life of the process and shared by every circuit
-/// that has it, so that a permit can read its circuit's configuration
-/// after the circuit is gone. Runs when a circuit is built, never on a
-/// call. Configurations come from code and configuration files, not from
-/// traffic: there are as many as an application writes.
-pub(crate) fn intern(config: Config) -> &'static Config {
-    use std::collections::HashSet;
-    use std::sync::{Mutex, OnceLock, PoisonError};
-    static TABLE: OnceLock<Mutex<HashSet<&'static Config>>> = OnceLock::new();
-    let mut table = TABLE
-        .get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
-    if let Some(&interned) = table.get(&config) {
-        return interned;
+/// The interned configurations: by value (to find a copy), and by number
+/// (a lock-free read, for a circuit whose configuration can be replaced:
+/// its slot holds the number in an atomic, SPEC §12).
+struct Table {
+    numbers: Mutex<HashMap<&'static Config, u32>>,
+    by_number: boxcar::Vec<&'static Config>,
+}
+
+static TABLE: LazyLock<Table> = LazyLock::new(|| Table {
+    numbers: Mutex::default(),
+    by_number: boxcar::Vec::new(),
+});
+
+/// The one `'static` copy of `config` and its number: each distinct
+/// configuration is stored once for the life of the process and shared by
+/// every circuit that has it, so that a permit can read its circuit's
+/// configuration after the circuit is gone. Runs when a circuit is built
+/// or reconfigured, never on a call. Configurations come from code,
+/// configuration files and operators, not from traffic: there are as many
+/// as an application and its operators write.
+pub(crate) fn intern_numbered(config: Config) -> (&'static Config, u32) {
+    let mut numbers = TABLE.numbers.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((&interned, &number)) = numbers.get_key_value(&config) {
+        return (interned, number);
     }
     let interned: &'static Config = Box::leak(Box::new(config));
-    table.insert(interned);
-    interned
+    // Pushed under the lock: numbers are given in order, one per copy.
+    let number = u32::try_from(TABLE.by_number.push(interned)).unwrap_or(u32::MAX);
+    numbers.insert(interned, number);
+    (interned, number)
+}
+
+/// The one `'static` copy of `config` (see [`intern_numbered`]).
+pub(crate) fn intern(config: Config) -> &'static Config {
+    intern_numbered(config).0
+}
+
+/// The number of an interned configuration.
+pub(crate) fn number(config: &'static Config) -> u32 {
+    intern_numbered(config.clone()).1
+}
+
+/// The interned configuration numbered `number`: one lock-free read.
+#[inline]
+pub(crate) fn numbered(number: u32) -> &'static Config {
+    static FALLBACK: LazyLock<Config> = LazyLock::new(Config::default);
+    // Every number was given by `intern_numbered`, so the copy is there.
+    TABLE
+        .by_number
+        .get(number as usize)
+        .copied()
+        .unwrap_or_else(|| &FALLBACK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_find_their_copy() {
+        let a = Config::builder().failure_threshold(3).build().unwrap();
+        let b = Config::builder().failure_threshold(4).build().unwrap();
+        let (ia, na) = intern_numbered(a.clone());
+        let (ib, nb) = intern_numbered(b);
+        assert_ne!(na, nb);
+        assert!(std::ptr::eq(numbered(na), ia));
+        assert!(std::ptr::eq(numbered(nb), ib));
+        assert_eq!(intern_numbered(a).1, na);
+        assert_eq!(number(ia), na);
+    }
 }

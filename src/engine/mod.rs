@@ -42,6 +42,7 @@ use crate::sync::{CAS_FAILURE, CAS_SUCCESS};
 
 mod admit;
 mod graded;
+mod reconfigure;
 mod records;
 mod snapshot;
 mod verdicts;

@@ -86,7 +86,12 @@ impl Engine<'_> {
     pub(super) fn opening_span(&self, epoch: Epoch, n: u32, end: Option<u64>, now: u64) -> Span {
         let words = &self.slot.words;
         let at = match end {
-            Some(end) if end.saturating_sub(now) <= words.shortest_open => 0,
+            Some(end)
+                if end.saturating_sub(now)
+                    <= words.shortest_open.load(crate::sync::Ordering::Relaxed) =>
+            {
+                0
+            }
             _ => words.opening.read(Stamp { epoch, claim: n }).unwrap_or(0),
         };
         Span { at, end }
@@ -194,8 +199,8 @@ impl Engine<'_> {
         hint: Option<u64>,
     ) -> Result<Option<u64>, Word> {
         let stamp = Stamp { epoch, claim: n };
-        let occupant = self.occupant;
-        let retry_at = occupant.backoff.retry_at(n, at, occupant.seed, hint);
+        let backoff = crate::recovery::Backoff::of(self.config());
+        let retry_at = backoff.retry_at(n, at, self.occupant.seed, hint);
         let written =
             self.slot
                 .words

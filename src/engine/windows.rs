@@ -3,10 +3,9 @@
 //! tallies, added to after it.
 
 use super::{Engine, Now, Step, Written};
-use crate::epoch::Epoch;
 use crate::model::{self, Grant};
 use crate::packed::{CLAIMS_MODULUS, Word};
-use crate::policy::Outcome;
+use crate::policy::{Limits, Outcome};
 
 impl Engine<'_> {
     /// A closed verdict of a `rate` circuit, current when its word was
@@ -96,7 +95,8 @@ impl Engine<'_> {
     #[allow(clippy::inline_always)] // measured: a counted failure inlines whole
     #[inline(always)]
     fn record_failure(&self, word: Word, grant: Grant, at: u64) -> Step<bool> {
-        let limits = self.occupant.limits;
+        // The settings in force now, read once for the whole step (SPEC §12).
+        let limits = Limits::of(self.config());
         let (claims, live) = word.failures();
         let live = (live + 1).min(limits.threshold());
         let epoch = word.epoch();
@@ -104,7 +104,7 @@ impl Engine<'_> {
         // (`live` saturates there) can open the circuit: if the threshold
         // less one failures before it are all in the window.
         if limits.could_open(live) {
-            match self.earlier_in_window(word, epoch, claims, limits.threshold() - 1, at) {
+            match self.earlier_in_window(word, limits, claims, at) {
                 Ok(true) => return self.trip(word, grant, at),
                 Ok(false) => {}
                 Err(moved) => return Step::Moved(moved),
@@ -121,21 +121,20 @@ impl Engine<'_> {
         Step::Write(word.with_failures(claim, live), false)
     }
 
-    /// Whether the `count` claims of `epoch` ending with `last` (those of
-    /// `word`) are all in the window at `now`, reading oldest first (the
-    /// likeliest to have left it) and stopping at the first that is not.
-    /// `Err` with the current word when a slot holds another claim and
-    /// `word` is out of date.
+    /// Whether the threshold less one claims of `word`'s epoch ending with
+    /// `last` (those of `word`) are all in the window of `limits` at `now`,
+    /// reading oldest first (the likeliest to have left it) and stopping
+    /// at the first that is not. `Err` with the current word when a slot
+    /// holds another claim and `word` is out of date.
     #[inline]
     fn earlier_in_window(
         &self,
         word: Word,
-        epoch: Epoch,
+        limits: Limits,
         last: u32,
-        count: u32,
         now: u64,
     ) -> Result<bool, Word> {
-        let (ring, limits) = (&self.occupant.ring, self.occupant.limits);
+        let (ring, epoch, count) = (&self.occupant.ring, word.epoch(), limits.threshold() - 1);
         let first = last.wrapping_sub(count).wrapping_add(1);
         for claim in (0..count).map(|next| first.wrapping_add(next) % CLAIMS_MODULUS) {
             match ring.read(epoch, claim) {

@@ -53,6 +53,20 @@ pub(crate) const CAS_SUCCESS: Ordering = Ordering::Release;
 /// again, so it needs the same acquire as [`HEAD_LOAD`].
 pub(crate) const CAS_FAILURE: Ordering = Ordering::Acquire;
 
+/// Loading the number of a circuit's configuration (SPEC §12). Acquire
+/// pairs with [`CONFIG_STORE`]: a thread that reads a new number also sees
+/// what the reconfiguration did before storing it (the least shortest
+/// opening). The configuration itself is published by its table. A
+/// decision that reads the old number while a reconfiguration replaces it
+/// decides as the old settings would, before the change; a
+/// reconfiguration that must change the state word too (fewer failures
+/// kept) does so after the store, by compare-and-swap, so that a step
+/// decided under the old settings on the old word loses and decides again.
+pub(crate) const CONFIG_LOAD: Ordering = Ordering::Acquire;
+
+/// See [`CONFIG_LOAD`].
+pub(crate) const CONFIG_STORE: Ordering = Ordering::Release;
+
 /// Reading the `phase` or `opening` record or a failure slot. Each record carries the
 /// epoch (and claim) it belongs to and is checked against it, so a stale
 /// value is recognised rather than trusted. A failure slot is written

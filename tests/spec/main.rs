@@ -129,6 +129,7 @@ mod coarse_clock;
 mod configuration;
 mod graded;
 mod keys;
+mod live;
 mod manual_control;
 mod policies;
 mod reads;

@@ -1,0 +1,114 @@
+//! Replacing a running circuit's settings (SPEC §12): what may change in
+//! place, and [`Fuse::reconfigure`].
+
+use crate::config::{Config, ConfigError};
+use crate::fuse::Fuse;
+
+impl Fuse {
+    /// Replaces the circuit's settings while it runs (SPEC §12): it keeps
+    /// its state, its epoch, the permits in flight, its opening (its end
+    /// and n) and its half-open progress, and nothing transitions now. The
+    /// next admission or verdict reads the new settings: a half-open
+    /// circuit admits while fewer than the new `half_open_probes` are in
+    /// flight and closes when its successes reach it, the next opening
+    /// takes the new durations, and a `count` circuit keeps the failures
+    /// inside the new `failure_window`, at most the new threshold less one.
+    /// No call waits for it.
+    ///
+    /// Refused whole, naming the setting, when `config` changes what
+    /// names the circuit (`key_prefix`) or the shape of its memory: the
+    /// `policy`, a `failure_threshold` above the slots its ring was built
+    /// with (the first threshold rounded up to a power of two), and, for a
+    /// circuit that keeps a window of calls (`rate`, or `throttle_k` set),
+    /// its `failure_window`, `window_buckets`, whether it throttles and
+    /// whether it times its calls (`slow_call_duration` set); the circuit
+    /// then keeps its settings.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fuse_breaker::{Config, Fuse, State};
+    ///
+    /// let fuse = Fuse::new("billing", Config::builder().failure_threshold(8).build()?);
+    /// for _ in 0..5 {
+    ///     fuse.try_acquire()?.failure();
+    /// }
+    /// fuse.reconfigure(Config::builder().failure_threshold(4).build()?)?;
+    /// assert_eq!(fuse.state(), State::Closed);
+    /// assert_eq!(fuse.snapshot().failures.len(), 3);
+    /// fuse.try_acquire()?.failure();
+    /// assert_eq!(fuse.state(), State::Open);
+    ///
+    /// let refused = fuse.reconfigure(Config::builder().failure_threshold(9).build()?);
+    /// assert_eq!(refused.unwrap_err().setting(), "failure_threshold");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reconfigure(&self, config: Config) -> Result<(), ConfigError> {
+        let engine = self.engine();
+        in_place(engine.config(), &config, engine.occupant.ring.len())?;
+        let (config, number) = crate::config::intern_numbered(config);
+        engine.reconfigure(config, number);
+        Ok(())
+    }
+}
+
+/// `Ok` if a circuit of `old`, whose ring has `ring` slots, can take `new`
+/// in place; otherwise the first setting that cannot change.
+pub(crate) fn in_place(old: &Config, new: &Config, ring: u32) -> Result<(), ConfigError> {
+    let fixed = |setting: &'static str, value: String, why: &str| {
+        Err(ConfigError::new(
+            setting,
+            value,
+            format!("cannot change on a running circuit ({why})"),
+        ))
+    };
+    if old.key_prefix() != new.key_prefix() {
+        return fixed(
+            "key_prefix",
+            new.key_prefix().to_owned(),
+            "it names the circuit",
+        );
+    }
+    if old.policy() != new.policy() {
+        return fixed("policy", new.policy().to_string(), "its window is kept");
+    }
+    if !new.policy().counts_calls() && new.failure_threshold() > ring {
+        return fixed(
+            "failure_threshold",
+            new.failure_threshold().to_string(),
+            &format!("its ring holds {ring} failures"),
+        );
+    }
+    let windowed =
+        |config: &Config| config.policy().counts_calls() || config.throttle_k().is_some();
+    if windowed(old) || windowed(new) {
+        if old.throttle_k().is_some() != new.throttle_k().is_some() {
+            return fixed(
+                "throttle_k",
+                format!("{:?}", new.throttle_k()),
+                "its window is kept",
+            );
+        }
+        if old.failure_window() != new.failure_window() {
+            return fixed(
+                "failure_window",
+                format!("{:?}", new.failure_window()),
+                "its window of calls is kept",
+            );
+        }
+        if old.window_buckets() != new.window_buckets() {
+            return fixed(
+                "window_buckets",
+                new.window_buckets().to_string(),
+                "its window of calls is kept",
+            );
+        }
+        if old.times_calls() != new.times_calls() {
+            return fixed(
+                "slow_call_duration",
+                format!("{:?}", new.slow_call_duration()),
+                "whether it times its calls is kept",
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,266 @@
+//! §12: live settings. A running circuit's settings replaced in place:
+//! what it keeps, and what the new settings change from the next call.
+
+use super::*;
+
+fn count(threshold: u32, window: u64) -> Config {
+    build(
+        Config::builder()
+            .failure_threshold(threshold)
+            .failure_window(secs(window))
+            .open_duration(secs(30))
+            .half_open_probes(2),
+    )
+}
+
+#[test]
+fn nothing_transitions_at_the_change_and_the_newest_failures_are_kept() {
+    let (fuse, mock) = circuit(count(8, 60));
+    for at in 1..=5 {
+        set_time(&mock, secs(at));
+        fail(&fuse);
+    }
+    fuse.reconfigure(count(4, 60)).unwrap();
+    assert_eq!(fuse.state(), State::Closed);
+    let kept: Vec<Duration> = fuse.snapshot().failures;
+    assert_eq!(
+        kept.len(),
+        3,
+        "at most the new threshold less one: {kept:?}"
+    );
+    assert_eq!(*kept.iter().min().unwrap(), secs(3), "the newest: {kept:?}");
+    set_time(&mock, secs(6));
+    fail(&fuse);
+    assert_eq!(
+        fuse.state(),
+        State::Open,
+        "the next failure makes the new threshold"
+    );
+}
+
+#[test]
+fn a_smaller_window_keeps_only_the_failures_inside_it() {
+    let (fuse, mock) = circuit(count(4, 60));
+    for at in [1, 2, 50] {
+        set_time(&mock, secs(at));
+        fail(&fuse);
+    }
+    fuse.reconfigure(count(4, 20)).unwrap();
+    set_time(&mock, secs(55));
+    fail(&fuse);
+    assert_eq!(
+        fuse.state(),
+        State::Closed,
+        "two of the four are outside 20 s"
+    );
+    fuse.reconfigure(count(4, 60)).unwrap();
+    set_time(&mock, secs(56));
+    fail(&fuse);
+    assert_eq!(fuse.state(), State::Open, "back to 60 s: four inside it");
+}
+
+#[test]
+fn a_larger_threshold_within_the_ring_counts_more_failures() {
+    let (fuse, mock) = circuit(count(3, 60));
+    fuse.reconfigure(count(4, 60)).unwrap();
+    for at in 1..=3 {
+        set_time(&mock, secs(at));
+        fail(&fuse);
+    }
+    assert_eq!(fuse.state(), State::Closed);
+    set_time(&mock, secs(4));
+    fail(&fuse);
+    assert_eq!(fuse.state(), State::Open);
+}
+
+#[test]
+fn an_open_circuit_keeps_its_retry_after_to_the_nanosecond_and_the_next_opening_is_new() {
+    let (fuse, mock) = circuit(count(1, 60));
+    set_time(&mock, secs(10) + Duration::from_nanos(7));
+    fail(&fuse);
+    set_time(&mock, secs(20));
+    let before = rejection(&fuse).retry_after();
+    let snapshot = fuse.snapshot();
+    fuse.reconfigure(build(
+        Config::builder()
+            .failure_threshold(1)
+            .open_duration(secs(5))
+            .half_open_probes(2),
+    ))
+    .unwrap();
+    assert_eq!(rejection(&fuse).retry_after(), before);
+    assert_eq!(fuse.snapshot().opened_at, snapshot.opened_at);
+    assert_eq!(fuse.snapshot().open_for, snapshot.open_for);
+    set_time(&mock, secs(40) + Duration::from_nanos(7));
+    probe(&fuse).failure();
+    assert_eq!(
+        fuse.snapshot().open_for,
+        Some(secs(5)),
+        "the next opening is the new one's"
+    );
+}
+
+#[test]
+fn a_half_open_circuit_admits_and_closes_by_the_new_probes() {
+    for (probes, closes_after) in [(1, 1), (3, 3)] {
+        let (fuse, mock) = circuit(count(1, 60));
+        fail(&fuse);
+        set_time(&mock, secs(30));
+        let first = probe(&fuse);
+        let second = probe(&fuse);
+        rejection(&fuse);
+        fuse.reconfigure(build(
+            Config::builder()
+                .failure_threshold(1)
+                .open_duration(secs(30))
+                .half_open_probes(probes),
+        ))
+        .unwrap();
+        assert_eq!(
+            fuse.state(),
+            State::HalfOpen,
+            "nothing transitions at the change"
+        );
+        if probes == 1 {
+            rejection(&fuse);
+            first.success();
+            assert_eq!(fuse.state(), State::Closed, "one success reaches one probe");
+            second.success();
+        } else {
+            let third = probe(&fuse);
+            rejection(&fuse);
+            first.success();
+            second.success();
+            assert_eq!(fuse.state(), State::HalfOpen);
+            third.success();
+            assert_eq!(fuse.state(), State::Closed, "after {closes_after}");
+        }
+    }
+}
+
+#[test]
+fn permits_in_flight_keep_counting() {
+    let (fuse, _mock) = circuit(count(2, 60));
+    let a = closed_permit(&fuse);
+    let b = fuse.try_acquire_owned().unwrap();
+    fuse.reconfigure(count(1, 60)).unwrap();
+    a.success();
+    assert_eq!(fuse.state(), State::Closed);
+    b.failure();
+    assert_eq!(
+        fuse.state(),
+        State::Open,
+        "judged by the settings in force when it arrives"
+    );
+}
+
+#[test]
+fn what_cannot_change_in_place_is_refused_whole_by_name() {
+    let rate = || {
+        Config::builder()
+            .policy(Policy::Rate)
+            .failure_window(secs(10))
+    };
+    let cases: [(Config, Config, &str); 6] = [
+        (
+            count(2, 60),
+            build(Config::builder().key_prefix("other")),
+            "key_prefix",
+        ),
+        (count(2, 60), build(rate()), "policy"),
+        (count(4, 60), count(5, 60), "failure_threshold"),
+        (
+            build(rate()),
+            build(rate().failure_window(secs(20))),
+            "failure_window",
+        ),
+        (
+            build(rate()),
+            build(rate().window_buckets(5)),
+            "window_buckets",
+        ),
+        (
+            build(rate()),
+            build(rate().slow_call_duration(secs(1))),
+            "slow_call_duration",
+        ),
+    ];
+    for (old, new, setting) in cases {
+        let (fuse, _mock) = circuit(old.clone());
+        let err = fuse.reconfigure(new).unwrap_err();
+        assert_eq!(err.setting(), setting, "{err}");
+        assert!(
+            err.to_string()
+                .contains("cannot change on a running circuit"),
+            "{err}"
+        );
+        assert_eq!(fuse.config(), &old, "the old settings are kept");
+    }
+}
+
+#[test]
+fn a_rate_circuit_keeps_its_window_under_a_new_rate() {
+    let rate = |percent: u32| {
+        build(
+            Config::builder()
+                .policy(Policy::Rate)
+                .failure_window(secs(10))
+                .minimum_calls(4)
+                .failure_rate(percent),
+        )
+    };
+    let (fuse, _mock) = circuit(rate(90));
+    for _ in 0..3 {
+        closed_permit(&fuse).success();
+    }
+    fail(&fuse);
+    assert_eq!(fuse.state(), State::Closed, "25 % < 90 %");
+    fuse.reconfigure(rate(30)).unwrap();
+    assert_eq!(
+        fuse.state(),
+        State::Closed,
+        "nothing transitions at the change"
+    );
+    fail(&fuse);
+    assert_eq!(fuse.state(), State::Open, "40 % of the kept window >= 30 %");
+}
+
+#[test]
+fn no_verdict_is_lost_while_a_third_thread_reconfigures_a_thousand_times() {
+    let rate = |percent: u32| {
+        build(
+            Config::builder()
+                .policy(Policy::Rate)
+                .failure_window(secs(60))
+                .minimum_calls(100_000)
+                .failure_rate(percent)
+                .half_open_probes(3),
+        )
+    };
+    let (fuse, _mock) = circuit(rate(90));
+    let (fuse, calls) = (&fuse, 20_000_u64);
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(move || {
+                for call in 0..calls {
+                    let permit = closed_permit(fuse);
+                    if call % 10 == 0 {
+                        permit.failure();
+                    } else {
+                        permit.success();
+                    }
+                }
+            });
+        }
+        scope.spawn(move || {
+            for change in 0..1_000 {
+                fuse.reconfigure(rate(if change % 2 == 0 { 95 } else { 90 }))
+                    .unwrap();
+            }
+        });
+    });
+    let snapshot = fuse.snapshot();
+    assert_eq!(snapshot.state, State::Closed);
+    assert_eq!(snapshot.calls, 2 * calls, "{snapshot:?}");
+    assert_eq!(snapshot.failed, 2 * calls / 10, "{snapshot:?}");
+}
