@@ -17,6 +17,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use arc_swap::ArcSwap;
 
 pub use crate::transition::{Reason, Transition};
+pub use reconfiguration::{Change, Reconfiguration};
+
+mod reconfiguration;
 
 #[cfg(feature = "store")]
 use crate::fallback::Fallback;
@@ -57,6 +60,24 @@ pub trait Listener: Send + Sync + 'static {
     /// Called once per transition.
     fn on_transition(&self, transition: &Transition);
 
+    /// Called when the circuit's settings are replaced while it runs
+    /// (SPEC §12), once per change that replaced any setting. The default
+    /// does nothing.
+    ///
+    /// ```
+    /// use fuse_breaker::events::{Listener, Reconfiguration, Transition};
+    /// struct Log;
+    /// impl Listener for Log {
+    ///     fn on_transition(&self, _: &Transition) {}
+    ///     fn on_reconfigure(&self, event: &Reconfiguration) {
+    ///         eprintln!("{} reconfigured by {}", event.key, event.by);
+    ///     }
+    /// }
+    /// ```
+    fn on_reconfigure(&self, event: &Reconfiguration<'_>) {
+        let _ = event;
+    }
+
     /// Called when a shared circuit's store stops answering (its fallback
     /// decides from then on) and when it answers again (feature `store`).
     /// The default does nothing.
@@ -93,6 +114,10 @@ where
 impl<L: Listener + ?Sized> Listener for Arc<L> {
     fn on_transition(&self, transition: &Transition) {
         (**self).on_transition(transition);
+    }
+
+    fn on_reconfigure(&self, event: &Reconfiguration<'_>) {
+        (**self).on_reconfigure(event);
     }
 
     #[cfg(feature = "store")]
@@ -183,6 +208,13 @@ impl Listeners {
         }
     }
 
+    /// Tells every listener of a reconfiguration.
+    pub(crate) fn emit_reconfigure(&self, event: &Reconfiguration<'_>) {
+        for listener in self.list.load().iter() {
+            listener.on_reconfigure(event);
+        }
+    }
+
     /// Tells every listener of a store's outage or return.
     #[cfg(feature = "store")]
     pub(crate) fn emit_store(&self, event: &StoreEvent<'_>) {
@@ -225,6 +257,14 @@ impl Events {
         self.own.emit(transition);
         if let Some(shared) = &self.shared {
             shared.emit(transition);
+        }
+    }
+
+    /// Tells every listener of a reconfiguration.
+    pub(crate) fn emit_reconfigure(&self, event: &Reconfiguration<'_>) {
+        self.own.emit_reconfigure(event);
+        if let Some(shared) = &self.shared {
+            shared.emit_reconfigure(event);
         }
     }
 

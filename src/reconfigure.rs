@@ -2,6 +2,7 @@
 //! place, and [`Fuse::reconfigure`].
 
 use crate::config::{Config, ConfigError};
+use crate::events::Reconfiguration;
 use crate::fuse::Fuse;
 
 impl Fuse {
@@ -43,10 +44,28 @@ impl Fuse {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn reconfigure(&self, config: Config) -> Result<(), ConfigError> {
+        self.reconfigure_by(config, "code")
+    }
+
+    /// [`reconfigure`](Self::reconfigure), with the event naming `by` as
+    /// who asked. Concurrent reconfigurations of one circuit each put
+    /// their settings in force whole; the event of each names the
+    /// settings it found.
+    pub(crate) fn reconfigure_by(&self, config: Config, by: &str) -> Result<(), ConfigError> {
         let engine = self.engine();
-        in_place(engine.config(), &config, engine.occupant.ring.len())?;
-        let (config, number) = crate::config::intern_numbered(config);
-        engine.reconfigure(config, number);
+        let from = engine.config();
+        in_place(from, &config, engine.occupant.ring.len())?;
+        let (to, number) = crate::config::intern_numbered(config);
+        if std::ptr::eq(from, to) {
+            return Ok(());
+        }
+        engine.reconfigure(to, number);
+        engine.occupant.events().emit_reconfigure(&Reconfiguration {
+            key: self.key(),
+            by,
+            from,
+            to,
+        });
         Ok(())
     }
 }

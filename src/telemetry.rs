@@ -230,6 +230,15 @@ impl Listener for Telemetry {
         self.graded.transition(transition);
     }
 
+    fn on_reconfigure(&self, event: &crate::events::Reconfiguration<'_>) {
+        counter!(
+            "fuse_reconfigurations_total",
+            "key" => self.key.clone(),
+            "by" => event.by.to_owned()
+        )
+        .increment(1);
+    }
+
     #[cfg(feature = "store")]
     fn on_store(&self, event: &crate::events::StoreEvent<'_>) {
         if event.overwritten.is_some() {

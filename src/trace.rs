@@ -40,6 +40,25 @@ impl Listener for TraceSink {
         );
     }
 
+    fn on_reconfigure(&self, event: &crate::events::Reconfiguration<'_>) {
+        let changes: Vec<String> = event
+            .changes()
+            .iter()
+            .map(|change| format!("{} {} -> {}", change.setting, change.from, change.to))
+            .collect();
+        let changes = changes.join(", ");
+        tracing::info!(
+            target: "fuse_breaker",
+            key = event.key,
+            by = event.by,
+            changes = changes.as_str(),
+            "circuit {} reconfigured by {}: {}",
+            event.key,
+            event.by,
+            changes,
+        );
+    }
+
     #[cfg(feature = "store")]
     fn on_store(&self, event: &crate::events::StoreEvent<'_>) {
         if let Some(unreadable) = event.overwritten {

@@ -184,6 +184,24 @@ macro_rules! settings {
             }
         }
 
+        impl Config {
+            /// Each setting `to` gives another value than this
+            /// configuration, in the order of SPEC §2, with both values.
+            pub(crate) fn changes(&self, to: &Config) -> Vec<crate::events::Change> {
+                let mut changes = Vec::new();
+                $(
+                    if self.$name != to.$name {
+                        changes.push(crate::events::Change {
+                            setting: stringify!($name),
+                            from: format!("{:?}", self.$name),
+                            to: format!("{:?}", to.$name),
+                        });
+                    }
+                )*
+                changes
+            }
+        }
+
         impl ConfigBuilder {
             $(
                 $(#[$setter_doc])*
