@@ -52,9 +52,9 @@ impl Fuse {
     /// their settings in force whole; the event of each names the
     /// settings it found.
     pub(crate) fn reconfigure_by(&self, config: Config, by: &str) -> Result<(), ConfigError> {
+        self.takes_in_place(&config)?;
         let engine = self.engine();
         let from = engine.config();
-        in_place(from, &config, engine.occupant.ring.len())?;
         let (to, number) = crate::config::intern_numbered(config);
         if std::ptr::eq(from, to) {
             return Ok(());
@@ -67,6 +67,16 @@ impl Fuse {
             to,
         });
         Ok(())
+    }
+}
+
+impl Fuse {
+    /// `Ok` if this circuit can take `config` in place (see
+    /// [`reconfigure`](Self::reconfigure)); otherwise the first setting
+    /// that cannot change.
+    pub(crate) fn takes_in_place(&self, config: &Config) -> Result<(), ConfigError> {
+        let engine = self.engine();
+        in_place(engine.config(), config, engine.occupant.ring.len())
     }
 }
 

@@ -29,6 +29,13 @@ impl ConfigError {
         }
     }
 
+    /// This error, said of the circuit `key` (a registry's change refused
+    /// for one of its circuits).
+    pub(crate) fn in_circuit(mut self, key: &str) -> Self {
+        self.rule = format!("{} (circuit {key})", self.rule);
+        self
+    }
+
     /// The name of the refused setting, as in SPEC §2 (`failure_threshold`, ...).
     ///
     /// ```

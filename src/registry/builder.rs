@@ -179,7 +179,7 @@ impl<B: Backing> RegistryBuilder<B> {
         make: fn(FuseBuilder<B>) -> Fuse<B>,
     ) -> Registry<B> {
         Registry {
-            configs,
+            configs: arc_swap::ArcSwap::from_pointee(configs),
             app: self.app,
             clock: self.clock,
             coarse_clock: self.coarse_clock,

@@ -4,15 +4,15 @@
 use std::collections::HashMap;
 
 use crate::config::Overrides;
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, intern};
 
 /// The configuration a registry gives each name: its defaults, and for a
 /// name given overrides, the defaults with them, checked once when the
-/// registry is built.
-#[derive(Clone, Debug, Default)]
+/// registry is built (or reloaded), each the interned copy.
+#[derive(Clone, Debug)]
 pub(crate) struct Configs {
-    defaults: Config,
-    named: HashMap<String, Config>,
+    defaults: &'static Config,
+    named: HashMap<String, &'static Config>,
 }
 
 impl Configs {
@@ -25,27 +25,40 @@ impl Configs {
     ) -> Result<Self, ConfigError> {
         let mut named = HashMap::with_capacity(overrides.len());
         for (name, overrides) in overrides {
-            named.insert(name.clone(), overrides.apply(&defaults)?);
+            named.insert(name.clone(), intern(overrides.apply(&defaults)?));
         }
-        Ok(Configs { defaults, named })
+        Ok(Configs {
+            defaults: intern(defaults),
+            named,
+        })
     }
 
     /// `defaults` for every name.
     pub(crate) fn defaults_only(defaults: Config) -> Self {
         Configs {
-            defaults,
+            defaults: intern(defaults),
             named: HashMap::new(),
         }
     }
 
     /// The configuration of the circuits named `name`.
-    pub(crate) fn of(&self, name: &str) -> &Config {
-        self.named.get(name).unwrap_or(&self.defaults)
+    pub(crate) fn of(&self, name: &str) -> &'static Config {
+        self.named.get(name).copied().unwrap_or(self.defaults)
     }
 
     /// The configuration of every name without overrides.
-    pub(crate) fn defaults(&self) -> &Config {
-        &self.defaults
+    pub(crate) fn defaults(&self) -> &'static Config {
+        self.defaults
+    }
+
+    /// These configurations with `name`'s replaced by `config`.
+    pub(crate) fn with(&self, name: &str, config: Config) -> Self {
+        let mut named = self.named.clone();
+        named.insert(name.to_owned(), intern(config));
+        Configs {
+            defaults: self.defaults,
+            named,
+        }
     }
 
     /// The names with overrides, sorted (for `Debug`).

@@ -21,6 +21,7 @@ mod builder;
 mod checked;
 mod held;
 mod map;
+mod reload;
 
 pub use builder::RegistryBuilder;
 pub(crate) use checked::Configs;
@@ -65,7 +66,8 @@ use map::{Circuits, Lookup, Pair, each_circuit};
 /// # Ok::<(), fuse_breaker::config::ConfigError>(())
 /// ```
 pub struct Registry<B: Backing = Local> {
-    configs: Configs,
+    /// The settings of each name, replaced whole by a reload.
+    configs: arc_swap::ArcSwap<Configs>,
     app: Option<String>,
     clock: Option<Clock>,
     coarse_clock: bool,
@@ -176,6 +178,11 @@ impl<B: Backing> Registry<B> {
         self.lookup(name, operation, Some(config))
     }
 
+    /// The app every key of the registry names, if any.
+    pub(crate) fn app(&self) -> Option<&str> {
+        self.app.as_deref()
+    }
+
     /// The configuration a new circuit named `name` gets: the defaults with
     /// that name's overrides.
     ///
@@ -183,8 +190,8 @@ impl<B: Backing> Registry<B> {
     /// let registry = fuse_breaker::Registry::new(Default::default());
     /// assert_eq!(registry.config_for("anything").failure_threshold(), 8);
     /// ```
-    pub fn config_for(&self, name: &str) -> &Config {
-        self.configs.of(name)
+    pub fn config_for(&self, name: &str) -> &'static Config {
+        self.configs.load().of(name)
     }
 
     /// Every circuit the registry holds, sorted by key: each once, under
@@ -447,8 +454,8 @@ impl<B: Backing> fmt::Debug for Registry<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registry")
             .field("app", &self.app)
-            .field("defaults", self.configs.defaults())
-            .field("overridden", &self.configs.named())
+            .field("defaults", self.configs.load().defaults())
+            .field("overridden", &self.configs.load().named())
             .field("circuits", &each_circuit(&self.circuits.pin()).count())
             .field("capacity", &self.capacity)
             .finish_non_exhaustive()

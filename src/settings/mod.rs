@@ -202,6 +202,52 @@ impl Settings {
 
     /// The registry this file describes, whatever its circuits' backing:
     /// the defaults, the overrides, the app and the capacity.
+    /// Puts these settings in force in `registry`, which runs (a reload,
+    /// SPEC §12): its defaults and per-name overrides are replaced as
+    /// [`Registry::reload`] does, its circuits keeping their state. The
+    /// settings that name circuits or size the registry (`app`,
+    /// `max_circuits`, `store`) cannot change on a running registry: a file
+    /// that changes them is refused, naming the setting, and nothing
+    /// changes.
+    ///
+    /// ```
+    /// use fuse_breaker::settings::Settings;
+    ///
+    /// let registry = Settings::from_toml("failure_threshold = 8")?.registry()?;
+    /// let billing = registry.get("billing");
+    /// Settings::from_toml("failure_threshold = 5\n[breakers.billing]\nopen_duration = \"1m\"")?
+    ///     .reload(&registry)?;
+    /// assert_eq!(billing.config().failure_threshold(), 5);
+    /// assert_eq!(billing.config().open_duration().as_secs(), 60);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reload(&self, registry: &Registry) -> Result<(), SettingsError> {
+        self.check()?;
+        let fixed = |setting: &'static str, value: String| {
+            let rule = "cannot change on a running registry (restart to change it)".to_owned();
+            Err(self.invalid("defaults", ConfigError::new(setting, value, rule)))
+        };
+        if self.app.as_deref() != registry.app() {
+            return fixed("app", format!("{:?}", self.app));
+        }
+        if let Some(max) = self.max_circuits
+            && max != registry.capacity()
+        {
+            return fixed("max_circuits", max.to_string());
+        }
+        if self.store != StoreKind::Memory {
+            return fixed("store", self.store.as_str().to_owned());
+        }
+        let overrides: Vec<(String, Overrides)> = self
+            .breakers
+            .iter()
+            .map(|(name, overrides)| (name.clone(), overrides.clone()))
+            .collect();
+        registry
+            .reload(self.config()?, &overrides)
+            .map_err(|source| self.invalid("breakers", source))
+    }
+
     pub(crate) fn registry_builder(&self) -> Result<crate::RegistryBuilder, SettingsError> {
         let mut builder = Registry::builder().defaults(self.config()?);
         if let Some(app) = &self.app {

@@ -1,6 +1,12 @@
 //! §12: live settings. A running circuit's settings replaced in place:
 //! what it keeps, and what the new settings change from the next call.
 
+use std::sync::Arc;
+
+use fuse_breaker::Registry;
+use fuse_breaker::config::Overrides;
+use fuse_breaker::events::{Listener, Reconfiguration, Transition};
+
 use super::*;
 
 fn count(threshold: u32, window: u64) -> Config {
@@ -263,4 +269,137 @@ fn no_verdict_is_lost_while_a_third_thread_reconfigures_a_thousand_times() {
     assert_eq!(snapshot.state, State::Closed);
     assert_eq!(snapshot.calls, 2 * calls, "{snapshot:?}");
     assert_eq!(snapshot.failed, 2 * calls / 10, "{snapshot:?}");
+}
+
+#[test]
+fn a_registry_name_is_reconfigured_for_every_operation_and_later_circuits() {
+    let registry = Registry::new(count(8, 60));
+    let (charge, search) = (
+        registry.get_operation("billing", "charge"),
+        registry.get("search"),
+    );
+    for _ in 0..5 {
+        charge.try_acquire().unwrap().failure();
+    }
+    let stricter = Overrides {
+        failure_threshold: Some(4),
+        ..Overrides::default()
+    };
+    let config = registry.reconfigure("billing", &stricter).unwrap();
+    assert_eq!(config.failure_threshold(), 4);
+    assert_eq!(charge.config().failure_threshold(), 4);
+    assert_eq!(
+        charge.snapshot().failures.len(),
+        3,
+        "the newest threshold - 1 kept"
+    );
+    assert_eq!(
+        registry
+            .get_operation("billing", "refund")
+            .config()
+            .failure_threshold(),
+        4
+    );
+    assert_eq!(search.config().failure_threshold(), 8);
+    assert_eq!(registry.config_for("billing").failure_threshold(), 4);
+}
+
+#[test]
+fn a_registry_change_one_circuit_cannot_take_is_refused_whole() {
+    let registry = Registry::new(count(4, 60));
+    let charge = registry.get_operation("billing", "charge");
+    let wider = registry.get_with_config("billing", "refund", count(2, 60));
+    let bigger = Overrides {
+        failure_threshold: Some(3),
+        ..Overrides::default()
+    };
+    let err = registry.reconfigure("billing", &bigger).unwrap_err();
+    assert_eq!(err.setting(), "failure_threshold");
+    assert!(err.to_string().contains("fuse:billing:refund"), "{err}");
+    assert_eq!(charge.config().failure_threshold(), 4, "nothing changed");
+    assert_eq!(wider.config().failure_threshold(), 2);
+    assert_eq!(registry.config_for("billing").failure_threshold(), 4);
+}
+
+#[test]
+fn a_reload_replaces_defaults_and_overrides_and_keeps_circuits_of_their_own() {
+    let registry = Registry::builder()
+        .defaults(count(8, 60))
+        .overrides(
+            "billing",
+            Overrides {
+                failure_threshold: Some(3),
+                ..Overrides::default()
+            },
+        )
+        .build()
+        .unwrap();
+    let (billing, search) = (registry.get("billing"), registry.get("search"));
+    let own = registry.get_with_config("mine", "", count(3, 60));
+    billing.force_open();
+    let search_overrides = Overrides {
+        failure_threshold: Some(2),
+        ..Overrides::default()
+    };
+    registry
+        .reload(count(4, 60), &[("search".to_owned(), search_overrides)])
+        .unwrap();
+    assert_eq!(
+        billing.config().failure_threshold(),
+        4,
+        "no longer overridden: the defaults"
+    );
+    assert_eq!(billing.state(), State::Open, "state kept");
+    assert_eq!(search.config().failure_threshold(), 2);
+    assert_eq!(
+        own.config().failure_threshold(),
+        3,
+        "settings of its own kept"
+    );
+    assert_eq!(registry.get("new").config().failure_threshold(), 4);
+    let err = registry
+        .reload(build(Config::builder().policy(Policy::Rate)), &[])
+        .unwrap_err();
+    assert_eq!(err.setting(), "policy");
+    assert_eq!(search.config().failure_threshold(), 2, "refused whole");
+    assert_eq!(registry.config_for("new").failure_threshold(), 4);
+}
+
+#[test]
+fn every_change_is_an_event_naming_who_changed_what() {
+    use std::sync::Mutex;
+    struct Audit(Mutex<Vec<String>>);
+    impl Listener for Audit {
+        fn on_transition(&self, _: &Transition) {}
+        fn on_reconfigure(&self, event: &Reconfiguration) {
+            let changes: Vec<String> = event
+                .changes()
+                .iter()
+                .map(|change| format!("{} {} -> {}", change.setting, change.from, change.to))
+                .collect();
+            let line = format!("{} by {}: {}", event.key, event.by, changes.join(", "));
+            self.0.lock().unwrap().push(line);
+        }
+    }
+    let audit = Arc::new(Audit(Mutex::default()));
+    let registry = Registry::new(count(8, 60));
+    registry.on_transition(audit.clone());
+    let billing = registry.get("billing");
+    billing.reconfigure(count(4, 60)).unwrap();
+    billing.reconfigure(count(4, 60)).unwrap();
+    let overrides = Overrides {
+        open_duration: Some(secs(5)),
+        ..Overrides::default()
+    };
+    registry.reconfigure("billing", &overrides).unwrap();
+    registry.reload(count(8, 60), &[]).unwrap();
+    assert_eq!(
+        *audit.0.lock().unwrap(),
+        [
+            "fuse:billing by code: failure_threshold 8 -> 4",
+            "fuse:billing by registry: failure_threshold 4 -> 8, open_duration 30s -> 5s",
+            "fuse:billing by reload: open_duration 5s -> 30s",
+        ],
+        "a change to the same settings tells nothing"
+    );
 }
