@@ -287,9 +287,28 @@ impl Word {
     }
 
     /// Whether the circuit times its calls (an admission reads the clock).
+    /// A `count` word's timed mark is its ring parity instead (see
+    /// [`ring_parity`](Self::ring_parity)), which only a ring's growth
+    /// sets, for a moment: this is then `true` too, and the word takes the
+    /// timed paths, which under `count` time nothing.
     #[inline]
     pub(crate) const fn times_calls(self) -> bool {
         self.0 & TIMED_BIT != 0
+    }
+
+    /// A `count` word's ring parity: which of its circuit's newest two
+    /// rings its claims live in (see [`Rings`](crate::ring::Rings)); the
+    /// timed mark's bit, which no `count` circuit uses.
+    #[inline]
+    pub(crate) const fn ring_parity(self) -> bool {
+        self.0 & TIMED_BIT != 0
+    }
+
+    /// This `count` word with its ring parity `parity`, everything else
+    /// kept.
+    #[inline]
+    pub(crate) const fn with_ring_parity(self, parity: bool) -> Word {
+        Word(self.0 & !TIMED_BIT | (parity as u64) << TIMED.shift)
     }
 
     /// Whether a success under `grant` is a closed success of this closed

@@ -18,12 +18,12 @@ impl Fuse {
     ///
     /// Refused whole, naming the setting, when `config` changes what
     /// names the circuit (`key_prefix`) or the shape of its memory: the
-    /// `policy`, a `failure_threshold` above the slots its ring was built
-    /// with (the first threshold rounded up to a power of two), and, for a
-    /// circuit that keeps a window of calls (`rate`, or `throttle_k` set),
-    /// its `failure_window`, `window_buckets`, whether it throttles and
-    /// whether it times its calls (`slow_call_duration` set); the circuit
-    /// then keeps its settings.
+    /// `policy`, and, for a circuit that keeps a window of calls (`rate`,
+    /// or `throttle_k` set), its `failure_window`, `window_buckets`,
+    /// whether it throttles and whether it times its calls
+    /// (`slow_call_duration` set); the circuit then keeps its settings. A
+    /// `count` threshold above the failures its ring holds grows the ring
+    /// (kept until the circuit is dropped: at most two rings per doubling).
     ///
     /// ```
     /// use std::time::Duration;
@@ -39,8 +39,8 @@ impl Fuse {
     /// fuse.try_acquire()?.failure();
     /// assert_eq!(fuse.state(), State::Open);
     ///
-    /// let refused = fuse.reconfigure(Config::builder().failure_threshold(9).build()?);
-    /// assert_eq!(refused.unwrap_err().setting(), "failure_threshold");
+    /// let refused = fuse.reconfigure(Config::builder().key_prefix("other").build()?);
+    /// assert_eq!(refused.unwrap_err().setting(), "key_prefix");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn reconfigure(&self, config: Config) -> Result<(), ConfigError> {
@@ -75,14 +75,13 @@ impl Fuse {
     /// [`reconfigure`](Self::reconfigure)); otherwise the first setting
     /// that cannot change.
     pub(crate) fn takes_in_place(&self, config: &Config) -> Result<(), ConfigError> {
-        let engine = self.engine();
-        in_place(engine.config(), config, engine.occupant.ring.len())
+        in_place(self.engine().config(), config)
     }
 }
 
-/// `Ok` if a circuit of `old`, whose ring has `ring` slots, can take `new`
-/// in place; otherwise the first setting that cannot change.
-pub(crate) fn in_place(old: &Config, new: &Config, ring: u32) -> Result<(), ConfigError> {
+/// `Ok` if a circuit of `old` can take `new` in place; otherwise the first
+/// setting that cannot change.
+pub(crate) fn in_place(old: &Config, new: &Config) -> Result<(), ConfigError> {
     let fixed = |setting: &'static str, value: String, why: &str| {
         Err(ConfigError::new(
             setting,
@@ -99,13 +98,6 @@ pub(crate) fn in_place(old: &Config, new: &Config, ring: u32) -> Result<(), Conf
     }
     if old.policy() != new.policy() {
         return fixed("policy", new.policy().to_string(), "its window is kept");
-    }
-    if !new.policy().counts_calls() && new.failure_threshold() > ring {
-        return fixed(
-            "failure_threshold",
-            new.failure_threshold().to_string(),
-            &format!("its ring holds {ring} failures"),
-        );
     }
     let windowed =
         |config: &Config| config.policy().counts_calls() || config.throttle_k().is_some();

@@ -66,7 +66,8 @@ impl Engine<'_> {
             },
             0,
         );
-        let len = self.occupant.ring.len();
+        let ring = self.occupant.rings.of(self.slot.load());
+        let len = ring.len();
         for index in 0..len {
             let back = claims.wrapping_sub(index) % len;
             let claim = claims.wrapping_sub(back) % CLAIMS_MODULUS;
@@ -74,7 +75,7 @@ impl Engine<'_> {
                 epoch: behind(slots),
                 claim,
             };
-            self.occupant.ring.set(index, stamp, 0);
+            ring.set(index, stamp, 0);
         }
     }
 

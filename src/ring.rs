@@ -236,6 +236,19 @@ impl Ring {
         self.slot(index).set(stamp, at);
     }
 
+    /// Writes the failure time of claim `claim` of `epoch` into a ring no
+    /// word uses yet (a growth's copy, SPEC §12), over whatever its slot
+    /// holds.
+    pub(crate) fn copy(&self, epoch: Epoch, claim: u32, at: u64) {
+        let record = self.slot(claim);
+        let _ = record.write(
+            Stamp { epoch, claim },
+            at,
+            Keep::Latest,
+            || Ok::<(), ()>(()),
+        );
+    }
+
     #[inline]
     fn slot(&self, claim: u32) -> &Record {
         // The length is a power of two, so the index is always in range.
@@ -279,6 +292,10 @@ impl Ring {
             .map(move |back| self.read(epoch, last.wrapping_sub(back) % CLAIMS_MODULUS))
     }
 }
+
+mod rings;
+
+pub(crate) use rings::Rings;
 
 #[cfg(test)]
 mod tests;

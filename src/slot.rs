@@ -16,7 +16,7 @@ use crate::names::Names;
 use crate::packed::Word;
 use crate::policy::Tallies;
 use crate::recovery::Backoff;
-use crate::ring::{Record, Ring};
+use crate::ring::{Record, Rings};
 use crate::sync::{AtomicU64, CONFIG_LOAD, CONFIG_STORE, HEAD_LOAD, Ordering, Tally};
 
 /// The words every call reads, on one cache line, and the number of the
@@ -71,10 +71,13 @@ pub(crate) struct Slot {
 /// the listeners.
 #[derive(Debug)]
 pub(crate) struct Occupant {
-    /// The `count` rule's failure times: as many slots as the circuit's
-    /// first threshold rounded up to a power of two (a reconfiguration
-    /// keeps the threshold within them, SPEC §12).
-    pub(crate) ring: Ring,
+    /// The `count` rule's failure times: a ring of as many slots as the
+    /// threshold rounded up to a power of two, and those a raised
+    /// threshold replaced (SPEC §12).
+    pub(crate) rings: Rings,
+    /// Taken by a reconfiguration (never by a call), so that two of one
+    /// circuit grow its rings one after the other.
+    pub(crate) reconfiguring: std::sync::Mutex<()>,
     /// The time the `rate` window reads: the circuit's clock read coarsely
     /// (for a clock of the caller's own, its value).
     pub(crate) window_time: Time,
@@ -140,7 +143,8 @@ impl Occupant {
             quick_window,
             quick_throttle,
             quick_slow,
-            ring: Ring::new(if rate { 1 } else { config.failure_threshold() }),
+            rings: Rings::new(if rate { 1 } else { config.failure_threshold() }),
+            reconfiguring: std::sync::Mutex::new(()),
             window_time,
             tag,
             seed,

@@ -48,7 +48,12 @@ impl Engine<'_> {
             } else {
                 let live = cursor.live;
                 let mut failures = Vec::with_capacity(live as usize);
-                for at in self.occupant.ring.recent(head.epoch, cursor.claims, live) {
+                for at in self
+                    .occupant
+                    .rings
+                    .of(word)
+                    .recent(head.epoch, cursor.claims, live)
+                {
                     match at {
                         Some(at) => failures.push(at),
                         None => complete = false,

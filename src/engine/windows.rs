@@ -113,7 +113,8 @@ impl Engine<'_> {
         let claim = (claims + 1) % CLAIMS_MODULUS;
         if let Err(moved) = self
             .occupant
-            .ring
+            .rings
+            .of(word)
             .write(epoch, claim, at, || self.unchanged(word))
         {
             return Step::Moved(moved);
@@ -134,7 +135,8 @@ impl Engine<'_> {
         last: u32,
         now: u64,
     ) -> Result<bool, Word> {
-        let (ring, epoch, count) = (&self.occupant.ring, word.epoch(), limits.threshold() - 1);
+        let (ring, epoch) = (self.occupant.rings.of(word), word.epoch());
+        let count = limits.threshold() - 1;
         let first = last.wrapping_sub(count).wrapping_add(1);
         for claim in (0..count).map(|next| first.wrapping_add(next) % CLAIMS_MODULUS) {
             match ring.read(epoch, claim) {

@@ -179,6 +179,7 @@ impl<B: Backing> Registry<B> {
     }
 
     /// The app every key of the registry names, if any.
+    #[cfg(feature = "config-file")]
     pub(crate) fn app(&self) -> Option<&str> {
         self.app.as_deref()
     }

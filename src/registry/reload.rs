@@ -77,10 +77,10 @@ impl Registry {
     ///     .overrides("billing", Overrides { failure_threshold: Some(3), ..Overrides::default() })
     ///     .build()?;
     /// let (billing, search) = (registry.get("billing"), registry.get("search"));
-    /// let defaults = Config::builder().failure_threshold(4).build()?;
+    /// let defaults = Config::builder().failure_threshold(5).build()?;
     /// registry.reload(defaults, &[])?;
-    /// assert_eq!(billing.config().failure_threshold(), 4);
-    /// assert_eq!(search.config().failure_threshold(), 4);
+    /// assert_eq!(billing.config().failure_threshold(), 5);
+    /// assert_eq!(search.config().failure_threshold(), 5);
     /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     pub fn reload(

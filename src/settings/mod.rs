@@ -213,7 +213,7 @@ impl Settings {
     /// ```
     /// use fuse_breaker::settings::Settings;
     ///
-    /// let registry = Settings::from_toml("failure_threshold = 8")?.registry()?;
+    /// let registry = Settings::from_toml("failure_threshold = 3")?.registry()?;
     /// let billing = registry.get("billing");
     /// Settings::from_toml("failure_threshold = 5\n[breakers.billing]\nopen_duration = \"1m\"")?
     ///     .reload(&registry)?;

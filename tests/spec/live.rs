@@ -66,6 +66,37 @@ fn a_smaller_window_keeps_only_the_failures_inside_it() {
 }
 
 #[test]
+fn a_threshold_above_the_ring_grows_it_and_keeps_the_failures() {
+    let (fuse, mock) = circuit(count(3, 600));
+    for at in 1..=2 {
+        set_time(&mock, secs(at));
+        fail(&fuse);
+    }
+    let half_open = fuse.try_acquire().unwrap();
+    for threshold in [5, 100, 4096] {
+        fuse.reconfigure(count(threshold, 600)).unwrap();
+        assert_eq!(
+            fuse.snapshot().failures,
+            [secs(1), secs(2)],
+            "under {threshold}"
+        );
+    }
+    fuse.reconfigure(count(40, 600)).unwrap();
+    for at in 3..=39 {
+        set_time(&mock, secs(at));
+        fail(&fuse);
+    }
+    assert_eq!(fuse.state(), State::Closed);
+    assert_eq!(fuse.snapshot().failures.len(), 39);
+    half_open.failure();
+    assert_eq!(
+        fuse.state(),
+        State::Open,
+        "the 40th, a permit from before every change"
+    );
+}
+
+#[test]
 fn a_larger_threshold_within_the_ring_counts_more_failures() {
     let (fuse, mock) = circuit(count(3, 60));
     fuse.reconfigure(count(4, 60)).unwrap();
@@ -167,14 +198,13 @@ fn what_cannot_change_in_place_is_refused_whole_by_name() {
             .policy(Policy::Rate)
             .failure_window(secs(10))
     };
-    let cases: [(Config, Config, &str); 6] = [
+    let cases: [(Config, Config, &str); 5] = [
         (
             count(2, 60),
             build(Config::builder().key_prefix("other")),
             "key_prefix",
         ),
         (count(2, 60), build(rate()), "policy"),
-        (count(4, 60), count(5, 60), "failure_threshold"),
         (
             build(rate()),
             build(rate().failure_window(secs(20))),
@@ -308,16 +338,17 @@ fn a_registry_name_is_reconfigured_for_every_operation_and_later_circuits() {
 fn a_registry_change_one_circuit_cannot_take_is_refused_whole() {
     let registry = Registry::new(count(4, 60));
     let charge = registry.get_operation("billing", "charge");
-    let wider = registry.get_with_config("billing", "refund", count(2, 60));
-    let bigger = Overrides {
+    let rate = build(Config::builder().policy(Policy::Rate));
+    let refund = registry.get_with_config("billing", "refund", rate);
+    let smaller = Overrides {
         failure_threshold: Some(3),
         ..Overrides::default()
     };
-    let err = registry.reconfigure("billing", &bigger).unwrap_err();
-    assert_eq!(err.setting(), "failure_threshold");
+    let err = registry.reconfigure("billing", &smaller).unwrap_err();
+    assert_eq!(err.setting(), "policy");
     assert!(err.to_string().contains("fuse:billing:refund"), "{err}");
     assert_eq!(charge.config().failure_threshold(), 4, "nothing changed");
-    assert_eq!(wider.config().failure_threshold(), 2);
+    assert_eq!(refund.config().policy(), Policy::Rate);
     assert_eq!(registry.config_for("billing").failure_threshold(), 4);
 }
 
@@ -402,4 +433,31 @@ fn every_change_is_an_event_naming_who_changed_what() {
         ],
         "a change to the same settings tells nothing"
     );
+}
+
+#[test]
+fn no_failure_is_lost_while_the_ring_grows_under_two_failing_threads() {
+    for round in 0..200 {
+        let (fuse, _mock) = circuit(count(100, 600));
+        let fuse = &fuse;
+        std::thread::scope(|scope| {
+            for _ in 0..2 {
+                scope.spawn(move || {
+                    for _ in 0..40 {
+                        fail(fuse);
+                    }
+                });
+            }
+            scope.spawn(move || {
+                for threshold in [200, 400, 150, 800, 120] {
+                    fuse.reconfigure(count(threshold, 600)).unwrap();
+                }
+            });
+        });
+        let snapshot = fuse.snapshot();
+        assert_eq!(snapshot.state, State::Closed, "round {round}");
+        assert_eq!(snapshot.failures.len(), 80, "round {round}: {snapshot:?}");
+        fail(fuse);
+        assert_eq!(fuse.snapshot().failures.len(), 81, "round {round}");
+    }
 }
