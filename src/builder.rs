@@ -46,6 +46,8 @@ pub struct FuseBuilder<B: Backing = Local> {
     pub(crate) coarse_clock: bool,
     pub(crate) jitter_seed: Option<u64>,
     pub(crate) listeners: Option<Arc<Listeners>>,
+    /// The saved circuit to put back (SPEC §12; in-process circuits).
+    pub(crate) restore: Option<crate::SavedCircuit>,
     /// What only this backing is built with.
     pub(crate) options: <B as Sealed>::Options,
 }
@@ -88,6 +90,7 @@ impl FuseBuilder {
             coarse_clock: false,
             jitter_seed: None,
             listeners: None,
+            restore: None,
             options: (),
         }
     }
@@ -239,6 +242,7 @@ impl<B: Backing> FuseBuilder<B> {
             coarse_clock: self.coarse_clock,
             jitter_seed: self.jitter_seed,
             listeners: self.listeners,
+            restore: self.restore,
             options,
         };
         (builder, self.options)
@@ -246,7 +250,26 @@ impl<B: Backing> FuseBuilder<B> {
 }
 
 impl FuseBuilder {
-    /// The circuit, closed with no failures.
+    /// Builds the circuit in the state `saved` describes (SPEC §12): open
+    /// for what remained of its opening on the wall clock, keeping how many
+    /// openings in a row it is, or closed with its window, in a new epoch
+    /// (see [`SavedCircuit`](crate::SavedCircuit)). The saved circuit's
+    /// name is not checked: restore what was saved under this one.
+    ///
+    /// ```
+    /// use fuse_breaker::{Fuse, State};
+    /// let saved = Fuse::new("billing", Default::default());
+    /// saved.force_open();
+    /// let fuse = Fuse::builder("billing").restore(&saved.save()).build();
+    /// assert_eq!(fuse.state(), State::Open);
+    /// ```
+    pub fn restore(mut self, saved: &crate::SavedCircuit) -> Self {
+        self.restore = Some(saved.clone());
+        self
+    }
+
+    /// The circuit, closed with no failures (or as [`restore`](Self::restore)
+    /// says).
     ///
     /// ```
     /// let fuse = fuse_breaker::Fuse::builder("billing").build();
@@ -271,8 +294,12 @@ impl FuseBuilder {
             self.jitter_seed.unwrap_or_else(crate::random::next),
         ));
         slot.occupy(&occupant);
-        Fuse {
+        let fuse = Fuse {
             backing: Local::new(slot, occupant),
+        };
+        if let Some(saved) = &self.restore {
+            fuse.restore(saved);
         }
+        fuse
     }
 }

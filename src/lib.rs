@@ -109,6 +109,8 @@ mod oracle;
 mod packed;
 mod payload_kind;
 mod permit;
+#[cfg(feature = "persist")]
+pub mod persist;
 mod policy;
 mod random;
 mod reconfigure;
@@ -123,6 +125,7 @@ pub mod reqwest;
 mod rewind;
 mod ring;
 mod run;
+mod saved;
 #[cfg(feature = "config-file")]
 pub mod settings;
 mod sinks;
@@ -154,5 +157,6 @@ pub use fuse::Fuse;
 pub use names::key;
 pub use permit::{OwnedPermit, Permit};
 pub use registry::{Registry, RegistryBuilder};
+pub use saved::{SavedCircuit, SavedWindow};
 pub use snapshot::{Grading, Snapshot, State};
 pub use verdict::Verdict;

@@ -17,7 +17,7 @@ use crate::packed::Word;
 use crate::policy::Tallies;
 use crate::recovery::Backoff;
 use crate::ring::{Record, Rings};
-use crate::sync::{AtomicU64, CONFIG_LOAD, CONFIG_STORE, HEAD_LOAD, Ordering, Tally};
+use crate::sync::{AtomicU64, CONFIG_LOAD, CONFIG_SWAP, HEAD_LOAD, Ordering, Tally};
 
 /// The words every call reads, on one cache line, and the number of the
 /// configuration every decision reads (replaced by a reconfiguration that
@@ -319,11 +319,23 @@ impl Slot {
         crate::config::numbered(self.words.config.load(CONFIG_LOAD) as u32)
     }
 
-    /// The configuration's number, for the pool of free slots.
-    #[cfg_attr(fuse_loom, allow(dead_code))] // loom models reuse no slot
-    fn config_number(&self) -> u32 {
+    /// The configuration's number: for the pool of free slots, and for a
+    /// failure that checks whether the settings changed while it decided.
+    #[inline]
+    pub(crate) fn config_number(&self) -> u32 {
         #[allow(clippy::cast_possible_truncation)] // a number given as a u32
         let number = self.words.config.load(CONFIG_LOAD) as u32;
+        number
+    }
+
+    /// The configuration's number as a failure that has just claimed its
+    /// slot reads it: by a read-modify-write (adding nothing), which reads
+    /// the latest number and orders the claim against a reconfiguration's
+    /// own read-modify-write of it (see [`CONFIG_SWAP`]).
+    #[inline]
+    pub(crate) fn config_number_after_claim(&self) -> u32 {
+        #[allow(clippy::cast_possible_truncation)] // a number given as a u32
+        let number = self.words.config.fetch_add(0, CONFIG_SWAP) as u32;
         number
     }
 
@@ -337,8 +349,8 @@ impl Slot {
         self.words
             .shortest_open
             .fetch_min(Backoff::of(config).shortest(), Ordering::Relaxed);
-        // CONFIG_STORE (Release): see `sync`.
-        self.words.config.store(u64::from(number), CONFIG_STORE);
+        // CONFIG_SWAP (AcqRel): see `sync`.
+        self.words.config.swap(u64::from(number), CONFIG_SWAP);
     }
 
     /// Frees this slot for a later circuit, once its engine has retired

@@ -44,9 +44,12 @@ mod admit;
 mod graded;
 mod reconfigure;
 mod records;
+mod restore;
 mod snapshot;
 mod verdicts;
 mod windows;
+
+pub(crate) use restore::{Restored, RestoredOpening};
 
 /// One circuit's engine: its slot and its occupant, seen together. Two
 /// pointers, passed by value to the paths out of line, so that building

@@ -24,6 +24,7 @@ impl Engine<'_> {
         hint: Option<u64>,
     ) {
         let now = Now { hint, ..self.now() };
+        let settings = self.slot.config_number();
         let word = if verdict == Verdict::Failure {
             // Read the time before the word a failure is decided on: it can
             // then never be later than the claim that records it, even if
@@ -67,6 +68,10 @@ impl Engine<'_> {
         });
         if let Some(written) = written {
             self.installed_with(written, None, n, &now);
+            if verdict == Verdict::Failure && !written.new_epoch() {
+                // A claim under settings replaced meanwhile (SPEC §12).
+                self.settle(settings, now.get());
+            }
         }
         if let Some(outcome) = recorded
             && (word.counts_calls() || self.slot.throttle.is_some())

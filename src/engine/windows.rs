@@ -57,11 +57,54 @@ impl Engine<'_> {
         // then never be later than the claim that records it, even if this
         // verdict loses the slot to another one and writes it late.
         let at = self.occupant.time.now_inline();
+        let settings = self.slot.config_number();
         let (opens, written) = self.update(self.load(), |word| {
             if word.counted_failure(grant) {
                 self.record_failure(word, grant, at)
             } else {
                 Step::Done(false)
+            }
+        });
+        if let Some(written) = written {
+            if opens {
+                self.opened(written, at);
+            } else {
+                self.settle(settings, at);
+            }
+        }
+    }
+
+    /// After a failure at `at` was claimed under the settings numbered
+    /// `settings`: if a reconfiguration put others in force meanwhile
+    /// (SPEC §12), the claim may have come after its check of the word,
+    /// and is judged again under the new settings, as a failure arriving
+    /// after the change is: the failures it completes open the circuit.
+    #[inline]
+    pub(super) fn settle(&self, settings: u32, at: u64) {
+        if self.slot.config_number_after_claim() != settings {
+            self.judge_again(at);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn judge_again(&self, at: u64) {
+        let (opens, written) = self.update(self.load(), |word| {
+            if word.state() != crate::snapshot::State::Closed || word.counts_calls() {
+                return Step::Done(false);
+            }
+            let limits = Limits::of(self.config());
+            let (claims, live) = word.failures();
+            if !limits.could_open(live) {
+                return Step::Done(false);
+            }
+            match self.all_in_window(word, limits, claims, limits.threshold(), at) {
+                Ok(true) => {
+                    let grant = Grant::new(crate::model::PermitKind::Closed, word.epoch());
+                    self.trip(word, grant, at)
+                }
+                Ok(false) => Step::Done(false),
+                Err(moved) => Step::Moved(moved),
             }
         });
         if opens && let Some(written) = written {
@@ -104,7 +147,7 @@ impl Engine<'_> {
         // (`live` saturates there) can open the circuit: if the threshold
         // less one failures before it are all in the window.
         if limits.could_open(live) {
-            match self.earlier_in_window(word, limits, claims, at) {
+            match self.all_in_window(word, limits, claims, limits.threshold() - 1, at) {
                 Ok(true) => return self.trip(word, grant, at),
                 Ok(false) => {}
                 Err(moved) => return Step::Moved(moved),
@@ -122,21 +165,21 @@ impl Engine<'_> {
         Step::Write(word.with_failures(claim, live), false)
     }
 
-    /// Whether the threshold less one claims of `word`'s epoch ending with
-    /// `last` (those of `word`) are all in the window of `limits` at `now`,
+    /// Whether the `count` claims of `word`'s epoch ending with `last`
+    /// (those of `word`) are all in the window of `limits` at `now`,
     /// reading oldest first (the likeliest to have left it) and stopping
     /// at the first that is not. `Err` with the current word when a slot
     /// holds another claim and `word` is out of date.
     #[inline]
-    fn earlier_in_window(
+    fn all_in_window(
         &self,
         word: Word,
         limits: Limits,
         last: u32,
+        count: u32,
         now: u64,
     ) -> Result<bool, Word> {
         let (ring, epoch) = (self.occupant.rings.of(word), word.epoch());
-        let count = limits.threshold() - 1;
         let first = last.wrapping_sub(count).wrapping_add(1);
         for claim in (0..count).map(|next| first.wrapping_add(next) % CLAIMS_MODULUS) {
             match ring.read(epoch, claim) {

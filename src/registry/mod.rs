@@ -161,6 +161,14 @@ impl<B: Backing> Registry<B> {
         self.lookup(name, operation, None)
     }
 
+    /// The circuit of `name` and `operation` if the registry holds it.
+    pub(crate) fn existing(&self, name: &str, operation: &str) -> Option<Arc<Fuse<B>>> {
+        self.circuits
+            .pin()
+            .get(&Lookup { name, operation })
+            .cloned()
+    }
+
     /// The circuit of `name` (and `operation`, if not empty), created with
     /// `config` if it does not exist yet: an explicit configuration wins
     /// over the named overrides. An existing circuit keeps the
@@ -399,12 +407,25 @@ impl<B: Backing> Registry<B> {
     /// never take it.
     #[cold]
     fn create(&self, name: &str, operation: &str, config: Option<Config>) -> Arc<Fuse<B>> {
+        self.create_with(name, operation, config, |builder| builder)
+    }
+
+    /// [`create`](Self::create), the circuit's builder given to `adjust`
+    /// first (a restore, SPEC §12).
+    #[cold]
+    pub(crate) fn create_with(
+        &self,
+        name: &str,
+        operation: &str,
+        config: Option<Config>,
+        adjust: impl FnOnce(FuseBuilder<B>) -> FuseBuilder<B>,
+    ) -> Arc<Fuse<B>> {
         let mut held = self.lock_held();
         let circuits = self.circuits.pin();
         if let Some(fuse) = circuits.get(&Lookup { name, operation }) {
             return fuse.clone();
         }
-        let builder = self.circuit_builder(name, operation, config);
+        let builder = adjust(self.circuit_builder(name, operation, config));
         let key = builder.names().key().to_owned();
         let pair = Pair {
             name: name.into(),

@@ -17,6 +17,7 @@
 
 use super::Ring;
 use crate::packed::Word;
+use crate::sync::{AtomicU64, RINGS_LOAD, RINGS_STORE};
 
 /// The rings of one `count` circuit (see the module).
 #[derive(Debug)]
@@ -24,6 +25,10 @@ pub(crate) struct Rings {
     first: Ring,
     /// Rings 1, 2, ...: pushed by growths, never removed.
     grown: boxcar::Vec<Ring>,
+    /// How many rings were pushed: stored (release) after each push, and
+    /// what a reader loads (acquire) to find the newest, so that it sees
+    /// the ring it picks whole.
+    pushed: AtomicU64,
 }
 
 impl Rings {
@@ -32,6 +37,7 @@ impl Rings {
         Rings {
             first: Ring::new(threshold),
             grown: boxcar::Vec::new(),
+            pushed: AtomicU64::new(0),
         }
     }
 
@@ -39,7 +45,7 @@ impl Rings {
     /// while the ring never grew.
     #[inline]
     pub(crate) fn of(&self, word: Word) -> &Ring {
-        let newest = self.grown.count();
+        let newest = self.newest_index();
         if newest == 0 {
             return &self.first;
         }
@@ -57,6 +63,13 @@ impl Rings {
         self.get(index)
     }
 
+    /// The newest ring's index (0: the first).
+    #[inline]
+    fn newest_index(&self) -> usize {
+        // RINGS_LOAD (Acquire): see `sync`.
+        usize::try_from(self.pushed.load(RINGS_LOAD)).unwrap_or(usize::MAX)
+    }
+
     /// Ring `index` (0: the first).
     fn get(&self, index: usize) -> &Ring {
         match index.checked_sub(1) {
@@ -67,7 +80,7 @@ impl Rings {
 
     /// The newest ring: the one a growth copies from last.
     pub(crate) fn newest(&self) -> &Ring {
-        self.get(self.grown.count())
+        self.get(self.newest_index())
     }
 
     /// Pushes a ring for `threshold`, the newest from now on, and returns
@@ -75,6 +88,8 @@ impl Rings {
     /// reconfiguration calls it, one at a time per circuit.
     pub(crate) fn push(&self, threshold: u32) -> (&Ring, bool) {
         let index = self.grown.push(Ring::new(threshold)) + 1;
+        // RINGS_STORE (Release): see `sync`.
+        self.pushed.store(index as u64, RINGS_STORE);
         (self.get(index), index % 2 == 1)
     }
 }

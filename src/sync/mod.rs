@@ -54,18 +54,37 @@ pub(crate) const CAS_SUCCESS: Ordering = Ordering::Release;
 pub(crate) const CAS_FAILURE: Ordering = Ordering::Acquire;
 
 /// Loading the number of a circuit's configuration (SPEC §12). Acquire
-/// pairs with [`CONFIG_STORE`]: a thread that reads a new number also sees
-/// what the reconfiguration did before storing it (the least shortest
-/// opening). The configuration itself is published by its table. A
-/// decision that reads the old number while a reconfiguration replaces it
-/// decides as the old settings would, before the change; a
-/// reconfiguration that must change the state word too (fewer failures
-/// kept) does so after the store, by compare-and-swap, so that a step
-/// decided under the old settings on the old word loses and decides again.
+/// pairs with [`CONFIG_SWAP`]: a thread that reads a new number also sees
+/// what the reconfiguration did before replacing it (the least shortest
+/// opening, a grown ring). The configuration itself is published by its
+/// table. A decision that reads the old number while a reconfiguration
+/// replaces it decides as the old settings would, before the change.
 pub(crate) const CONFIG_LOAD: Ordering = Ordering::Acquire;
 
-/// See [`CONFIG_LOAD`].
-pub(crate) const CONFIG_STORE: Ordering = Ordering::Release;
+/// Replacing a circuit's configuration number, and reading it after a
+/// failure's claim (adding nothing): both read-modify-writes, acquire and
+/// release. A reconfiguration replaces the number, then trims the failures
+/// its new threshold keeps; a failure claims its slot, then reads the
+/// number to see whether it was decided under replaced settings (then it
+/// is judged again). Read-modify-writes of one atomic are totally ordered,
+/// and each reads the one before: whichever comes second sees what the
+/// other did first (the claim, or the new number), so a claim decided
+/// under the old threshold is never missed by both the trim and its own
+/// second look. Plain loads and stores (even sequentially consistent
+/// ones, without fences) would let both miss.
+pub(crate) const CONFIG_SWAP: Ordering = Ordering::AcqRel;
+
+/// Loading how many rings a `count` circuit's growths pushed (SPEC §12).
+/// Acquire pairs with [`RINGS_STORE`], stored after each push: a reader
+/// that picks a ring sees it whole. A reader whose word's parity names the
+/// newest ring learnt the word from the compare-and-swap that flipped it,
+/// after the push, so it sees the push too; a reader that finds a ring
+/// newer than its word's is reading a word that has moved on, which its
+/// records' checks tell.
+pub(crate) const RINGS_LOAD: Ordering = Ordering::Acquire;
+
+/// See [`RINGS_LOAD`].
+pub(crate) const RINGS_STORE: Ordering = Ordering::Release;
 
 /// Reading the `phase` or `opening` record or a failure slot. Each record carries the
 /// epoch (and claim) it belongs to and is checked against it, so a stale

@@ -142,8 +142,14 @@ impl Tallies {
     /// §11, then recomputes its share: once per bucket and thread).
     #[inline]
     pub(crate) fn add(&'static self, epoch: Epoch, outcome: Outcome, now: u64) -> bool {
+        self.add_counts(epoch, Counts::of(outcome), now)
+    }
+
+    /// [`add`](Self::add) of `counts` at once (a restored window's, SPEC
+    /// §12).
+    #[inline]
+    pub(crate) fn add_counts(&'static self, epoch: Epoch, counts: Counts, now: u64) -> bool {
         let lane = self.lanes.get_or(|| Lane::new(self.cells));
-        let counts = Counts::of(outcome);
         let started = if let Some(cell) = lane.current(epoch, now) {
             cell.add(epoch.get(), lane.bucket.load(Relaxed), counts);
             false
