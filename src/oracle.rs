@@ -176,6 +176,34 @@ impl Oracle {
         }
     }
 
+    /// §12: "A running circuit's settings can be replaced ... It keeps its
+    /// state, epoch, permits in flight, its current opening ... and its
+    /// half-open progress; nothing transitions at the moment of the
+    /// change ... a `count` window keeps the failures still inside the new
+    /// failure_window, the newest first, at most the new failure_threshold
+    /// - 1 of them". The failures kept are those this circuit counts: it
+    /// never needed more than the old threshold of them, so no more than
+    /// that comes back. Only settings of the same policy and window shape,
+    /// ramp and throttle are given here.
+    pub(crate) fn reconfigure(&mut self, config: &Config) {
+        let fresh = Oracle::new(config);
+        let old = self.threshold;
+        self.threshold = fresh.threshold;
+        self.window = fresh.window;
+        self.open = fresh.open;
+        self.probes = fresh.probes;
+        self.recovery = Recovery {
+            seed: self.recovery.seed,
+            ..fresh.recovery
+        };
+        self.rate = fresh.rate;
+        if self.rate.is_none() {
+            let keep = old.min(self.threshold - 1);
+            let extra = self.failures.len().saturating_sub(keep);
+            self.failures.drain(..extra);
+        }
+    }
+
     /// This circuit as a shared store keeps it: §8's quorum of
     /// `min_reporters` distinct reporters.
     #[cfg_attr(not(all(test, feature = "store")), allow(dead_code))] // the stored model's tests
@@ -327,7 +355,9 @@ impl Oracle {
                 // half_open_probes, move to Closed with an empty failure list"
                 self.successes += 1;
                 self.inflight -= 1;
-                if self.successes == self.probes {
+                // §12: "closes when its successes reach it" (the new
+                // half_open_probes, which may be below them already).
+                if self.successes >= self.probes {
                     // §11: a ramp, remembering the n before it.
                     let n = self.n;
                     self.change(State::Closed);

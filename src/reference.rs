@@ -56,6 +56,14 @@ impl Reference {
         }
     }
 
+    /// Replaces the circuit's settings by `config` (of the same policy and
+    /// window), as SPEC §12 says: nothing transitions; a closed window
+    /// keeps what its rule keeps.
+    pub(crate) fn reconfigure(&mut self, config: Config) {
+        self.window.reconfigured(&config);
+        self.config = config;
+    }
+
     /// This circuit, drawing its openings' jitter from `seed`.
     pub(crate) fn with_seed(self, seed: u64) -> Self {
         Reference { seed, ..self }

@@ -36,7 +36,8 @@ use crate::verdict::Verdict;
 /// bucket's edge, a slow call's duration, a probe timeout, the longest
 /// opening, or a huge step), so that a call takes the time the clock
 /// advanced between its admission and its verdict; `force_open`,
-/// `force_closed`, `reset`. The configuration may have SPEC §10's backoff,
+/// `force_closed`, `reset`; new settings of the same shape (SPEC §12, see
+/// [`setup::reconfigured`]). The configuration may have SPEC §10's backoff,
 /// jitter (the three sides draw from one seed) and probe timeout, and
 /// §11's ramp-up and throttling: each side's admission draws from this
 /// thread's generator, seeded alike before each of the three (from the
@@ -68,7 +69,7 @@ pub(super) struct Reached {
 /// of graded admission.
 pub(super) fn run(data: &[u8], engine: bool) -> Reached {
     let mut bytes = Bytes(data);
-    let config = setup::config(&mut bytes);
+    let mut config = setup::config(&mut bytes);
     let seed = u64::from(bytes.u32());
     let (clock, mock) = Clock::mock();
     let fuse = Fuse::builder("differential")
@@ -119,10 +120,19 @@ pub(super) fn run(data: &[u8], engine: bool) -> Reached {
                 sides.reference.force_closed();
                 sides.oracle.force_closed();
             }
-            _ => {
+            251..=253 => {
                 sides.fuse.inspect(|fuse| fuse.reset());
                 sides.reference.reset();
                 sides.oracle.reset();
+            }
+            _ => {
+                config = setup::reconfigured(&config, &mut bytes);
+                sides.fuse.inspect(|fuse| {
+                    fuse.reconfigure(config.clone())
+                        .expect("settings of the same shape are taken in place");
+                });
+                sides.reference.reconfigure(config.clone());
+                sides.oracle.reconfigure(&config);
             }
         }
         sides.compare(mock.value(), step, op);

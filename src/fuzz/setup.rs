@@ -67,6 +67,38 @@ pub(super) fn config(bytes: &mut Bytes<'_>) -> Config {
         .expect("the decoded configuration is valid")
 }
 
+/// Settings to replace `base`'s while the circuit runs (SPEC §12): a new
+/// threshold 1..=5, probes 1..=3 and open duration 1 ns to 10 µs; under
+/// `count` without throttling a new window of 1 ns to 10 µs; under `rate`
+/// new rates, a new `minimum_calls` without throttling, and a new
+/// slow-call duration if it has one. The window's shape, timing, SPEC
+/// §10's and §11's settings are kept.
+pub(super) fn reconfigured(base: &Config, bytes: &mut Bytes<'_>) -> Config {
+    let mut changed = crate::config::Overrides {
+        failure_threshold: Some(1 + u32::from(bytes.u8() % 5)),
+        half_open_probes: Some(1 + u32::from(bytes.u8() % 3)),
+        open_duration: Some(Duration::from_nanos(1 + u64::from(bytes.u16() % 10_000))),
+        ..crate::config::Overrides::default()
+    };
+    let window = base.window_nanos();
+    if base.policy() == Policy::Rate {
+        // Throttling's share in use is recomputed a bucket at a time, from
+        // `minimum_calls` too: kept with the rest of SPEC §11's settings.
+        if base.throttle_k().is_none() {
+            changed.minimum_calls = Some(1 + u32::from(bytes.u8() % 6));
+        }
+        changed.failure_rate = Some(percent(bytes));
+        changed.slow_call_rate = Some(percent(bytes));
+        if base.slow_call_duration().is_some() {
+            let slow = 1 + u64::from(bytes.u16()) % (2 * window);
+            changed.slow_call_duration = Some(Some(Duration::from_nanos(slow)));
+        }
+    } else if base.throttle_k().is_none() {
+        changed.failure_window = Some(Duration::from_nanos(1 + u64::from(bytes.u16() % 10_000)));
+    }
+    changed.apply(base).unwrap_or_else(|_| base.clone())
+}
+
 /// SPEC §10's settings, half the time: a backoff of 1 to 5.75 in quarters,
 /// the longest opening 1 to 8 open durations, a jitter of 0 to 0.8 in
 /// fifths, a probe timeout of 1 ns to 10 µs. The defaults otherwise.

@@ -117,6 +117,13 @@ pub(crate) trait Rule: Clone + fmt::Debug + Default + PartialEq {
     /// anything was dropped. Not a change to write by itself.
     fn prune(&mut self, config: &Config, now: u64) -> bool;
 
+    /// Keeps what a closed circuit keeps when `config` replaces its
+    /// settings while it runs (SPEC §12). The default keeps everything.
+    #[cfg_attr(not(any(test, fuzzing)), allow(dead_code))] // the reference model's
+    fn reconfigured(&mut self, config: &Config) {
+        let _ = config;
+    }
+
     /// Whether a verdict recorded at `at` still counts at `now` (a
     /// reporter of SPEC §8's quorum still counts while it does).
     #[cfg(feature = "store")]

@@ -80,6 +80,14 @@ macro_rules! windows {
                 }
             }
 
+            /// See [`Rule::reconfigured`].
+            #[cfg_attr(not(any(test, fuzzing)), allow(dead_code))] // the reference model's
+            pub(crate) fn reconfigured(&mut self, config: &Config) {
+                match self {
+                    $(Window::$variant(window) => window.reconfigured(config),)+
+                }
+            }
+
             /// Empties the window (a new epoch), keeping its policy.
             pub(crate) fn clear(&mut self) {
                 match self {

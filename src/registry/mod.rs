@@ -162,6 +162,7 @@ impl<B: Backing> Registry<B> {
     }
 
     /// The circuit of `name` and `operation` if the registry holds it.
+    #[cfg(feature = "persist")]
     pub(crate) fn existing(&self, name: &str, operation: &str) -> Option<Arc<Fuse<B>>> {
         self.circuits
             .pin()

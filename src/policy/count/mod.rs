@@ -128,6 +128,15 @@ impl Rule for Failures {
         extra > 0
     }
 
+    /// Keeps the newest failures, at most the new threshold less one
+    /// (SPEC §12): the next failure then makes the threshold if they are
+    /// in the window.
+    fn reconfigured(&mut self, config: &Config) {
+        let keep = usize::try_from(config.failure_threshold() - 1).unwrap_or(usize::MAX);
+        let extra = self.0.len().saturating_sub(keep);
+        self.0.drain(..extra);
+    }
+
     #[cfg(feature = "store")]
     fn covers(&self, config: &Config, at: u64, now: u64) -> bool {
         in_window(config, at, now)
