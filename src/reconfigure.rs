@@ -82,54 +82,56 @@ impl Fuse {
 /// `Ok` if a circuit of `old` can take `new` in place; otherwise the first
 /// setting that cannot change.
 pub(crate) fn in_place(old: &Config, new: &Config) -> Result<(), ConfigError> {
-    let fixed = |setting: &'static str, value: String, why: &str| {
-        Err(ConfigError::new(
+    let windowed =
+        |config: &Config| config.policy().counts_calls() || config.throttle_k().is_some();
+    let shaped = windowed(old) || windowed(new);
+    let window = "its window of calls is kept";
+    // Each: the setting, whether it changed what cannot change, its new
+    // value, and why it cannot.
+    let fixed = [
+        (
+            "key_prefix",
+            old.key_prefix() != new.key_prefix(),
+            new.key_prefix().to_owned(),
+            "it names the circuit",
+        ),
+        (
+            "policy",
+            old.policy() != new.policy(),
+            new.policy().to_string(),
+            "its window is kept",
+        ),
+        (
+            "throttle_k",
+            shaped && old.throttle_k().is_some() != new.throttle_k().is_some(),
+            format!("{:?}", new.throttle_k()),
+            window,
+        ),
+        (
+            "failure_window",
+            shaped && old.failure_window() != new.failure_window(),
+            format!("{:?}", new.failure_window()),
+            window,
+        ),
+        (
+            "window_buckets",
+            shaped && old.window_buckets() != new.window_buckets(),
+            new.window_buckets().to_string(),
+            window,
+        ),
+        (
+            "slow_call_duration",
+            shaped && old.times_calls() != new.times_calls(),
+            format!("{:?}", new.slow_call_duration()),
+            "whether it times its calls is kept",
+        ),
+    ];
+    match fixed.into_iter().find(|(_, changed, _, _)| *changed) {
+        Some((setting, _, value, why)) => Err(ConfigError::new(
             setting,
             value,
             format!("cannot change on a running circuit ({why})"),
-        ))
-    };
-    if old.key_prefix() != new.key_prefix() {
-        return fixed(
-            "key_prefix",
-            new.key_prefix().to_owned(),
-            "it names the circuit",
-        );
+        )),
+        None => Ok(()),
     }
-    if old.policy() != new.policy() {
-        return fixed("policy", new.policy().to_string(), "its window is kept");
-    }
-    let windowed =
-        |config: &Config| config.policy().counts_calls() || config.throttle_k().is_some();
-    if windowed(old) || windowed(new) {
-        if old.throttle_k().is_some() != new.throttle_k().is_some() {
-            return fixed(
-                "throttle_k",
-                format!("{:?}", new.throttle_k()),
-                "its window is kept",
-            );
-        }
-        if old.failure_window() != new.failure_window() {
-            return fixed(
-                "failure_window",
-                format!("{:?}", new.failure_window()),
-                "its window of calls is kept",
-            );
-        }
-        if old.window_buckets() != new.window_buckets() {
-            return fixed(
-                "window_buckets",
-                new.window_buckets().to_string(),
-                "its window of calls is kept",
-            );
-        }
-        if old.times_calls() != new.times_calls() {
-            return fixed(
-                "slow_call_duration",
-                format!("{:?}", new.slow_call_duration()),
-                "whether it times its calls is kept",
-            );
-        }
-    }
-    Ok(())
 }

@@ -17,7 +17,7 @@ use crate::packed::Word;
 use crate::policy::Tallies;
 use crate::recovery::Backoff;
 use crate::ring::{Record, Rings};
-use crate::sync::{AtomicU64, CONFIG_LOAD, CONFIG_SWAP, HEAD_LOAD, Ordering, Tally};
+use crate::sync::{AtomicU64, CONFIG_LOAD, CONFIG_STORE, HEAD_LOAD, Ordering, Tally};
 
 /// The words every call reads, on one cache line, and the number of the
 /// configuration every decision reads (replaced by a reconfiguration that
@@ -328,17 +328,6 @@ impl Slot {
         number
     }
 
-    /// The configuration's number as a failure that has just claimed its
-    /// slot reads it: by a read-modify-write (adding nothing), which reads
-    /// the latest number and orders the claim against a reconfiguration's
-    /// own read-modify-write of it (see [`CONFIG_SWAP`]).
-    #[inline]
-    pub(crate) fn config_number_after_claim(&self) -> u32 {
-        #[allow(clippy::cast_possible_truncation)] // a number given as a u32
-        let number = self.words.config.fetch_add(0, CONFIG_SWAP) as u32;
-        number
-    }
-
     /// Puts `config` (interned, numbered `number`, of the slot's shape:
     /// see [`Shape`](crate::reconfigure::Shape)) in force for every
     /// decision from now on (SPEC §12). The shortest opening is kept the
@@ -349,8 +338,8 @@ impl Slot {
         self.words
             .shortest_open
             .fetch_min(Backoff::of(config).shortest(), Ordering::Relaxed);
-        // CONFIG_SWAP (AcqRel): see `sync`.
-        self.words.config.swap(u64::from(number), CONFIG_SWAP);
+        // CONFIG_STORE (Release): see `sync`.
+        self.words.config.store(u64::from(number), CONFIG_STORE);
     }
 
     /// Frees this slot for a later circuit, once its engine has retired

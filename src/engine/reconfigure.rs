@@ -6,8 +6,9 @@ use std::sync::PoisonError;
 
 use super::{Engine, Step};
 use crate::config::Config;
-use crate::packed::CLAIMS_MODULUS;
+use crate::packed::{CLAIMS_MODULUS, Word};
 use crate::snapshot::State;
+use crate::sync::HEAD_TOUCH;
 
 impl Engine<'_> {
     /// Puts `config` (interned, numbered `number`, of the slot's shape) in
@@ -15,10 +16,11 @@ impl Engine<'_> {
     /// nothing transitions. A `count` threshold above the ring's slots
     /// first grows the ring ([`grow`](Self::grow)). A closed `count` word
     /// keeps at most the new threshold less one failures (the newest: its
-    /// claims stay, and a failure's check reads back from the newest); the
-    /// compare-and-swap that trims it comes after the new configuration is
-    /// in place, so a failure decided under the old threshold on the old
-    /// word loses it and decides again under the new one.
+    /// claims stay, and a failure's check reads back from the newest); it
+    /// reads the word after the new configuration is in place by a
+    /// read-modify-write, so that a failure claimed under the old
+    /// threshold is seen by it or sees the new one (see
+    /// `sync::HEAD_TOUCH`).
     pub(crate) fn reconfigure(&self, config: &'static Config, number: u32) {
         let _one_at_a_time = self
             .occupant
@@ -33,8 +35,10 @@ impl Engine<'_> {
         }
         self.occupant.reconfigure(config);
         self.slot.reconfigure(config, number);
+        // HEAD_TOUCH (AcqRel): see `sync`.
+        let word = Word::from_bits(self.slot.words.head.fetch_add(0, HEAD_TOUCH));
         let keep = threshold - 1;
-        let ((), _) = self.update(self.load(), |word| {
+        let ((), _) = self.update(word, |word| {
             if word.state() != State::Closed || word.counts_calls() {
                 return Step::Done(());
             }

@@ -81,7 +81,9 @@ impl Engine<'_> {
     /// after the change is: the failures it completes open the circuit.
     #[inline]
     pub(super) fn settle(&self, settings: u32, at: u64) {
-        if self.slot.config_number_after_claim() != settings {
+        // See `sync::HEAD_TOUCH`.
+        crate::sync::acquire_fence();
+        if self.slot.config_number() != settings {
             self.judge_again(at);
         }
     }

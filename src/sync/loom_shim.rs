@@ -47,11 +47,6 @@ impl AtomicU64 {
         self.inner.fetch_add(value, order)
     }
 
-    pub(crate) fn swap(&self, value: u64, order: Ordering) -> u64 {
-        self.writes.fetch_add(1, Ordering::Relaxed);
-        self.inner.swap(value, order)
-    }
-
     pub(crate) fn fetch_min(&self, value: u64, order: Ordering) -> u64 {
         self.writes.fetch_add(1, Ordering::Relaxed);
         self.inner.fetch_min(value, order)

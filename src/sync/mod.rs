@@ -54,25 +54,39 @@ pub(crate) const CAS_SUCCESS: Ordering = Ordering::Release;
 pub(crate) const CAS_FAILURE: Ordering = Ordering::Acquire;
 
 /// Loading the number of a circuit's configuration (SPEC §12). Acquire
-/// pairs with [`CONFIG_SWAP`]: a thread that reads a new number also sees
-/// what the reconfiguration did before replacing it (the least shortest
+/// pairs with [`CONFIG_STORE`]: a thread that reads a new number also sees
+/// what the reconfiguration did before storing it (the least shortest
 /// opening, a grown ring). The configuration itself is published by its
 /// table. A decision that reads the old number while a reconfiguration
 /// replaces it decides as the old settings would, before the change.
 pub(crate) const CONFIG_LOAD: Ordering = Ordering::Acquire;
 
-/// Replacing a circuit's configuration number, and reading it after a
-/// failure's claim (adding nothing): both read-modify-writes, acquire and
-/// release. A reconfiguration replaces the number, then trims the failures
-/// its new threshold keeps; a failure claims its slot, then reads the
-/// number to see whether it was decided under replaced settings (then it
-/// is judged again). Read-modify-writes of one atomic are totally ordered,
-/// and each reads the one before: whichever comes second sees what the
-/// other did first (the claim, or the new number), so a claim decided
-/// under the old threshold is never missed by both the trim and its own
-/// second look. Plain loads and stores (even sequentially consistent
-/// ones, without fences) would let both miss.
-pub(crate) const CONFIG_SWAP: Ordering = Ordering::AcqRel;
+/// See [`CONFIG_LOAD`].
+pub(crate) const CONFIG_STORE: Ordering = Ordering::Release;
+
+/// The read-modify-write (adding nothing) by which a reconfiguration,
+/// having stored its configuration's number, reads the state word before
+/// it trims the failures its new threshold keeps; acquire and release. A
+/// failure claims its slot by compare-and-swap, then (after an
+/// [`acquire_fence`]) reads the number to see whether it decided under
+/// replaced settings (then it is judged again). Read-modify-writes of the
+/// word are totally ordered: if the reconfiguration's comes second, it
+/// reads the claim, and its trim sees it; if the claim comes second, it
+/// reads the reconfiguration's write, and the fence makes the new number
+/// visible to the failure's second look. Without the one or the other
+/// both could miss (plain loads and stores of two atomics, the store
+/// buffer's pattern: the loom model `a_smaller_threshold_racing_a_failure`
+/// finds it).
+pub(crate) const HEAD_TOUCH: Ordering = Ordering::AcqRel;
+
+/// An acquire fence: see [`HEAD_TOUCH`]. On x86 it emits no instruction.
+#[inline]
+pub(crate) fn acquire_fence() {
+    #[cfg(not(fuse_loom))]
+    core::sync::atomic::fence(Ordering::Acquire);
+    #[cfg(fuse_loom)]
+    loom::sync::atomic::fence(Ordering::Acquire);
+}
 
 /// Loading how many rings a `count` circuit's growths pushed (SPEC §12).
 /// Acquire pairs with [`RINGS_STORE`], stored after each push: a reader
