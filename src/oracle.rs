@@ -185,9 +185,13 @@ impl Oracle {
     /// never needed more than the old threshold of them, so no more than
     /// that comes back. Only settings of the same policy and window shape,
     /// ramp and throttle are given here.
-    pub(crate) fn reconfigure(&mut self, config: &Config) {
+    pub(crate) fn reconfigure(&mut self, config: &Config, now: u64) {
         let fresh = Oracle::new(config);
         let old = self.threshold;
+        // "still inside": a failure that had left the old window is gone.
+        let old_window = self.window;
+        self.failures
+            .retain(|&t| now.saturating_sub(t) <= old_window);
         self.threshold = fresh.threshold;
         self.window = fresh.window;
         self.open = fresh.open;

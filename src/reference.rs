@@ -57,10 +57,12 @@ impl Reference {
     }
 
     /// Replaces the circuit's settings by `config` (of the same policy and
-    /// window), as SPEC §12 says: nothing transitions; a closed window
-    /// keeps what its rule keeps.
-    pub(crate) fn reconfigure(&mut self, config: Config) {
-        self.window.reconfigured(&config);
+    /// window) at `now`, as SPEC §12 says: nothing transitions; a closed
+    /// window keeps what its rule keeps.
+    pub(crate) fn reconfigure(&mut self, config: Config, now: u64) {
+        if self.head.state == crate::snapshot::State::Closed {
+            self.window.reconfigured(&self.config, &config, now);
+        }
         self.config = config;
     }
 

@@ -82,6 +82,32 @@ fn a_growing_ring_racing_a_failure() {
     });
 }
 
+/// Threshold 2 (a ring of 2), no failure yet; a failure that does not
+/// trip races a raise to 3, whose growth flips the ring twice. However
+/// they interleave, the failure is kept and found (a failure that read the
+/// word before the growth never claims on the grown ring with its time in
+/// the old one), and two more open the circuit.
+#[test]
+fn a_failure_straddling_a_whole_growth() {
+    loom::model(|| {
+        let (fuse, _mock) = circuit(config(2, 1));
+        let failing = fuse.clone();
+        let failure = thread::spawn(move || failing.try_acquire().expect("closed").failure());
+        fuse.reconfigure(config(3, 1)).expect("in place");
+        failure.join().expect("no panic");
+        let shown = fuse.snapshot();
+        assert_eq!(
+            (shown.state, shown.failures.len()),
+            (State::Closed, 1),
+            "{shown:?}"
+        );
+        fuse.try_acquire().expect("closed").failure();
+        assert_eq!(fuse.state(), State::Closed, "two of three");
+        fuse.try_acquire().expect("closed").failure();
+        assert_eq!(fuse.state(), State::Open, "three of three");
+    });
+}
+
 /// Half-open with its one probe in flight; an admission races a raise to
 /// two probes: it is a second probe only if it comes after the raise.
 /// Either way the first probe's success, after the raise, is one of two,

@@ -131,8 +131,8 @@ pub(super) fn run(data: &[u8], engine: bool) -> Reached {
                     fuse.reconfigure(config.clone())
                         .expect("settings of the same shape are taken in place");
                 });
-                sides.reference.reconfigure(config.clone());
-                sides.oracle.reconfigure(&config);
+                sides.reference.reconfigure(config.clone(), now);
+                sides.oracle.reconfigure(&config, now);
             }
         }
         sides.compare(mock.value(), step, op);

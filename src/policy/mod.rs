@@ -117,11 +117,12 @@ pub(crate) trait Rule: Clone + fmt::Debug + Default + PartialEq {
     /// anything was dropped. Not a change to write by itself.
     fn prune(&mut self, config: &Config, now: u64) -> bool;
 
-    /// Keeps what a closed circuit keeps when `config` replaces its
-    /// settings while it runs (SPEC §12). The default keeps everything.
+    /// Keeps what a closed circuit keeps when `new` replaces its settings
+    /// `old` at `now` while it runs (SPEC §12). The default keeps
+    /// everything.
     #[cfg_attr(not(any(test, fuzzing)), allow(dead_code))] // the reference model's
-    fn reconfigured(&mut self, config: &Config) {
-        let _ = config;
+    fn reconfigured(&mut self, old: &Config, new: &Config, now: u64) {
+        let _ = (old, new, now);
     }
 
     /// Whether a verdict recorded at `at` still counts at `now` (a

@@ -82,9 +82,9 @@ macro_rules! windows {
 
             /// See [`Rule::reconfigured`].
             #[cfg_attr(not(any(test, fuzzing)), allow(dead_code))] // the reference model's
-            pub(crate) fn reconfigured(&mut self, config: &Config) {
+            pub(crate) fn reconfigured(&mut self, old: &Config, new: &Config, now: u64) {
                 match self {
-                    $(Window::$variant(window) => window.reconfigured(config),)+
+                    $(Window::$variant(window) => window.reconfigured(old, new, now),)+
                 }
             }
 

@@ -128,11 +128,13 @@ impl Rule for Failures {
         extra > 0
     }
 
-    /// Keeps the newest failures, at most the new threshold less one
-    /// (SPEC §12): the next failure then makes the threshold if they are
-    /// in the window.
-    fn reconfigured(&mut self, config: &Config) {
-        let keep = usize::try_from(config.failure_threshold() - 1).unwrap_or(usize::MAX);
+    /// Keeps the newest failures still in the old window (one that has
+    /// left it is gone: a wider window does not bring it back), at most
+    /// the new threshold less one (SPEC §12): the next failure then makes
+    /// the threshold if they are in the new window.
+    fn reconfigured(&mut self, old: &Config, new: &Config, now: u64) {
+        self.0.retain(|&at| in_window(old, at, now));
+        let keep = usize::try_from(new.failure_threshold() - 1).unwrap_or(usize::MAX);
         let extra = self.0.len().saturating_sub(keep);
         self.0.drain(..extra);
     }
