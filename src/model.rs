@@ -268,17 +268,10 @@ pub(crate) fn acquire<E>(
 ) -> Result<(Decision, Option<Head>), E> {
     Ok(match head.state {
         State::Closed => (grant(PermitKind::Closed, head.epoch), None),
-        State::Open => {
-            let span = phase()?;
-            let now = now();
-            match span.end {
-                Some(end) if now >= end => half_open_again(head),
-                _ => {
-                    let retry_after = span.left(now);
-                    (Decision::Rejected { retry_after }, None)
-                }
-            }
-        }
+        State::Open => match cooling_down(phase()?, now()) {
+            Some(rejected) => (rejected, None),
+            None => half_open_again(head),
+        },
         State::HalfOpen => {
             let since = phase()?.at;
             if now().saturating_sub(since) >= config.probe_timeout_nanos() {
@@ -294,6 +287,19 @@ pub(crate) fn acquire<E>(
             }
         }
     })
+}
+
+/// An open circuit's admission at `now`, its opening's `span`: the
+/// rejection while the opening lasts, `None` once it is over (the call
+/// then moves the circuit to half-open). It reads no setting.
+#[inline]
+pub(crate) fn cooling_down(span: Span, now: u64) -> Option<Decision> {
+    match span.end {
+        Some(end) if now >= end => None,
+        _ => Some(Decision::Rejected {
+            retry_after: span.left(now),
+        }),
+    }
 }
 
 /// The move to a new half-open epoch whose first probe the caller is: at

@@ -1,7 +1,7 @@
 //! The one `'static` copy of each distinct configuration, and its number.
 
 use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex, PoisonError};
+use std::sync::{LazyLock, Mutex, OnceLock, PoisonError};
 
 use super::Config;
 
@@ -18,6 +18,15 @@ static TABLE: LazyLock<Table> = LazyLock::new(|| Table {
     by_number: boxcar::Vec::new(),
 });
 
+/// How many of the first configurations [`FIRST`] holds.
+const FIRST_LEN: usize = 4096;
+
+/// The first configurations by number again, in a flat array: a lookup is
+/// a bounds check, a load of the entry's state and one of its pointer,
+/// where the table's is a dozen instructions more. Applications
+/// have a handful of configurations; the rest are found in the table.
+static FIRST: [OnceLock<&'static Config>; FIRST_LEN] = [const { OnceLock::new() }; FIRST_LEN];
+
 /// The one `'static` copy of `config` and its number: each distinct
 /// configuration is stored once for the life of the process and shared by
 /// every circuit that has it, so that a permit can read its circuit's
@@ -32,7 +41,12 @@ pub(crate) fn intern_numbered(config: Config) -> (&'static Config, u32) {
     }
     let interned: &'static Config = Box::leak(Box::new(config));
     // Pushed under the lock: numbers are given in order, one per copy.
-    let number = u32::try_from(TABLE.by_number.push(interned)).unwrap_or(u32::MAX);
+    let index = TABLE.by_number.push(interned);
+    if let Some(first) = FIRST.get(index) {
+        // Set before the number is given out, so every reader finds it.
+        let _ = first.set(interned);
+    }
+    let number = u32::try_from(index).unwrap_or(u32::MAX);
     numbers.insert(interned, number);
     (interned, number)
 }
@@ -50,6 +64,18 @@ pub(crate) fn number(config: &'static Config) -> u32 {
 /// The interned configuration numbered `number`: one lock-free read.
 #[inline]
 pub(crate) fn numbered(number: u32) -> &'static Config {
+    if let Some(first) = FIRST.get(number as usize)
+        && let Some(&config) = first.get()
+    {
+        return config;
+    }
+    numbered_later(number)
+}
+
+/// [`numbered`] past [`FIRST`].
+#[cold]
+#[inline(never)]
+fn numbered_later(number: u32) -> &'static Config {
     static FALLBACK: LazyLock<Config> = LazyLock::new(Config::default);
     // Every number was given by `intern_numbered`, so the copy is there.
     TABLE

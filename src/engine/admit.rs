@@ -16,7 +16,8 @@ impl Engine<'_> {
     /// [`Word::closed_grant`]; one that grades its admission, SPEC §11,
     /// goes out of line). Open: one load of the word and one of the
     /// `phase` record, one clock read.
-    #[inline]
+    #[allow(clippy::inline_always)] // measured: an open rejection 157 instructions without, 136 with
+    #[inline(always)]
     pub(crate) fn acquire(self) -> Decision {
         let word = self.load();
         // A closed circuit is decided here, inline, from the word alone;
@@ -95,13 +96,11 @@ impl Engine<'_> {
         };
         let end = end_of(self.slot.words.phase.read(stamp)?);
         let now = self.occupant.time.now();
-        let opened = || Ok::<_, ()>(self.opening_span(head.epoch, n, end, now));
-        if let Ok((admission, None)) = model::acquire(self.config(), head, opened, || now) {
-            Some(admission)
-        } else {
+        let rejected = model::cooling_down(self.opening_span(head.epoch, n, end, now), now);
+        if rejected.is_none() {
             *read = Some(now);
-            None
         }
+        rejected
     }
 
     /// After an admission that moved the circuit to half-open with `grant`

@@ -61,7 +61,7 @@ impl Engine<'_> {
                     (Some(outcome), n),
                 ),
                 Effect::Record(outcome) => self
-                    .record_failure_from(word, grant, now.get())
+                    .record_failure_from(word, grant, now.get(), settings)
                     .map(|()| (Some(outcome), n)),
                 Effect::Move(next) => Step::Write(Word::next(&head, cursor, &next), (None, n)),
             }

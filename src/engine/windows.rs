@@ -6,6 +6,7 @@ use super::{Engine, Now, Step, Written};
 use crate::model::{self, Grant};
 use crate::packed::{CLAIMS_MODULUS, Word};
 use crate::policy::{Limits, Outcome};
+use crate::ring::Ring;
 
 impl Engine<'_> {
     /// A closed verdict of a `rate` circuit, current when its word was
@@ -60,7 +61,7 @@ impl Engine<'_> {
         let settings = self.slot.config_number();
         let (opens, written) = self.update(self.load(), |word| {
             if word.counted_failure(grant) {
-                self.record_failure(word, grant, at)
+                self.record_failure(word, grant, at, settings)
             } else {
                 Step::Done(false)
             }
@@ -100,7 +101,8 @@ impl Engine<'_> {
             if !limits.could_open(live) {
                 return Step::Done(false);
             }
-            match self.all_in_window(word, limits, claims, limits.threshold(), at) {
+            let ring = self.occupant.rings.of(word);
+            match self.all_in_window(word, ring, limits, claims, limits.threshold(), at) {
                 Ok(true) => {
                     let grant = Grant::new(crate::model::PermitKind::Closed, word.epoch());
                     self.trip(word, grant, at)
@@ -126,8 +128,14 @@ impl Engine<'_> {
     /// [`record_failure`](Self::record_failure), out of line, for the
     /// verdicts that do not take [`counted_failure`](Self::counted_failure).
     #[inline(never)]
-    pub(super) fn record_failure_from(&self, word: Word, grant: Grant, at: u64) -> Step<()> {
-        self.record_failure(word, grant, at).map(drop)
+    pub(super) fn record_failure_from(
+        &self,
+        word: Word,
+        grant: Grant,
+        at: u64,
+        settings: u32,
+    ) -> Step<()> {
+        self.record_failure(word, grant, at, settings).map(drop)
     }
 
     /// The step of a closed failure at `at` from `word` (a counted failure
@@ -139,9 +147,11 @@ impl Engine<'_> {
     /// to, another thread.
     #[allow(clippy::inline_always)] // measured: a counted failure inlines whole
     #[inline(always)]
-    fn record_failure(&self, word: Word, grant: Grant, at: u64) -> Step<bool> {
-        // The settings in force now, read once for the whole step (SPEC §12).
-        let limits = Limits::of(self.config());
+    fn record_failure(&self, word: Word, grant: Grant, at: u64, settings: u32) -> Step<bool> {
+        // The settings numbered `settings`, read once before the loop: if
+        // others replace them meanwhile, `settle` judges the claim again.
+        let limits = Limits::of(crate::config::numbered(settings));
+        let ring = self.occupant.rings.of(word);
         let (claims, live) = word.failures();
         let live = (live + 1).min(limits.threshold());
         let epoch = word.epoch();
@@ -149,19 +159,14 @@ impl Engine<'_> {
         // (`live` saturates there) can open the circuit: if the threshold
         // less one failures before it are all in the window.
         if limits.could_open(live) {
-            match self.all_in_window(word, limits, claims, limits.threshold() - 1, at) {
+            match self.all_in_window(word, ring, limits, claims, limits.threshold() - 1, at) {
                 Ok(true) => return self.trip(word, grant, at),
                 Ok(false) => {}
                 Err(moved) => return Step::Moved(moved),
             }
         }
         let claim = (claims + 1) % CLAIMS_MODULUS;
-        if let Err(moved) = self
-            .occupant
-            .rings
-            .of(word)
-            .write(epoch, claim, at, || self.unchanged(word))
-        {
+        if let Err(moved) = ring.write(epoch, claim, at, || self.unchanged(word)) {
             return Step::Moved(moved);
         }
         Step::Write(word.with_failures(claim, live), false)
@@ -176,12 +181,13 @@ impl Engine<'_> {
     fn all_in_window(
         &self,
         word: Word,
+        ring: &Ring,
         limits: Limits,
         last: u32,
         count: u32,
         now: u64,
     ) -> Result<bool, Word> {
-        let (ring, epoch) = (self.occupant.rings.of(word), word.epoch());
+        let epoch = word.epoch();
         let first = last.wrapping_sub(count).wrapping_add(1);
         for claim in (0..count).map(|next| first.wrapping_add(next) % CLAIMS_MODULUS) {
             match ring.read(epoch, claim) {
