@@ -41,7 +41,8 @@ impl Slot {
     /// everything else goes out of line (a `rate` circuit's closed success
     /// first of all, so that it adds nothing to the registers the `count`
     /// path inlined in a caller's loop holds).
-    #[inline]
+    #[allow(clippy::inline_always)] // measured: a closed success in a loop of its own 2.8 ns without, 1.9 with
+    #[inline(always)]
     pub(crate) fn conclude(
         &'static self,
         grant: Grant,

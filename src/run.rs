@@ -127,7 +127,8 @@ impl Fuse {
     /// judged by its kind under this circuit's configuration.
     #[inline]
     fn judge<T, E: Classify>(&self, outcome: &Result<T, E>) -> Verdict {
-        crate::verdict::judge(outcome, self.config())
+        // The settings are read for an error only: a success reads none.
+        crate::verdict::judge(outcome, || self.config())
     }
 }
 

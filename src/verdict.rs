@@ -158,13 +158,17 @@ impl Verdict {
 }
 
 /// The verdict of a `run` (in-process or shared): `Ok` is a success, an
-/// error is judged by its kind under `config`.
+/// error is judged by its kind under the settings `config` gives (read for
+/// an error only).
 #[inline]
-pub(crate) fn judge<T, E: Classify>(outcome: &Result<T, E>, config: &Config) -> Verdict {
+pub(crate) fn judge<'c, T, E: Classify>(
+    outcome: &Result<T, E>,
+    config: impl FnOnce() -> &'c Config,
+) -> Verdict {
     Verdict::for_outcome(
         outcome,
         |_| Verdict::Success,
-        |err| Verdict::for_kind(err.failure_kind(), config),
+        |err| Verdict::for_kind(err.failure_kind(), config()),
     )
 }
 
