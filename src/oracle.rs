@@ -180,8 +180,8 @@ impl Oracle {
     /// state, epoch, permits in flight, its current opening ... and its
     /// half-open progress; nothing transitions at the moment of the
     /// change ... a `count` window keeps the failures still inside the new
-    /// failure_window, the newest first, at most the new failure_threshold
-    /// - 1 of them". The failures kept are those this circuit counts: it
+    /// `failure_window`, the newest first, at most the new
+    /// `failure_threshold` - 1 of them". The failures kept are those this circuit counts: it
     /// never needed more than the old threshold of them, so no more than
     /// that comes back. Only settings of the same policy and window shape,
     /// ramp and throttle are given here.

@@ -1,6 +1,6 @@
 //! Saving a registry's circuits to a file and restoring them at start
-//! (SPEC §12's restarts; feature `persist`): [`Registry::save`],
-//! [`Registry::restore`], [`Registry::save_every`], and what can go wrong
+//! (SPEC §12's restarts; feature `persist`): [`Registry::save`](crate::Registry::save),
+//! [`Registry::restore`](crate::Registry::restore), [`Registry::save_every`](crate::Registry::save_every), and what can go wrong
 //! ([`SaveError`], [`RestoreError`]).
 //!
 //! The file is JSON: `{"fuse_saved": {"version": 1, "saved_at_unix_ms":

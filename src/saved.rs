@@ -214,6 +214,7 @@ mod state_name {
 
     use crate::snapshot::State;
 
+    #[allow(clippy::trivially_copy_pass_by_ref)] // the shape serde's `with` calls
     pub(super) fn serialize<S: Serializer>(
         state: &State,
         serializer: S,

@@ -156,25 +156,6 @@ pub(crate) fn closed_success(c: &mut Criterion) {
     let mut group = c.benchmark_group("closed_success");
     let fuse = Fuse::new("closed-success", Config::default());
     bench_calls(&mut group, FUSE, &fuse, succeed, still_closed("fuse"));
-    // The same circuit after its settings were replaced while running
-    // (SPEC §12): a threshold above its ring (grown) and another duration.
-    let reconfigured = Fuse::new("closed-success-reconfigured", Config::default());
-    reconfigured
-        .reconfigure(
-            Config::builder()
-                .failure_threshold(100)
-                .open_duration(Duration::from_secs(60))
-                .build()
-                .expect("config"),
-        )
-        .expect("in place");
-    bench_calls(
-        &mut group,
-        "fuse_reconfigured",
-        &reconfigured,
-        succeed,
-        still_closed("fuse_reconfigured"),
-    );
     let coarse = fuse_coarse("closed-success-coarse").build();
     bench_calls(
         &mut group,
@@ -235,17 +216,6 @@ pub(crate) fn open_rejected(c: &mut Criterion) {
 
     let fuse = Fuse::new("open-rejected", fuse_config().build().expect("config"));
     bench_calls(&mut group, "fuse", &fuse, succeed, force);
-    let reconfigured = Fuse::new("open-rejected-reconfigured", Config::default());
-    reconfigured
-        .reconfigure(fuse_config().build().expect("config"))
-        .expect("in place");
-    bench_calls(
-        &mut group,
-        "fuse_reconfigured",
-        &reconfigured,
-        succeed,
-        force,
-    );
     let coarse = fuse_coarse("open-rejected-coarse")
         .config(fuse_config().build().expect("config"))
         .build();
@@ -308,19 +278,8 @@ pub(crate) fn closed_failure(c: &mut Criterion) {
         .failure_window(Duration::from_nanos(1))
         .build()
         .expect("config");
-    let fuse = Fuse::new("closed-failure", config.clone());
+    let fuse = Fuse::new("closed-failure", config);
     bench_calls(&mut group, "fuse", &fuse, fail, still_closed("fuse"));
-    // A circuit of the default threshold raised to this one while running:
-    // its ring grown (SPEC §12).
-    let reconfigured = Fuse::new("closed-failure-reconfigured", Config::default());
-    reconfigured.reconfigure(config).expect("in place");
-    bench_calls(
-        &mut group,
-        "fuse_reconfigured",
-        &reconfigured,
-        fail,
-        still_closed("fuse_reconfigured"),
-    );
     let consecutive = failsafe_consecutive(u32::MAX, Duration::from_secs(30));
     bench_calls(
         &mut group,

@@ -180,6 +180,7 @@ mod cases;
 mod coarse;
 mod graded;
 mod rate;
+mod reconfigured;
 mod user_loop;
 
 use adapters::{Bm, BmMockClock, CbRs, Tower, poll_now};
@@ -203,6 +204,7 @@ fn main() {
     open_rejected(&mut criterion);
     closed_failure(&mut criterion);
     half_open_cycle(&mut criterion);
+    reconfigured::reconfigured(&mut criterion);
     shared_closed(&mut criterion);
     user_loop::user_loop_closed(&mut criterion);
     user_loop::user_loop_open(&mut criterion);

@@ -186,16 +186,17 @@ macro_rules! settings {
 
         impl Config {
             /// Each setting `to` gives another value than this
-            /// configuration, in the order of SPEC §2, with both values.
-            pub(crate) fn changes(&self, to: &Config) -> Vec<crate::events::Change> {
+            /// configuration, in the order of SPEC §2: its name, its value
+            /// here and there (as Rust writes them).
+            pub(crate) fn changes(&self, to: &Config) -> Vec<(&'static str, String, String)> {
                 let mut changes = Vec::new();
                 $(
                     if self.$name != to.$name {
-                        changes.push(crate::events::Change {
-                            setting: stringify!($name),
-                            from: format!("{:?}", self.$name),
-                            to: format!("{:?}", to.$name),
-                        });
+                        changes.push((
+                            stringify!($name),
+                            format!("{:?}", self.$name),
+                            format!("{:?}", to.$name),
+                        ));
                     }
                 )*
                 changes

@@ -56,7 +56,11 @@ impl Reconfiguration<'_> {
     /// }
     /// ```
     pub fn changes(&self) -> Vec<Change> {
-        self.from.changes(self.to)
+        self.from
+            .changes(self.to)
+            .into_iter()
+            .map(|(setting, from, to)| Change { setting, from, to })
+            .collect()
     }
 }
 

@@ -21,12 +21,12 @@ pub const MAX_FILE_BYTES: u64 = 64 << 20;
 /// The file: one object, so that any other JSON is recognised as foreign.
 #[derive(Serialize, Deserialize)]
 struct File {
-    fuse_saved: Saved,
+    fuse_saved: Contents,
 }
 
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Saved {
+struct Contents {
     version: u64,
     saved_at_unix_ms: u64,
     /// CRC-32 of the circuits as this crate writes them (see [`checksum`]).
@@ -53,7 +53,7 @@ pub(super) fn write(
         source,
     };
     let file = File {
-        fuse_saved: Saved {
+        fuse_saved: Contents {
             version: VERSION,
             saved_at_unix_ms: unix_ms,
             crc32: checksum(&circuits),
