@@ -146,7 +146,11 @@ pub mod tower;
 #[cfg(feature = "tracing")]
 mod trace;
 mod transition;
-#[cfg(feature = "config-file")]
+#[cfg(any(feature = "config-file", feature = "admin"))]
+#[cfg_attr(
+    not(feature = "config-file"),
+    expect(dead_code, reason = "the admin API reads values from text, never from a file")
+)]
 mod value;
 mod verdict;
 

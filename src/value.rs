@@ -1,6 +1,7 @@
 //! How each type of setting is read: from the configuration file (through
 //! serde, so the TOML parser reports where a bad value is) and from the
-//! text of an environment variable (feature `config-file`).
+//! text of an environment variable or an admin request (features
+//! `config-file`, `admin`).
 
 mod duration;
 mod factor;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::ApiError;
 #[cfg(feature = "store")]
 use super::reads::Reads;
+use super::settings::{Requested, SettingsChange};
 use super::view::CircuitView;
 use crate::fuse::Fuse;
 use crate::registry::Registry;
@@ -178,6 +179,55 @@ impl Circuits {
             Action::Reset => fuse.reset(),
         }
         Ok(CircuitView::of(&fuse))
+    }
+
+    /// Puts the settings `requested` names in force for the circuit whose
+    /// key is `key` (SPEC §12): its own from now on, a registry's reload
+    /// leaves them. Refused whole, with nothing changed.
+    pub(super) fn set_circuit(
+        &self,
+        key: &str,
+        requested: &Requested,
+    ) -> Result<SettingsChange, ApiError> {
+        let fuse = self.local_by_key(key)?;
+        let from = fuse.config().clone();
+        let to = requested
+            .overrides
+            .apply(&from)
+            .map_err(|err| ApiError::invalid_setting(err.to_string()))?;
+        fuse.reconfigure_by(to, &requested.by)
+            .map_err(|err| ApiError::not_in_place(err.to_string()))?;
+        Ok(SettingsChange::new(
+            fuse.name(),
+            Some(key),
+            &requested.by,
+            &from,
+            fuse.config(),
+        ))
+    }
+
+    /// Puts the settings `requested` names in force for the registry's
+    /// name `name`: every circuit of the name that runs the registry's
+    /// settings, and those made from now on. Refused whole, with nothing
+    /// changed.
+    pub(super) fn set_name(
+        &self,
+        name: &str,
+        requested: &Requested,
+    ) -> Result<SettingsChange, ApiError> {
+        let registry = self
+            .local
+            .as_ref()
+            .ok_or_else(|| ApiError::not_found(name))?;
+        let from = registry.config_for(name).clone();
+        requested
+            .overrides
+            .apply(&from)
+            .map_err(|err| ApiError::invalid_setting(err.to_string()))?;
+        let to = registry
+            .reconfigure_by(name, &requested.overrides, &requested.by)
+            .map_err(|err| ApiError::not_in_place(err.to_string()))?;
+        Ok(SettingsChange::new(name, None, &requested.by, &from, &to))
     }
 
     /// The shared circuit whose key is `key`: the fleet's, before one of

@@ -156,6 +156,32 @@ impl ApiError {
         )
     }
 
+    /// 422: settings refused: a setting no circuit has, a value that is
+    /// not one, or a rule broken (`message` names the setting).
+    ///
+    /// ```
+    /// let err = fuse_breaker::admin::ApiError::invalid_setting("invalid half_open_probes = 0");
+    /// assert_eq!((err.status().as_u16(), err.code()), (422, "invalid_setting"));
+    /// ```
+    pub fn invalid_setting(message: impl Into<String>) -> Self {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_setting",
+            message.into(),
+        )
+    }
+
+    /// 409: valid settings that a running circuit cannot take in place
+    /// (`message` names the setting and the circuit).
+    ///
+    /// ```
+    /// let err = fuse_breaker::admin::ApiError::not_in_place("invalid key_prefix = other");
+    /// assert_eq!((err.status().as_u16(), err.code()), (409, "not_in_place"));
+    /// ```
+    pub fn not_in_place(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::CONFLICT, "not_in_place", message.into())
+    }
+
     fn new(status: StatusCode, code: &'static str, message: String) -> Self {
         ApiError {
             status,

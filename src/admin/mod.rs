@@ -7,6 +7,8 @@
 //! | `GET /circuits?limit=N&after=KEY` | a [`CircuitList`]: up to `N` (default 1000, at most 5000) circuits by key, after `KEY` |
 //! | `GET /circuits/{key}` | one [`CircuitView`] |
 //! | `POST /circuits/{key}/open`, `/close`, `/reset` | the change, then the [`CircuitView`] |
+//! | `PUT /circuits/{key}/settings` | the circuit's settings changed in place (SPEC §12), then a [`SettingsChange`] |
+//! | `PUT /names/{name}/settings` | the registry's settings of a name changed, for its circuits and those to come, then a [`SettingsChange`] |
 //! | `GET /events` | server-sent events: `transition` ([`TransitionView`]) per transition as it happens, `lagged` (`{"missed": n}`) when a stream fell behind |
 //!
 //! **The token.** Writes need `Authorization: Bearer <token>` with the
@@ -15,6 +17,21 @@
 //! too (the page itself is static and stays public; it asks for the
 //! token). Every refusal is an [`ApiError`]: a 4xx or 5xx status and
 //! `{"error": "...", "code": "..."}`.
+//!
+//! **Settings.** A `PUT` of settings needs the token; its body is a JSON
+//! object of settings by name (those of
+//! [`Overrides`](crate::config::Overrides)), each value a number, a
+//! boolean, a list of numbers, `null` (none), or the text a `FUSE_*`
+//! variable would hold (`{"failure_threshold": 3, "open_duration": "10s",
+//! "slow_call_duration": null}`). The settings are checked whole against
+//! the circuit's (or the name's) current ones and put in force in place,
+//! or refused with nothing changed: `422 invalid_setting` for a setting
+//! that does not exist or a value a rule refuses, `409 not_in_place` for
+//! one a running circuit cannot take, each naming it. A caller may name
+//! itself in `X-Fuse-Changed-By` (printable ASCII, at most 64 bytes): the
+//! change's event says `admin (NAME)` (`admin` without it). Settings are
+//! each process's own: a change reaches the circuits of the process that
+//! serves the API.
 //!
 //! **Hosts.** The API answers to loopback names (`localhost`,
 //! `127.0.0.1`, `[::1]`, any port) and to the hosts given to
@@ -71,10 +88,12 @@ mod page;
 #[cfg(feature = "store")]
 mod reads;
 mod routes;
+mod settings;
 mod view;
 
 pub use build_error::BuildError;
 pub use error::ApiError;
+pub use settings::{SettingChange, SettingsChange};
 pub use view::{CircuitList, CircuitView, ConfigView, TransitionView};
 
 use auth::Access;

@@ -3,16 +3,17 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use serde::Deserialize;
 
 use super::auth::{Access, Need};
 use super::circuits::{Action, Circuits};
 use super::events::{Asker, EventStreams};
+use super::settings::{Requested, SettingsChange};
 use super::{ApiError, CircuitList, CircuitView, page};
 
 /// Circuits in a page of the list, unless the request says.
@@ -27,6 +28,8 @@ pub(super) fn routes(served: Served) -> axum::Router {
         .route("/circuits", get(list))
         .route("/circuits/{key}", get(one))
         .route("/circuits/{key}/{action}", post(act))
+        .route("/circuits/{key}/settings", put(set_circuit))
+        .route("/names/{name}/settings", put(set_name))
         .route("/events", get(stream))
         .fallback(no_route)
         .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
@@ -98,6 +101,40 @@ async fn act(
     let action = Action::parse(&action)?;
     served.access.check(&headers, Need::Write)?;
     Ok(Json(served.circuits.act(&key, action).await?))
+}
+
+async fn set_circuit(
+    State(served): Shared,
+    headers: HeaderMap,
+    key: Result<Path<String>, PathRejection>,
+    body: Result<Json<serde_json::Value>, JsonRejection>,
+) -> Result<Json<SettingsChange>, ApiError> {
+    let Path(key) = key.map_err(|err| ApiError::bad_request(err.body_text()))?;
+    let requested = settings(&served, &headers, body)?;
+    Ok(Json(served.circuits.set_circuit(&key, &requested)?))
+}
+
+async fn set_name(
+    State(served): Shared,
+    headers: HeaderMap,
+    name: Result<Path<String>, PathRejection>,
+    body: Result<Json<serde_json::Value>, JsonRejection>,
+) -> Result<Json<SettingsChange>, ApiError> {
+    let Path(name) = name.map_err(|err| ApiError::bad_request(err.body_text()))?;
+    let requested = settings(&served, &headers, body)?;
+    Ok(Json(served.circuits.set_name(&name, &requested)?))
+}
+
+/// The settings a request may change (the token first: a caller without
+/// it learns nothing of its body's mistakes).
+fn settings(
+    served: &Served,
+    headers: &HeaderMap,
+    body: Result<Json<serde_json::Value>, JsonRejection>,
+) -> Result<Requested, ApiError> {
+    served.access.check(headers, Need::Write)?;
+    let Json(body) = body.map_err(|err| ApiError::bad_request(err.body_text()))?;
+    Requested::read(headers, &body)
 }
 
 async fn stream(State(served): Shared, headers: HeaderMap) -> Response {

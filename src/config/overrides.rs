@@ -144,13 +144,13 @@ macro_rules! settings {
             }
 
             /// The names of the settings (the file's keys).
-            #[cfg(feature = "config-file")]
+            #[cfg(any(feature = "config-file", feature = "admin"))]
             pub(crate) const NAMES: &[&str] = &[$(stringify!($name)),*];
 
             /// Sets the setting called `name` from its text form (an
             /// environment variable's value); `None` when no setting has
             /// that name.
-            #[cfg(feature = "config-file")]
+            #[cfg(any(feature = "config-file", feature = "admin"))]
             pub(crate) fn set_text(&mut self, name: &str, text: &str) -> Option<Result<(), String>> {
                 $(
                     if name == stringify!($name) {

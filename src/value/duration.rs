@@ -93,5 +93,5 @@ impl Visitor<'_> for Written {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "config-file"))]
 mod tests;

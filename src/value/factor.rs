@@ -110,5 +110,5 @@ impl Visitor<'_> for Number {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "config-file"))]
 mod tests;

@@ -35,5 +35,5 @@ impl Visitor<'_> for Named {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "config-file"))]
 mod tests;

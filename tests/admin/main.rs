@@ -17,6 +17,7 @@ mod events;
 mod graded_page;
 mod opening_page;
 mod rate_page;
+mod settings;
 #[cfg(feature = "store")]
 mod shared;
 #[cfg(feature = "store")]
