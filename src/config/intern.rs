@@ -25,7 +25,26 @@ const FIRST_LEN: usize = 4096;
 /// a bounds check, a load of the entry's state and one of its pointer,
 /// where the table's is a dozen instructions more. Applications
 /// have a handful of configurations; the rest are found in the table.
-static FIRST: [OnceLock<&'static Config>; FIRST_LEN] = [const { OnceLock::new() }; FIRST_LEN];
+static FIRST: [OnceLock<First>; FIRST_LEN] = [const { OnceLock::new() }; FIRST_LEN];
+
+/// An entry of [`FIRST`]: the configuration, and what a counted failure
+/// reads of it, worked out once (see [`count_limits`]).
+#[derive(Clone, Copy, Debug)]
+struct First {
+    config: &'static Config,
+    threshold: u32,
+    window_nanos: u64,
+}
+
+impl First {
+    fn of(config: &'static Config) -> Self {
+        First {
+            config,
+            threshold: config.failure_threshold(),
+            window_nanos: config.window_nanos(),
+        }
+    }
+}
 
 /// The one `'static` copy of `config` and its number: each distinct
 /// configuration is stored once for the life of the process and shared by
@@ -44,7 +63,7 @@ pub(crate) fn intern_numbered(config: Config) -> (&'static Config, u32) {
     let index = TABLE.by_number.push(interned);
     if let Some(first) = FIRST.get(index) {
         // Set before the number is given out, so every reader finds it.
-        let _ = first.set(interned);
+        let _ = first.set(First::of(interned));
     }
     let number = u32::try_from(index).unwrap_or(u32::MAX);
     numbers.insert(interned, number);
@@ -65,11 +84,25 @@ pub(crate) fn number(config: &'static Config) -> u32 {
 #[inline]
 pub(crate) fn numbered(number: u32) -> &'static Config {
     if let Some(first) = FIRST.get(number as usize)
-        && let Some(&config) = first.get()
+        && let Some(first) = first.get()
     {
-        return config;
+        return first.config;
     }
     numbered_later(number)
+}
+
+/// The `failure_threshold` and the `failure_window` in nanoseconds of the
+/// configuration numbered `number`: what a counted failure decides with,
+/// read without converting a duration.
+#[inline]
+pub(crate) fn count_limits(number: u32) -> (u32, u64) {
+    if let Some(first) = FIRST.get(number as usize)
+        && let Some(first) = first.get()
+    {
+        return (first.threshold, first.window_nanos);
+    }
+    let config = numbered_later(number);
+    (config.failure_threshold(), config.window_nanos())
 }
 
 /// [`numbered`] past [`FIRST`].

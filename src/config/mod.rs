@@ -35,7 +35,7 @@ pub use crate::payload_kind::{PayloadKind, PayloadRead};
 pub use crate::policy::{Policy, UnknownPolicy};
 pub(crate) use derived::nanos;
 pub use error::ConfigError;
-pub(crate) use intern::{intern, intern_numbered, number, numbered};
+pub(crate) use intern::{count_limits, intern, intern_numbered, number, numbered};
 pub(crate) use overrides::Config;
 pub use overrides::ConfigBuilder;
 pub use overrides::Overrides;

@@ -150,7 +150,7 @@ impl Engine<'_> {
     fn record_failure(&self, word: Word, grant: Grant, at: u64, settings: u32) -> Step<bool> {
         // The settings numbered `settings`, read once before the loop: if
         // others replace them meanwhile, `settle` judges the claim again.
-        let limits = Limits::of(crate::config::numbered(settings));
+        let limits = Limits::numbered(settings);
         let ring = self.occupant.rings.of(word);
         let (claims, live) = word.failures();
         let live = (live + 1).min(limits.threshold());

@@ -39,6 +39,14 @@ impl Limits {
         }
     }
 
+    /// The numbers of the configuration numbered `number`
+    /// ([`count_limits`](crate::config::count_limits)).
+    #[inline]
+    pub(crate) fn numbered(number: u32) -> Self {
+        let (threshold, window) = crate::config::count_limits(number);
+        Limits { threshold, window }
+    }
+
     /// The failure threshold.
     #[inline]
     pub(crate) fn threshold(self) -> u32 {
