@@ -4,6 +4,7 @@
 //! is being freed.
 
 use super::{Engine, Now, Step};
+use crate::config::Config;
 use crate::model::{self, Effect, Grant, Head};
 use crate::packed::{Cursor, Word};
 use crate::snapshot::State;
@@ -24,7 +25,10 @@ impl Engine<'_> {
         hint: Option<u64>,
     ) {
         let now = Now { hint, ..self.now() };
+        // The settings in force when the verdict arrives: read once, and
+        // judged by throughout (see `settle` for a claim they raced).
         let settings = self.slot.config_number();
+        let config = crate::config::numbered(settings);
         let word = if verdict == Verdict::Failure {
             // Read the time before the word a failure is decided on: it can
             // then never be later than the claim that records it, even if
@@ -39,7 +43,7 @@ impl Engine<'_> {
             if head.state == State::HalfOpen
                 && (verdict == Verdict::Failure
                     || slow
-                    || (verdict == Verdict::Success && self.config().ramp_up().is_some()))
+                    || (verdict == Verdict::Success && config.ramp_up().is_some()))
             {
                 // A failed probe (or a slow one) opens the next opening in
                 // a row, and a closing that ramps up keeps the n before it
@@ -49,7 +53,7 @@ impl Engine<'_> {
                 }
             }
             let n = head.n;
-            match model::timed_verdict(self.config(), head, grant, verdict, slow) {
+            match model::timed_verdict(config, head, grant, verdict, slow) {
                 Effect::Stale | Effect::Nothing => Step::Done((None, n)),
                 // The tallies record it, after the loop: nothing to write.
                 Effect::Record(outcome) if cursor.marks.rate => Step::Done((Some(outcome), n)),
@@ -76,7 +80,7 @@ impl Engine<'_> {
         if let Some(outcome) = recorded
             && (word.counts_calls() || self.slot.throttle.is_some())
         {
-            self.windowed(grant, outcome, &now);
+            self.windowed(grant, outcome, &now, config);
         }
     }
 
@@ -85,14 +89,20 @@ impl Engine<'_> {
     /// `rate` circuit's throttle reads as its requests and accepts), or a
     /// request in the throttle's, an accept if it succeeded (SPEC §11).
     #[inline(never)]
-    fn windowed(&self, grant: Grant, outcome: crate::policy::Outcome, now: &Now<'_>) {
+    fn windowed(
+        &self,
+        grant: Grant,
+        outcome: crate::policy::Outcome,
+        now: &Now<'_>,
+        config: &Config,
+    ) {
         if self.slot.tallies.is_some() {
-            self.record_rated(grant, outcome, now);
+            self.record_rated(grant, outcome, now, config);
         } else if let Some(throttle) = self.slot.throttle.as_deref() {
             let at = self.occupant.window_time.now();
             let share = &self.slot.words.share;
             throttle.ask(
-                self.config(),
+                config,
                 share,
                 grant.epoch(),
                 !outcome.failed,

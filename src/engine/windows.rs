@@ -9,13 +9,20 @@ use crate::policy::{Limits, Outcome};
 use crate::ring::Ring;
 
 impl Engine<'_> {
-    /// A closed verdict of a `rate` circuit, current when its word was
+    /// A closed verdict of a `rate` circuit, judged by `config` (the
+    /// settings in force when it arrived), current when its word was
     /// read: added to the tallies; a failed or slow one then opens the
     /// circuit if the window makes the rule hold and the permit's epoch is
     /// still current (the move is the usual compare-and-swap, so exactly
     /// one caller opens).
     #[inline(never)]
-    pub(super) fn record_rated(self, grant: Grant, outcome: Outcome, now: &Now<'_>) {
+    pub(super) fn record_rated(
+        self,
+        grant: Grant,
+        outcome: Outcome,
+        now: &Now<'_>,
+        config: &crate::config::Config,
+    ) {
         let Some(tallies) = self.slot.tallies.as_deref() else {
             return;
         };
@@ -24,9 +31,9 @@ impl Engine<'_> {
             && let Some(throttle) = self.slot.throttle.as_deref()
         {
             let share = &self.slot.words.share;
-            throttle.entered(self.config(), share, grant.epoch(), at, tallies);
+            throttle.entered(config, share, grant.epoch(), at, tallies);
         }
-        if !(outcome.failed || outcome.slow) || !tallies.holds(self.config(), grant.epoch(), at) {
+        if !(outcome.failed || outcome.slow) || !tallies.holds(config, grant.epoch(), at) {
             return;
         }
         let at = now.get();
