@@ -14,6 +14,7 @@ mod openings;
 mod quorum;
 mod rate;
 mod safety;
+mod settings;
 mod status;
 
 use common::server;

@@ -1,14 +1,15 @@
 //! The `fuse` command against a service's admin API (`--url`): the list
-//! read page by page, one circuit, and open, close and reset with the
-//! admin token.
+//! read page by page, one circuit, and open, close, reset and settings
+//! changes with the admin token.
 //!
 //! The API may be anyone's: its list is read for at most [`MAX_PAGES`]
 //! pages, each `next` must come after the one before (the list is by key),
 //! and an answer may hold at most [`MAX_ANSWER`] bytes.
 
-use fuse_breaker::admin::{CircuitList, CircuitView};
+use fuse_breaker::admin::{CircuitList, CircuitView, SettingsChange};
 use fuse_breaker::redact;
 
+use crate::set;
 use crate::text::printable;
 
 /// The circuits one page of the list asks for (the API's most).
@@ -118,15 +119,37 @@ impl Api {
         self.send(request).await
     }
 
+    /// Changes the settings of `target` to `body` (an object of each
+    /// setting's text by name), saying the change comes from `by`
+    /// (`X-Fuse-Changed-By`).
+    pub(crate) async fn settings(
+        &self,
+        target: set::Target<'_>,
+        body: &serde_json::Value,
+        by: &str,
+    ) -> Result<SettingsChange, String> {
+        let request = self
+            .client
+            .put(self.url_at(target.segments()))
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header("x-fuse-changed-by", by)
+            .body(body.to_string());
+        self.send(request).await
+    }
+
     /// `<base>/circuits/<key>[/<action>]`, the key escaped as one segment.
     fn url_of(&self, key: &str, action: Option<&str>) -> reqwest::Url {
+        match action {
+            Some(action) => self.url_at(["circuits", key, action]),
+            None => self.url_at(["circuits", key]),
+        }
+    }
+
+    /// `<base>/<segment>/...`, each segment escaped as one.
+    fn url_at<'a>(&self, path: impl IntoIterator<Item = &'a str>) -> reqwest::Url {
         let mut url = self.base.clone();
         if let Ok(mut segments) = url.path_segments_mut() {
-            segments
-                .pop_if_empty()
-                .push("circuits")
-                .push(key)
-                .extend(action);
+            segments.pop_if_empty().extend(path);
         }
         url
     }

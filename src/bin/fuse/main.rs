@@ -6,12 +6,26 @@
 //!       | --database-url URL [--table TABLE] | --url URL [--token TOKEN])
 //!      [--app APP] [--prefix PREFIX] status [NAME[:OPERATION]] [--json]
 //! fuse (... as above) [--app APP] [--prefix PREFIX] open|close|reset NAME[:OPERATION]
+//! fuse --url URL [--token TOKEN] [--app APP] [--prefix PREFIX]
+//!      set [--name] NAME[:OPERATION] SETTING=VALUE... [--json]
 //! ```
 //!
 //! With `--url` (or `FUSE_ADMIN_URL`) the command talks to a service's
 //! admin API (feature `admin`) where the application nested it, with the
 //! admin token from `--token` or `FUSE_ADMIN_TOKEN`; `--json` then prints
 //! the API's own objects.
+//!
+//! `set` changes a running service's settings in place (SPEC §12): one
+//! circuit's (`PUT /circuits/{key}/settings`), or with `--name` the
+//! registry's settings of a name, every circuit of the name and those
+//! made later (`PUT /names/{name}/settings`). Each value is the text a
+//! `FUSE_*` variable takes (`failure_threshold=3 open_duration=30s
+//! counted_http_statuses=502,503 slow_call_duration=none`); the service
+//! checks them and refuses the change whole, naming the setting. It
+//! prints each changed setting with its value before and now (`--json`:
+//! the API's answer), and tells the service the change comes from `fuse
+//! set by $USER`. Settings are each process's own, so `set` needs
+//! `--url`: a store holds none.
 //!
 //! The circuits' configuration (failure window, probes, open duration) is
 //! read from the `FUSE_*` variables, as the services read it; the Redis
@@ -80,6 +94,7 @@ mod admission;
 mod api;
 mod output;
 mod rate;
+mod set;
 mod status;
 mod text;
 
@@ -128,7 +143,7 @@ struct Cli {
         global = true
     )]
     url: Option<String>,
-    /// The admin API's token (open, close and reset need it; with `--url`).
+    /// The admin API's token (open, close, reset and set need it; with `--url`).
     #[arg(long, env = "FUSE_ADMIN_TOKEN", hide_env_values = true, global = true)]
     token: Option<String>,
     /// The database's table (default `fuse_circuits`; with `--database-url`).
@@ -205,6 +220,27 @@ enum Command {
     Reset {
         /// `NAME` or `NAME:OPERATION`.
         circuit: String,
+    },
+    /// Changes a running service's settings through its admin API
+    /// (`--url`): one circuit's, or with `--name` a name's.
+    Set {
+        /// `NAME` or `NAME:OPERATION` (`NAME` with `--name`).
+        circuit: String,
+        /// Each setting and its value as a `FUSE_*` variable takes it:
+        /// `failure_threshold=3`, `open_duration=30s`.
+        #[arg(
+            value_name = "SETTING=VALUE",
+            required = true,
+            value_parser = set::setting
+        )]
+        settings: Vec<(String, String)>,
+        /// Changes the registry's settings of the name: every circuit of
+        /// it, and those made later.
+        #[arg(long)]
+        name: bool,
+        /// The API's answer as one JSON object.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -302,6 +338,34 @@ async fn through_api(cli: &Cli, url: &str, config: &Config) -> Result<usize, Str
         Command::Open { circuit } => (key_of(cli, config, circuit), "open"),
         Command::Close { circuit } => (key_of(cli, config, circuit), "close"),
         Command::Reset { circuit } => (key_of(cli, config, circuit), "reset"),
+        Command::Set {
+            circuit,
+            settings,
+            name,
+            json,
+        } => {
+            let body = set::body(settings)?;
+            let key;
+            let target = if *name {
+                match parts(circuit) {
+                    (name, None) if !name.is_empty() => set::Target::Name(name),
+                    _ => {
+                        return Err(format!(
+                            "--name changes the settings of a name, every operation of it: \
+                             give NAME, not {:?}",
+                            text::printable(circuit)
+                        ));
+                    }
+                }
+            } else {
+                key = key_of(cli, config, circuit);
+                set::Target::Circuit(&key)
+            };
+            let by = set::changed_by(std::env::var("USER").ok().as_deref());
+            let change = api.settings(target, &body, &by).await?;
+            set::print(&change, *json).map_err(|err| written(&err))?;
+            return Ok(0);
+        }
     };
     let view = api.act(&key, action).await?;
     overwrote(&key, view.overwritten.as_deref());
@@ -326,6 +390,10 @@ async fn run(cli: &Cli) -> Result<usize, String> {
     let config = config(cli.prefix.as_deref())?;
     if let Some(url) = &cli.url {
         return through_api(cli, url, &config).await;
+    }
+    if let Command::Set { settings, .. } = &cli.command {
+        set::body(settings)?;
+        return Err(set::NEEDS_URL.to_owned());
     }
     let store = open_store(cli).map_err(|err| err.to_string())?;
     let done = match &cli.command {
@@ -352,6 +420,8 @@ async fn run(cli: &Cli) -> Result<usize, String> {
             let fuse = circuit(cli, &store, &config, spec);
             (fuse.reset().await, fuse)
         }
+        // Refused above, before the store is opened.
+        Command::Set { .. } => return Err(set::NEEDS_URL.to_owned()),
     };
     let (change, fuse) = done;
     let change = change.map_err(|err| err.to_string())?;
