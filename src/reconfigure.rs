@@ -1,11 +1,14 @@
 //! Replacing a running circuit's settings (SPEC §12): what may change in
-//! place, and [`Fuse::reconfigure`].
+//! place, and [`Fuse::reconfigure`], over any backing: the local one's
+//! here ([`Local`]), a shared circuit's beside it in `store`.
 
+use crate::backing::{Backing, Local};
 use crate::config::{Config, ConfigError};
+use crate::engine::Engine;
 use crate::events::Reconfiguration;
 use crate::fuse::Fuse;
 
-impl Fuse {
+impl<B: Backing> Fuse<B> {
     /// Replaces the circuit's settings while it runs (SPEC §12): it keeps
     /// its state, its epoch, the permits in flight, its opening (its end
     /// and n) and its half-open progress, and nothing transitions now. The
@@ -43,6 +46,31 @@ impl Fuse {
     /// assert_eq!(refused.unwrap_err().setting(), "key_prefix");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    ///
+    /// A shared circuit (feature `store`) takes its new settings in this
+    /// process alone: settings are each process's own, so nothing is
+    /// written to the store and nothing there is reset; its local
+    /// fallback, its mirror and its throttle follow them.
+    ///
+    /// ```
+    /// # #[cfg(feature = "store")]
+    /// # futures::executor::block_on(async {
+    /// use std::sync::Arc;
+    /// use fuse_breaker::{Config, Fuse, State};
+    /// use fuse_breaker::store::{MemoryStore, Store};
+    ///
+    /// let store = Arc::new(MemoryStore::new());
+    /// let fuse = Fuse::builder("billing").store(store.clone()).build();
+    /// fuse.try_acquire().await?.failure().await?;
+    /// let before = store.load(fuse.key()).await?.payload;
+    /// fuse.reconfigure(Config::builder().failure_threshold(2).build()?)?;
+    /// assert_eq!(store.load(fuse.key()).await?.payload, before);
+    /// assert_eq!(fuse.local().config().failure_threshold(), 2);
+    /// fuse.try_acquire().await?.failure().await?;
+    /// assert_eq!(fuse.state().await?, State::Open);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
     pub fn reconfigure(&self, config: Config) -> Result<(), ConfigError> {
         self.reconfigure_by(config, "code")
     }
@@ -52,6 +80,30 @@ impl Fuse {
     /// their settings in force whole; the event of each names the
     /// settings it found.
     pub(crate) fn reconfigure_by(&self, config: Config, by: &str) -> Result<(), ConfigError> {
+        self.backing.reconfigure(config, by)
+    }
+
+    /// `Ok` if this circuit can take `config` in place (see
+    /// [`reconfigure`](Self::reconfigure)); otherwise the first setting
+    /// that cannot change.
+    pub(crate) fn takes_in_place(&self, config: &Config) -> Result<(), ConfigError> {
+        self.backing.takes_in_place(config)
+    }
+}
+
+impl Local {
+    /// The engine of this circuit.
+    fn engine(&self) -> Engine<'_> {
+        Engine::new(self.slot, &self.occupant)
+    }
+
+    /// See [`Fuse::takes_in_place`].
+    pub(crate) fn takes_in_place(&self, config: &Config) -> Result<(), ConfigError> {
+        in_place(self.engine().config(), config)
+    }
+
+    /// See [`Fuse::reconfigure_by`].
+    pub(crate) fn reconfigure_by(&self, config: Config, by: &str) -> Result<(), ConfigError> {
         self.takes_in_place(&config)?;
         let engine = self.engine();
         let from = engine.config();
@@ -60,22 +112,24 @@ impl Fuse {
             return Ok(());
         }
         engine.reconfigure(to, number);
-        engine.occupant.events().emit_reconfigure(&Reconfiguration {
-            key: self.key(),
+        self.occupant.events().emit_reconfigure(&Reconfiguration {
+            key: self.occupant.names().key(),
             by,
             from,
             to,
         });
         Ok(())
     }
-}
 
-impl Fuse {
-    /// `Ok` if this circuit can take `config` in place (see
-    /// [`reconfigure`](Self::reconfigure)); otherwise the first setting
-    /// that cannot change.
-    pub(crate) fn takes_in_place(&self, config: &Config) -> Result<(), ConfigError> {
-        in_place(self.engine().config(), config)
+    /// Puts `to` (interned, numbered `number`) in force with no event, for
+    /// a circuit that tells of the change itself (a shared circuit's
+    /// fallback; checked by [`takes_in_place`](Self::takes_in_place)).
+    #[cfg(feature = "store")]
+    pub(crate) fn put_in_force(&self, to: &'static Config, number: u32) {
+        let engine = self.engine();
+        if !std::ptr::eq(engine.config(), to) {
+            engine.reconfigure(to, number);
+        }
     }
 }
 

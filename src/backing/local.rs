@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::Backing;
 use super::sealed::Sealed;
-use crate::config::Config;
+use crate::config::{Config, ConfigError};
 use crate::engine::Engine;
 use crate::events::Listener;
 use crate::slot::{Occupant, Slot};
@@ -82,6 +82,18 @@ impl Sealed for Local {
     fn quiet(&self) -> bool {
         let snapshot = Engine::new(self.slot, &self.occupant).snapshot();
         snapshot.state == State::Closed && snapshot.failures.is_empty() && snapshot.calls == 0
+    }
+
+    fn takes_in_place(&self, config: &Config) -> Result<(), ConfigError> {
+        Local::takes_in_place(self, config)
+    }
+
+    fn reconfigure(&self, config: Config, by: &str) -> Result<(), ConfigError> {
+        self.reconfigure_by(config, by)
+    }
+
+    fn fallback((): &()) -> Option<crate::fallback::Fallback> {
+        None
     }
 
     fn publish(&self) {

@@ -35,6 +35,7 @@ pub trait Backing: sealed::Sealed {}
 
 pub(crate) mod sealed {
     use super::{Arc, Config, Listener};
+    use crate::config::ConfigError;
     use crate::names::Names;
 
     /// What every backing tells of its circuit.
@@ -58,5 +59,16 @@ pub(crate) mod sealed {
         /// Publishes what the circuit keeps to itself to the `metrics`
         /// recorder (a registry's listing).
         fn publish(&self);
+        /// `Ok` if the circuit can take `config` in place (SPEC §12);
+        /// otherwise the first setting that cannot change.
+        fn takes_in_place(&self, config: &Config) -> Result<(), ConfigError>;
+        /// Puts `config` in force while the circuit runs (SPEC §12), the
+        /// event naming `by` as who asked; refused whole, naming the
+        /// setting, when the circuit cannot take it in place.
+        fn reconfigure(&self, config: Config, by: &str) -> Result<(), ConfigError>;
+        /// What decides while the store does not answer, for circuits
+        /// built with `options` that share their state through a store;
+        /// `None` for those that keep it in this process.
+        fn fallback(options: &Self::Options) -> Option<crate::fallback::Fallback>;
     }
 }

@@ -1,13 +1,15 @@
 //! Replacing a registry's settings while its circuits run (SPEC §12): one
-//! name's, or every name's at once (a reload).
+//! name's, or every name's at once (a reload), whatever the circuits'
+//! backing (a shared registry's circuits take them in this process alone).
 
 use std::sync::Arc;
 
 use super::{Configs, Registry, each_circuit};
+use crate::backing::Backing;
 use crate::config::{Config, ConfigError, Overrides};
 use crate::fuse::Fuse;
 
-impl Registry {
+impl<B: Backing> Registry<B> {
     /// Applies `overrides` on top of the current settings of `name` (the
     /// settings they leave out keep their values) and puts the result in
     /// force for every circuit named `name`, whatever its operation, and
@@ -28,6 +30,28 @@ impl Registry {
     /// assert_eq!(registry.get("search").config().failure_threshold(), 8);
     /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
+    ///
+    /// A registry of shared circuits (feature `store`) puts the settings
+    /// in force in this process: its circuits' keys in the store are not
+    /// written.
+    ///
+    /// ```
+    /// # #[cfg(feature = "store")]
+    /// # futures::executor::block_on(async {
+    /// use std::sync::Arc;
+    /// use fuse_breaker::{Registry, State, config::Overrides};
+    /// use fuse_breaker::store::MemoryStore;
+    ///
+    /// let registry = Registry::builder().store(Arc::new(MemoryStore::new())).build()?;
+    /// let charge = registry.get_operation("billing", "charge");
+    /// let stricter = Overrides { failure_threshold: Some(1), ..Overrides::default() };
+    /// registry.reconfigure("billing", &stricter)?;
+    /// assert_eq!(charge.config().failure_threshold(), 1);
+    /// charge.try_acquire().await?.failure().await?;
+    /// assert_eq!(charge.state().await?, State::Open);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
     pub fn reconfigure(&self, name: &str, overrides: &Overrides) -> Result<Config, ConfigError> {
         self.reconfigure_by(name, overrides, "registry")
     }
@@ -44,11 +68,11 @@ impl Registry {
             let _held = self.lock_held();
             let configs = self.configs.load_full();
             let config = overrides.apply(configs.of(name))?;
-            let named: Vec<Arc<Fuse>> = each_circuit(&self.circuits.pin())
+            let named: Vec<Arc<Fuse<B>>> = each_circuit(&self.circuits.pin())
                 .filter(|fuse| fuse.name() == name)
                 .cloned()
                 .collect();
-            let changed: Vec<(Arc<Fuse>, Config)> = named
+            let changed: Vec<(Arc<Fuse<B>>, Config)> = named
                 .into_iter()
                 .map(|fuse| (fuse, config.clone()))
                 .collect();
@@ -81,6 +105,25 @@ impl Registry {
     /// registry.reload(defaults, &[])?;
     /// assert_eq!(billing.config().failure_threshold(), 5);
     /// assert_eq!(search.config().failure_threshold(), 5);
+    /// # Ok::<(), fuse_breaker::config::ConfigError>(())
+    /// ```
+    ///
+    /// A registry of shared circuits (feature `store`) reloads in this
+    /// process alone: nothing is written to the store.
+    ///
+    /// ```
+    /// # #[cfg(feature = "store")]
+    /// # {
+    /// use std::sync::Arc;
+    /// use fuse_breaker::{Config, Registry};
+    /// use fuse_breaker::store::MemoryStore;
+    ///
+    /// let registry = Registry::builder().store(Arc::new(MemoryStore::new())).build()?;
+    /// let billing = registry.get("billing");
+    /// registry.reload(Config::builder().failure_threshold(5).build()?, &[])?;
+    /// assert_eq!(billing.config().failure_threshold(), 5);
+    /// assert_eq!(registry.get("search").config().failure_threshold(), 5);
+    /// # }
     /// # Ok::<(), fuse_breaker::config::ConfigError>(())
     /// ```
     pub fn reload(
@@ -120,7 +163,7 @@ impl Registry {
 }
 
 /// `Ok` if every circuit can take its new settings in place.
-fn check(changed: &[(Arc<Fuse>, Config)]) -> Result<(), ConfigError> {
+fn check<B: Backing>(changed: &[(Arc<Fuse<B>>, Config)]) -> Result<(), ConfigError> {
     for (fuse, config) in changed {
         fuse.takes_in_place(config)
             .map_err(|refused| refused.in_circuit(fuse.key()))?;
@@ -130,10 +173,20 @@ fn check(changed: &[(Arc<Fuse>, Config)]) -> Result<(), ConfigError> {
 
 /// Puts each circuit's new settings in force (checked by [`check`]), the
 /// events naming `by`.
-fn apply(changed: &[(Arc<Fuse>, Config)], by: &str) -> Result<(), ConfigError> {
+fn apply<B: Backing>(changed: &[(Arc<Fuse<B>>, Config)], by: &str) -> Result<(), ConfigError> {
     for (fuse, config) in changed {
         fuse.reconfigure_by(config.clone(), by)
             .map_err(|refused| refused.in_circuit(fuse.key()))?;
     }
     Ok(())
+}
+
+impl<B: Backing> Registry<B> {
+    /// What decides for the registry's circuits while their store does
+    /// not answer; `None` for a registry whose circuits live in this
+    /// process (a settings file's reload checks it has not changed).
+    #[cfg(feature = "config-file")]
+    pub(crate) fn store_fallback(&self) -> Option<crate::fallback::Fallback> {
+        <B as crate::backing::sealed::Sealed>::fallback(&self.options)
+    }
 }

@@ -42,6 +42,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::backing::Backing;
 use crate::config::Overrides;
 use crate::config::{Config, ConfigError};
 use crate::registry::Registry;
@@ -200,8 +201,6 @@ impl Settings {
             .map_err(|source| self.invalid("registry", source))
     }
 
-    /// The registry this file describes, whatever its circuits' backing:
-    /// the defaults, the overrides, the app and the capacity.
     /// Puts these settings in force in `registry`, which runs (a reload,
     /// SPEC §12): its defaults and per-name overrides are replaced as
     /// [`Registry::reload`] does, its circuits keeping their state. The
@@ -209,6 +208,15 @@ impl Settings {
     /// `max_circuits`, `store`) cannot change on a running registry: a file
     /// that changes them is refused, naming the setting, and nothing
     /// changes.
+    ///
+    /// A registry of shared circuits
+    /// (`Settings::shared_registry`, features `redis` or `sql`) reloads
+    /// too, in this process alone (nothing is written to the store): its
+    /// file keeps a shared `store` and the registry's `fallback` (changed,
+    /// either is refused by name). The store's connection (`redis_url`,
+    /// `database_url`, `database_table`, the payload and Laravel's
+    /// prefixes) is made once, when the registry is built: a reload does
+    /// not read it again.
     ///
     /// ```
     /// use fuse_breaker::settings::Settings;
@@ -221,7 +229,7 @@ impl Settings {
     /// assert_eq!(billing.config().open_duration().as_secs(), 60);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn reload(&self, registry: &Registry) -> Result<(), SettingsError> {
+    pub fn reload<B: Backing>(&self, registry: &Registry<B>) -> Result<(), SettingsError> {
         self.check()?;
         let fixed = |setting: &'static str, value: String| {
             let rule = "cannot change on a running registry (restart to change it)".to_owned();
@@ -235,8 +243,17 @@ impl Settings {
         {
             return fixed("max_circuits", max.to_string());
         }
-        if self.store != StoreKind::Memory {
-            return fixed("store", self.store.as_str().to_owned());
+        match registry.store_fallback() {
+            None if self.store != StoreKind::Memory => {
+                return fixed("store", self.store.as_str().to_owned());
+            }
+            Some(_) if self.store == StoreKind::Memory => {
+                return fixed("store", self.store.as_str().to_owned());
+            }
+            Some(fallback) if fallback != self.fallback => {
+                return fixed("fallback", self.fallback.as_str().to_owned());
+            }
+            _ => {}
         }
         let overrides: Vec<(String, Overrides)> = self
             .breakers

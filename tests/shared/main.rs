@@ -47,6 +47,7 @@ mod increments;
 mod laravel;
 #[cfg(feature = "redis")]
 mod laravel_payload;
+mod live;
 #[cfg(feature = "reqwest")]
 mod middleware;
 #[cfg(feature = "redis")]

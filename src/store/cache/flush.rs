@@ -15,26 +15,24 @@
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use crate::config::{Config, nanos};
 use crate::store::Store;
 use crate::store::cache::Cache;
+use crate::store::circuit::live::{Live, Reading};
 use crate::store::circuit::step::{InStore, Turns};
-use crate::store::model::payload;
 
-/// What the task needs of its circuit.
+/// What the task needs of its circuit: its store, its key, and its
+/// settings, read at each sending (SPEC §12).
 pub(in crate::store) struct Flush {
     pub(in crate::store) store: Arc<dyn Store>,
     pub(in crate::store) key: String,
-    pub(in crate::store) config: Config,
-    pub(in crate::store) lease: Duration,
-    pub(in crate::store) ttl: Duration,
+    pub(in crate::store) live: Arc<Live>,
 }
 
 impl Flush {
     /// Starts sending `cache`'s batches once per its staleness, under
     /// `rate` and inside a tokio runtime (otherwise nothing to start).
     pub(in crate::store) fn start(self, cache: &Arc<Cache>) {
-        if !self.config.policy().counts_calls() {
+        if !self.live.get().policy().counts_calls() {
             return;
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
@@ -46,15 +44,6 @@ impl Flush {
 
     async fn run(self, cache: Weak<Cache>, staleness: Duration) {
         let turns = Turns::new();
-        let key = InStore {
-            store: &*self.store,
-            key: &self.key,
-            lease: nanos(self.lease),
-            ttl: self.ttl,
-            width: payload::width(&self.config),
-            open: self.config.open_nanos(),
-            turns: &turns,
-        };
         loop {
             tokio::time::sleep(staleness.max(Duration::from_millis(1))).await;
             let Some(live) = cache.upgrade() else {
@@ -64,9 +53,20 @@ impl Flush {
             if batches.is_empty() {
                 continue;
             }
+            let config = self.live.get();
+            let reading = Reading::of(&self.live, config);
+            let key = InStore {
+                store: &*self.store,
+                key: &self.key,
+                lease: reading.lease,
+                ttl: reading.ttl,
+                width: reading.width,
+                open: reading.open,
+                turns: &turns,
+            };
             let step = key.step(false, |stored, now| {
                 batches.iter().fold(false, |sent, batch| {
-                    stored.record_batch(&self.config, batch, now) | sent
+                    stored.record_batch(config, batch, now) | sent
                 })
             });
             let stepped = step.await;

@@ -11,11 +11,12 @@ pub(crate) mod refresh;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::config::{Config, nanos};
+use crate::config::nanos;
 use crate::model::Grant;
 use crate::store::cache::batch::{Pending, Sending};
 use crate::store::cache::mirror::Mirror;
 use crate::store::cache::refresh::{Asked, Reader, Refresh};
+use crate::store::circuit::live::Live;
 use crate::store::model::payload;
 use crate::store::model::stored::{Stored, Ticket};
 use crate::sync::Words4;
@@ -23,7 +24,8 @@ use crate::sync::Words4;
 /// One cached circuit's view of its key.
 pub(crate) struct Cache {
     key: String,
-    config: Config,
+    /// The circuit's settings in force (SPEC §12).
+    live: Arc<Live>,
     staleness: Duration,
     /// The newest reading of the key (see `mirror`).
     mirror: Mutex<Option<Mirror>>,
@@ -46,13 +48,13 @@ impl Cache {
     /// forgotten).
     pub(crate) fn new(
         key: &str,
-        config: &Config,
+        live: Arc<Live>,
         staleness: Duration,
         reader: Option<Reader>,
     ) -> Self {
         Cache {
             key: key.to_owned(),
-            config: config.clone(),
+            live,
             staleness,
             mirror: Mutex::default(),
             quiet: Words4::default(),
@@ -75,7 +77,7 @@ impl Cache {
 
     /// Counts a closed success of `ticket` in the batch (under `rate`).
     pub(crate) fn batch(&self, ticket: Ticket) {
-        let width = payload::width(&self.config);
+        let width = payload::width(self.live.get());
         self.pending.add(ticket, self.clock.now(), width);
     }
 
@@ -120,19 +122,21 @@ impl Cache {
         let mut mirror = self.lock();
         if mirror.as_ref().is_none_or(|old| old.older_than(&reading)) {
             // Under the mirror's lock: one writer at a time.
-            let quiet = reading.quiet_ticket(&self.config).map_or([0; 4], |ticket| {
-                let until = self
-                    .clock
-                    .now()
-                    .saturating_add(nanos(self.staleness))
-                    .max(1);
-                [
-                    until,
-                    ticket.generation,
-                    ticket.epoch,
-                    ticket.grant.with_tag(0),
-                ]
-            });
+            let quiet = reading
+                .quiet_ticket(self.live.get())
+                .map_or([0; 4], |ticket| {
+                    let until = self
+                        .clock
+                        .now()
+                        .saturating_add(nanos(self.staleness))
+                        .max(1);
+                    [
+                        until,
+                        ticket.generation,
+                        ticket.epoch,
+                        ticket.grant.with_tag(0),
+                    ]
+                });
             self.quiet.write(quiet);
             *mirror = Some(reading);
         }
@@ -150,6 +154,20 @@ impl Cache {
             lease: None,
             opened_s: 0,
         })
+    }
+
+    /// The circuit's settings were replaced (SPEC §12): the quiet permit
+    /// is kept only while the mirror still grants it under them. (Under
+    /// the mirror's lock, after the new settings are in force: a reading
+    /// kept from now on is judged by them.)
+    pub(crate) fn reconfigured(&self) {
+        let mirror = self.lock();
+        let quiet = mirror
+            .as_ref()
+            .is_some_and(|reading| reading.quiet_ticket(self.live.get()).is_some());
+        if !quiet {
+            self.quiet.write([0; 4]);
+        }
     }
 
     /// Forgets the mirror (the store did not answer, or its channel of

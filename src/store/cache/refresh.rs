@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use crate::store::Store;
 use crate::store::backend::error::StoreError;
+use crate::store::circuit::live::{Live, Reading};
 use crate::store::circuit::step;
 use crate::store::model::payload;
 use crate::store::model::stored::Stored;
@@ -25,25 +26,21 @@ use crate::sync::Request;
 pub(crate) struct Reader {
     store: Arc<dyn Store>,
     runtime: tokio::runtime::Handle,
-    /// The probes' lease, a `rate` bucket's width and the open duration,
-    /// in nanoseconds, to read a payload (see [`step::read`]).
-    lease: u64,
-    width: u64,
-    open: u64,
+    /// The circuit's settings in force, whose probes' lease, `rate` bucket
+    /// width and open duration read a payload (see [`step::read`]).
+    live: Arc<Live>,
 }
 
 impl Reader {
     /// A reader over `store` in the current tokio runtime (`None` outside
     /// one: an announcement then only makes the mirror forgotten, and the
     /// next call reads the key).
-    pub(crate) fn here(store: Arc<dyn Store>, lease: u64, width: u64, open: u64) -> Option<Self> {
+    pub(crate) fn here(store: Arc<dyn Store>, live: Arc<Live>) -> Option<Self> {
         let runtime = tokio::runtime::Handle::try_current().ok()?;
         Some(Reader {
             store,
             runtime,
-            lease,
-            width,
-            open,
+            live,
         })
     }
 
@@ -51,13 +48,14 @@ impl Reader {
     /// time of the reading in nanoseconds.
     async fn read(&self, key: &str) -> Result<(Stored, u64), StoreError> {
         let loaded = self.store.load(key).await?;
+        let reading = Reading::of(&self.live, self.live.get());
         let stored = step::read(
             &*self.store,
             key,
             &loaded,
-            self.lease,
-            self.width,
-            self.open,
+            reading.lease,
+            reading.width,
+            reading.open,
         )?;
         Ok((stored, payload::store_time(loaded.now)))
     }

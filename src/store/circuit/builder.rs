@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use crate::backing::Local;
 use crate::builder::FuseBuilder;
-use crate::config::nanos;
 use crate::events::{Events, Listeners};
 use crate::fallback::Fallback;
 use crate::fuse::Fuse;
@@ -15,10 +14,10 @@ use crate::store::Store;
 use crate::store::cache::Cache;
 use crate::store::cache::refresh::Reader;
 use crate::store::circuit::health::Health;
+use crate::store::circuit::live::Live;
 use crate::store::circuit::shared::{Shared, SharedFuse, SharedOptions};
 use crate::store::circuit::step::Turns;
 use crate::store::circuit::throttle::FleetThrottle;
-use crate::store::model::payload;
 
 /// The builder of a shared circuit: [`FuseBuilder`] with a store chosen
 /// ([`FuseBuilder::store`]).
@@ -60,8 +59,11 @@ impl FuseBuilder<Local> {
 
 impl FuseBuilder<Shared> {
     /// How long a probe holds its slot without a verdict before it counts
-    /// as an ignore verdict (default: the configuration's
-    /// [`probe_timeout`](crate::Config::probe_timeout), SPEC §10).
+    /// as an ignore verdict (default: the
+    /// [`probe_timeout`](crate::Config::probe_timeout) of the settings in
+    /// force, SPEC §10, which follows a
+    /// [`reconfigure`](crate::Fuse::reconfigure); a lease given here
+    /// stays).
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -164,22 +166,19 @@ impl FuseBuilder<Shared> {
             fallback,
             staleness,
         } = options;
-        let ttl = Duration::from_nanos(config.ttl_nanos());
         let listeners = Events {
             own: Listeners::default(),
             shared,
         };
         // The sinks of the features, ahead of any listener the user adds.
         crate::sinks::install(&listeners.own, names.key());
-        let lease = lease.unwrap_or(config.probe_timeout());
+        // Read by the circuit, its mirror and its tasks at each use: a
+        // reconfiguration reaches them all (SPEC §12).
+        let throttles = config.throttle_k().is_some();
+        let live = Arc::new(Live::new(config, lease));
         let cache = staleness.map(|staleness| {
-            let reader = Reader::here(
-                store.clone(),
-                nanos(lease),
-                payload::width(&config),
-                config.open_nanos(),
-            );
-            let cache = Arc::new(Cache::new(names.key(), &config, staleness, reader));
+            let reader = Reader::here(store.clone(), live.clone());
+            let cache = Arc::new(Cache::new(names.key(), live.clone(), staleness, reader));
             if let Some(changes) = store.changes() {
                 changes.watch(names.key(), &cache);
             }
@@ -187,24 +186,20 @@ impl FuseBuilder<Shared> {
             crate::store::cache::flush::Flush {
                 store: store.clone(),
                 key: names.key().to_owned(),
-                config: config.clone(),
-                lease,
-                ttl,
+                live: live.clone(),
             }
             .start(&cache);
             cache
         });
-        let throttle = config.throttle_k().map(|_| {
+        let throttle = throttles.then(|| {
             let throttle = Arc::new(FleetThrottle::default());
-            throttle.start(store.clone(), names.key(), &config, ttl);
+            throttle.start(store.clone(), names.key(), live.clone());
             throttle
         });
         Fuse {
             backing: Shared {
                 names,
-                lease,
-                ttl,
-                config,
+                live,
                 store,
                 fallback,
                 local,

@@ -8,6 +8,7 @@ pub(crate) mod conclusion;
 pub(crate) mod future;
 pub(crate) mod health;
 pub(crate) mod inspect;
+pub(crate) mod live;
 pub(crate) mod permit;
 pub(crate) mod shared;
 pub(crate) mod step;

@@ -22,6 +22,7 @@ use crate::config::Config;
 use crate::grade::Shed;
 use crate::grade::throttle::Asked;
 use crate::store::backend::error::StoreError;
+use crate::store::circuit::live::Live;
 use crate::store::model::asked::{self, Held, Share, Tag};
 use crate::store::{Incremented, Store, Swap};
 
@@ -30,6 +31,12 @@ use crate::store::{Incremented, Store, Swap};
 pub(in crate::store) fn interval(config: &Config) -> Duration {
     let width = crate::store::model::payload::width(config);
     Duration::from_nanos(width / 2).clamp(Duration::from_millis(5), Duration::from_secs(1))
+}
+
+/// How long a record written under `config` lives: the circuit's
+/// payload's (milon/fuse's TTL).
+fn ttl(config: &Config) -> Duration {
+    Duration::from_nanos(config.ttl_nanos())
 }
 
 /// How many compare-and-sets a sending tries while the record changes
@@ -131,13 +138,12 @@ impl FleetThrottle {
 
     /// Starts the task that sends and reads (see the module's
     /// documentation), inside a tokio runtime (otherwise nothing to
-    /// start).
+    /// start), under the circuit's settings in force at each interval.
     pub(in crate::store) fn start(
         self: &Arc<Self>,
         store: Arc<dyn Store>,
         key: &str,
-        config: &Config,
-        ttl: Duration,
+        live: Arc<Live>,
     ) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
@@ -145,50 +151,56 @@ impl FleetThrottle {
         let sender = Sender {
             store,
             key: asked::key(key),
-            config: config.clone(),
-            ttl,
+            live,
         };
         runtime.spawn(sender.run(Arc::downgrade(self)));
     }
 }
 
-/// What the task needs: the store, the record's key, the settings and
-/// how long a record lives.
+/// What the task needs: the store, the record's key and the circuit's
+/// settings (which say how long a record lives), read at each interval
+/// (SPEC §12).
 struct Sender {
     store: Arc<dyn Store>,
     key: String,
-    config: Config,
-    ttl: Duration,
+    live: Arc<Live>,
 }
 
 impl Sender {
     async fn run(self, throttle: Weak<FleetThrottle>) {
-        let interval = interval(&self.config);
         loop {
-            tokio::time::sleep(interval).await;
+            tokio::time::sleep(interval(self.live.get())).await;
             let Some(live) = throttle.upgrade() else {
                 return;
             };
             let Some((tag, counts)) = live.take() else {
                 continue;
             };
-            let read = self.send(tag, counts).await;
-            live.keep(&self.config, tag, read.ok().flatten());
+            let config = self.live.get();
+            let read = self.send(config, tag, counts).await;
+            live.keep(config, tag, read.ok().flatten());
         }
     }
 
-    /// Adds `counts` to the fleet's window of `tag` and reads it back:
-    /// `None` if that window is over (a later epoch's record is there).
-    async fn send(&self, tag: Tag, counts: Asked) -> Result<Option<Asked>, StoreError> {
-        let increment = asked::increment(&self.config, tag, counts, self.ttl);
+    /// Adds `counts` to the fleet's window of `tag` and reads it back,
+    /// under `config`: `None` if that window is over (a later epoch's
+    /// record is there).
+    async fn send(
+        &self,
+        config: &Config,
+        tag: Tag,
+        counts: Asked,
+    ) -> Result<Option<Asked>, StoreError> {
+        let ttl = ttl(config);
+        let increment = asked::increment(config, tag, counts, ttl);
         if counts.requests > 0
             && self.store.increment(&self.key, &increment).await? == Incremented::Skipped
         {
-            return self.replace(tag, counts).await;
+            return self.replace(config, tag, counts).await;
         }
         let loaded = self.store.load(&self.key).await?;
         Ok(
-            match asked::held(&self.config, loaded.payload.as_deref(), tag, loaded.now) {
+            match asked::held(config, loaded.payload.as_deref(), tag, loaded.now) {
                 Held::Ours(asked) => Some(asked),
                 Held::Later => None,
                 // Expired since, or replaced by another generation's.
@@ -200,12 +212,18 @@ impl Sender {
     /// Writes `counts` into the record by compare-and-set where the
     /// store's increment did not apply: the record of another epoch
     /// replaced, or (from a store that applies no increment) ours added to.
-    async fn replace(&self, tag: Tag, counts: Asked) -> Result<Option<Asked>, StoreError> {
-        let increment = asked::increment(&self.config, tag, counts, self.ttl);
+    async fn replace(
+        &self,
+        config: &Config,
+        tag: Tag,
+        counts: Asked,
+    ) -> Result<Option<Asked>, StoreError> {
+        let ttl = ttl(config);
+        let increment = asked::increment(config, tag, counts, ttl);
         for _ in 0..MAX_CONFLICTS {
             let loaded = self.store.load(&self.key).await?;
             let held = loaded.payload.as_deref();
-            let written = match asked::held(&self.config, held, tag, loaded.now) {
+            let written = match asked::held(config, held, tag, loaded.now) {
                 Held::Later => return Ok(None),
                 Held::Ours(_) => held.and_then(|held| increment.apply(held, loaded.now)),
                 Held::Replaceable => None,
@@ -215,15 +233,13 @@ impl Sender {
             };
             let swap = self
                 .store
-                .swap(&self.key, held, &written, self.ttl, false)
+                .swap(&self.key, held, &written, ttl, false)
                 .await?;
             if swap == Swap::Written {
-                return Ok(
-                    match asked::held(&self.config, Some(&written), tag, loaded.now) {
-                        Held::Ours(asked) => Some(asked),
-                        _ => None,
-                    },
-                );
+                return Ok(match asked::held(config, Some(&written), tag, loaded.now) {
+                    Held::Ours(asked) => Some(asked),
+                    _ => None,
+                });
             }
         }
         Err(StoreError::contended(

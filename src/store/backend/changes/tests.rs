@@ -50,7 +50,10 @@ async fn the_listening_task_is_started_again_whatever_ends_it() {
     let changes = Arc::new(Changes::new());
     let cache = Arc::new(Cache::new(
         "fuse:a",
-        &Config::default(),
+        Arc::new(crate::store::circuit::live::Live::new(
+            Config::default(),
+            None,
+        )),
         Duration::from_mins(1),
         None,
     ));

@@ -96,7 +96,7 @@ impl SharedFuse {
             return Decided::Granted(ticket);
         }
         if let Some(entry) = self.by_mirror(|mirror, staleness| {
-            mirror.admit(&self.backing.config, staleness, self.fleet_share())
+            mirror.admit(self.settings(), staleness, self.fleet_share())
         }) {
             return Decided::Ready(self.entry(entry));
         }
@@ -124,7 +124,7 @@ impl SharedFuse {
                 return self.entry(Entry::Granted(ticket));
             }
             if let Some(entry) = self.by_mirror(|mirror, staleness| {
-                mirror.admit(&self.backing.config, staleness, self.fleet_share())
+                mirror.admit(self.settings(), staleness, self.fleet_share())
             }) {
                 return self.entry(entry);
             }
@@ -143,14 +143,16 @@ impl SharedFuse {
         if let Some(error) = self.backing.health.still_down() {
             return Err(error);
         }
-        self.round_trip(self.step(None, |_, _| false)).await?;
+        self.round_trip(self.step(self.settings(), None, |_, _| false))
+            .await?;
         Ok(())
     }
 
     async fn acquire_from_store(&self) -> Result<Entry, StoreError> {
-        let lease = nanos(self.backing.lease);
+        let config = self.settings();
+        let lease = nanos(self.backing.live.lease(config));
         let mut entry = None;
-        self.step(None, |stored, now| {
+        self.step(config, None, |stored, now| {
             let at = At {
                 now,
                 lease,
@@ -159,7 +161,7 @@ impl SharedFuse {
                 draw: grade::draw(),
                 throttle: self.fleet_share(),
             };
-            let (granted, changed) = stored.acquire(&self.backing.config, at);
+            let (granted, changed) = stored.acquire(config, at);
             entry = Some(granted);
             changed
         })

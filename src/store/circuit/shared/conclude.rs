@@ -1,10 +1,12 @@
 //! Verdicts on permits the store granted: settled here when the mirror
 //! shows nothing to send, a step on the store otherwise.
 
+use crate::config::Config;
 use crate::store::Encoding;
 use crate::store::Incremented;
 use crate::store::backend::error::StoreError;
 use crate::store::circuit::conclusion::Conclusion;
+use crate::store::circuit::live::Reading;
 use crate::store::circuit::shared::SharedFuse;
 use crate::store::model::asked::Tag;
 use crate::store::model::increment::Increment;
@@ -88,7 +90,7 @@ impl SharedFuse {
     /// Under `rate`, counts a quiet success in the batch.
     #[inline]
     fn batch(&self, ticket: Ticket) {
-        if self.backing.config.policy().counts_calls()
+        if self.settings().policy().counts_calls()
             && let Some(cache) = &self.backing.cache
         {
             cache.batch(ticket);
@@ -98,16 +100,17 @@ impl SharedFuse {
     /// Whether the mirror settles a verdict the quiet mirror does not.
     #[inline(never)]
     fn settles_slow(&self, ticket: Ticket, verdict: Verdict, slow: bool) -> bool {
+        let config = self.settings();
         let settled = self.by_mirror(|mirror, staleness| {
             if verdict == Verdict::Success
                 && !slow
                 && !ticket.is_probe()
-                && mirror.batches(&self.backing.config, &ticket, staleness)
+                && mirror.batches(config, &ticket, staleness)
             {
                 return Some(true);
             }
             mirror
-                .settles(&self.backing.config, &ticket, verdict, slow, staleness)
+                .settles(config, &ticket, verdict, slow, staleness)
                 .then_some(false)
         });
         match settled {
@@ -147,21 +150,22 @@ impl SharedFuse {
         // to a JSON payload alone (its text starts with the increment's
         // prefix): a store that writes PHP's serialize() is not asked for
         // one, which would cost a round trip and apply to nothing.
+        let config = self.settings();
         let reported = verdict == Verdict::Failure || slow;
         let increments = verdict != Verdict::Ignore
             && !(reported && self.backing.cache.is_some())
             && !ticket.is_probe()
-            && self.backing.config.policy().counts_calls()
+            && config.policy().counts_calls()
             && self.backing.store.codec().writes() == Encoding::Json;
         if increments
             && ticket.generation != 0
-            && self.increment(&ticket, verdict, slow, hint).await?
+            && self.increment(config, &ticket, verdict, slow, hint).await?
         {
             return Ok(());
         }
         let unnamed = increments && ticket.generation == 0 && ticket.epoch == 0;
         let mut named = None;
-        let step = self.step(None, |stored, now| {
+        let step = self.step(config, None, |stored, now| {
             named = None;
             if unnamed && stored.generation != 0 && stored.owns_closed(&ticket) {
                 named = Some(Ticket {
@@ -175,29 +179,30 @@ impl SharedFuse {
                 generation: crate::random::next(),
                 reporter: self.backing.reporter,
             };
-            stored.timed_verdict(&self.backing.config, &ticket, verdict, slow, opens, now)
+            stored.timed_verdict(config, &ticket, verdict, slow, opens, now)
         });
         self.round_trip(step).await?;
         let Some(named) = named else {
             return Ok(());
         };
-        if self.increment(&named, verdict, slow, hint).await? {
+        if self.increment(config, &named, verdict, slow, hint).await? {
             return Ok(());
         }
         // The key moved on since: the model's step decides.
-        let step = self.step(None, |stored, now| {
+        let step = self.step(config, None, |stored, now| {
             let opens = Opens {
                 hint,
                 generation: crate::random::next(),
                 reporter: self.backing.reporter,
             };
-            stored.timed_verdict(&self.backing.config, &named, verdict, slow, opens, now)
+            stored.timed_verdict(config, &named, verdict, slow, opens, now)
         });
         self.round_trip(step).await.map(drop)
     }
 
     /// Whether the store applied the increment of `ticket`'s closed
-    /// `verdict` (not when the configuration or the store has none). A
+    /// `verdict` under `config` (not when the configuration or the store
+    /// has none). A
     /// failure's or a slow call's increment answers with the payload it
     /// wrote: when the model finds that it opens the circuit, the opening
     /// (decided at the increment's time, on what it wrote) is written if
@@ -209,18 +214,20 @@ impl SharedFuse {
     /// opening it, the second finds the epoch over and writes nothing.
     async fn increment(
         &self,
+        config: &Config,
         ticket: &Ticket,
         verdict: Verdict,
         slow: bool,
         hint: Option<u64>,
     ) -> Result<bool, StoreError> {
+        let reading = Reading::of(&self.backing.live, config);
         let Some(increment) = Increment::verdict(
-            &self.backing.config,
+            config,
             ticket,
             verdict,
             slow,
             self.backing.reporter,
-            self.backing.ttl,
+            reading.ttl,
         ) else {
             return Ok(false);
         };
@@ -235,16 +242,17 @@ impl SharedFuse {
             // takes the model's step.
             Incremented::Unchanged(held) => {
                 let stale = self
+                    .in_store(config)
                     .read(&held)
                     .is_ok_and(|stored| !stored.owns_closed(ticket));
                 return Ok(stale);
             }
             Incremented::Wrote(loaded) => loaded,
         };
-        let stored = self.read(&loaded)?;
+        let stored = self.in_store(config).read(&loaded)?;
         let now = payload::store_time(loaded.now);
         self.remember(&stored, now);
-        if !stored.opens_after(&self.backing.config, ticket, now) {
+        if !stored.opens_after(config, ticket, now) {
             return Ok(true);
         }
         let opens = Opens {
@@ -253,22 +261,18 @@ impl SharedFuse {
             reporter: self.backing.reporter,
         };
         let mut opened = stored.clone();
-        opened.open_for(&self.backing.config, ticket, opens, now);
-        let written = payload::write(
-            &opened,
-            payload::width(&self.backing.config),
-            self.backing.store.codec().writes(),
-        );
+        opened.open_for(config, ticket, opens, now);
+        let written = payload::write(&opened, reading.width, self.backing.store.codec().writes());
         let swap = self.backing.store.swap_prefixed(
             self.key(),
             increment.prefix(),
             &written,
-            self.backing.ttl,
+            reading.ttl,
             true,
         );
         if self.round_trip(swap).await? {
             self.remember(&opened, now);
-            self.report(&stored, &opened, loaded.now, None);
+            self.report(config, &stored, &opened, loaded.now, None);
         }
         Ok(true)
     }

@@ -67,8 +67,8 @@ impl SharedFuse {
     /// ```
     pub async fn force_open(&self) -> Result<ManualChange, StoreError> {
         let overwritten = self
-            .manual(Reason::Forced, |stored, now| {
-                stored.force_open(&self.backing.config, now, crate::random::next());
+            .manual(Reason::Forced, |stored, config, now| {
+                stored.force_open(config, now, crate::random::next());
             })
             .await?;
         Ok(self.changed(overwritten))
@@ -91,8 +91,8 @@ impl SharedFuse {
     /// ```
     pub async fn force_closed(&self) -> Result<ManualChange, StoreError> {
         let overwritten = self
-            .manual(Reason::Forced, |stored, _| {
-                stored.force_closed(&self.backing.config);
+            .manual(Reason::Forced, |stored, config, _| {
+                stored.force_closed(config);
             })
             .await?;
         Ok(self.changed(overwritten))

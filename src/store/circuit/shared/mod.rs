@@ -9,6 +9,7 @@
 mod acquire;
 mod conclude;
 pub(crate) mod manual;
+mod reconfigure;
 mod report;
 mod run;
 
@@ -18,7 +19,7 @@ use std::time::Duration;
 
 use crate::backing::Backing;
 use crate::backing::sealed::Sealed;
-use crate::config::{Config, nanos};
+use crate::config::{Config, ConfigError};
 use crate::events::{Events, Listener};
 use crate::fallback::Fallback;
 use crate::fuse::Fuse;
@@ -28,6 +29,7 @@ use crate::store::backend::error::StoreError;
 use crate::store::cache::Cache;
 use crate::store::cache::mirror::Mirror;
 use crate::store::circuit::health::Health;
+use crate::store::circuit::live::{Live, Reading};
 use crate::store::circuit::step::{InStore, Turns};
 use crate::store::circuit::throttle::FleetThrottle;
 use crate::store::model::payload;
@@ -78,12 +80,10 @@ pub type SharedFuse = Fuse<Shared>;
 /// ```
 pub struct Shared {
     pub(in crate::store) names: Names,
-    pub(in crate::store) config: Config,
+    /// This process's settings of the circuit, and the probes' lease its
+    /// builder was given; its mirror and tasks read them too.
+    pub(in crate::store) live: Arc<Live>,
     pub(in crate::store) store: Arc<dyn Store>,
-    /// How long a probe holds its slot without a verdict.
-    pub(in crate::store) lease: Duration,
-    /// How long a written payload lives: milon/fuse's TTL.
-    pub(in crate::store) ttl: Duration,
     pub(in crate::store) fallback: Fallback,
     /// Decides under [`Fallback::Local`] while the store does not answer.
     pub(in crate::store) local: Fuse,
@@ -132,7 +132,7 @@ impl Sealed for Shared {
     }
 
     fn config(&self) -> &Config {
-        &self.config
+        self.live.get()
     }
 
     fn listen(&self, listener: Arc<dyn Listener>) {
@@ -160,6 +160,18 @@ impl Sealed for Shared {
     }
 
     fn publish(&self) {}
+
+    fn takes_in_place(&self, config: &Config) -> Result<(), ConfigError> {
+        Shared::takes_in_place(self, config)
+    }
+
+    fn reconfigure(&self, config: Config, by: &str) -> Result<(), ConfigError> {
+        self.reconfigure_by(config, by)
+    }
+
+    fn fallback(options: &SharedOptions) -> Option<Fallback> {
+        Some(options.fallback)
+    }
 }
 
 impl fmt::Debug for Shared {
@@ -193,7 +205,9 @@ impl SharedFuse {
         self.backing.reporter
     }
 
-    /// How long a probe holds its slot without a verdict.
+    /// How long a probe holds its slot without a verdict: the builder's
+    /// [`lease`](crate::store::SharedFuseBuilder::lease), or the
+    /// settings' [`probe_timeout`](Config::probe_timeout) in force.
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -202,7 +216,7 @@ impl SharedFuse {
     /// assert_eq!(fuse.lease(), fuse.config().open_duration());
     /// ```
     pub fn lease(&self) -> Duration {
-        self.backing.lease
+        self.backing.live.lease(self.config())
     }
 
     /// The staleness bound of cached mode (`None`: strict mode, every
@@ -393,14 +407,15 @@ impl SharedFuse {
     pub(crate) async fn snapshot_now(
         &self,
     ) -> Result<(Snapshot, crate::store::Held, Duration), StoreError> {
+        let config = self.settings();
         let loaded = self.backing.store.load(self.key()).await?;
         let now = payload::store_time(loaded.now);
-        let stored = self.read(&loaded)?;
-        let mut snapshot = stored.snapshot(&self.backing.config, now);
+        let stored = self.in_store(config).read(&loaded)?;
+        let mut snapshot = stored.snapshot(config, now);
         crate::store::circuit::inspect::throttled(
             &*self.backing.store,
             self.key(),
-            &self.backing.config,
+            config,
             &stored,
             &mut snapshot,
         )
@@ -412,22 +427,30 @@ impl SharedFuse {
         ))
     }
 
-    /// The circuit's key in its store, for a step.
-    pub(in crate::store) fn in_store(&self) -> InStore<'_> {
+    /// The settings in force, as a decision reads them once when it
+    /// arrives (SPEC §12).
+    #[inline]
+    pub(in crate::store) fn settings(&self) -> &'static Config {
+        self.backing.live.get()
+    }
+
+    /// The circuit's key in its store, for a step under `config`.
+    pub(in crate::store) fn in_store(&self, config: &Config) -> InStore<'_> {
+        let reading = Reading::of(&self.backing.live, config);
         InStore {
             store: &*self.backing.store,
             key: self.key(),
-            lease: nanos(self.backing.lease),
-            ttl: self.backing.ttl,
-            width: payload::width(&self.backing.config),
-            open: self.backing.config.open_nanos(),
+            lease: reading.lease,
+            ttl: reading.ttl,
+            width: reading.width,
+            open: reading.open,
             turns: &self.backing.turns,
         }
     }
 
     /// The circuit in `loaded`, read from its key.
     pub(in crate::store) fn read(&self, loaded: &Loaded) -> Result<Stored, StoreError> {
-        self.in_store().read(loaded)
+        self.in_store(self.settings()).read(loaded)
     }
 
     /// In cached mode, what the mirror decides by itself (`None`: ask the

@@ -6,6 +6,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use crate::config::Config;
 use crate::events::StoreEvent;
 use crate::model;
 use crate::store::backend::changes::Changes;
@@ -17,13 +18,15 @@ use crate::store::model::stored::Stored;
 use crate::transition::{Reason, Transition};
 
 impl SharedFuse {
-    /// One step on the circuit in the store (see `step`), then its effects
+    /// One step on the circuit in the store (see `step`) under `config`
+    /// (the settings in force when the decision arrived), then its effects
     /// here: the mirror keeps what the step left, and the listeners hear of
     /// a transition it wrote. `manual`: the reason of a manual change (a
     /// rule's transition has its own), which overwrites a payload that is
     /// not a circuit and returns what was wrong with it.
     pub(in crate::store) async fn step(
         &self,
+        config: &Config,
         manual: Option<Reason>,
         mut step: impl FnMut(&mut Stored, u64) -> bool,
     ) -> Result<Option<PayloadError>, StoreError> {
@@ -39,32 +42,37 @@ impl SharedFuse {
         let batches = sending.as_deref().unwrap_or_default();
         let with_batch = |stored: &mut Stored, now: u64| {
             let sent = batches.iter().fold(false, |any, batch| {
-                stored.record_batch(&self.backing.config, batch, now) | any
+                stored.record_batch(config, batch, now) | any
             });
             let changed = step(stored, now) | sent;
-            stored.fit(&self.backing.config);
+            stored.fit(config);
             changed
         };
-        let stepped = self.in_store().step(manual.is_some(), with_batch).await?;
+        let stepped = self
+            .in_store(config)
+            .step(manual.is_some(), with_batch)
+            .await?;
         if let Some(sending) = sending {
             sending.sent();
         }
         self.remember(&stepped.stored, stepped.now);
         if let Some((before, at)) = &stepped.replaced {
-            self.report(before, &stepped.stored, *at, manual);
+            self.report(config, before, &stepped.stored, *at, manual);
         }
         Ok(stepped.overwritten)
     }
 
-    /// A manual change: always written, and always a new epoch; a payload
-    /// that is not a circuit is overwritten (and returned).
+    /// A manual change under the settings in force: always written, and
+    /// always a new epoch; a payload that is not a circuit is overwritten
+    /// (and returned).
     pub(in crate::store) async fn manual(
         &self,
         reason: Reason,
-        change: impl Fn(&mut Stored, u64),
+        change: impl Fn(&mut Stored, &Config, u64),
     ) -> Result<Option<PayloadError>, StoreError> {
-        self.step(Some(reason), |stored, now| {
-            change(stored, now);
+        let config = self.settings();
+        self.step(config, Some(reason), |stored, now| {
+            change(stored, config, now);
             true
         })
         .await
@@ -109,9 +117,11 @@ impl SharedFuse {
         result
     }
 
-    /// Tells the listeners of a transition this process wrote.
+    /// Tells the listeners of a transition this process wrote (under
+    /// `config`).
     pub(in crate::store) fn report(
         &self,
+        config: &Config,
         before: &Stored,
         after: &Stored,
         at: Duration,
@@ -124,7 +134,7 @@ impl SharedFuse {
         else {
             return;
         };
-        let shown = after.snapshot(&self.backing.config, crate::config::nanos(at));
+        let shown = after.snapshot(config, crate::config::nanos(at));
         self.backing.listeners.emit(&Transition {
             key: self.key(),
             from,

@@ -31,7 +31,7 @@ impl SharedFuse {
         F: Future<Output = Result<T, E>>,
         E: Classify,
     {
-        self.run_judged(fut, |outcome| judge(outcome, || &self.backing.config))
+        self.run_judged(fut, |outcome| judge(outcome, || self.settings()))
             .await
     }
 

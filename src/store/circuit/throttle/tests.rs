@@ -33,8 +33,7 @@ fn sender(store: Arc<dyn Store>) -> Sender {
     Sender {
         store,
         key: asked::key(KEY),
-        config: config(),
-        ttl: Duration::from_mins(1),
+        live: Arc::new(Live::new(config(), None)),
     }
 }
 
@@ -80,7 +79,7 @@ fn stores() -> [Arc<dyn Store>; 2] {
 fn a_first_sending_writes_the_record_and_later_ones_add_to_it() {
     for store in stores() {
         let sender = sender(store.clone());
-        let sent = |counts| block_on(sender.send(tag(3), counts)).unwrap();
+        let sent = |counts| block_on(sender.send(sender.live.get(), tag(3), counts)).unwrap();
         assert_eq!(sent(asked(5, 2)), Some(asked(5, 2)), "{store:?}");
         assert_eq!(sent(asked(3, 3)), Some(asked(8, 5)), "{store:?}");
         // Nothing to send: the window is read again.
@@ -94,7 +93,8 @@ fn a_first_sending_writes_the_record_and_later_ones_add_to_it() {
 fn a_later_epoch_replaces_the_record_and_an_earlier_one_s_counts_are_dropped() {
     for store in stores() {
         let sender = sender(store.clone());
-        let sent = |epoch, counts| block_on(sender.send(tag(epoch), counts)).unwrap();
+        let sent =
+            |epoch, counts| block_on(sender.send(sender.live.get(), tag(epoch), counts)).unwrap();
         assert_eq!(sent(3, asked(5, 2)), Some(asked(5, 2)));
         assert_eq!(sent(4, asked(1, 1)), Some(asked(1, 1)), "a new window");
         assert_eq!(sent(3, asked(7, 0)), None, "epoch 3's window is over");
@@ -111,7 +111,7 @@ fn a_record_this_crate_did_not_write_is_replaced() {
         b"{\"fuse_throttle\":{\"generation\":7}}",
     ] {
         store.put(&asked::key(KEY), bad, Duration::from_mins(1));
-        let sent = block_on(sender.send(tag(3), asked(2, 1))).unwrap();
+        let sent = block_on(sender.send(sender.live.get(), tag(3), asked(2, 1))).unwrap();
         assert_eq!(sent, Some(asked(2, 1)));
     }
 }
