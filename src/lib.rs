@@ -149,7 +149,10 @@ mod transition;
 #[cfg(any(feature = "config-file", feature = "admin"))]
 #[cfg_attr(
     not(feature = "config-file"),
-    expect(dead_code, reason = "the admin API reads values from text, never from a file")
+    expect(
+        dead_code,
+        reason = "the admin API reads values from text, never from a file"
+    )
 )]
 mod value;
 mod verdict;

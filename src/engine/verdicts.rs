@@ -101,14 +101,7 @@ impl Engine<'_> {
         } else if let Some(throttle) = self.slot.throttle.as_deref() {
             let at = self.occupant.window_time.now();
             let share = &self.slot.words.share;
-            throttle.ask(
-                config,
-                share,
-                grant.epoch(),
-                !outcome.failed,
-                at,
-                None,
-            );
+            throttle.ask(config, share, grant.epoch(), !outcome.failed, at, None);
         }
     }
 
