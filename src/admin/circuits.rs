@@ -10,6 +10,8 @@ use super::ApiError;
 use super::reads::Reads;
 use super::settings::{Requested, SettingsChange};
 use super::view::CircuitView;
+use crate::backing::Backing;
+use crate::config::Config;
 use crate::fuse::Fuse;
 use crate::registry::Registry;
 #[cfg(feature = "store")]
@@ -182,52 +184,53 @@ impl Circuits {
     }
 
     /// Puts the settings `requested` names in force for the circuit whose
-    /// key is `key` (SPEC §12): its own from now on, a registry's reload
-    /// leaves them. Refused whole, with nothing changed.
+    /// key is `key` (SPEC §12; a shared circuit's in this process alone):
+    /// its own from now on, a registry's reload leaves them. Refused whole,
+    /// with nothing changed.
     pub(super) fn set_circuit(
         &self,
         key: &str,
         requested: &Requested,
     ) -> Result<SettingsChange, ApiError> {
-        let fuse = self.local_by_key(key)?;
-        let from = fuse.config().clone();
-        let to = requested
-            .overrides
-            .apply(&from)
-            .map_err(|err| ApiError::invalid_setting(err.to_string()))?;
-        fuse.reconfigure_by(to, &requested.by)
-            .map_err(|err| ApiError::not_in_place(err.to_string()))?;
-        Ok(SettingsChange::new(
-            fuse.name(),
-            Some(key),
-            &requested.by,
-            &from,
-            fuse.config(),
-        ))
+        #[cfg(feature = "store")]
+        if let Some(fuse) = self.shared_by_key(key) {
+            return set_circuit(&fuse, requested);
+        }
+        set_circuit(&*self.local_by_key(key)?, requested)
     }
 
-    /// Puts the settings `requested` names in force for the registry's
-    /// name `name`: every circuit of the name that runs the registry's
-    /// settings, and those made from now on. Refused whole, with nothing
-    /// changed.
+    /// Puts the settings `requested` names in force for the name `name` of
+    /// every registry the API serves: every circuit of the name that runs
+    /// its registry's settings, and those made from now on. Refused whole,
+    /// with nothing changed (a registry that took them is put back when
+    /// the next refuses them).
     pub(super) fn set_name(
         &self,
         name: &str,
         requested: &Requested,
     ) -> Result<SettingsChange, ApiError> {
-        let registry = self
-            .local
-            .as_ref()
-            .ok_or_else(|| ApiError::not_found(name))?;
-        let from = registry.config_for(name).clone();
-        requested
-            .overrides
-            .apply(&from)
-            .map_err(|err| ApiError::invalid_setting(err.to_string()))?;
-        let to = registry
-            .reconfigure_by(name, &requested.overrides, &requested.by)
-            .map_err(|err| ApiError::not_in_place(err.to_string()))?;
-        Ok(SettingsChange::new(name, None, &requested.by, &from, &to))
+        let local = match &self.local {
+            Some(registry) => Some((registry, set_name(registry, name, requested)?)),
+            None => None,
+        };
+        #[cfg(feature = "store")]
+        if let Some(registry) = &self.shared {
+            match set_name(registry, name, requested) {
+                Ok(taken) => return Ok(local.map_or(taken.0, |(_, (change, _))| change)),
+                Err(refused) => {
+                    if let Some((registry, (_, before))) = local {
+                        // The in-process registry's name as it was: in
+                        // place, since it ran so a moment ago.
+                        let back = crate::config::Overrides::from(before.clone());
+                        let _ = registry.reconfigure_by(name, &back, &requested.by);
+                    }
+                    return Err(refused);
+                }
+            }
+        }
+        local
+            .map(|(_, (change, _))| change)
+            .ok_or_else(|| ApiError::not_found(name))
     }
 
     /// The shared circuit whose key is `key`: the fleet's, before one of
@@ -244,4 +247,46 @@ impl Circuits {
             .and_then(|registry| registry.by_key(key))
             .ok_or_else(|| ApiError::not_found(key))
     }
+}
+
+/// [`Circuits::set_circuit`] of `fuse`.
+fn set_circuit<B: Backing>(
+    fuse: &Fuse<B>,
+    requested: &Requested,
+) -> Result<SettingsChange, ApiError> {
+    let from = fuse.config().clone();
+    let to = requested
+        .overrides
+        .apply(&from)
+        .map_err(|err| ApiError::invalid_setting(err.to_string()))?;
+    fuse.reconfigure_by(to, &requested.by)
+        .map_err(|err| ApiError::not_in_place(err.to_string()))?;
+    Ok(SettingsChange::new(
+        fuse.name(),
+        Some(fuse.key()),
+        &requested.by,
+        &from,
+        fuse.config(),
+    ))
+}
+
+/// [`Circuits::set_name`] of one registry: the change, and the name's
+/// settings before it.
+fn set_name<B: Backing>(
+    registry: &Registry<B>,
+    name: &str,
+    requested: &Requested,
+) -> Result<(SettingsChange, &'static Config), ApiError> {
+    let from = registry.config_for(name);
+    requested
+        .overrides
+        .apply(from)
+        .map_err(|err| ApiError::invalid_setting(err.to_string()))?;
+    let to = registry
+        .reconfigure_by(name, &requested.overrides, &requested.by)
+        .map_err(|err| ApiError::not_in_place(err.to_string()))?;
+    Ok((
+        SettingsChange::new(name, None, &requested.by, from, &to),
+        from,
+    ))
 }

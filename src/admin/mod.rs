@@ -31,7 +31,9 @@
 //! itself in `X-Fuse-Changed-By` (printable ASCII, at most 64 bytes): the
 //! change's event says `admin (NAME)` (`admin` without it). Settings are
 //! each process's own: a change reaches the circuits of the process that
-//! serves the API.
+//! serves the API, a shared circuit's included, and writes nothing to its
+//! store. A name's change is made in every registry the API serves, or in
+//! none when one refuses it.
 //!
 //! **Hosts.** The API answers to loopback names (`localhost`,
 //! `127.0.0.1`, `[::1]`, any port) and to the hosts given to

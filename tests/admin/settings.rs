@@ -272,3 +272,110 @@ fn refused_settings_name_what_was_wrong_and_change_nothing() {
         assert_eq!(wrong_method.code(), "method_not_allowed");
     });
 }
+
+/// A shared circuit's settings change in the process that serves the API
+/// alone: the store's key is left as it was, and another process of the
+/// fleet keeps its own. A name changes in both registries the API serves,
+/// or in neither when one refuses.
+#[cfg(feature = "store")]
+#[test]
+fn a_shared_circuit_s_settings_are_this_process_s_and_the_store_is_untouched() {
+    use fuse_breaker::store::{MemoryStore, Store};
+
+    runtime().block_on(async {
+        let store = Arc::new(MemoryStore::new());
+        let fleet = |store: Arc<MemoryStore>| {
+            Arc::new(
+                Registry::builder()
+                    .store(store)
+                    .app("shop")
+                    .build()
+                    .unwrap(),
+            )
+        };
+        let (here, there) = (fleet(store.clone()), fleet(store.clone()));
+        let payments = here.get("payments");
+        let elsewhere = there.get("payments");
+        payments
+            .try_acquire()
+            .await
+            .unwrap()
+            .failure()
+            .await
+            .unwrap();
+        let before = store.load("fuse:shop:payments").await.unwrap();
+        let local = registry();
+        let search = local.get("search");
+        let admin = Admin::new().registry(local.clone()).shared(here.clone());
+        let base = start(admin.token("s3cret")).await;
+
+        let body = r#"{"failure_threshold": 2}"#;
+        let path = "/circuits/fuse:shop:payments/settings";
+        let answer = change(&put(&base, path, Some("s3cret"), None, body).await);
+        assert_eq!(
+            (answer.from.failure_threshold, answer.to.failure_threshold),
+            (8, 2)
+        );
+        assert_eq!(payments.config().failure_threshold(), 2);
+        assert_eq!(
+            elsewhere.config().failure_threshold(),
+            8,
+            "another process's own"
+        );
+        let after = store.load("fuse:shop:payments").await.unwrap();
+        assert_eq!(
+            after.payload, before.payload,
+            "the store's key is untouched"
+        );
+        payments
+            .try_acquire()
+            .await
+            .unwrap()
+            .failure()
+            .await
+            .unwrap();
+        assert_eq!(
+            payments.state().await.unwrap(),
+            State::Open,
+            "2 failures open it now"
+        );
+
+        // A name: both registries take it.
+        let body = r#"{"half_open_probes": 5}"#;
+        change(&put(&base, "/names/search/settings", Some("s3cret"), None, body).await);
+        assert_eq!(search.config().half_open_probes(), 5);
+        assert_eq!(here.config_for("search").half_open_probes(), 5);
+        // The in-process registry takes a name (it has no circuit of it)
+        // that the shared one refuses (its circuit of the name is of
+        // `rate` policy, whose window cannot change in place): the
+        // in-process one is put back, and neither keeps it.
+        let rated = r#"{"policy": "rate"}"#;
+        change(
+            &put(
+                &base,
+                "/names/grading/settings",
+                Some("s3cret"),
+                None,
+                rated,
+            )
+            .await,
+        );
+        here.get("grading");
+        let body = r#"{"failure_window": "10s"}"#;
+        let refused = put(&base, "/names/grading/settings", Some("s3cret"), None, body).await;
+        assert_eq!(
+            (refused.status, refused.code().as_str()),
+            (409, "not_in_place"),
+            "{}",
+            refused.body
+        );
+        assert_eq!(
+            local.config_for("grading").failure_window(),
+            Duration::from_mins(1)
+        );
+        assert_eq!(
+            here.config_for("grading").failure_window(),
+            Duration::from_mins(1)
+        );
+    });
+}
