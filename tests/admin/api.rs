@@ -88,6 +88,11 @@ pub(super) async fn send_to(
     if let Some(host) = host {
         request = request.header("host", host);
     }
+    answer(request).await
+}
+
+/// Sends `request` and reads its answer.
+pub(super) async fn answer(request: reqwest::RequestBuilder) -> Answer {
     let response = request.send().await.expect("the admin API answers");
     let status = response.status().as_u16();
     let headers = response.headers().clone();

@@ -9,7 +9,7 @@ use fuse_breaker::admin::{Admin, SettingsChange};
 use fuse_breaker::events::{Listener, Reconfiguration, Transition};
 use fuse_breaker::{Registry, State};
 
-use super::api::{Answer, registry, start};
+use super::api::{Answer, answer, registry, start};
 use super::runtime;
 
 /// `PUT path` with the JSON `body`, the bearer `token` and the caller's
@@ -25,20 +25,7 @@ async fn put(base: &str, path: &str, token: Option<&str>, by: Option<&str>, body
     if let Some(by) = by {
         request = request.header("x-fuse-changed-by", by);
     }
-    let response = request.send().await.expect("the admin API answers");
-    let status = response.status().as_u16();
-    let headers = response.headers().clone();
-    let content_type = headers
-        .get("content-type")
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
-    Answer {
-        status,
-        content_type,
-        headers,
-        body: response.text().await.unwrap(),
-    }
+    answer(request).await
 }
 
 fn change(answer: &Answer) -> SettingsChange {
@@ -280,7 +267,12 @@ fn refused_settings_name_what_was_wrong_and_change_nothing() {
 #[cfg(feature = "store")]
 #[test]
 fn a_shared_circuit_s_settings_are_this_process_s_and_the_store_is_untouched() {
-    use fuse_breaker::store::{MemoryStore, Store};
+    use fuse_breaker::store::{MemoryStore, SharedFuse, Store};
+
+    async fn fail(fuse: &SharedFuse) {
+        let permit = fuse.try_acquire().await.expect("closed");
+        permit.failure().await.expect("the store answers");
+    }
 
     runtime().block_on(async {
         let store = Arc::new(MemoryStore::new());
@@ -296,13 +288,7 @@ fn a_shared_circuit_s_settings_are_this_process_s_and_the_store_is_untouched() {
         let (here, there) = (fleet(store.clone()), fleet(store.clone()));
         let payments = here.get("payments");
         let elsewhere = there.get("payments");
-        payments
-            .try_acquire()
-            .await
-            .unwrap()
-            .failure()
-            .await
-            .unwrap();
+        fail(&payments).await;
         let before = store.load("fuse:shop:payments").await.unwrap();
         let local = registry();
         let search = local.get("search");
@@ -327,13 +313,7 @@ fn a_shared_circuit_s_settings_are_this_process_s_and_the_store_is_untouched() {
             after.payload, before.payload,
             "the store's key is untouched"
         );
-        payments
-            .try_acquire()
-            .await
-            .unwrap()
-            .failure()
-            .await
-            .unwrap();
+        fail(&payments).await;
         assert_eq!(
             payments.state().await.unwrap(),
             State::Open,
