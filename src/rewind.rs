@@ -43,11 +43,11 @@ impl Engine<'_> {
         );
         // A reused `rate` slot keeps the last circuit's window, which may
         // hold counts of `epoch`: empty it.
-        if let Some(tallies) = &self.slot.tallies {
+        if let Some(tallies) = self.slot.tallies() {
             tallies.clear();
         }
         // So does a throttling slot its throttle's window and share.
-        if let Some(throttle) = &self.slot.throttle {
+        if let Some(throttle) = self.slot.throttle() {
             throttle.clear(&self.slot.words.share);
         }
         let Some((opened, slots)) = ages else {

@@ -55,15 +55,41 @@ pub(crate) struct Slot {
     /// The circuit in the slot, for the permits that concluded without it
     /// (owned permits, on their paths that write); `None` while free.
     occupant: ArcSwapOption<Occupant>,
-    /// The `rate` window (`None` under `count`): atomics, so the slot's,
-    /// and a later circuit of the slot goes on in its own epochs, which
-    /// the window keeps apart.
-    pub(crate) tallies: Option<Box<Tallies>>,
-    /// The throttle (SPEC §11; `None` without `throttle_k`): its window
-    /// and share, the slot's for the same reason.
-    pub(crate) throttle: Option<Box<Throttle>>,
+    /// The windows of calls of the slot's first shape.
+    first: Windows,
+    /// The windows of the shapes a reconfiguration gave it since (SPEC
+    /// §12: a new shape starts empty), never removed: a verdict that read
+    /// an older index may still add to one.
+    /// Boxed when first needed: most slots never change shape.
+    grown: std::sync::OnceLock<Box<boxcar::Vec<Windows>>>,
     /// How many circuits have taken this slot: the tag of the next one.
     occupancies: Tally,
+}
+
+/// A slot's windows of calls for one shape of configuration: the `rate`
+/// window (`None` under `count`) and the throttle's (SPEC §11; `None`
+/// without `throttle_k`). Atomics, so the slot's: a later circuit of the
+/// slot goes on in its own epochs, which the windows keep apart.
+#[derive(Debug)]
+pub(crate) struct Windows {
+    pub(crate) tallies: Option<Box<Tallies>>,
+    pub(crate) throttle: Option<Box<Throttle>>,
+}
+
+impl Windows {
+    /// The empty windows `config` needs.
+    fn of(config: &Config) -> Self {
+        Windows {
+            tallies: config
+                .policy()
+                .counts_calls()
+                .then(|| Box::new(Tallies::new(config))),
+            throttle: config
+                .throttle_k()
+                .is_some()
+                .then(|| Box::new(Throttle::new(config))),
+        }
+    }
 }
 
 /// What a circuit holds besides its atomics: the ring of failure times
@@ -130,11 +156,11 @@ impl Occupant {
         } else {
             time.clone()
         };
-        let quick_window = match (&slot.tallies, &window_time) {
+        let quick_window = match (slot.tallies(), &window_time) {
             (Some(tallies), Time::Coarse) => tallies.address(),
             _ => 0,
         };
-        let quick_throttle = match (&slot.throttle, &window_time) {
+        let quick_throttle = match (slot.throttle(), &window_time) {
             (Some(throttle), Time::Coarse) => throttle.address(),
             _ => 0,
         };
@@ -235,7 +261,7 @@ impl Occupant {
         timed: bool,
         started: u64,
     ) -> bool {
-        let Some(tallies) = &slot.tallies else {
+        let Some(tallies) = slot.tallies() else {
             return true;
         };
         let config = slot.config();
@@ -251,7 +277,7 @@ impl Occupant {
             }
         }
         if tallies.add(epoch, crate::policy::Outcome::SUCCESS, now)
-            && let Some(throttle) = slot.throttle.as_deref()
+            && let Some(throttle) = slot.throttle()
         {
             // A throttling `rate` circuit: the call is the throttle's too.
             throttle.entered(config, &slot.words.share, epoch, now, tallies);
@@ -288,14 +314,8 @@ impl Slot {
                     config: AtomicU64::new(u64::from(number)),
                 }),
                 occupant: ArcSwapOption::empty(),
-                tallies: config
-                    .policy()
-                    .counts_calls()
-                    .then(|| Box::new(Tallies::new(config))),
-                throttle: config
-                    .throttle_k()
-                    .is_some()
-                    .then(|| Box::new(Throttle::new(config))),
+                first: Windows::of(config),
+                grown: std::sync::OnceLock::new(),
                 occupancies: Tally::default(),
             }))
         });
@@ -319,6 +339,33 @@ impl Slot {
         crate::config::numbered(self.words.config.load(CONFIG_LOAD) as u32)
     }
 
+    /// The windows of calls of the shape in force (see [`Windows`]).
+    #[inline]
+    pub(crate) fn windows(&'static self) -> &'static Windows {
+        // The window's index in the high half of the configuration's word.
+        let index = self.words.config.load(CONFIG_LOAD) >> 32;
+        match usize::try_from(index).ok().and_then(|i| i.checked_sub(1)) {
+            Some(grown) => self
+                .grown
+                .get()
+                .and_then(|windows| windows.get(grown))
+                .unwrap_or(&self.first),
+            None => &self.first,
+        }
+    }
+
+    /// The `rate` window in force, if any.
+    #[inline]
+    pub(crate) fn tallies(&'static self) -> Option<&'static Tallies> {
+        self.windows().tallies.as_deref()
+    }
+
+    /// The throttle in force, if any.
+    #[inline]
+    pub(crate) fn throttle(&'static self) -> Option<&'static Throttle> {
+        self.windows().throttle.as_deref()
+    }
+
     /// The configuration's number: for the pool of free slots, and for a
     /// failure that checks whether the settings changed while it decided.
     #[inline]
@@ -338,8 +385,15 @@ impl Slot {
         self.words
             .shortest_open
             .fetch_min(Backoff::of(config).shortest(), Ordering::Relaxed);
+        // The windows in force stay (the high half): a reconfiguration
+        // that keeps the shape keeps them. One writer at a time (the
+        // circuit's reconfiguring lock), so the load and the store do not
+        // race another.
+        let windows = self.words.config.load(CONFIG_LOAD) & !u64::from(u32::MAX);
         // CONFIG_STORE (Release): see `sync`.
-        self.words.config.store(u64::from(number), CONFIG_STORE);
+        self.words
+            .config
+            .store(windows | u64::from(number), CONFIG_STORE);
     }
 
     /// Frees this slot for a later circuit, once its engine has retired

@@ -32,7 +32,7 @@ impl Engine<'_> {
     #[inline(never)]
     fn shedding(self, word: Word, grant: Grant, by_throttle: Shed) -> Decision {
         let epoch = word.epoch();
-        let throttle = self.slot.throttle.as_deref();
+        let throttle = self.slot.throttle();
         let by_ramp = if word.ramping() {
             match self.ramp_shed(word, epoch) {
                 Ok(shed) => shed,
@@ -53,7 +53,7 @@ impl Engine<'_> {
                 {
                     let now = self.occupant.window_time.now();
                     let share = &self.slot.words.share;
-                    let rate = self.slot.tallies.as_deref();
+                    let rate = self.slot.tallies();
                     throttle.ask(self.config(), share, epoch, false, now, rate);
                 }
                 Decision::shed(why)

@@ -94,8 +94,7 @@ impl Engine<'_> {
             let n = restored.opening.map_or(0, |opening| opening.n);
             self.stamp(written, n, &now);
             if head.state == State::Closed
-                && let (Some(counts), Some(tallies)) =
-                    (restored.counts, self.slot.tallies.as_deref())
+                && let (Some(counts), Some(tallies)) = (restored.counts, self.slot.tallies())
             {
                 tallies.add_counts(epoch, counts, self.occupant.window_time.now());
             }

@@ -39,7 +39,7 @@ impl Engine<'_> {
             let (head, cursor) = word.unpack();
             let mut head = head;
             let (opening, mut complete) = self.opening_seen(&mut head, now);
-            let window = if let Some(tallies) = &self.slot.tallies {
+            let window = if let Some(tallies) = self.slot.tallies() {
                 let at = self.occupant.window_time.now();
                 View {
                     counts: tallies.sum(self.config(), head.epoch, at),
@@ -87,11 +87,11 @@ impl Engine<'_> {
         } else {
             Shed::NONE
         };
-        let (throttle, asked) = match self.slot.throttle.as_deref() {
+        let (throttle, asked) = match self.slot.throttle() {
             Some(throttle) => {
                 let at = self.occupant.window_time.now();
                 let share = self.slot.words.share.get(epoch);
-                let rate = self.slot.tallies.as_deref();
+                let rate = self.slot.tallies();
                 (share, throttle.asked(self.config(), epoch, at, rate))
             }
             None => (Shed::NONE, grade::throttle::Asked::default()),

@@ -78,7 +78,7 @@ impl Engine<'_> {
             }
         }
         if let Some(outcome) = recorded
-            && (word.counts_calls() || self.slot.throttle.is_some())
+            && (word.counts_calls() || self.slot.throttle().is_some())
         {
             self.windowed(grant, outcome, &now, config);
         }
@@ -96,9 +96,9 @@ impl Engine<'_> {
         now: &Now<'_>,
         config: &Config,
     ) {
-        if self.slot.tallies.is_some() {
+        if self.slot.tallies().is_some() {
             self.record_rated(grant, outcome, now, config);
-        } else if let Some(throttle) = self.slot.throttle.as_deref() {
+        } else if let Some(throttle) = self.slot.throttle() {
             let at = self.occupant.window_time.now();
             let share = &self.slot.words.share;
             throttle.ask(config, share, grant.epoch(), !outcome.failed, at, None);

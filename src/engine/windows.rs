@@ -23,12 +23,12 @@ impl Engine<'_> {
         now: &Now<'_>,
         config: &crate::config::Config,
     ) {
-        let Some(tallies) = self.slot.tallies.as_deref() else {
+        let Some(tallies) = self.slot.tallies() else {
             return;
         };
         let at = self.occupant.window_time.now();
         if tallies.add(grant.epoch(), outcome, at)
-            && let Some(throttle) = self.slot.throttle.as_deref()
+            && let Some(throttle) = self.slot.throttle()
         {
             let share = &self.slot.words.share;
             throttle.entered(config, share, grant.epoch(), at, tallies);
