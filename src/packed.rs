@@ -335,6 +335,18 @@ impl Word {
         self.0 & (STATE.mask() | RAMPING_BIT) == RAMPING_BIT
     }
 
+    /// This word with its marks replaced (a reconfiguration that changes
+    /// the circuit's shape, SPEC §12): the `rate` mark, the timed mark (a
+    /// `count` word's ring parity) and the throttle mark; everything else
+    /// kept.
+    #[inline]
+    pub(crate) const fn with_marks(self, rate: bool, timed: bool, throttle: bool) -> Word {
+        let marks = (rate as u64) << RATE.shift
+            | (timed as u64) << TIMED.shift
+            | (throttle as u64) << THROTTLE.shift;
+        Word(self.0 & !(RATE_BIT | TIMED_BIT | THROTTLE_BIT) | marks)
+    }
+
     /// Whether the circuit keeps a `rate` window (its mark, in every state).
     #[inline]
     pub(crate) const fn counts_calls(self) -> bool {

@@ -99,7 +99,7 @@ impl Local {
 
     /// See [`Fuse::takes_in_place`].
     pub(crate) fn takes_in_place(&self, config: &Config) -> Result<(), ConfigError> {
-        in_place(self.engine().config(), config)
+        names_kept(self.engine().config(), config)
     }
 
     /// See [`Fuse::reconfigure_by`].
@@ -133,8 +133,39 @@ impl Local {
     }
 }
 
-/// `Ok` if a circuit of `old` can take `new` in place; otherwise the first
-/// setting that cannot change.
+/// Whether `new` gives a circuit of `old` another shape of windows (SPEC
+/// §12: its windows of calls start empty): another policy, a `rate` or
+/// throttle window of another width or number of buckets, throttling on
+/// or off, or timing on or off.
+pub(crate) fn reshapes(old: &Config, new: &Config) -> bool {
+    let windowed =
+        |config: &Config| config.policy().counts_calls() || config.throttle_k().is_some();
+    old.policy() != new.policy()
+        || old.throttle_k().is_some() != new.throttle_k().is_some()
+        || old.times_calls() != new.times_calls()
+        || ((windowed(old) || windowed(new))
+            && (old.failure_window() != new.failure_window()
+                || old.window_buckets() != new.window_buckets()))
+}
+
+/// `Ok` if `new` names a circuit of `old` as `old` does: what a running
+/// circuit of this process can take in place (its shape changes with
+/// empty windows, see [`reshapes`]). `key_prefix` is refused, by name.
+pub(crate) fn names_kept(old: &Config, new: &Config) -> Result<(), ConfigError> {
+    if old.key_prefix() == new.key_prefix() {
+        return Ok(());
+    }
+    Err(ConfigError::new(
+        "key_prefix",
+        new.key_prefix().to_owned(),
+        "cannot change on a running circuit (it names the circuit)".to_owned(),
+    ))
+}
+
+/// `Ok` if a shared circuit of `old` can take `new` in place; otherwise
+/// the first setting that cannot change: its name ([`names_kept`]), and
+/// the shape of the window its store's payload keeps.
+#[cfg(feature = "store")]
 pub(crate) fn in_place(old: &Config, new: &Config) -> Result<(), ConfigError> {
     let windowed =
         |config: &Config| config.policy().counts_calls() || config.throttle_k().is_some();
@@ -142,13 +173,8 @@ pub(crate) fn in_place(old: &Config, new: &Config) -> Result<(), ConfigError> {
     let window = "its window of calls is kept";
     // Each: the setting, whether it changed what cannot change, its new
     // value, and why it cannot.
+    names_kept(old, new)?;
     let fixed = [
-        (
-            "key_prefix",
-            old.key_prefix() != new.key_prefix(),
-            new.key_prefix().to_owned(),
-            "it names the circuit",
-        ),
         (
             "policy",
             old.policy() != new.policy(),

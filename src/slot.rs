@@ -18,6 +18,7 @@ use crate::policy::Tallies;
 use crate::recovery::Backoff;
 use crate::ring::{Record, Rings};
 use crate::sync::{AtomicU64, CONFIG_LOAD, CONFIG_STORE, HEAD_LOAD, Ordering, Tally};
+use std::sync::atomic::AtomicUsize;
 
 /// The words every call reads, on one cache line, and the number of the
 /// configuration every decision reads (replaced by a reconfiguration that
@@ -110,11 +111,11 @@ pub(crate) struct Occupant {
     /// The [`address`](Tallies::address) of the slot's `rate` window when
     /// it is read on the coarse time (the quick path of a closed success);
     /// 0 otherwise.
-    quick_window: usize,
+    quick_window: AtomicUsize,
     /// The throttle window's [`address`](Throttle::address) when it is
     /// read on the coarse time (the quick path of a throttling circuit's
     /// closed success); 0 otherwise.
-    quick_throttle: usize,
+    quick_throttle: AtomicUsize,
     /// The `slow_call_duration` in nanoseconds when the circuit times its
     /// calls on the coarse time (the quick path of a timed closed success,
     /// which reads its end there too); 0 otherwise, which no call is
@@ -156,14 +157,11 @@ impl Occupant {
         } else {
             time.clone()
         };
-        let quick_window = match (slot.tallies(), &window_time) {
-            (Some(tallies), Time::Coarse) => tallies.address(),
-            _ => 0,
-        };
-        let quick_throttle = match (slot.throttle(), &window_time) {
-            (Some(throttle), Time::Coarse) => throttle.address(),
-            _ => 0,
-        };
+        let (quick_window, quick_throttle) = quick_windows(slot.windows(), &window_time);
+        let (quick_window, quick_throttle) = (
+            AtomicUsize::new(quick_window),
+            AtomicUsize::new(quick_throttle),
+        );
         let quick_slow = AtomicU64::new(quick_slow(config, &time));
         Occupant {
             quick_window,
@@ -184,9 +182,14 @@ impl Occupant {
 
     /// Replaces what the occupant read off its configuration by what
     /// `config` gives (SPEC §12).
-    pub(crate) fn reconfigure(&self, config: &Config) {
+    pub(crate) fn reconfigure(&self, config: &Config, windows: &'static Windows) {
         self.quick_slow
             .store(quick_slow(config, &self.time), Ordering::Relaxed);
+        // Relaxed: an address, and a closed success that reads the old one
+        // adds to the old window, as one that came before the change.
+        let (window, throttle) = quick_windows(windows, &self.window_time);
+        self.quick_window.store(window, Ordering::Relaxed);
+        self.quick_throttle.store(throttle, Ordering::Relaxed);
     }
 
     /// Which of its slot's circuits this is.
@@ -225,7 +228,8 @@ impl Occupant {
         if timed {
             return self.count_timed_success_quickly(epoch, started);
         }
-        Tallies::add_success_quickly(self.quick_window, epoch, crate::sync::coarse_now())
+        let window = self.quick_window.load(Ordering::Relaxed);
+        Tallies::add_success_quickly(window, epoch, crate::sync::coarse_now())
     }
 
     /// [`count_success_quickly`](Self::count_success_quickly) of a circuit
@@ -237,7 +241,8 @@ impl Occupant {
     /// added there in the coarse time's bucket; `false` if not.
     #[inline]
     pub(crate) fn accept_quickly(&self, epoch: crate::epoch::Epoch) -> bool {
-        Throttle::accept_quickly(self.quick_throttle, epoch, crate::sync::coarse_now())
+        let window = self.quick_throttle.load(Ordering::Relaxed);
+        Throttle::accept_quickly(window, epoch, crate::sync::coarse_now())
     }
 
     #[inline]
@@ -246,7 +251,7 @@ impl Occupant {
         // Relaxed: a number, and a verdict racing a reconfiguration may be
         // judged by either configuration.
         now.saturating_sub(started) < self.quick_slow.load(Ordering::Relaxed)
-            && Tallies::add_success_quickly(self.quick_window, epoch, now)
+            && Tallies::add_success_quickly(self.quick_window.load(Ordering::Relaxed), epoch, now)
     }
 
     /// Adds a closed success of `epoch`, admitted at `started`, to the
@@ -342,8 +347,21 @@ impl Slot {
     /// The windows of calls of the shape in force (see [`Windows`]).
     #[inline]
     pub(crate) fn windows(&'static self) -> &'static Windows {
-        // The window's index in the high half of the configuration's word.
-        let index = self.words.config.load(CONFIG_LOAD) >> 32;
+        self.settings().1
+    }
+
+    /// The number of the configuration in force and its windows, from one
+    /// load: a verdict is judged by the one against the other.
+    #[inline]
+    pub(crate) fn settings(&'static self) -> (u32, &'static Windows) {
+        let word = self.words.config.load(CONFIG_LOAD);
+        #[allow(clippy::cast_possible_truncation)] // the low half
+        (word as u32, self.windows_at(word >> 32))
+    }
+
+    /// The windows numbered `index` (0: the first).
+    #[inline]
+    fn windows_at(&'static self, index: u64) -> &'static Windows {
         match usize::try_from(index).ok().and_then(|i| i.checked_sub(1)) {
             Some(grown) => self
                 .grown
@@ -381,19 +399,23 @@ impl Slot {
     /// least of the old and the new (an opening of the old may be under
     /// way), and stored first: a rejection that reads the new
     /// configuration reads it too.
-    pub(crate) fn reconfigure(&self, config: &'static Config, number: u32) {
+    pub(crate) fn reconfigure(&self, config: &'static Config, number: u32, reshape: bool) {
         self.words
             .shortest_open
             .fetch_min(Backoff::of(config).shortest(), Ordering::Relaxed);
-        // The windows in force stay (the high half): a reconfiguration
-        // that keeps the shape keeps them. One writer at a time (the
-        // circuit's reconfiguring lock), so the load and the store do not
-        // race another.
-        let windows = self.words.config.load(CONFIG_LOAD) & !u64::from(u32::MAX);
+        // One writer at a time (the circuit's reconfiguring lock), so the
+        // load and the store race no other.
+        let mut windows = self.words.config.load(CONFIG_LOAD) >> 32;
+        if reshape {
+            // A new shape starts with empty windows (SPEC §12), pushed
+            // before they are named.
+            let grown = self.grown.get_or_init(Default::default);
+            windows = grown.push(Windows::of(config)) as u64 + 1;
+        }
         // CONFIG_STORE (Release): see `sync`.
         self.words
             .config
-            .store(windows | u64::from(number), CONFIG_STORE);
+            .store(windows << 32 | u64::from(number), CONFIG_STORE);
     }
 
     /// Frees this slot for a later circuit, once its engine has retired
@@ -420,6 +442,19 @@ impl Slot {
     pub(crate) fn load(&self) -> Word {
         // HEAD_LOAD (Acquire): see `sync`.
         Word::from_bits(self.words.head.load(HEAD_LOAD))
+    }
+}
+
+/// The addresses of `windows` (the `rate` window's and the throttle's) the
+/// quick paths of a circuit whose windows read `time` add to: 0 for none,
+/// or for a time that is not the coarse one.
+fn quick_windows(windows: &'static Windows, time: &Time) -> (usize, usize) {
+    match time {
+        Time::Coarse => (
+            windows.tallies.as_deref().map_or(0, Tallies::address),
+            windows.throttle.as_deref().map_or(0, Throttle::address),
+        ),
+        _ => (0, 0),
     }
 }
 

@@ -29,30 +29,56 @@ impl Engine<'_> {
             .reconfiguring
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let old = Limits::of(self.config());
+        let from = self.config();
+        let old = Limits::of(from);
+        let reshape = crate::reconfigure::reshapes(from, config);
+        let rate = config.policy().counts_calls();
         let threshold = config.failure_threshold();
-        if !config.policy().counts_calls() && threshold > self.occupant.rings.newest().len() {
+        if !rate && threshold > self.occupant.rings.newest().len() {
             // Twice: the second ends at ring parity 0 (see `Rings`).
             self.grow(threshold);
             self.grow(threshold);
         }
-        self.occupant.reconfigure(config);
-        self.slot.reconfigure(config, number);
+        self.slot.reconfigure(config, number, reshape);
+        self.occupant.reconfigure(config, self.slot.windows());
         let now = self.occupant.time.now();
         // HEAD_TOUCH (AcqRel): see `sync`.
         let word = Word::from_bits(self.slot.words.head.fetch_add(0, HEAD_TOUCH));
+        let throttle = config.throttle_k().is_some();
         let ((), _) = self.update(word, |word| {
-            if word.state() != State::Closed || word.counts_calls() {
-                return Step::Done(());
-            }
-            match self.kept(word, old, threshold - 1, now) {
-                Ok(keep) if keep < word.failures().1 => {
-                    Step::Write(word.with_failures(word.failures().0, keep), ())
+            let policy_changed = word.counts_calls() != rate;
+            // The timed mark: a `rate` word's timing, a `count` word's
+            // ring parity (the newest ring's, for a word that was `rate`).
+            let timed = match (rate, policy_changed) {
+                (true, _) => config.times_calls(),
+                (false, true) => self.occupant.rings.newest_parity(),
+                (false, false) => word.ring_parity(),
+            };
+            let mut next = word.with_marks(rate, timed, throttle);
+            if word.state() == State::Closed {
+                if policy_changed {
+                    // A new policy starts an empty window (SPEC §12).
+                    next = next.with_failures(0, 0);
+                } else if !rate {
+                    match self.kept(word, old, threshold - 1, now) {
+                        Ok(keep) if keep < word.failures().1 => {
+                            next = next.with_failures(word.failures().0, keep);
+                        }
+                        Ok(_) => {}
+                        Err(moved) => return Step::Moved(moved),
+                    }
                 }
-                Ok(_) => Step::Done(()),
-                Err(moved) => Step::Moved(moved),
+            }
+            if next == word {
+                Step::Done(())
+            } else {
+                Step::Write(next, ())
             }
         });
+        if reshape && throttle {
+            // A new throttle sheds nothing until its window says so.
+            self.slot.words.share.reset(self.load().epoch());
+        }
     }
 
     /// How many of the closed `count` word's live failures a
@@ -94,6 +120,11 @@ impl Engine<'_> {
         let (ring, parity) = self.occupant.rings.push(threshold);
         let shift = ring.len();
         let ((), _) = self.update(self.load(), |word| {
+            if word.counts_calls() {
+                // A `rate` word's timed mark is no parity: the word takes
+                // the newest ring's when its policy becomes `count`.
+                return Step::Done(());
+            }
             let mut next = word.with_ring_parity(parity);
             if word.state() == State::Closed && !word.counts_calls() {
                 let (last, live) = word.failures();

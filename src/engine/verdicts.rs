@@ -7,6 +7,7 @@ use super::{Engine, Now, Step};
 use crate::config::Config;
 use crate::model::{self, Effect, Grant, Head};
 use crate::packed::{Cursor, Word};
+use crate::slot::Windows;
 use crate::snapshot::State;
 use crate::transition::Reason;
 use crate::verdict::Verdict;
@@ -27,7 +28,7 @@ impl Engine<'_> {
         let now = Now { hint, ..self.now() };
         // The settings in force when the verdict arrives: read once, and
         // judged by throughout (see `settle` for a claim they raced).
-        let settings = self.slot.config_number();
+        let (settings, windows) = self.slot.settings();
         let config = crate::config::numbered(settings);
         let word = if verdict == Verdict::Failure {
             // Read the time before the word a failure is decided on: it can
@@ -78,9 +79,9 @@ impl Engine<'_> {
             }
         }
         if let Some(outcome) = recorded
-            && (word.counts_calls() || self.slot.throttle().is_some())
+            && (word.counts_calls() || windows.throttle.is_some())
         {
-            self.windowed(grant, outcome, &now, config);
+            self.windowed(grant, outcome, &now, config, windows);
         }
     }
 
@@ -95,10 +96,18 @@ impl Engine<'_> {
         outcome: crate::policy::Outcome,
         now: &Now<'_>,
         config: &Config,
+        windows: &'static Windows,
     ) {
-        if self.slot.tallies().is_some() {
-            self.record_rated(grant, outcome, now, config);
-        } else if let Some(throttle) = self.slot.throttle() {
+        if let Some(tallies) = windows.tallies.as_deref() {
+            self.record_rated(
+                grant,
+                outcome,
+                now,
+                config,
+                tallies,
+                windows.throttle.as_deref(),
+            );
+        } else if let Some(throttle) = windows.throttle.as_deref() {
             let at = self.occupant.window_time.now();
             let share = &self.slot.words.share;
             throttle.ask(config, share, grant.epoch(), !outcome.failed, at, None);

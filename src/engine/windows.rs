@@ -10,7 +10,8 @@ use crate::ring::Ring;
 
 impl Engine<'_> {
     /// A closed verdict of a `rate` circuit, judged by `config` (the
-    /// settings in force when it arrived), current when its word was
+    /// settings in force when it arrived) against their window `tallies`
+    /// (and `throttle`, if it throttles), current when its word was
     /// read: added to the tallies; a failed or slow one then opens the
     /// circuit if the window makes the rule hold and the permit's epoch is
     /// still current (the move is the usual compare-and-swap, so exactly
@@ -22,13 +23,12 @@ impl Engine<'_> {
         outcome: Outcome,
         now: &Now<'_>,
         config: &crate::config::Config,
+        tallies: &'static crate::policy::Tallies,
+        throttle: Option<&'static crate::grade::Throttle>,
     ) {
-        let Some(tallies) = self.slot.tallies() else {
-            return;
-        };
         let at = self.occupant.window_time.now();
         if tallies.add(grant.epoch(), outcome, at)
-            && let Some(throttle) = self.slot.throttle()
+            && let Some(throttle) = throttle
         {
             let share = &self.slot.words.share;
             throttle.entered(config, share, grant.epoch(), at, tallies);
@@ -66,9 +66,12 @@ impl Engine<'_> {
         // verdict loses the slot to another one and writes it late.
         let at = self.occupant.time.now_inline();
         let settings = self.slot.config_number();
-        let (opens, written) = self.update(self.load(), |word| {
+        let first = self.load();
+        let (opens, written) = self.update(first, |word| {
             if word.counted_failure(grant) {
                 self.record_failure(word, grant, at, settings)
+            } else if first.counted_failure(grant) && word.counts_calls() {
+                self.before_new_policy(first, word, grant, at, settings)
             } else {
                 Step::Done(false)
             }
@@ -79,6 +82,37 @@ impl Engine<'_> {
             } else {
                 self.settle(settings, at);
             }
+        }
+    }
+
+    /// A counted failure at `at` that arrived while its circuit counted
+    /// failures (`first`, under the settings numbered `settings`) and
+    /// found `word` with a `rate` window since (SPEC §12: a new policy
+    /// starts an empty window). It is judged as it arrived: if the
+    /// failures of `first` and it make the old threshold in the old
+    /// window, the circuit opens (from `word`, if still in the permit's
+    /// closed epoch); otherwise it is left in the window the change
+    /// emptied.
+    #[cold]
+    #[inline(never)]
+    fn before_new_policy(
+        &self,
+        first: Word,
+        word: Word,
+        grant: Grant,
+        at: u64,
+        settings: u32,
+    ) -> Step<bool> {
+        let limits = Limits::numbered(settings);
+        let (claims, live) = first.failures();
+        if !limits.could_open((live + 1).min(limits.threshold())) {
+            return Step::Done(false);
+        }
+        let ring = self.occupant.rings.of(first);
+        match self.all_in_window(first, ring, limits, claims, limits.threshold() - 1, at) {
+            Ok(true) => self.trip(word, grant, at),
+            // A claim of `first` was overwritten: it had moved on before.
+            Ok(false) | Err(_) => Step::Done(false),
         }
     }
 

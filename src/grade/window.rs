@@ -47,6 +47,12 @@ impl Share {
         self.0.store(0, SHARE_STORE);
     }
 
+    /// Nothing shed in `epoch` until a request recomputes the share: a
+    /// new throttle's window is empty (SPEC §12).
+    pub(crate) fn reset(&self, epoch: Epoch) {
+        self.set(epoch, Shed::NONE);
+    }
+
     fn set(&self, epoch: Epoch, shed: Shed) {
         self.0.store(
             u64::from(epoch.get()) << 32 | u64::from(shed.0),

@@ -78,6 +78,11 @@ impl Rings {
         }
     }
 
+    /// The ring parity of a word whose claims live in the newest ring.
+    pub(crate) fn newest_parity(&self) -> bool {
+        self.newest_index() % 2 == 1
+    }
+
     /// The newest ring: the one a growth copies from last.
     pub(crate) fn newest(&self) -> &Ring {
         self.get(self.newest_index())

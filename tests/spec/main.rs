@@ -134,6 +134,7 @@ mod manual_control;
 mod policies;
 mod reads;
 mod recovery;
+mod shapes;
 mod snapshot;
 mod stale_verdicts;
 mod verdicts;
