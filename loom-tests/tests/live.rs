@@ -133,3 +133,67 @@ fn more_probes_racing_an_admission() {
         assert_eq!(fuse.state(), State::Closed, "two successes of two");
     });
 }
+
+/// A `rate` circuit: 50 % of at least `minimum` calls in 60 s.
+fn rate(minimum: u32) -> Config {
+    Config::builder()
+        .policy(fuse_breaker::config::Policy::Rate)
+        .failure_window(Duration::from_secs(60))
+        .minimum_calls(minimum)
+        .failure_rate(50)
+        .open_duration(Duration::from_secs(30))
+        .build()
+        .expect("a valid configuration")
+}
+
+/// `count` threshold 2 with one failure; a failure races a change to
+/// `rate` (at least 2 calls). Before it: the second failure opens under
+/// `count`. After it: the failure is the new window's one call, and the
+/// circuit stays closed until a second call. Never closed with the
+/// failure lost.
+#[test]
+fn a_new_policy_racing_a_failure() {
+    loom::model(|| {
+        let (fuse, _mock) = circuit(config(2, 1));
+        fuse.try_acquire().expect("closed").failure();
+        let failing = fuse.clone();
+        let failure = thread::spawn(move || failing.try_acquire().expect("closed").failure());
+        fuse.reconfigure(rate(2)).expect("in place");
+        failure.join().expect("no panic");
+        let shown = fuse.snapshot();
+        match shown.state {
+            State::Open => {}
+            State::Closed => {
+                assert_eq!((shown.calls, shown.failed), (1, 1), "{shown:?}");
+                fuse.try_acquire().expect("closed").failure();
+                assert_eq!(fuse.state(), State::Open, "2 of 2 failed");
+            }
+            State::HalfOpen => panic!("{shown:?}"),
+        }
+    });
+}
+
+/// `rate` with one failed call of at least 2; a failure races a change to
+/// `count` threshold 2. Before it: 2 of 2 failed opens under `rate`.
+/// After it: one failure of the new count window, and the next opens.
+#[test]
+fn a_count_policy_racing_a_rated_failure() {
+    loom::model(|| {
+        let (fuse, _mock) = circuit(rate(2));
+        fuse.try_acquire().expect("closed").failure();
+        let failing = fuse.clone();
+        let failure = thread::spawn(move || failing.try_acquire().expect("closed").failure());
+        fuse.reconfigure(config(2, 1)).expect("in place");
+        failure.join().expect("no panic");
+        let shown = fuse.snapshot();
+        match shown.state {
+            State::Open => {}
+            State::Closed => {
+                assert_eq!(shown.failures.len(), 1, "{shown:?}");
+                fuse.try_acquire().expect("closed").failure();
+                assert_eq!(fuse.state(), State::Open, "the second failure");
+            }
+            State::HalfOpen => panic!("{shown:?}"),
+        }
+    });
+}

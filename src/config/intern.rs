@@ -40,7 +40,12 @@ impl First {
     fn of(config: &'static Config) -> Self {
         First {
             config,
-            threshold: config.failure_threshold(),
+            // No `count` limits under `rate`: see `count_limits`.
+            threshold: if config.policy().counts_calls() {
+                0
+            } else {
+                config.failure_threshold()
+            },
             window_nanos: config.window_nanos(),
         }
     }
@@ -93,7 +98,9 @@ pub(crate) fn numbered(number: u32) -> &'static Config {
 
 /// The `failure_threshold` and the `failure_window` in nanoseconds of the
 /// configuration numbered `number`: what a counted failure decides with,
-/// read without converting a duration.
+/// read without converting a duration. The threshold is 0 for a `rate`
+/// configuration, whose failures are not counted so (a counted failure
+/// that finds one has arrived after a change of policy, SPEC §12).
 #[inline]
 pub(crate) fn count_limits(number: u32) -> (u32, u64) {
     if let Some(first) = FIRST.get(number as usize)
@@ -102,7 +109,12 @@ pub(crate) fn count_limits(number: u32) -> (u32, u64) {
         return (first.threshold, first.window_nanos);
     }
     let config = numbered_later(number);
-    (config.failure_threshold(), config.window_nanos())
+    let threshold = if config.policy().counts_calls() {
+        0
+    } else {
+        config.failure_threshold()
+    };
+    (threshold, config.window_nanos())
 }
 
 /// [`numbered`] past [`FIRST`].

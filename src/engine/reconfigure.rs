@@ -45,21 +45,13 @@ impl Engine<'_> {
         // HEAD_TOUCH (AcqRel): see `sync`.
         let word = Word::from_bits(self.slot.words.head.fetch_add(0, HEAD_TOUCH));
         let throttle = config.throttle_k().is_some();
+        let was_rate = from.policy().counts_calls();
         let ((), _) = self.update(word, |word| {
-            let policy_changed = word.counts_calls() != rate;
-            // The timed mark: a `rate` word's timing, a `count` word's
-            // ring parity (the newest ring's, for a word that was `rate`).
-            let timed = match (rate, policy_changed) {
-                (true, _) => config.times_calls(),
-                (false, true) => self.occupant.rings.newest_parity(),
-                (false, false) => word.ring_parity(),
-            };
-            let mut next = word.with_marks(rate, timed, throttle);
-            if word.state() == State::Closed {
-                if policy_changed {
-                    // A new policy starts an empty window (SPEC §12).
-                    next = next.with_failures(0, 0);
-                } else if !rate {
+            let mut next = self.marked(word, config);
+            if word.state() == State::Closed && next.counts_calls() == word.counts_calls() {
+                // The policy's window as it was (a verdict that helped
+                // change the policy has emptied it already).
+                if !rate && !was_rate {
                     match self.kept(word, old, threshold - 1, now) {
                         Ok(keep) if keep < word.failures().1 => {
                             next = next.with_failures(word.failures().0, keep);
@@ -79,6 +71,47 @@ impl Engine<'_> {
             // A new throttle sheds nothing until its window says so.
             self.slot.words.share.reset(self.load().epoch());
         }
+    }
+
+    /// `word` with the marks of `config` (its policy, its timing or a
+    /// `count` word's ring parity, whether it throttles); a closed word
+    /// given another policy starts an empty window (SPEC §12: no
+    /// failures). What a reconfiguration writes, and what a verdict that
+    /// finds the settings ahead of the word writes to help it.
+    pub(super) fn marked(&self, word: Word, config: &Config) -> Word {
+        let rate = config.policy().counts_calls();
+        let policy_changed = word.counts_calls() != rate;
+        // The timed mark: a `rate` word's timing, a `count` word's ring
+        // parity (the newest ring's, for a word that was `rate`).
+        let timed = match (rate, policy_changed) {
+            (true, _) => config.times_calls(),
+            (false, true) => self.occupant.rings.newest_parity(),
+            (false, false) => word.ring_parity(),
+        };
+        let next = word.with_marks(rate, timed, config.throttle_k().is_some());
+        if policy_changed && word.state() == State::Closed {
+            next.with_failures(0, 0)
+        } else {
+            next
+        }
+    }
+
+    /// The word a verdict judged by `config` (the settings in force when
+    /// it arrived) decides from, `word` or later: if `word` is of another
+    /// policy than `config`, a reconfiguration has put `config` in force
+    /// and not yet marked the word, which the verdict then does (helping:
+    /// no verdict waits for a reconfiguration).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn helped(&self, word: Word, config: &Config) -> Word {
+        let ((), written) = self.update(word, |word| {
+            if word.counts_calls() == config.policy().counts_calls() {
+                Step::Done(())
+            } else {
+                Step::Write(self.marked(word, config), ())
+            }
+        });
+        written.map_or_else(|| self.load(), |written| written.to)
     }
 
     /// How many of the closed `count` word's live failures a

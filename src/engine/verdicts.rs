@@ -28,9 +28,9 @@ impl Engine<'_> {
         let now = Now { hint, ..self.now() };
         // The settings in force when the verdict arrives: read once, and
         // judged by throughout (see `settle` for a claim they raced).
-        let (settings, windows) = self.slot.settings();
-        let config = crate::config::numbered(settings);
-        let word = if verdict == Verdict::Failure {
+        let (mut settings, mut windows) = self.slot.settings();
+        let mut config = crate::config::numbered(settings);
+        let mut word = if verdict == Verdict::Failure {
             // Read the time before the word a failure is decided on: it can
             // then never be later than the claim that records it, even if
             // this verdict loses the slot to another one and writes it late.
@@ -39,6 +39,17 @@ impl Engine<'_> {
         } else {
             word
         };
+        if word.counts_calls() != config.policy().counts_calls() {
+            // A change of policy under way (SPEC §12): the settings are
+            // read again after the word, which a reconfiguration marks
+            // after putting its settings in force, so they are at least as
+            // new as the word; a word behind them is marked by this verdict.
+            (settings, windows) = self.slot.settings();
+            config = crate::config::numbered(settings);
+            word = self.helped(word, config);
+        }
+        let first = word;
+        let rated = config.policy().counts_calls();
         let ((recorded, n), written) = self.update(word, |word| {
             let (mut head, cursor) = word.unpack();
             if head.state == State::HalfOpen
@@ -56,8 +67,16 @@ impl Engine<'_> {
             let n = head.n;
             match model::timed_verdict(config, head, grant, verdict, slow) {
                 Effect::Stale | Effect::Nothing => Step::Done((None, n)),
-                // The tallies record it, after the loop: nothing to write.
-                Effect::Record(outcome) if cursor.marks.rate => Step::Done((Some(outcome), n)),
+                // Judged as it arrived (SPEC §12): under `rate`, the
+                // tallies of its settings record it, after the loop.
+                Effect::Record(outcome) if rated => Step::Done((Some(outcome), n)),
+                // Under `count`, on a word given `rate` since: a failure
+                // may open from the window it arrived in; the rest is in
+                // the window the change emptied.
+                Effect::Record(outcome) if cursor.marks.rate && outcome.failed => self
+                    .before_new_policy(first, word, grant, now.get(), settings)
+                    .map(|_| (None, n)),
+                Effect::Record(_) if cursor.marks.rate => Step::Done((None, n)),
                 Effect::Record(outcome) if !outcome.failed && cursor.live == 0 => {
                     Step::Done((Some(outcome), n))
                 }
@@ -79,7 +98,7 @@ impl Engine<'_> {
             }
         }
         if let Some(outcome) = recorded
-            && (word.counts_calls() || windows.throttle.is_some())
+            && (rated || windows.throttle.is_some())
         {
             self.windowed(grant, outcome, &now, config, windows);
         }

@@ -66,6 +66,18 @@ impl Engine<'_> {
         // verdict loses the slot to another one and writes it late.
         let at = self.occupant.time.now_inline();
         let settings = self.slot.config_number();
+        if Limits::numbered(settings).threshold() == 0 {
+            // Settings of `rate` put in force before the word was marked
+            // (SPEC §12): a verdict under them, which marks it.
+            self.verdict_from(
+                self.load(),
+                grant,
+                crate::verdict::Verdict::Failure,
+                false,
+                None,
+            );
+            return;
+        }
         let first = self.load();
         let (opens, written) = self.update(first, |word| {
             if word.counted_failure(grant) {
@@ -82,6 +94,10 @@ impl Engine<'_> {
             } else {
                 self.settle(settings, at);
             }
+        } else if !first.counted_failure(grant) && first.counts_calls() {
+            // The word took a `rate` policy before this failure read it
+            // (SPEC §12): judged as a verdict under the settings now.
+            self.verdict_from(first, grant, crate::verdict::Verdict::Failure, false, None);
         }
     }
 
@@ -95,7 +111,7 @@ impl Engine<'_> {
     /// emptied.
     #[cold]
     #[inline(never)]
-    fn before_new_policy(
+    pub(super) fn before_new_policy(
         &self,
         first: Word,
         word: Word,
@@ -105,7 +121,7 @@ impl Engine<'_> {
     ) -> Step<bool> {
         let limits = Limits::numbered(settings);
         let (claims, live) = first.failures();
-        if !limits.could_open((live + 1).min(limits.threshold())) {
+        if limits.threshold() == 0 || !limits.could_open((live + 1).min(limits.threshold())) {
             return Step::Done(false);
         }
         let ring = self.occupant.rings.of(first);
