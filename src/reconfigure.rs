@@ -133,16 +133,15 @@ impl Local {
     }
 }
 
-/// Whether `new` gives a circuit of `old` another shape of windows (SPEC
-/// §12: its windows of calls start empty): another policy, a `rate` or
-/// throttle window of another width or number of buckets, throttling on
-/// or off, or timing on or off.
+/// Whether `new` gives a circuit of `old` other windows of calls (SPEC
+/// §12: a new one starts empty): another policy, a `rate` or throttle
+/// window of another width or number of buckets, or throttling on or off.
+/// (Timing on or off changes the word's mark alone.)
 pub(crate) fn reshapes(old: &Config, new: &Config) -> bool {
     let windowed =
         |config: &Config| config.policy().counts_calls() || config.throttle_k().is_some();
     old.policy() != new.policy()
         || old.throttle_k().is_some() != new.throttle_k().is_some()
-        || old.times_calls() != new.times_calls()
         || ((windowed(old) || windowed(new))
             && (old.failure_window() != new.failure_window()
                 || old.window_buckets() != new.window_buckets()))

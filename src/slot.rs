@@ -71,10 +71,13 @@ pub(crate) struct Slot {
 /// window (`None` under `count`) and the throttle's (SPEC §11; `None`
 /// without `throttle_k`). Atomics, so the slot's: a later circuit of the
 /// slot goes on in its own epochs, which the windows keep apart.
+/// A window is the slot's for its life (never freed), so that two shapes
+/// can share one: a new throttle keeps the `rate` window, new `rate`
+/// settings of the same width and buckets keep the throttle's.
 #[derive(Debug)]
 pub(crate) struct Windows {
-    pub(crate) tallies: Option<Box<Tallies>>,
-    pub(crate) throttle: Option<Box<Throttle>>,
+    pub(crate) tallies: Option<&'static Tallies>,
+    pub(crate) throttle: Option<&'static Throttle>,
 }
 
 impl Windows {
@@ -84,11 +87,32 @@ impl Windows {
             tallies: config
                 .policy()
                 .counts_calls()
-                .then(|| Box::new(Tallies::new(config))),
+                .then(|| &*Box::leak(Box::new(Tallies::new(config)))),
             throttle: config
                 .throttle_k()
                 .is_some()
-                .then(|| Box::new(Throttle::new(config))),
+                .then(|| &*Box::leak(Box::new(Throttle::new(config)))),
+        }
+    }
+
+    /// The windows of `new` for a circuit whose windows of `old` are
+    /// these (SPEC §12): each kept where its shape is, the others new and
+    /// empty.
+    fn reshaped(&self, old: &Config, new: &Config) -> Self {
+        let same = |a: &Config, b: &Config| {
+            a.failure_window() == b.failure_window() && a.window_buckets() == b.window_buckets()
+        };
+        let rate = |config: &Config| config.policy().counts_calls();
+        let throttles = |config: &Config| config.throttle_k().is_some();
+        Windows {
+            tallies: match self.tallies {
+                Some(kept) if rate(old) && rate(new) && same(old, new) => Some(kept),
+                _ => rate(new).then(|| &*Box::leak(Box::new(Tallies::new(new)))),
+            },
+            throttle: match self.throttle {
+                Some(kept) if throttles(old) && throttles(new) && same(old, new) => Some(kept),
+                _ => throttles(new).then(|| &*Box::leak(Box::new(Throttle::new(new)))),
+            },
         }
     }
 }
@@ -375,13 +399,13 @@ impl Slot {
     /// The `rate` window in force, if any.
     #[inline]
     pub(crate) fn tallies(&'static self) -> Option<&'static Tallies> {
-        self.windows().tallies.as_deref()
+        self.windows().tallies
     }
 
     /// The throttle in force, if any.
     #[inline]
     pub(crate) fn throttle(&'static self) -> Option<&'static Throttle> {
-        self.windows().throttle.as_deref()
+        self.windows().throttle
     }
 
     /// The configuration's number: for the pool of free slots, and for a
@@ -399,7 +423,7 @@ impl Slot {
     /// least of the old and the new (an opening of the old may be under
     /// way), and stored first: a rejection that reads the new
     /// configuration reads it too.
-    pub(crate) fn reconfigure(&self, config: &'static Config, number: u32, reshape: bool) {
+    pub(crate) fn reconfigure(&'static self, config: &'static Config, number: u32, reshape: bool) {
         self.words
             .shortest_open
             .fetch_min(Backoff::of(config).shortest(), Ordering::Relaxed);
@@ -409,8 +433,9 @@ impl Slot {
         if reshape {
             // A new shape starts with empty windows (SPEC §12), pushed
             // before they are named.
+            let next = self.windows().reshaped(self.config(), config);
             let grown = self.grown.get_or_init(Default::default);
-            windows = grown.push(Windows::of(config)) as u64 + 1;
+            windows = grown.push(next) as u64 + 1;
         }
         // CONFIG_STORE (Release): see `sync`.
         self.words
@@ -451,8 +476,8 @@ impl Slot {
 fn quick_windows(windows: &'static Windows, time: &Time) -> (usize, usize) {
     match time {
         Time::Coarse => (
-            windows.tallies.as_deref().map_or(0, Tallies::address),
-            windows.throttle.as_deref().map_or(0, Throttle::address),
+            windows.tallies.map_or(0, Tallies::address),
+            windows.throttle.map_or(0, Throttle::address),
         ),
         _ => (0, 0),
     }

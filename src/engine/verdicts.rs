@@ -117,16 +117,9 @@ impl Engine<'_> {
         config: &Config,
         windows: &'static Windows,
     ) {
-        if let Some(tallies) = windows.tallies.as_deref() {
-            self.record_rated(
-                grant,
-                outcome,
-                now,
-                config,
-                tallies,
-                windows.throttle.as_deref(),
-            );
-        } else if let Some(throttle) = windows.throttle.as_deref() {
+        if let Some(tallies) = windows.tallies {
+            self.record_rated(grant, outcome, now, config, tallies, windows.throttle);
+        } else if let Some(throttle) = windows.throttle {
             let at = self.occupant.window_time.now();
             let share = &self.slot.words.share;
             throttle.ask(config, share, grant.epoch(), !outcome.failed, at, None);

@@ -55,7 +55,11 @@ fn rate_to_count_starts_with_no_failures_and_counts_to_the_threshold() {
     fail(&fuse);
     assert_eq!(fuse.state(), State::Closed);
     fail(&fuse);
-    assert_eq!(fuse.state(), State::Open, "the new threshold's third failure");
+    assert_eq!(
+        fuse.state(),
+        State::Open,
+        "the new threshold's third failure"
+    );
 }
 
 #[test]
@@ -81,7 +85,8 @@ fn an_open_circuit_given_another_policy_keeps_its_opening_and_closes_into_it() {
     let (fuse, mock) = circuit(count(2));
     trip(&fuse);
     let retry = rejection(&fuse).retry_after();
-    fuse.reconfigure(build(rate(10, 10).half_open_probes(1))).unwrap();
+    fuse.reconfigure(build(rate(10, 10).half_open_probes(1)))
+        .unwrap();
     assert_eq!(fuse.state(), State::Open);
     assert_eq!(rejection(&fuse).retry_after(), retry, "to the nanosecond");
     mock.increment(secs(30));
@@ -106,7 +111,11 @@ fn throttling_switched_on_and_off_keeps_the_count_window() {
     let (fuse, _mock) = circuit(count(3));
     fail(&fuse);
     fuse.reconfigure(throttled).unwrap();
-    assert_eq!(fuse.snapshot().failures.len(), 1, "count keeps its failures");
+    assert_eq!(
+        fuse.snapshot().failures.len(),
+        1,
+        "count keeps its failures"
+    );
     fail(&fuse);
     assert_eq!(fuse.snapshot().failures.len(), 2);
     fuse.reconfigure(count(3)).unwrap();
@@ -125,4 +134,21 @@ fn timing_switched_on_counts_slow_calls_from_then_on() {
         permit.success();
     }
     assert_eq!(fuse.state(), State::Open, "4 slow calls of 4");
+}
+
+#[test]
+fn throttling_or_timing_switched_on_keeps_the_rate_window() {
+    let throttled = build(rate(10, 10).throttle_k(2.0));
+    let timed = build(rate(10, 10).slow_call_duration(secs(1)));
+    for new in [throttled, timed] {
+        let (fuse, _mock) = circuit(build(rate(10, 10)));
+        closed_permit(&fuse).success();
+        fail(&fuse);
+        fail(&fuse);
+        fuse.reconfigure(new.clone()).unwrap();
+        let snapshot = fuse.snapshot();
+        assert_eq!((snapshot.calls, snapshot.failed), (3, 2), "{new:?}");
+        fail(&fuse);
+        assert_eq!(fuse.state(), State::Open, "3 of 4 failed: {new:?}");
+    }
 }
