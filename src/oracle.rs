@@ -111,6 +111,9 @@ pub(crate) struct Ticket {
     epoch: u64,
     pub(crate) probe: bool,
     admitted: u64,
+    /// Whether its circuit timed its calls when it was admitted (a call
+    /// admitted untimed is never slow: its time was not taken).
+    timed: bool,
 }
 
 /// How a call ended.
@@ -187,6 +190,15 @@ impl Oracle {
     /// ramp and throttle are given here.
     pub(crate) fn reconfigure(&mut self, config: &Config, now: u64) {
         let fresh = Oracle::new(config);
+        // "a changed `policy`, `failure_window` or `window_buckets` under
+        // `rate` ... starts an empty window".
+        let window_of = |rate: &Option<RateSettings>| rate.as_ref().map(|r| (r.width, r.buckets));
+        if self.rate.is_some() != fresh.rate.is_some() {
+            self.failures.clear();
+            self.calls.clear();
+        } else if window_of(&self.rate) != window_of(&fresh.rate) {
+            self.calls.clear();
+        }
         let old = self.threshold;
         // "still inside": a failure that had left the old window is gone.
         let old_window = self.window;
@@ -310,10 +322,11 @@ impl Oracle {
         // §9: "A success or a counted failure whose time from admission to
         // verdict is at least slow_call_duration is also slow" (under
         // `rate` only; "an ignore adds nothing, however long it took").
-        let slow = self.rate.is_some_and(|rate| {
-            rate.slow_call_duration
-                .is_some_and(|slow| now.saturating_sub(ticket.admitted) >= slow)
-        });
+        let slow = ticket.timed
+            && self.rate.is_some_and(|rate| {
+                rate.slow_call_duration
+                    .is_some_and(|slow| now.saturating_sub(ticket.admitted) >= slow)
+            });
         // §11: "requests counts the calls that asked while Closed ... and
         // accepts the admitted calls whose verdict was a success; an ignore
         // is neither" (a slow success is still a success).
@@ -397,7 +410,10 @@ impl Oracle {
             u128::from(part) * 100 >= u128::from(percent) * u128::from(calls)
         };
         if calls >= rate.minimum_calls
-            && (at_least(failures, rate.failure_rate) || at_least(slows, rate.slow_call_rate))
+            && (at_least(failures, rate.failure_rate)
+                // §2: with no `slow_call_duration`, "no call is slow" (the
+                // window may hold calls timed slow before, SPEC §12).
+                || (rate.slow_call_duration.is_some() && at_least(slows, rate.slow_call_rate)))
             && self.reporters(now) >= self.quorum
         {
             self.trip(now, hint);
@@ -531,6 +547,9 @@ impl Oracle {
             epoch: self.epoch,
             probe,
             admitted: now,
+            timed: self
+                .rate
+                .is_some_and(|rate| rate.slow_call_duration.is_some()),
         })
     }
 

@@ -6,6 +6,12 @@ use std::fmt;
 use std::mem::ManuallyDrop;
 use std::time::Duration;
 
+/// The start of a call its circuit did not time when it was admitted: no
+/// time, so never slow (`now - UNTIMED` saturates at 0), whatever the
+/// settings its verdict is judged by (SPEC §12: timing switched on while
+/// it ran).
+pub(crate) const UNTIMED: u64 = u64::MAX;
+
 use crate::backing::{Backing, Local};
 use crate::conclude::Circuit;
 use crate::config::{Config, nanos};
@@ -73,7 +79,7 @@ impl Fuse {
         if let Some(grant) = self.slot().load().untimed_closed_grant() {
             #[cfg(feature = "metrics")]
             self.telemetry().admitted();
-            return Ok((grant, 0));
+            return Ok((grant, UNTIMED));
         }
         self.admit_otherwise()
     }
@@ -88,7 +94,7 @@ impl Fuse {
         let started = if self.config().times_calls() {
             self.now()
         } else {
-            0
+            UNTIMED
         };
         (grant, started)
     }

@@ -56,11 +56,18 @@ impl Reference {
         }
     }
 
-    /// Replaces the circuit's settings by `config` (of the same policy and
-    /// window) at `now`, as SPEC §12 says: nothing transitions; a closed
-    /// window keeps what its rule keeps.
+    /// Replaces the circuit's settings by `config` at `now`, as SPEC §12
+    /// says: nothing transitions; a closed window keeps what its rule
+    /// keeps, and a new policy or `rate` window starts empty.
     pub(crate) fn reconfigure(&mut self, config: Config, now: u64) {
-        if self.head.state == crate::snapshot::State::Closed {
+        let new_shape = !self.window.fits(&config)
+            || (config.policy().counts_calls()
+                && (self.config.failure_window() != config.failure_window()
+                    || self.config.window_buckets() != config.window_buckets()));
+        if new_shape {
+            // SPEC §12: a new policy or `rate` window starts empty.
+            self.window = Window::empty(&config);
+        } else if self.head.state == crate::snapshot::State::Closed {
             self.window.reconfigured(&self.config, &config, now);
         }
         self.config = config;

@@ -96,7 +96,7 @@ pub(super) fn run(data: &[u8], engine: bool) -> Reached {
         let now = mock.value();
         let before = sides.oracle.state();
         match op {
-            0..=49 => sides.acquire(now, step, op),
+            0..=49 => sides.acquire(now, step, op, config.times_calls()),
             50..=179 => {
                 let verdict = match op {
                     50..=99 => Some(Verdict::Success),
@@ -129,7 +129,7 @@ pub(super) fn run(data: &[u8], engine: bool) -> Reached {
                 config = setup::reconfigured(&config, &mut bytes);
                 sides.fuse.inspect(|fuse| {
                     fuse.reconfigure(config.clone())
-                        .expect("settings of the same shape are taken in place");
+                        .expect("settings that keep the key prefix are taken in place");
                 });
                 sides.reference.reconfigure(config.clone(), now);
                 sides.oracle.reconfigure(&config, now);
@@ -151,6 +151,8 @@ struct Held<'a> {
     grant: Grant,
     ticket: Ticket,
     admitted: u64,
+    /// Whether the settings timed calls at its admission.
+    timed: bool,
 }
 
 /// The circuits a history runs on, and the permits it holds.
@@ -168,7 +170,7 @@ impl Sides<'_> {
     /// Admission at `now` on every side, each drawing (if it draws) the
     /// same number: the generator is seeded alike before each, from the
     /// history's seed, the step and its operation's byte `op`.
-    fn acquire(&mut self, now: u64, step: usize, op: u8) {
+    fn acquire(&mut self, now: u64, step: usize, op: u8, timed: bool) {
         let seed = self.draws ^ (u64::from(op) << 56) ^ step as u64;
         let engine = self.fuse.map(|fuse| {
             fastrand::seed(seed);
@@ -204,6 +206,7 @@ impl Sides<'_> {
                     grant,
                     ticket,
                     admitted: now,
+                    timed,
                 });
             }
             (Decision::Rejected { retry_after }, Admit::Rejected(oracle_retry)) => {
@@ -285,7 +288,7 @@ impl Sides<'_> {
         // A configuration that does not time calls takes the untimed
         // verdict, as the engine's count path does.
         if config.times_calls() || hint.is_some() {
-            let slow = config.times_calls() && is_slow(config, now - held.admitted);
+            let slow = held.timed && config.times_calls() && is_slow(config, now - held.admitted);
             self.reference
                 .hinted_verdict(held.grant, verdict, slow, hint, now);
         } else {

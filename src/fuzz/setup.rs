@@ -71,9 +71,43 @@ pub(super) fn config(bytes: &mut Bytes<'_>) -> Config {
 /// threshold 1..=5, probes 1..=3 and open duration 1 ns to 10 µs; under
 /// `count` without throttling a new window of 1 ns to 10 µs; under `rate`
 /// new rates, a new `minimum_calls` without throttling, and a new
-/// slow-call duration if it has one. The window's shape, timing, SPEC
-/// §10's and §11's settings are kept.
+/// slow-call duration if it has one. Without throttling, a quarter of
+/// the time, another shape too: the other policy, or under `rate` a window
+/// of another width (1 ns to 10 µs) and buckets (1..=5), or timing
+/// switched. SPEC §10's and §11's settings are kept.
 pub(super) fn reconfigured(base: &Config, bytes: &mut Bytes<'_>) -> Config {
+    let config = kept_shape(base, bytes);
+    if config.throttle_k().is_some() || !bytes.u8().is_multiple_of(4) {
+        return config;
+    }
+    let mut shape = crate::config::Overrides::default();
+    // A window of 1 to 5 buckets, each 1 ns to 2 µs wide.
+    let window = |shape: &mut crate::config::Overrides, bytes: &mut Bytes<'_>| {
+        let buckets = 1 + u32::from(bytes.u8() % 5);
+        let width = 1 + u64::from(bytes.u16() % 2_000);
+        shape.window_buckets = Some(buckets);
+        shape.failure_window = Some(Duration::from_nanos(u64::from(buckets) * width));
+    };
+    match (config.policy(), bytes.u8() % 3) {
+        (Policy::Count, _) => {
+            shape.policy = Some(Policy::Rate);
+            window(&mut shape, bytes);
+            shape.minimum_calls = Some(1 + u32::from(bytes.u8() % 6));
+        }
+        (Policy::Rate, 0) => shape.policy = Some(Policy::Count),
+        (Policy::Rate, 1) => window(&mut shape, bytes),
+        (Policy::Rate, _) => {
+            shape.slow_call_duration = Some(match config.slow_call_duration() {
+                Some(_) => None,
+                None => Some(Duration::from_nanos(1 + u64::from(bytes.u16() % 10_000))),
+            });
+        }
+    }
+    shape.apply(&config).unwrap_or(config)
+}
+
+/// [`reconfigured`]'s settings of the same shape.
+fn kept_shape(base: &Config, bytes: &mut Bytes<'_>) -> Config {
     let mut changed = crate::config::Overrides {
         failure_threshold: Some(1 + u32::from(bytes.u8() % 5)),
         half_open_probes: Some(1 + u32::from(bytes.u8() % 3)),
