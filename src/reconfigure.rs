@@ -99,7 +99,20 @@ impl Local {
 
     /// See [`Fuse::takes_in_place`].
     pub(crate) fn takes_in_place(&self, config: &Config) -> Result<(), ConfigError> {
-        names_kept(self.engine().config(), config)
+        let from = self.engine().config();
+        names_kept(from, config)?;
+        if reshapes(from, config) && self.slot.shapes() >= MAX_SHAPES {
+            let (setting, value) = reshaping_setting(from, config);
+            return Err(ConfigError::new(
+                setting,
+                value,
+                format!(
+                    "cannot change on this circuit: it has taken {MAX_SHAPES} shapes of window, \
+                     the most a circuit keeps (build a new circuit)"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// See [`Fuse::reconfigure_by`].
@@ -130,6 +143,26 @@ impl Local {
         if !std::ptr::eq(engine.config(), to) {
             engine.reconfigure(to, number);
         }
+    }
+}
+
+/// The most shapes of window a circuit takes in its life (SPEC §12): each
+/// is kept as long as its slot, since a verdict that read it may still add
+/// to it, so a circuit reshaped this many times refuses another shape
+/// (build a new circuit for it).
+pub(crate) const MAX_SHAPES: usize = 64;
+
+/// The first setting by which `new` gives a circuit of `old` other windows
+/// of calls ([`reshapes`]), and its new value.
+fn reshaping_setting(old: &Config, new: &Config) -> (&'static str, String) {
+    if old.policy() != new.policy() {
+        ("policy", new.policy().to_string())
+    } else if old.throttle_k().is_some() != new.throttle_k().is_some() {
+        ("throttle_k", format!("{:?}", new.throttle_k()))
+    } else if old.failure_window() != new.failure_window() {
+        ("failure_window", format!("{:?}", new.failure_window()))
+    } else {
+        ("window_buckets", new.window_buckets().to_string())
     }
 }
 

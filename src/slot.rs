@@ -374,6 +374,11 @@ impl Slot {
         self.settings().1
     }
 
+    /// How many shapes of window the slot has had (its first included).
+    pub(crate) fn shapes(&self) -> usize {
+        1 + self.grown.get().map_or(0, |grown| grown.count())
+    }
+
     /// The number of the configuration in force and its windows, from one
     /// load: a verdict is judged by the one against the other.
     #[inline]

@@ -152,3 +152,28 @@ fn throttling_or_timing_switched_on_keeps_the_rate_window() {
         assert_eq!(fuse.state(), State::Open, "3 of 4 failed: {new:?}");
     }
 }
+
+#[test]
+fn a_circuit_takes_at_most_64_shapes_of_window_then_names_the_setting() {
+    let (fuse, _mock) = circuit(count(7));
+    // Settings no other test uses: a slot of its own, not one another
+    // test reshaped (slots are reused by circuits of the same settings).
+    let rated = build(rate(10, 7));
+    // Its first shape, and 63 more.
+    for change in 0..63 {
+        let next = if change % 2 == 0 {
+            rated.clone()
+        } else {
+            count(7)
+        };
+        fuse.reconfigure(next).unwrap();
+    }
+    assert_eq!(fuse.config().policy(), Policy::Rate);
+    let err = fuse.reconfigure(count(7)).unwrap_err();
+    assert_eq!(err.setting(), "policy", "{err}");
+    assert!(err.to_string().contains("64 shapes"), "{err}");
+    // Settings of the same shape still change.
+    fuse.reconfigure(build(rate(10, 7).failure_rate(20)))
+        .unwrap();
+    assert_eq!(fuse.config().failure_rate(), 20);
+}
