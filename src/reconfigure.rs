@@ -19,14 +19,21 @@ impl<B: Backing> Fuse<B> {
     /// inside the new `failure_window`, at most the new threshold less one.
     /// No call waits for it.
     ///
+    /// Another shape of window starts empty: a new `policy` (no failures,
+    /// no calls), a `rate` or throttle window of another `failure_window`
+    /// or `window_buckets`, throttling switched on (each window is kept
+    /// where its own shape is: a new throttle keeps the `rate` window).
+    /// Timing switched on times the calls admitted from then on (a call
+    /// admitted untimed is never slow). A circuit keeps every shape it had
+    /// as long as it lives, 64 at most: the next is refused, naming the
+    /// setting. A `count` threshold above the failures its ring holds grows
+    /// the ring (kept until the circuit is dropped: at most two rings per
+    /// doubling).
+    ///
     /// Refused whole, naming the setting, when `config` changes what
-    /// names the circuit (`key_prefix`) or the shape of its memory: the
-    /// `policy`, and, for a circuit that keeps a window of calls (`rate`,
-    /// or `throttle_k` set), its `failure_window`, `window_buckets`,
-    /// whether it throttles and whether it times its calls
-    /// (`slow_call_duration` set); the circuit then keeps its settings. A
-    /// `count` threshold above the failures its ring holds grows the ring
-    /// (kept until the circuit is dropped: at most two rings per doubling).
+    /// names the circuit (`key_prefix`); a shared circuit also refuses
+    /// another shape of window (its store keeps the window). The circuit
+    /// then keeps its settings.
     ///
     /// ```
     /// use std::time::Duration;

@@ -282,7 +282,6 @@ fn bad_settings_are_refused_naming_the_setting_and_nothing_changes() {
             "not_in_place",
             "key_prefix",
         ),
-        (&["search", "policy=rate"], "not_in_place", "policy"),
         (
             &["nothing", "failure_threshold=3"],
             "not_found",
