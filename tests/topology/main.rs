@@ -156,7 +156,9 @@ async fn raw(port: u16) -> redis::aio::MultiplexedConnection {
 }
 
 /// Waits until every node says the cluster is ok, and every slot has a
-/// primary.
+/// primary. A node restarted after a kill learns that it was demoted and
+/// syncs from its new primary first, which takes a loaded machine a
+/// while: up to a minute, then the failure says what each node saw.
 async fn settled(url: &str) {
     let started = Instant::now();
     loop {
@@ -168,26 +170,38 @@ async fn settled(url: &str) {
             .map(|&(a, b)| u32::from(b - a) + 1)
             .sum();
         let mut ok = served == 16_384;
+        let mut views = Vec::new();
         for node in &nodes {
             let info: String = redis::cmd("CLUSTER")
                 .arg("INFO")
                 .query_async(&mut raw(node.port).await)
                 .await
                 .unwrap_or_default();
-            ok &= info.contains("cluster_state:ok");
+            let state_ok = info.contains("cluster_state:ok");
             // Every node, replicas too, sees every slot where the others
             // do: a replica promoted with a stale view (a reshard that
             // had not reached it) would claim too few slots and leave the
             // cluster failing.
             let seen = nodes_seen_by(node.port).await.unwrap_or_default();
-            ok &= slot_map(&seen) == slot_map(&nodes);
+            let same = slot_map(&seen) == slot_map(&nodes);
+            ok &= state_ok && same;
+            if !(state_ok && same) {
+                views.push(format!(
+                    "node {}: cluster_state {}, slots {:?}",
+                    node.port,
+                    if state_ok { "ok" } else { "not ok" },
+                    slot_map(&seen)
+                ));
+            }
         }
         if ok {
             return;
         }
         assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the cluster did not settle: {nodes:?}"
+            started.elapsed() < Duration::from_secs(60),
+            "the cluster did not settle in a minute: {} primary slots served; {views:?}; the \
+             nodes: {nodes:?}",
+            served
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
