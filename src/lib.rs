@@ -166,4 +166,6 @@ pub use permit::{OwnedPermit, Permit};
 pub use registry::{Registry, RegistryBuilder};
 pub use saved::{SavedCircuit, SavedWindow};
 pub use snapshot::{Grading, Snapshot, State};
+#[cfg(feature = "metrics")]
+pub use telemetry::MetricNames;
 pub use verdict::Verdict;

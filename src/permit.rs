@@ -127,6 +127,10 @@ impl Fuse {
 /// Gives the verdict of `grant`: what every permit does exactly once.
 #[inline]
 fn conclude(fuse: &Fuse, grant: Grant, verdict: Verdict, started: u64) {
+    #[cfg(feature = "metrics")]
+    if verdict == Verdict::Success {
+        fuse.telemetry().succeeded();
+    }
     fuse.engine().verdict(grant, verdict, started);
 }
 
@@ -335,7 +339,23 @@ impl Owned {
             borrowed: None,
             tag,
         };
+        #[cfg(feature = "metrics")]
+        if verdict == Verdict::Success {
+            self.succeeded(tag);
+        }
         self.slot.conclude(grant, verdict, self.started, circuit);
+    }
+
+    /// Counts a success of the circuit `tag`, if it is still in the slot
+    /// (out of line: the occupant is looked up).
+    #[cfg(feature = "metrics")]
+    #[inline(never)]
+    fn succeeded(&self, tag: u32) {
+        if let Some(occupant) = self.slot.occupant().as_deref()
+            && occupant.tag() == tag
+        {
+            occupant.telemetry().succeeded();
+        }
     }
 
     fn grant(&self) -> Grant {

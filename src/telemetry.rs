@@ -1,11 +1,13 @@
 //! Counters and a state gauge through the `metrics` facade (feature
-//! `metrics`), labelled by the circuit's key.
+//! `metrics`), labelled by the circuit's key, under the crate's own names
+//! (below) or resilience4j's ([`MetricNames`], see `resilience4j.rs`).
 //!
 //! | metric | kind | counts |
 //! | --- | --- | --- |
 //! | `fuse_calls_admitted_total` | counter | permits granted |
 //! | `fuse_calls_rejected_total` | counter | calls rejected by an open (or full half-open) circuit |
 //! | `fuse_calls_throttled_total` | counter | calls a closed circuit shed (SPEC §11), also labelled `reason`: `ramp_up` or `throttle`; not counted in `fuse_calls_rejected_total` |
+//! | `fuse_successes_total` | counter | success verdicts (counted per thread, published with admissions) |
 //! | `fuse_failures_total` | counter | counted-failure verdicts |
 //! | `fuse_ignored_total` | counter | ignore verdicts (ignored errors, panics, dropped permits and futures) |
 //! | `fuse_transitions_total` | counter | state changes, also labelled `to` and `reason` |
@@ -47,8 +49,12 @@
 //! asked for, that sum plus `fuse_calls_admitted_total`.
 
 mod graded;
+mod resilience4j;
+mod scheme;
 
 use std::sync::OnceLock;
+
+pub use scheme::MetricNames;
 
 use metrics::{Counter, Gauge, counter, gauge};
 
@@ -61,6 +67,7 @@ use crate::transition::Transition;
 
 struct Handles {
     admitted: Counter,
+    succeeded: Counter,
     rejected: Counter,
     failures: Counter,
     ignored: Counter,
@@ -105,26 +112,48 @@ fn gauge_value(count: u64) -> f64 {
 pub(crate) struct Telemetry {
     key: String,
     admitted: Count,
+    /// Calls that ended successfully, counted per thread like admissions.
+    succeeded: Count,
     handles: OnceLock<Handles>,
     window: OnceLock<WindowGauges>,
     graded: graded::Graded,
+    /// The series of the `resilience4j` scheme, made with the circuit;
+    /// `None` under the crate's own, made at the first call.
+    resilience4j: Option<resilience4j::Series>,
 }
 
 impl Telemetry {
+    /// The metrics of the circuit `key`, named by this process's scheme.
     pub(crate) fn new(key: &str) -> Self {
+        Self::named(key, MetricNames::current())
+    }
+
+    /// The metrics of the circuit `key`, named by `names`.
+    pub(crate) fn named(key: &str, names: MetricNames) -> Self {
         Telemetry {
             key: key.to_owned(),
             admitted: Count::new(),
+            succeeded: Count::new(),
             handles: OnceLock::new(),
             window: OnceLock::new(),
             graded: graded::Graded::default(),
+            resilience4j: (names == MetricNames::Resilience4j)
+                .then(|| resilience4j::Series::new(key)),
         }
     }
 
     /// Whether a publication of a circuit under `config` sets its
     /// admission gauge ([`admission`](Self::admission)).
     pub(crate) fn publishes_admission(&self, config: &Config) -> bool {
-        self.graded.published(config)
+        self.resilience4j.is_none() && self.graded.published(config)
+    }
+
+    /// Whether a publication of a circuit under `config` sets the gauges
+    /// of its window ([`window`](Self::window)): a `rate` circuit's under
+    /// the crate's names, every circuit's under resilience4j's (its state
+    /// and rates).
+    pub(crate) fn publishes_window(&self, config: &Config) -> bool {
+        self.resilience4j.is_some() || config.policy().counts_calls()
     }
 
     /// Publishes the admitted share of `snapshot`, a circuit under
@@ -133,8 +162,11 @@ impl Telemetry {
         self.graded.publish(&self.key, snapshot, config);
     }
 
-    /// Publishes the window of a `rate` circuit's `snapshot`.
-    pub(crate) fn window(&self, snapshot: &Snapshot) {
+    /// Publishes the window of `snapshot`, a circuit under `config`.
+    pub(crate) fn window(&self, snapshot: &Snapshot, config: &Config) {
+        if let Some(series) = &self.resilience4j {
+            return series.window(snapshot, config);
+        }
         let gauges = self.window.get_or_init(|| {
             let key = || self.key.clone();
             WindowGauges {
@@ -151,6 +183,7 @@ impl Telemetry {
             let key = || self.key.clone();
             let handles = Handles {
                 admitted: counter!("fuse_calls_admitted_total", "key" => key()),
+                succeeded: counter!("fuse_successes_total", "key" => key()),
                 rejected: counter!("fuse_calls_rejected_total", "key" => key()),
                 failures: counter!("fuse_failures_total", "key" => key()),
                 ignored: counter!("fuse_ignored_total", "key" => key()),
@@ -169,33 +202,62 @@ impl Telemetry {
         self.admitted.add_one();
     }
 
+    /// A call ended successfully: this thread's counter only.
+    #[inline]
+    pub(crate) fn succeeded(&self) {
+        self.succeeded.add_one();
+    }
+
     pub(crate) fn rejected(&self) {
+        if let Some(series) = &self.resilience4j {
+            return series.not_permitted();
+        }
         self.handles().rejected.increment(1);
     }
 
     /// A closed circuit shed a call (SPEC §11): counted by `why`, not as a
-    /// rejection.
+    /// rejection (under resilience4j's names, as a call not permitted).
     pub(crate) fn throttled(&self, why: Grading) {
+        if let Some(series) = &self.resilience4j {
+            return series.not_permitted();
+        }
         self.graded.shed(&self.key, why);
     }
 
     pub(crate) fn failure(&self) {
+        if let Some(series) = &self.resilience4j {
+            return series.failed();
+        }
         self.handles().failures.increment(1);
     }
 
     pub(crate) fn ignored(&self) {
+        if let Some(series) = &self.resilience4j {
+            return series.ignored();
+        }
         self.handles().ignored.increment(1);
     }
 
-    /// Publishes the admission count (summed over the threads).
+    /// Publishes the counts kept per thread (summed over the threads).
     pub(crate) fn publish(&self) {
-        self.handles().admitted.absolute(self.admitted.sum());
+        if let Some(series) = &self.resilience4j {
+            return series.successful(self.succeeded.sum());
+        }
+        let handles = self.handles();
+        handles.admitted.absolute(self.admitted.sum());
+        handles.succeeded.absolute(self.succeeded.sum());
     }
 }
 
 /// The transition half of the sink: a listener each circuit registers.
 impl Listener for Telemetry {
     fn on_transition(&self, transition: &Transition) {
+        if let Some(series) = &self.resilience4j {
+            series.state(transition.to);
+            // A new epoch starts with an empty window.
+            series.empty();
+            return self.publish();
+        }
         counter!(
             "fuse_transitions_total",
             "key" => self.key.clone(),
@@ -231,6 +293,9 @@ impl Listener for Telemetry {
     }
 
     fn on_reconfigure(&self, event: &crate::events::Reconfiguration<'_>) {
+        if self.resilience4j.is_some() {
+            return;
+        }
         counter!(
             "fuse_reconfigurations_total",
             "key" => self.key.clone(),
@@ -241,6 +306,9 @@ impl Listener for Telemetry {
 
     #[cfg(feature = "store")]
     fn on_store(&self, event: &crate::events::StoreEvent<'_>) {
+        if self.resilience4j.is_some() {
+            return;
+        }
         if event.overwritten.is_some() {
             counter!(
                 "fuse_store_overwritten_total",

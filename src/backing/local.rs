@@ -103,12 +103,12 @@ impl Sealed for Local {
             telemetry.publish();
             let engine = Engine::new(self.slot, &self.occupant);
             let config = engine.config();
-            let window = config.policy().counts_calls();
+            let window = telemetry.publishes_window(config);
             let admission = telemetry.publishes_admission(config);
             if window || admission {
                 let snapshot = engine.snapshot();
                 if window {
-                    telemetry.window(&snapshot);
+                    telemetry.window(&snapshot, config);
                 }
                 if admission {
                     telemetry.admission(&snapshot, config);
