@@ -55,6 +55,10 @@ mod metrics {
             Some(&DebugValue::Counter(2))
         );
         assert_eq!(
+            value(&snapshot, "fuse_successes_total", &key),
+            Some(&DebugValue::Counter(3))
+        );
+        assert_eq!(
             value(&snapshot, "fuse_failures_total", &key),
             Some(&DebugValue::Counter(2))
         );
