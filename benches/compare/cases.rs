@@ -2,9 +2,9 @@
 
 use super::{
     AtomicLoad, AtomicU64, Bare, Barrier, Bencher, BenchmarkGroup, Bm, BmMockClock, Breaker, CbRs,
-    Config, Criterion, Duration, FUSE, Fail, FetchAdd, Fuse, FuseBuilder, Instant, InstantNow,
-    LONG, Mutex, MutexCounter, Op, Ordering, QuantaNow, QuantaRecent, Tower, WallTime, black_box,
-    fail, poll_now, succeed, thread, timed,
+    Config, Criterion, Duration, Fail, FetchAdd, Fuse, FuseBuilder, Instant, InstantNow, LONG,
+    Mutex, MutexCounter, Op, Ordering, QuantaNow, QuantaRecent, Tower, WallTime, black_box, fail,
+    fuse_id, poll_now, succeed, thread, timed,
 };
 
 /// Fuse reading its time coarsely (`FuseBuilder::coarse_clock`): one
@@ -155,7 +155,7 @@ pub(crate) fn baselines(c: &mut Criterion) {
 pub(crate) fn closed_success(c: &mut Criterion) {
     let mut group = c.benchmark_group("closed_success");
     let fuse = Fuse::new("closed-success", Config::default());
-    bench_calls(&mut group, FUSE, &fuse, succeed, still_closed("fuse"));
+    bench_calls(&mut group, fuse_id(), &fuse, succeed, still_closed("fuse"));
     let coarse = fuse_coarse("closed-success-coarse").build();
     bench_calls(
         &mut group,
@@ -215,7 +215,7 @@ pub(crate) fn open_rejected(c: &mut Criterion) {
     };
 
     let fuse = Fuse::new("open-rejected", fuse_config().build().expect("config"));
-    bench_calls(&mut group, "fuse", &fuse, succeed, force);
+    bench_calls(&mut group, fuse_id(), &fuse, succeed, force);
     let coarse = fuse_coarse("open-rejected-coarse")
         .config(fuse_config().build().expect("config"))
         .build();
@@ -279,7 +279,7 @@ pub(crate) fn closed_failure(c: &mut Criterion) {
         .build()
         .expect("config");
     let fuse = Fuse::new("closed-failure", config);
-    bench_calls(&mut group, "fuse", &fuse, fail, still_closed("fuse"));
+    bench_calls(&mut group, fuse_id(), &fuse, fail, still_closed("fuse"));
     let consecutive = failsafe_consecutive(u32::MAX, Duration::from_secs(30));
     bench_calls(
         &mut group,
@@ -575,7 +575,7 @@ pub(crate) fn shared_closed(c: &mut Criterion) {
         );
 
         let fuse = Fuse::new("shared", Config::default());
-        bench_shared(&mut group, FUSE, vec![&fuse; n]);
+        bench_shared(&mut group, fuse_id(), vec![&fuse; n]);
         let coarse = fuse_coarse("shared-coarse").build();
         bench_shared(&mut group, "fuse_coarse", vec![&coarse; n]);
         let consecutive = failsafe_consecutive(5, Duration::from_secs(30));

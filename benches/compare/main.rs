@@ -130,14 +130,32 @@ trait Op: FnOnce() -> Result<u64, Fail> + Copy + Send + 'static {}
 impl<F: FnOnce() -> Result<u64, Fail> + Copy + Send + 'static> Op for F {}
 
 /// The id of Fuse's rows in the cases where the `metrics` feature could
-/// cost something (the closed-success path): `fuse`, or `fuse_metrics` when
-/// the bench is built with `--features metrics` (`scripts/bench-report`
-/// runs both, so the two sit side by side).
-const FUSE: &str = if cfg!(feature = "metrics") {
-    "fuse_metrics"
-} else {
-    "fuse"
-};
+/// cost something (closed success, open rejection, counted failure):
+/// `fuse`, or, when the bench is built with `--features metrics`,
+/// `fuse_metrics` under the crate's own names and `fuse_resilience4j`
+/// under resilience4j's (`FUSE_BENCH_METRIC_NAMES=resilience4j`), with a
+/// Prometheus recorder installed, as a service exposing `/metrics` runs
+/// (`scripts/bench-report` runs each, so the rows sit side by side).
+fn fuse_id() -> &'static str {
+    static ID: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        #[cfg(feature = "metrics")]
+        {
+            let names = std::env::var("FUSE_BENCH_METRIC_NAMES")
+                .map_or(Ok(fuse_breaker::MetricNames::Fuse), |names| names.parse())
+                .expect("FUSE_BENCH_METRIC_NAMES: fuse or resilience4j");
+            names.install().expect("the scheme is installed first");
+            let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+            metrics::set_global_recorder(recorder).expect("the one recorder");
+            match names {
+                fuse_breaker::MetricNames::Resilience4j => "fuse_resilience4j",
+                _ => "fuse_metrics",
+            }
+        }
+        #[cfg(not(feature = "metrics"))]
+        "fuse"
+    })
+}
 
 /// The call that succeeds.
 #[allow(clippy::unnecessary_wraps)] // the protected call's shape: a `Result`
@@ -199,6 +217,8 @@ fn config() -> Criterion {
 
 fn main() {
     let mut criterion = config().configure_from_args();
+    // The scheme and the recorder, before any circuit is built.
+    fuse_id();
     baselines(&mut criterion);
     closed_success(&mut criterion);
     open_rejected(&mut criterion);

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use criterion::{Bencher, Criterion};
 use fuse_breaker::{Config, Fuse};
 
-use super::{FUSE, LONG, cases::fuse_coarse};
+use super::{LONG, cases::fuse_coarse, fuse_id};
 
 /// The call every row protects: `Ok(1)`, the one through `black_box`.
 #[allow(clippy::unnecessary_wraps)] // a protected call's shape
@@ -107,7 +107,7 @@ pub(crate) fn user_loop_closed(c: &mut Criterion) {
     let mut group = c.benchmark_group("user_loop_closed");
     baselines(&mut group);
     let fuse = Fuse::new("bench", Config::default());
-    row(&mut group, FUSE, || fuse_run_with(&fuse));
+    row(&mut group, fuse_id(), || fuse_run_with(&fuse));
     let coarse = fuse_coarse("bench-coarse").build();
     row(&mut group, "fuse_coarse", || fuse_run_with(&coarse));
     let recloser = recloser::Recloser::custom().build();
@@ -164,7 +164,7 @@ pub(crate) fn user_loop_threads(c: &mut Criterion) {
     let name = "user_loop_threads=2";
     let mut group = c.benchmark_group(name);
     let fuse = Fuse::new("bench-threads", Config::default());
-    two_threads(&mut group, name, FUSE, || || fuse_run_with(&fuse));
+    two_threads(&mut group, name, fuse_id(), || || fuse_run_with(&fuse));
     group.finish();
 }
 
