@@ -76,8 +76,6 @@ impl Slot {
     fn conclude_failure(&'static self, grant: Grant, started: u64, occupant: &Occupant) {
         let word = self.load();
         if word.counted_failure(grant) {
-            #[cfg(feature = "metrics")]
-            occupant.telemetry().failure();
             Engine::new(self, occupant).counted_failure(grant);
         } else {
             let circuit = Circuit {
@@ -159,8 +157,8 @@ impl Slot {
     /// word alone when it changes nothing (stale, an ignore on a closed
     /// circuit, a success with no failures to clear), otherwise by the
     /// engine of the permit's circuit, if it is still in the slot, with the
-    /// failure's `hint`. With the `metrics` feature, failures and ignores
-    /// are counted here, once for both kinds.
+    /// failure's `hint`. (The `metrics` feature counts verdicts where the
+    /// permits give them.)
     #[allow(clippy::inline_always)] // measured: one call less for every verdict that writes
     #[inline(always)]
     fn conclude_from_word(
@@ -173,8 +171,7 @@ impl Slot {
         hint: Option<u64>,
     ) {
         let (head, cursor) = word.unpack();
-        let counted = cfg!(feature = "metrics") && verdict != Verdict::Success;
-        if head.state == State::Closed && !counted && !cursor.marks.rate && !cursor.marks.throttle {
+        if head.state == State::Closed && !cursor.marks.rate && !cursor.marks.throttle {
             match model::verdict(self.config(), head, grant, verdict) {
                 Effect::Stale | Effect::Nothing => return,
                 Effect::Record(outcome) if !outcome.failed && cursor.live == 0 => return,
@@ -193,12 +190,6 @@ impl Slot {
                 _ => return,
             }
         };
-        #[cfg(feature = "metrics")]
-        match verdict {
-            Verdict::Failure => occupant.telemetry().failure(),
-            Verdict::Ignore => occupant.telemetry().ignored(),
-            Verdict::Success => {}
-        }
         let slow = word.times_calls()
             && verdict != Verdict::Ignore
             && policy::is_slow(self.config(), occupant.time().now().saturating_sub(started));

@@ -169,6 +169,24 @@ impl Fuse {
         self.backing.occupant.telemetry()
     }
 
+    /// The `opentelemetry` feature's counts of this circuit.
+    #[cfg(feature = "opentelemetry")]
+    #[allow(
+        dead_code,
+        reason = "called from permit.rs, where the metrics feature counts"
+    )]
+    #[inline]
+    pub(crate) fn otel(&self) -> &crate::otel::Otel {
+        self.backing.occupant.otel()
+    }
+
+    /// The circuit's time, for the `metrics` feature's durations.
+    #[cfg(feature = "metrics")]
+    #[inline]
+    pub(crate) fn time(&self) -> &crate::clock::Time {
+        self.backing.occupant.time()
+    }
+
     /// The copy of the circuit's names a rejection carries.
     #[inline]
     pub(crate) fn label(&self) -> &crate::names::Label {

@@ -151,18 +151,24 @@ impl Count {
     /// Adds one: this thread's counter only.
     #[inline]
     pub(crate) fn add_one(&self) {
+        self.add(1);
+    }
+
+    /// Adds `n`: this thread's counter only.
+    #[inline]
+    pub(crate) fn add(&self, n: u64) {
         let counted = self.id.is_some_and(|id| {
             LANE.try_with(|lane| {
                 let counter = lane.0.counter(id);
                 // Relaxed load and store, not a read-modify-write: no other
                 // thread writes this counter while the count lives.
-                counter.store(counter.load(Relaxed) + 1, Relaxed);
+                counter.store(counter.load(Relaxed).wrapping_add(n), Relaxed);
             })
             .is_ok()
         });
         if !counted {
             // Relaxed: a count; nothing is ordered by it.
-            self.shared.fetch_add(1, Relaxed);
+            self.shared.fetch_add(n, Relaxed);
         }
     }
 

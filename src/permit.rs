@@ -78,7 +78,12 @@ impl Fuse {
         // that times its calls is admitted out of line, with a clock read).
         if let Some(grant) = self.slot().load().untimed_closed_grant() {
             #[cfg(feature = "metrics")]
-            self.telemetry().admitted();
+            {
+                let telemetry = self.telemetry();
+                telemetry.admitted();
+                return Ok((grant, telemetry.start(self.time())));
+            }
+            #[cfg(not(feature = "metrics"))]
             return Ok((grant, UNTIMED));
         }
         self.admit_otherwise()
@@ -94,7 +99,11 @@ impl Fuse {
         let started = if self.config().times_calls() {
             self.now()
         } else {
-            UNTIMED
+            #[cfg(feature = "metrics")]
+            let started = self.telemetry().start(self.time());
+            #[cfg(not(feature = "metrics"))]
+            let started = UNTIMED;
+            started
         };
         (grant, started)
     }
@@ -128,9 +137,7 @@ impl Fuse {
 #[inline]
 fn conclude(fuse: &Fuse, grant: Grant, verdict: Verdict, started: u64) {
     #[cfg(feature = "metrics")]
-    if verdict == Verdict::Success {
-        fuse.telemetry().succeeded();
-    }
+    fuse.telemetry().ended(verdict, started, fuse.time());
     fuse.engine().verdict(grant, verdict, started);
 }
 
@@ -249,6 +256,10 @@ impl Permit<'_> {
     /// ```
     pub fn failure_retry_after(self, hint: Duration) {
         let this = ManuallyDrop::new(self.0);
+        #[cfg(feature = "metrics")]
+        this.fuse
+            .telemetry()
+            .ended(Verdict::Failure, this.started, this.fuse.time());
         let circuit = Circuit {
             borrowed: Some(this.fuse.engine().occupant),
             tag: 0,
@@ -340,21 +351,22 @@ impl Owned {
             tag,
         };
         #[cfg(feature = "metrics")]
-        if verdict == Verdict::Success {
-            self.succeeded(tag);
-        }
+        self.ended(tag, verdict);
         self.slot.conclude(grant, verdict, self.started, circuit);
     }
 
-    /// Counts a success of the circuit `tag`, if it is still in the slot
-    /// (out of line: the occupant is looked up).
+    /// Counts the call of the circuit `tag` ended with `verdict`, if the
+    /// circuit is still in the slot (out of line: the occupant is looked
+    /// up).
     #[cfg(feature = "metrics")]
     #[inline(never)]
-    fn succeeded(&self, tag: u32) {
+    fn ended(&self, tag: u32, verdict: Verdict) {
         if let Some(occupant) = self.slot.occupant().as_deref()
             && occupant.tag() == tag
         {
-            occupant.telemetry().succeeded();
+            occupant
+                .telemetry()
+                .ended(verdict, self.started, occupant.time());
         }
     }
 
@@ -422,6 +434,8 @@ impl OwnedPermit {
     pub fn failure_retry_after(self, hint: Duration) {
         let this = &self.0;
         let (grant, tag) = Grant::and_tag(this.grant);
+        #[cfg(feature = "metrics")]
+        this.ended(tag, Verdict::Failure);
         let circuit = Circuit {
             borrowed: None,
             tag,

@@ -48,6 +48,7 @@
 //! one. The calls a circuit refused are the sum of the two; those it was
 //! asked for, that sum plus `fuse_calls_admitted_total`.
 
+mod durations;
 mod graded;
 mod resilience4j;
 mod scheme;
@@ -58,12 +59,22 @@ pub use scheme::MetricNames;
 
 use metrics::{Counter, Gauge, counter, gauge};
 
+use crate::clock::Time;
 use crate::config::Config;
 use crate::events::Listener;
 use crate::grade::Grading;
 use crate::lanes::Count;
 use crate::snapshot::{Snapshot, State};
 use crate::transition::Transition;
+use crate::verdict::Verdict;
+
+/// The mark of a call's start taken for the metrics alone (the
+/// `resilience4j` scheme's durations), on a circuit that does not time
+/// its calls: the engine reads such a start as it reads an untimed one
+/// (`now - started` saturates at 0: never slow), so timing switched on by
+/// a reconfiguration still times only the calls admitted after it (SPEC
+/// §12).
+const METRICS_ONLY: u64 = 1 << 63;
 
 struct Handles {
     admitted: Counter,
@@ -202,10 +213,36 @@ impl Telemetry {
         self.admitted.add_one();
     }
 
-    /// A call ended successfully: this thread's counter only.
+    /// The start of a call admitted untimed: `UNTIMED`, or, under the
+    /// `resilience4j` scheme, which times every call, the time on `time`
+    /// marked as taken for the metrics only.
     #[inline]
-    pub(crate) fn succeeded(&self) {
-        self.succeeded.add_one();
+    pub(crate) fn start(&self, time: &Time) -> u64 {
+        if self.resilience4j.is_some() {
+            time.now() | METRICS_ONLY
+        } else {
+            crate::permit::UNTIMED
+        }
+    }
+
+    /// A call admitted at `started` (on `time`) ended with `verdict`:
+    /// this thread's counters only, but for a failure or an ignore under
+    /// the crate's names (a shared counter).
+    #[inline]
+    pub(crate) fn ended(&self, verdict: Verdict, started: u64, time: &Time) {
+        if let Some(series) = &self.resilience4j {
+            let nanos = if started == crate::permit::UNTIMED {
+                0
+            } else {
+                time.now().saturating_sub(started & !METRICS_ONLY)
+            };
+            return series.ended(verdict, nanos);
+        }
+        match verdict {
+            Verdict::Success => self.succeeded.add_one(),
+            Verdict::Failure => self.handles().failures.increment(1),
+            Verdict::Ignore => self.handles().ignored.increment(1),
+        }
     }
 
     pub(crate) fn rejected(&self) {
@@ -224,24 +261,10 @@ impl Telemetry {
         self.graded.shed(&self.key, why);
     }
 
-    pub(crate) fn failure(&self) {
-        if let Some(series) = &self.resilience4j {
-            return series.failed();
-        }
-        self.handles().failures.increment(1);
-    }
-
-    pub(crate) fn ignored(&self) {
-        if let Some(series) = &self.resilience4j {
-            return series.ignored();
-        }
-        self.handles().ignored.increment(1);
-    }
-
     /// Publishes the counts kept per thread (summed over the threads).
     pub(crate) fn publish(&self) {
         if let Some(series) = &self.resilience4j {
-            return series.successful(self.succeeded.sum());
+            return series.publish();
         }
         let handles = self.handles();
         handles.admitted.absolute(self.admitted.sum());

@@ -10,19 +10,15 @@ use std::time::Duration;
 
 use fuse_breaker::config::Policy;
 use fuse_breaker::testing::TestFuse;
-use fuse_breaker::{Config, MetricNames, State};
+use fuse_breaker::{Config, MetricNames, State, Verdict};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle, PrometheusRecorder};
 
 /// The fixture's series the scheme does not publish yet, and why: each
 /// is checked to be absent, so that this list shrinks when they come.
-const NOT_YET: [(&str, &str); 3] = [
-    (
-        "resilience4j_circuitbreaker_calls_seconds_sum",
-        "call durations: a circuit times its calls only with a slow_call_duration",
-    ),
+const NOT_YET: [(&str, &str); 2] = [
     (
         "resilience4j_circuitbreaker_calls_seconds_max",
-        "call durations, as above",
+        "a decaying maximum of the durations: not kept",
     ),
     (
         "resilience4j_circuitbreaker_slow_calls",
@@ -124,13 +120,19 @@ fn the_exposition_has_resilience4j_s_series_and_labels() {
     ))
     .unwrap();
     let mut listed = BTreeSet::new();
-    for line in fixture.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+    for line in fixture
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
         let fields: Vec<&str> = line.split_whitespace().collect();
         let name = fields[0];
         listed.insert(name);
         let series: Vec<&&Sample> = ours.iter().filter(|s| s.name == name).collect();
         if let Some((_, why)) = NOT_YET.iter().find(|(n, _)| *n == name) {
-            assert!(series.is_empty(), "{name} is published now ({why}): take it off NOT_YET");
+            assert!(
+                series.is_empty(),
+                "{name} is published now ({why}): take it off NOT_YET"
+            );
             continue;
         }
         assert!(!series.is_empty(), "{name} is missing from the exposition");
@@ -151,7 +153,10 @@ fn the_exposition_has_resilience4j_s_series_and_labels() {
         .map(|s| s.name.as_str())
         .filter(|name| !listed.contains(name))
         .collect();
-    assert!(extra.is_empty(), "series resilience4j does not have: {extra:?}");
+    assert!(
+        extra.is_empty(),
+        "series resilience4j does not have: {extra:?}"
+    );
 }
 
 #[test]
@@ -163,13 +168,25 @@ fn the_values_follow_the_circuit() {
         // Before any call: closed, nothing buffered, no rate yet.
         let seen = samples(&handle.render());
         let state = |seen: &[Sample], state| {
-            value(seen, key, "resilience4j_circuitbreaker_state", Some(("state", state)))
+            value(
+                seen,
+                key,
+                "resilience4j_circuitbreaker_state",
+                Some(("state", state)),
+            )
         };
         assert_eq!(state(&seen, "closed"), Some(1.0));
-        for other in ["open", "half_open", "forced_open", "disabled", "metrics_only"] {
+        for other in [
+            "open",
+            "half_open",
+            "forced_open",
+            "disabled",
+            "metrics_only",
+        ] {
             assert_eq!(state(&seen, other), Some(0.0), "{other}");
         }
-        let rate = |seen: &[Sample]| value(seen, key, "resilience4j_circuitbreaker_failure_rate", None);
+        let rate =
+            |seen: &[Sample]| value(seen, key, "resilience4j_circuitbreaker_failure_rate", None);
         assert_eq!(rate(&seen), Some(-1.0));
 
         // Six successes (one through an owned permit), two failures, an
@@ -209,7 +226,12 @@ fn the_values_follow_the_circuit() {
         let seen = samples(&handle.render());
         assert_eq!(rate(&seen), Some(20.0));
         assert_eq!(
-            value(&seen, key, "resilience4j_circuitbreaker_slow_call_rate", None),
+            value(
+                &seen,
+                key,
+                "resilience4j_circuitbreaker_slow_call_rate",
+                None
+            ),
             Some(-1.0),
             "no slow_call_duration: no slow rate"
         );
@@ -237,7 +259,7 @@ fn the_values_follow_the_circuit() {
         assert_eq!(calls(&seen, "successful"), Some(8.0));
 
         // Half-open, then closed by its probes.
-        test.advance(Duration::from_secs(3_600));
+        test.advance(Duration::from_hours(1));
         test.assert_admits();
         let seen = samples(&handle.render());
         assert_eq!(state(&seen, "half_open"), Some(1.0));
@@ -286,4 +308,56 @@ fn a_count_circuit_has_no_rate_and_buffers_its_failures() {
         ),
         Some(4.0)
     );
+}
+
+#[test]
+fn every_call_is_timed_into_resilience4j_s_histogram() {
+    let (recorder, handle) = recorder();
+    let key = "fuse:timed";
+    metrics::with_local_recorder(&recorder, || {
+        let test = rate_circuit("timed");
+        // 30 ms and 2 s successes, a 7 ms failure, a 0 ms ignore (an
+        // owned permit dropped).
+        for (took, verdict) in [
+            (30, Verdict::Success),
+            (2_000, Verdict::Success),
+            (7, Verdict::Failure),
+        ] {
+            let permit = test.try_acquire().unwrap();
+            test.advance(Duration::from_millis(took));
+            permit.conclude(verdict);
+        }
+        drop(test.try_acquire_owned().unwrap());
+        test.publish_metrics();
+    });
+    let seen = samples(&handle.render());
+    let bucket = |kind, le| {
+        seen.iter()
+            .find(|s| {
+                s.name == "resilience4j_circuitbreaker_calls_seconds_bucket"
+                    && s.labels["name"] == key
+                    && s.labels["kind"] == kind
+                    && s.labels["le"] == le
+            })
+            .map(|s| s.value)
+    };
+    assert_eq!(bucket("successful", "0.025"), Some(0.0));
+    assert_eq!(bucket("successful", "0.05"), Some(1.0));
+    assert_eq!(bucket("successful", "1"), Some(1.0));
+    assert_eq!(bucket("successful", "2.5"), Some(2.0));
+    assert_eq!(bucket("successful", "+Inf"), Some(2.0));
+    assert_eq!(bucket("failed", "0.005"), Some(0.0));
+    assert_eq!(bucket("failed", "0.01"), Some(1.0));
+    assert_eq!(bucket("ignored", "0.005"), Some(1.0));
+    let sum = |kind| {
+        value(
+            &seen,
+            key,
+            "resilience4j_circuitbreaker_calls_seconds_sum",
+            Some(("kind", kind)),
+        )
+    };
+    assert_eq!(sum("successful"), Some(2.03));
+    assert_eq!(sum("failed"), Some(0.007));
+    assert_eq!(sum("ignored"), Some(0.0));
 }

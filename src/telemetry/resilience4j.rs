@@ -8,6 +8,8 @@
 //! | --- | --- | --- |
 //! | `resilience4j_circuitbreaker_state{state}` | gauge | 1 for the circuit's state, 0 for the others: `closed`, `open`, `half_open`, and resilience4j's `forced_open`, `disabled`, `metrics_only` (always 0: a Fuse circuit forced open is `open` for its opening) |
 //! | `resilience4j_circuitbreaker_calls_seconds_count{kind}` | counter | calls that ended, by `kind`: `successful`, `failed` (counted failures), `ignored` (ignored errors, panics, dropped permits) |
+//! | `resilience4j_circuitbreaker_calls_seconds_sum{kind}` | gauge | how long they took, in seconds, summed |
+//! | `resilience4j_circuitbreaker_calls_seconds_bucket{kind,le}` | counter | how many took at most `le` seconds (0.005 to 10, and `+Inf`): the histogram resilience4j's dashboard reads percentiles from |
 //! | `resilience4j_circuitbreaker_not_permitted_calls_total{kind="not_permitted"}` | counter | calls refused: rejected by an open or full half-open circuit, or shed by graded admission |
 //! | `resilience4j_circuitbreaker_buffered_calls{kind}` | gauge | the calls in the window, `failed` and `successful` (under `count`, the failures in the window and 0) |
 //! | `resilience4j_circuitbreaker_failure_rate` | gauge | the window's failed calls in percent; -1 while the window holds fewer than `minimum_calls` calls, and always under `count` (which has no rate) |
@@ -15,17 +17,20 @@
 //!
 //! The series exist from the moment the circuit is built (the state
 //! gauge reads `closed` 1 before any call): install the recorder and the
-//! scheme first. Calls that ended successfully are counted per thread and
-//! published, like admissions, when the circuit changes state, when a
-//! registry lists it and on `publish_metrics`; the gauges of the window
-//! are published then too.
+//! scheme first. Every call is timed (a clock read when admitted, another
+//! when it ends), and the calls that ended are counted per thread, by
+//! kind and bucket, and published, like admissions, when the circuit
+//! changes state, when a registry lists it and on `publish_metrics`; the
+//! gauges of the window are published then too.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use metrics::{Counter, Gauge, counter, gauge};
 
+use super::durations::Durations;
 use crate::config::Config;
 use crate::snapshot::{Snapshot, State};
+use crate::verdict::Verdict;
 
 /// resilience4j's states, in the order of [`Series::states`], by the
 /// value of their label `state`.
@@ -50,9 +55,9 @@ fn index(state: State) -> usize {
 /// One circuit's series under the `resilience4j` scheme.
 pub(super) struct Series {
     states: [Gauge; 6],
-    successful: Counter,
-    failed: Counter,
-    ignored: Counter,
+    successful: Durations,
+    failed: Durations,
+    ignored: Durations,
     not_permitted: Counter,
     buffered_failed: Gauge,
     buffered_successful: Gauge,
@@ -67,13 +72,7 @@ impl Series {
     /// empty window.
     pub(super) fn new(key: &str) -> Self {
         let name = || key.to_owned();
-        let calls = |kind: &'static str| {
-            counter!(
-                "resilience4j_circuitbreaker_calls_seconds_count",
-                "name" => name(),
-                "kind" => kind
-            )
-        };
+        let calls = |kind: &'static str| Durations::new(key, kind);
         let buffered = |kind: &'static str| {
             gauge!(
                 "resilience4j_circuitbreaker_buffered_calls",
@@ -130,19 +129,22 @@ impl Series {
         self.not_permitted.increment(1);
     }
 
-    /// A counted failure.
-    pub(super) fn failed(&self) {
-        self.failed.increment(1);
+    /// A call that ended with `verdict` after `nanos`: this thread's
+    /// counters only.
+    #[inline]
+    pub(super) fn ended(&self, verdict: Verdict, nanos: u64) {
+        match verdict {
+            Verdict::Success => self.successful.add(nanos),
+            Verdict::Failure => self.failed.add(nanos),
+            Verdict::Ignore => self.ignored.add(nanos),
+        }
     }
 
-    /// An ignore verdict.
-    pub(super) fn ignored(&self) {
-        self.ignored.increment(1);
-    }
-
-    /// The calls that ended successfully so far (summed over threads).
-    pub(super) fn successful(&self, total: u64) {
-        self.successful.absolute(total);
+    /// Publishes the calls that ended (summed over the threads).
+    pub(super) fn publish(&self) {
+        self.successful.publish();
+        self.failed.publish();
+        self.ignored.publish();
     }
 
     /// The window and state of `snapshot`, a circuit under `config`.
