@@ -99,13 +99,15 @@ mod fuzz;
 mod grade;
 #[cfg(any(feature = "tower", feature = "reqwest"))]
 mod hint;
-#[cfg(feature = "metrics")]
+#[cfg(any(feature = "metrics", feature = "opentelemetry"))]
 mod lanes;
 mod limits;
 mod model;
 mod names;
 #[cfg(any(test, fuzzing))]
 mod oracle;
+#[cfg(feature = "opentelemetry")]
+mod otel;
 mod packed;
 mod payload_kind;
 mod permit;

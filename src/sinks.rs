@@ -1,12 +1,12 @@
-//! The sinks of the `tracing` and `metrics` features: listeners like a
-//! user's, which every circuit (in-process or shared) registers when it is
-//! built, ahead of any listener the user adds. Installed here only, so a
-//! new sink is added in one place.
+//! The sinks of the `tracing`, `metrics` and `opentelemetry` features:
+//! listeners like a user's, which every circuit (in-process or shared)
+//! registers when it is built, ahead of any listener the user adds.
+//! Installed here only, so a new sink is added in one place.
 
-#[cfg(any(feature = "tracing", feature = "metrics"))]
+#[cfg(any(feature = "tracing", feature = "metrics", feature = "opentelemetry"))]
 use std::sync::Arc;
 
-#[cfg(any(feature = "tracing", feature = "metrics"))]
+#[cfg(any(feature = "tracing", feature = "metrics", feature = "opentelemetry"))]
 use crate::events::Listener;
 use crate::events::Listeners;
 
@@ -18,11 +18,16 @@ pub(crate) struct Sinks {
     /// the transitions they hear of as a listener.
     #[cfg(feature = "metrics")]
     pub(crate) telemetry: Arc<crate::telemetry::Telemetry>,
+    /// The circuit's OpenTelemetry sink, which counts admissions and
+    /// verdicts and marks refused calls' spans besides the transitions it
+    /// hears of as a listener.
+    #[cfg(feature = "opentelemetry")]
+    pub(crate) otel: Arc<crate::otel::Otel>,
 }
 
 /// Adds to `listeners` the sinks of the features that are on (the
-/// `tracing` sink, then the metrics of the circuit `key`), and returns
-/// those a circuit calls itself.
+/// `tracing` sink, then the metrics of the circuit `key`, then its
+/// OpenTelemetry sink), and returns those a circuit calls itself.
 pub(crate) fn install(listeners: &Listeners, key: &str) -> Sinks {
     #[cfg(feature = "tracing")]
     listeners.add(&(Arc::new(crate::trace::TraceSink) as Arc<dyn Listener>));
@@ -30,13 +35,19 @@ pub(crate) fn install(listeners: &Listeners, key: &str) -> Sinks {
     let telemetry = Arc::new(crate::telemetry::Telemetry::new(key));
     #[cfg(feature = "metrics")]
     listeners.add(&(telemetry.clone() as Arc<dyn Listener>));
-    #[cfg(not(any(feature = "tracing", feature = "metrics")))]
+    #[cfg(feature = "opentelemetry")]
+    let otel = Arc::new(crate::otel::Otel::new(key));
+    #[cfg(feature = "opentelemetry")]
+    listeners.add(&(otel.clone() as Arc<dyn Listener>));
+    #[cfg(not(any(feature = "tracing", feature = "metrics", feature = "opentelemetry")))]
     let _ = listeners;
-    #[cfg(not(feature = "metrics"))]
+    #[cfg(not(any(feature = "metrics", feature = "opentelemetry")))]
     let _ = key;
     Sinks {
         #[cfg(feature = "metrics")]
         telemetry,
+        #[cfg(feature = "opentelemetry")]
+        otel,
     }
 }
 

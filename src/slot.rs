@@ -155,6 +155,10 @@ pub(crate) struct Occupant {
     /// The `metrics` feature's counts (also one of the circuit's listeners).
     #[cfg(feature = "metrics")]
     telemetry: Arc<crate::telemetry::Telemetry>,
+    /// The `opentelemetry` feature's counts (also one of the circuit's
+    /// listeners).
+    #[cfg(feature = "opentelemetry")]
+    otel: Arc<crate::otel::Otel>,
 }
 
 impl Occupant {
@@ -170,7 +174,10 @@ impl Occupant {
         events: Events,
         seed: u64,
     ) -> Self {
-        #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
+        #[cfg_attr(
+            not(any(feature = "metrics", feature = "opentelemetry")),
+            allow(unused_variables)
+        )]
         let sinks = crate::sinks::install(&events.own, names.key());
         let config = slot.config();
         let rate = config.policy().counts_calls();
@@ -201,6 +208,8 @@ impl Occupant {
             events,
             #[cfg(feature = "metrics")]
             telemetry: sinks.telemetry,
+            #[cfg(feature = "opentelemetry")]
+            otel: sinks.otel,
         }
     }
 
@@ -319,6 +328,17 @@ impl Occupant {
     #[inline]
     pub(crate) fn telemetry(&self) -> &crate::telemetry::Telemetry {
         &self.telemetry
+    }
+
+    /// The `opentelemetry` feature's counts of this circuit.
+    #[cfg(feature = "opentelemetry")]
+    #[allow(
+        dead_code,
+        reason = "called from permit.rs and conclude.rs, where the metrics feature counts"
+    )]
+    #[inline]
+    pub(crate) fn otel(&self) -> &crate::otel::Otel {
+        &self.otel
     }
 }
 
