@@ -80,6 +80,7 @@ use crate::events::Listener;
 use crate::lanes::Count;
 use crate::snapshot::State;
 use crate::transition::Transition;
+use crate::verdict::Verdict;
 
 /// The attribute that names the circuit.
 const ID: &str = "resilience.circuit_breaker.id";
@@ -192,10 +193,10 @@ impl Otel {
 }
 
 /// The calls a circuit tells its sink of, at the points where the
-/// `metrics` feature counts them (`permit.rs`, `conclude.rs`).
+/// `metrics` feature counts them (`permit.rs`).
 #[allow(
     dead_code,
-    reason = "called from permit.rs and conclude.rs, where the metrics feature counts"
+    reason = "called from permit.rs, where the metrics feature counts"
 )]
 impl Otel {
     /// A permit was granted: this thread's counter only.
@@ -204,22 +205,20 @@ impl Otel {
         self.counts.permits.add_one();
     }
 
-    /// A call ended successfully: this thread's counter only.
+    /// A call ended with `verdict` (a success: this thread's counter
+    /// only).
     #[inline]
-    pub(crate) fn succeeded(&self) {
-        self.counts.succeeded.add_one();
-    }
-
-    /// A counted failure.
-    pub(crate) fn failure(&self) {
-        // Relaxed: a count; nothing is ordered by it.
-        self.counts.failed.fetch_add(1, Relaxed);
-    }
-
-    /// An ignore verdict.
-    pub(crate) fn ignored(&self) {
-        // Relaxed: a count; nothing is ordered by it.
-        self.counts.ignored.fetch_add(1, Relaxed);
+    pub(crate) fn ended(&self, verdict: Verdict) {
+        match verdict {
+            Verdict::Success => self.counts.succeeded.add_one(),
+            // Relaxed: counts; nothing is ordered by them.
+            Verdict::Failure => {
+                self.counts.failed.fetch_add(1, Relaxed);
+            }
+            Verdict::Ignore => {
+                self.counts.ignored.fetch_add(1, Relaxed);
+            }
+        }
     }
 
     /// The circuit refused a call that may come back in `retry_after`

@@ -29,9 +29,9 @@ fn calls_are_counted_by_outcome_and_a_refusal_by_why() {
     let otel = Otel::new("fuse:otel-unit");
     otel.admitted();
     otel.admitted();
-    otel.succeeded();
-    otel.failure();
-    otel.ignored();
+    otel.ended(Verdict::Success);
+    otel.ended(Verdict::Failure);
+    otel.ended(Verdict::Ignore);
     otel.refused(5_000_000_000);
     otel.refused(crate::error::shed_wait(crate::grade::Grading::Throttle));
     otel.refused(crate::error::shed_wait(crate::grade::Grading::RampUp));
@@ -85,4 +85,104 @@ fn a_circuit_is_observed_while_its_sink_lives() {
     assert_eq!(observed("fuse:otel-unit-live"), 1);
     drop(otel);
     assert_eq!(observed("fuse:otel-unit-live"), 0);
+}
+
+/// The spans `run` ended, each run in a span of its own named `name`.
+fn spans(name: &'static str, run: impl FnOnce()) -> Vec<opentelemetry_sdk::trace::SpanData> {
+    use opentelemetry::trace::{Tracer, TracerProvider};
+    let exporter = opentelemetry_sdk::trace::InMemorySpanExporter::default();
+    let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+        .with_simple_exporter(exporter.clone())
+        .build();
+    provider.tracer("otel-unit").in_span(name, |_| run());
+    exporter.get_finished_spans().unwrap()
+}
+
+fn attribute<'a>(attributes: &'a [KeyValue], key: &str) -> Option<&'a opentelemetry::Value> {
+    attributes
+        .iter()
+        .find(|kv| kv.key.as_str() == key)
+        .map(|kv| &kv.value)
+}
+
+#[test]
+fn a_refused_call_is_an_event_and_marks_its_span() {
+    let otel = Otel::new("fuse:otel-unit-refused");
+    otel.on_transition(&opened(
+        "fuse:otel-unit-refused",
+        1,
+        Duration::from_secs(10),
+    ));
+    let spans = spans("charge", || otel.refused(2_500_000_000));
+    let [span] = &spans[..] else {
+        panic!("one span: {spans:?}")
+    };
+    assert_eq!(
+        span.status,
+        opentelemetry::trace::Status::error("circuit fuse:otel-unit-refused is open")
+    );
+    assert_eq!(
+        attribute(&span.attributes, "resilience.circuit_breaker.rejected"),
+        Some(&opentelemetry::Value::Bool(true))
+    );
+    let [event] = &span.events.events[..] else {
+        panic!("one event: {:?}", span.events)
+    };
+    assert_eq!(event.name, "circuit_rejected");
+    let value = |key| attribute(&event.attributes, key).map(ToString::to_string);
+    assert_eq!(value(ID).as_deref(), Some("fuse:otel-unit-refused"));
+    assert_eq!(value(STATE).as_deref(), Some("open"));
+    assert_eq!(value(OUTCOME).as_deref(), Some("rejected"));
+    assert_eq!(
+        value("resilience.circuit_breaker.retry_after").as_deref(),
+        Some("2.5")
+    );
+}
+
+#[test]
+fn a_shed_call_says_why() {
+    let otel = Otel::new("fuse:otel-unit-shed");
+    let wait = crate::error::shed_wait(crate::grade::Grading::RampUp);
+    let spans = spans("charge", || otel.refused(wait));
+    assert_eq!(
+        spans[0].status,
+        opentelemetry::trace::Status::error("circuit fuse:otel-unit-shed shed the call (ramp_up)")
+    );
+    let event = &spans[0].events.events[0];
+    assert_eq!(
+        attribute(&event.attributes, OUTCOME).map(ToString::to_string),
+        Some("throttled".to_owned())
+    );
+    assert_eq!(
+        attribute(&event.attributes, "resilience.circuit_breaker.retry_after"),
+        None
+    );
+}
+
+#[test]
+fn a_failed_probe_is_an_opening_event_with_its_result() {
+    let otel = Otel::new("fuse:otel-unit-probe");
+    let spans = spans("probe", || {
+        otel.on_transition(&Transition {
+            from: State::HalfOpen,
+            reason: Reason::ProbeFailed,
+            ..opened("fuse:otel-unit-probe", 2, Duration::from_secs(20))
+        });
+    });
+    let event = &spans[0].events.events[0];
+    assert_eq!(event.name, "circuit_opened");
+    let value = |key| attribute(&event.attributes, key).map(ToString::to_string);
+    assert_eq!(value(FROM).as_deref(), Some("half_open"));
+    assert_eq!(value(REASON).as_deref(), Some("probe_failed"));
+    assert_eq!(value(OPENING_N).as_deref(), Some("1"));
+    assert_eq!(
+        value("resilience.circuit_breaker.opening.duration").as_deref(),
+        Some("20")
+    );
+    assert_eq!(
+        value("resilience.circuit_breaker.probe.result").as_deref(),
+        Some("failure")
+    );
+    // No span records: nothing is built, nothing fails.
+    otel.refused(1);
 }
