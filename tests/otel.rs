@@ -45,10 +45,13 @@ struct Point {
 fn points(id: &str) -> Vec<Point> {
     let (provider, exporter) = meters();
     provider.force_flush().unwrap();
-    let exported = exporter.get_finished_metrics().unwrap();
-    let last = exported.last().expect("an export");
+    let finished = exporter.get_finished_metrics().unwrap();
+    let last = finished.last().expect("an export");
     let mut points = Vec::new();
-    for metric in last.scope_metrics().flat_map(|scope| scope.metrics()) {
+    for metric in last
+        .scope_metrics()
+        .flat_map(opentelemetry_sdk::metrics::data::ScopeMetrics::metrics)
+    {
         let mut push = |attributes: Vec<(String, String)>, value: f64| {
             let mut attributes: BTreeMap<_, _> = attributes.into_iter().collect();
             if attributes
@@ -160,6 +163,52 @@ fn circuit(name: &str) -> (Fuse, std::sync::Arc<fuse_breaker::quanta::Mock>) {
 
 const TRANSITIONS: &str = "resilience.circuit_breaker.transitions";
 
+/// The span events of the scripted run of the circuit `id`: its opening
+/// in the span of the failure that opened it, its half-opening and
+/// closing in the probe's.
+fn the_opening_and_the_probe_are_span_events(spans: &[SpanData], id: &str) {
+    assert!(events(spans, "failure").is_empty());
+    let opening = events(spans, "failure-that-opens");
+    let [(name, attributes)] = &opening[..] else {
+        panic!("one event: {opening:?}")
+    };
+    assert_eq!(name, "circuit_opened");
+    let expected = [
+        ("resilience.circuit_breaker.id", id),
+        ("resilience.circuit_breaker.state", "open"),
+        ("resilience.circuit_breaker.transition.from", "closed"),
+        (
+            "resilience.circuit_breaker.transition.reason",
+            "threshold_reached",
+        ),
+        ("resilience.circuit_breaker.opening.n", "0"),
+    ];
+    for (key, value) in expected {
+        assert_eq!(
+            attributes.get(key).map(String::as_str),
+            Some(value),
+            "{key}"
+        );
+    }
+    assert!(attributes.contains_key("resilience.circuit_breaker.opening.duration"));
+    let probe = events(spans, "probe");
+    let names: Vec<&str> = probe.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, ["circuit_half_opened", "circuit_closed"]);
+    let closing = &probe[1].1;
+    assert_eq!(
+        closing
+            .get("resilience.circuit_breaker.probe.result")
+            .map(String::as_str),
+        Some("success")
+    );
+    assert_eq!(
+        closing
+            .get("resilience.circuit_breaker.id")
+            .map(String::as_str),
+        Some(id)
+    );
+}
+
 #[test]
 fn a_circuit_opens_and_closes_under_opentelemetry_names() {
     let (fuse, mock) = circuit("otel-script");
@@ -193,7 +242,7 @@ fn a_circuit_opens_and_closes_under_opentelemetry_names() {
             "failure"
         };
         tracer.in_span(name, |_| {
-            assert!(matches!(fuse.run(down), Err(Error::Inner(_))))
+            assert!(matches!(fuse.run(down), Err(Error::Inner(_))));
         });
     }
     assert_eq!(fuse.state(), State::Open);
@@ -251,47 +300,7 @@ fn a_circuit_opens_and_closes_under_opentelemetry_names() {
         assert_eq!(count, Some(1.0), "{from} -> {to}: {closed:#?}");
     }
 
-    let spans = spans.get_finished_spans().unwrap();
-    assert!(events(&spans, "failure").is_empty());
-    let opening = events(&spans, "failure-that-opens");
-    let [(name, attributes)] = &opening[..] else {
-        panic!("one event: {opening:?}")
-    };
-    assert_eq!(name, "circuit_opened");
-    let expected = [
-        ("resilience.circuit_breaker.id", id),
-        ("resilience.circuit_breaker.state", "open"),
-        ("resilience.circuit_breaker.transition.from", "closed"),
-        (
-            "resilience.circuit_breaker.transition.reason",
-            "threshold_reached",
-        ),
-        ("resilience.circuit_breaker.opening.n", "0"),
-    ];
-    for (key, value) in expected {
-        assert_eq!(
-            attributes.get(key).map(String::as_str),
-            Some(value),
-            "{key}"
-        );
-    }
-    assert!(attributes.contains_key("resilience.circuit_breaker.opening.duration"));
-    let probe = events(&spans, "probe");
-    let names: Vec<&str> = probe.iter().map(|(name, _)| name.as_str()).collect();
-    assert_eq!(names, ["circuit_half_opened", "circuit_closed"]);
-    let closing = &probe[1].1;
-    assert_eq!(
-        closing
-            .get("resilience.circuit_breaker.probe.result")
-            .map(String::as_str),
-        Some("success")
-    );
-    assert_eq!(
-        closing
-            .get("resilience.circuit_breaker.id")
-            .map(String::as_str),
-        Some(id)
-    );
+    the_opening_and_the_probe_are_span_events(&spans.get_finished_spans().unwrap(), id);
 }
 
 #[test]
