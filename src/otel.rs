@@ -40,15 +40,14 @@
 //! state and the opening are read there too, as the circuit's last
 //! transition left them (an open circuit whose opening has passed reads
 //! `open` until a call arrives). Transitions and openings are counted as
-//! they happen, on the thread that made them. A shared circuit (feature
-//! `store`) reports its transitions, not its calls.
+//! they happen, on the thread that made them.
 //!
 //! # Span events
 //!
 //! A transition is an event on the active span (`Context::current`, as
 //! `Tracer::in_span` or `Context::attach` set it) of the thread that made
-//! it: the call whose verdict or admission changed the state. The names
-//! are those of Microsoft's `seatbelt`:
+//! it: the call whose verdict or admission changed the state, under the
+//! names circuit breakers' event APIs commonly give these changes:
 //!
 //! | event | when | attributes besides `resilience.circuit_breaker.id` |
 //! | --- | --- | --- |
