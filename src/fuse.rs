@@ -119,6 +119,25 @@ impl<B: Backing> Fuse<B> {
     pub(crate) fn quiet(&self) -> bool {
         self.backing.quiet()
     }
+
+    /// Publishes this circuit's admission count to the `metrics` recorder
+    /// and, under the `rate` policy, the calls, failed calls and slow calls
+    /// in its window as gauges, and with a ramp-up or throttling (SPEC
+    /// §11) the share of calls it admits (`fuse_admission`) (feature
+    /// `metrics`; the other counts are published as they happen, and
+    /// admissions also on every transition). A shared circuit publishes
+    /// its counts: its window and state are the store's.
+    ///
+    /// ```
+    /// let fuse = fuse_breaker::Fuse::new("billing", Default::default());
+    /// fuse.try_acquire()?.success();
+    /// fuse.publish_metrics();
+    /// # Ok::<(), fuse_breaker::OpenError>(())
+    /// ```
+    #[cfg(feature = "metrics")]
+    pub fn publish_metrics(&self) {
+        crate::backing::sealed::Sealed::publish(&self.backing);
+    }
 }
 
 impl Fuse {
@@ -180,6 +199,13 @@ impl Fuse {
         self.backing.occupant.otel()
     }
 
+    /// The sinks of the features that count, which a shared circuit
+    /// whose local circuit this is shares.
+    #[cfg(feature = "store")]
+    pub(crate) fn sinks(&self) -> &crate::sinks::Sinks {
+        self.backing.occupant.sinks()
+    }
+
     /// The circuit's time, for the `metrics` feature's durations.
     #[cfg(feature = "metrics")]
     #[inline]
@@ -215,24 +241,6 @@ impl Fuse {
     /// ```
     pub fn snapshot(&self) -> Snapshot {
         self.engine().snapshot()
-    }
-
-    /// Publishes this circuit's admission count to the `metrics` recorder
-    /// and, under the `rate` policy, the calls, failed calls and slow calls
-    /// in its window as gauges, and with a ramp-up or throttling (SPEC
-    /// §11) the share of calls it admits (`fuse_admission`) (feature
-    /// `metrics`; the other counts are published as they happen, and
-    /// admissions also on every transition).
-    ///
-    /// ```
-    /// let fuse = fuse_breaker::Fuse::new("billing", Default::default());
-    /// fuse.try_acquire()?.success();
-    /// fuse.publish_metrics();
-    /// # Ok::<(), fuse_breaker::OpenError>(())
-    /// ```
-    #[cfg(feature = "metrics")]
-    pub fn publish_metrics(&self) {
-        crate::backing::sealed::Sealed::publish(&self.backing);
     }
 
     /// Opens the circuit now, whatever its state; after the open duration

@@ -51,5 +51,21 @@ pub(crate) fn install(listeners: &Listeners, key: &str) -> Sinks {
     }
 }
 
+/// Adds to `listeners`, a shared circuit's, the sinks of the features
+/// that are on: the `tracing` sink, and the counting sinks of its local
+/// circuit, `local` (which decides while the store does not answer), so
+/// that a key has one set of series, whichever decides its calls.
+#[cfg(feature = "store")]
+pub(crate) fn install_beside(listeners: &Listeners, local: &Sinks) {
+    #[cfg(feature = "tracing")]
+    listeners.add(&(Arc::new(crate::trace::TraceSink) as Arc<dyn Listener>));
+    #[cfg(feature = "metrics")]
+    listeners.add(&(local.telemetry.clone() as Arc<dyn Listener>));
+    #[cfg(feature = "opentelemetry")]
+    listeners.add(&(local.otel.clone() as Arc<dyn Listener>));
+    #[cfg(not(any(feature = "tracing", feature = "metrics", feature = "opentelemetry")))]
+    let _ = (listeners, local);
+}
+
 #[cfg(test)]
 mod tests;

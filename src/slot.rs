@@ -152,13 +152,14 @@ pub(crate) struct Occupant {
     pub(crate) time: Time,
     pub(crate) names: Names,
     pub(crate) events: Events,
-    /// The `metrics` feature's counts (also one of the circuit's listeners).
-    #[cfg(feature = "metrics")]
-    telemetry: Arc<crate::telemetry::Telemetry>,
-    /// The `opentelemetry` feature's counts (also one of the circuit's
-    /// listeners).
-    #[cfg(feature = "opentelemetry")]
-    otel: Arc<crate::otel::Otel>,
+    /// The sinks of the features that count (each also one of the
+    /// circuit's listeners): the `metrics` feature's, the
+    /// `opentelemetry` feature's (none without them).
+    #[cfg_attr(
+        not(any(feature = "metrics", feature = "opentelemetry", feature = "store")),
+        allow(dead_code, reason = "no feature that counts")
+    )]
+    sinks: crate::sinks::Sinks,
 }
 
 impl Occupant {
@@ -174,10 +175,6 @@ impl Occupant {
         events: Events,
         seed: u64,
     ) -> Self {
-        #[cfg_attr(
-            not(any(feature = "metrics", feature = "opentelemetry")),
-            allow(unused_variables)
-        )]
         let sinks = crate::sinks::install(&events.own, names.key());
         let config = slot.config();
         let rate = config.policy().counts_calls();
@@ -206,10 +203,7 @@ impl Occupant {
             time,
             names,
             events,
-            #[cfg(feature = "metrics")]
-            telemetry: sinks.telemetry,
-            #[cfg(feature = "opentelemetry")]
-            otel: sinks.otel,
+            sinks,
         }
     }
 
@@ -327,18 +321,24 @@ impl Occupant {
     #[cfg(feature = "metrics")]
     #[inline]
     pub(crate) fn telemetry(&self) -> &crate::telemetry::Telemetry {
-        &self.telemetry
+        &self.sinks.telemetry
+    }
+
+    /// The sinks of the features that count.
+    #[cfg(feature = "store")]
+    pub(crate) fn sinks(&self) -> &crate::sinks::Sinks {
+        &self.sinks
     }
 
     /// The `opentelemetry` feature's counts of this circuit.
     #[cfg(feature = "opentelemetry")]
     #[allow(
         dead_code,
-        reason = "called from permit.rs and conclude.rs, where the metrics feature counts"
+        reason = "called from permit.rs, where the metrics feature counts"
     )]
     #[inline]
     pub(crate) fn otel(&self) -> &crate::otel::Otel {
-        &self.otel
+        &self.sinks.otel
     }
 }
 

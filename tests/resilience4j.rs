@@ -361,3 +361,71 @@ fn every_call_is_timed_into_resilience4j_s_histogram() {
     assert_eq!(sum("failed"), Some(0.007));
     assert_eq!(sum("ignored"), Some(0.0));
 }
+
+/// A shared circuit has the same series as an in-process one, from the
+/// moment it is built, and counts the calls its store decides and those
+/// its local circuit decides while the store does not answer as one.
+#[cfg(feature = "store")]
+#[test]
+fn a_shared_circuit_has_the_same_series() {
+    use std::sync::Arc;
+
+    use fuse_breaker::store::MemoryStore;
+
+    let (recorder, handle) = recorder();
+    let key = "fuse:shared-series";
+    metrics::with_local_recorder(&recorder, || {
+        futures::executor::block_on(async {
+            let fuse = fuse_breaker::Fuse::builder("shared-series")
+                .config(Config::builder().failure_threshold(2).build().unwrap())
+                .store(Arc::new(MemoryStore::new()))
+                .build();
+            let seen = samples(&handle.render());
+            assert_eq!(
+                value(
+                    &seen,
+                    key,
+                    "resilience4j_circuitbreaker_state",
+                    Some(("state", "closed"))
+                ),
+                Some(1.0),
+                "present before any call"
+            );
+            fuse.try_acquire().await.unwrap().success().await.unwrap();
+            fuse.try_acquire().await.unwrap().success().await.unwrap();
+            fuse.try_acquire().await.unwrap().failure().await.unwrap();
+            fuse.try_acquire().await.unwrap().failure().await.unwrap();
+            assert!(fuse.try_acquire().await.is_err(), "open");
+            fuse.publish_metrics();
+        });
+    });
+    let seen = samples(&handle.render());
+    let calls = |kind| {
+        value(
+            &seen,
+            key,
+            "resilience4j_circuitbreaker_calls_seconds_count",
+            Some(("kind", kind)),
+        )
+    };
+    assert_eq!(calls("successful"), Some(2.0));
+    assert_eq!(calls("failed"), Some(2.0));
+    assert_eq!(
+        value(
+            &seen,
+            key,
+            "resilience4j_circuitbreaker_not_permitted_calls_total",
+            Some(("kind", "not_permitted"))
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        value(
+            &seen,
+            key,
+            "resilience4j_circuitbreaker_state",
+            Some(("state", "open"))
+        ),
+        Some(1.0)
+    );
+}

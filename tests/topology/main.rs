@@ -198,10 +198,9 @@ async fn settled(url: &str) {
             return;
         }
         assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the cluster did not settle in a minute: {} primary slots served; {views:?}; the \
-             nodes: {nodes:?}",
-            served
+            started.elapsed() < Duration::from_mins(1),
+            "the cluster did not settle in a minute: {served} primary slots served; {views:?}; \
+             the nodes: {nodes:?}"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

@@ -170,8 +170,9 @@ impl FuseBuilder<Shared> {
             own: Listeners::default(),
             shared,
         };
-        // The sinks of the features, ahead of any listener the user adds.
-        crate::sinks::install(&listeners.own, names.key());
+        // The sinks of the features, ahead of any listener the user adds:
+        // the local circuit's, so that its key has one set of series.
+        crate::sinks::install_beside(&listeners.own, local.sinks());
         // Read by the circuit, its mirror and its tasks at each use: a
         // reconfiguration reaches them all (SPEC §12).
         let throttles = config.throttle_k().is_some();

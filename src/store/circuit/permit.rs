@@ -70,6 +70,11 @@ pub struct Held<F> {
     /// clock: read only when the configuration times calls (`rate` with a
     /// `slow_call_duration`).
     started: Option<Instant>,
+    /// The `metrics` feature's start of the call (see
+    /// [`Telemetry::start`](crate::telemetry::Telemetry::start)), unless
+    /// the local circuit granted it (its own permit counts it).
+    #[cfg(feature = "metrics")]
+    begun: u64,
 }
 
 impl<F: Deref<Target = SharedFuse>> Held<F> {
@@ -100,6 +105,11 @@ impl<F: Deref<Target = SharedFuse>> Held<F> {
     /// slow.
     fn settle(self, verdict: Verdict, hint: Option<Duration>) -> Option<(F, Ticket, bool)> {
         let slow = self.slow();
+        #[cfg(feature = "metrics")]
+        if !matches!(self.grantor, Grantor::Local(_)) {
+            let local = self.fuse.local();
+            local.telemetry().ended(verdict, self.begun, local.time());
+        }
         match self.grantor {
             Grantor::Store(ticket) => Some((self.fuse, ticket, slow)),
             Grantor::Local(permit) => {
@@ -123,22 +133,38 @@ impl<'a> Permit<'a, Shared> {
     #[inline]
     pub(in crate::store) fn new(fuse: &'a SharedFuse, grantor: Grantor) -> Self {
         let timed = fuse.config().times_calls() && matches!(grantor, Grantor::Store(_));
+        #[cfg(feature = "metrics")]
+        let begun = if matches!(grantor, Grantor::Local(_)) {
+            crate::permit::UNTIMED
+        } else {
+            let (local, telemetry) = (fuse.local(), fuse.local().telemetry());
+            telemetry.admitted();
+            telemetry.start(local.time())
+        };
         Permit(Held {
             fuse,
             grantor,
             started: timed.then(Instant::now),
+            #[cfg(feature = "metrics")]
+            begun,
         })
     }
 
     /// This permit, holding its circuit in `fuse` (the same circuit).
     pub(in crate::store) fn owned(self, fuse: Arc<SharedFuse>) -> OwnedPermit<Shared> {
         let Held {
-            grantor, started, ..
+            grantor,
+            started,
+            #[cfg(feature = "metrics")]
+            begun,
+            ..
         } = self.0;
         OwnedPermit(Held {
             fuse,
             grantor,
             started,
+            #[cfg(feature = "metrics")]
+            begun,
         })
     }
 

@@ -159,7 +159,13 @@ impl Sealed for Shared {
         self.local.quiet()
     }
 
-    fn publish(&self) {}
+    fn publish(&self) {
+        // The counts, which the local circuit's sinks keep for both; the
+        // window and the state are the store's (a transition this process
+        // makes or hears sets the state).
+        #[cfg(feature = "metrics")]
+        self.local.telemetry().publish();
+    }
 
     fn takes_in_place(&self, config: &Config) -> Result<(), ConfigError> {
         Shared::takes_in_place(self, config)
