@@ -24,6 +24,14 @@
 #                   and SQLite extensions (Debian) if missing, exports
 #                   FUSE_TEST_PHP (the interop tests run tests/php/milon.php
 #                   with it, milon/fuse's side of a shared circuit).
+#   start_prometheus
+#                   installs prometheus (Debian) if missing, without
+#                   starting the packaged service, and runs a server of its
+#                   own that scrapes, every second, the targets listed in
+#                   DIR/targets/*.json (file_sd, read every second);
+#                   exports FUSE_TEST_PROMETHEUS_URL (http://127.0.0.1:PORT)
+#                   and FUSE_TEST_PROMETHEUS_TARGETS (DIR/targets: a test
+#                   adds a target by writing a file there).
 
 SERVERS_DIR="$(mktemp -d /tmp/fuse-servers.XXXXXX)"
 SERVER_STOPS=()
@@ -234,4 +242,62 @@ find_php() {
   export FUSE_TEST_PHP
   FUSE_TEST_PHP="$(command -v php)"
   echo "$(php -r 'echo "PHP ", PHP_VERSION, " (redis ", phpversion("redis"), ")";') at $FUSE_TEST_PHP"
+}
+
+# Prometheus, for the dashboards' queries (tests/prometheus.rs): a server
+# of our own on a free loopback port, its data in the servers' directory.
+start_prometheus() {
+  if [ ! -x /usr/bin/prometheus ]; then
+    # The package's postinst starts its service, and its recommends bring
+    # the node exporter: install it alone, with services kept from
+    # starting while it installs (policy-rc.d), and stop the service if
+    # one started all the same.
+    local policy=/usr/sbin/policy-rc.d ours=0
+    if [ ! -e "$policy" ]; then
+      printf '#!/bin/sh\nexit 101\n' >"$policy"
+      chmod +x "$policy"
+      ours=1
+    fi
+    install_package --no-install-recommends prometheus || {
+      [ "$ours" = 0 ] || rm -f "$policy"
+      return 1
+    }
+    [ "$ours" = 0 ] || rm -f "$policy"
+    if [ -x /etc/init.d/prometheus ]; then
+      /etc/init.d/prometheus stop >/dev/null 2>&1 || true
+    fi
+    if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
+      systemctl stop prometheus >/dev/null 2>&1 || true
+    fi
+  fi
+  local dir="$SERVERS_DIR/prometheus" port pid tries=0
+  port="$(free_port)"
+  mkdir -p "$dir/data" "$dir/targets"
+  printf '%s\n' \
+    "global:" \
+    "  scrape_interval: 1s" \
+    "  scrape_timeout: 1s" \
+    "  evaluation_interval: 1s" \
+    "scrape_configs:" \
+    "  - job_name: fuse-tests" \
+    "    file_sd_configs:" \
+    "      - files: ['$dir/targets/*.json']" \
+    "        refresh_interval: 1s" >"$dir/prometheus.yml"
+  /usr/bin/prometheus --config.file="$dir/prometheus.yml" \
+    --storage.tsdb.path="$dir/data" --storage.tsdb.retention.time=1d \
+    --web.listen-address="127.0.0.1:$port" >"$dir/prometheus.log" 2>&1 &
+  pid=$!
+  SERVER_STOPS+=("kill $pid 2>/dev/null; wait $pid 2>/dev/null")
+  until curl -fsS "http://127.0.0.1:$port/-/ready" >/dev/null 2>&1; do
+    tries=$((tries + 1))
+    if [ "$tries" -gt 100 ] || ! kill -0 "$pid" 2>/dev/null; then
+      echo "prometheus did not become ready on port $port:" >&2
+      cat "$dir/prometheus.log" >&2
+      return 1
+    fi
+    sleep 0.1
+  done
+  export FUSE_TEST_PROMETHEUS_URL="http://127.0.0.1:$port"
+  export FUSE_TEST_PROMETHEUS_TARGETS="$dir/targets"
+  echo "Prometheus $(/usr/bin/prometheus --version 2>&1 | awk 'NR == 1 {print $3}') on $FUSE_TEST_PROMETHEUS_URL"
 }
