@@ -103,8 +103,11 @@ fn rejected_order() -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, "order refused")
 }
 
+/// A circuit of the example: its name, operation and settings.
+type Circuit = (&'static str, &'static str, Config);
+
 /// The three circuits' settings.
-fn configs() -> Result<[(&'static str, &'static str, Config); 3], Box<dyn std::error::Error>> {
+fn configs() -> Result<[Circuit; 3], Box<dyn std::error::Error>> {
     let payments = Config::builder()
         .failure_threshold(5)
         .failure_window(Duration::from_secs(10))
