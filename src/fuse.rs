@@ -181,33 +181,16 @@ impl Fuse {
             .start_at(crate::epoch::Epoch::new(epoch), claims, ages);
     }
 
-    /// The `metrics` feature's counts of this circuit.
-    #[cfg(feature = "metrics")]
+    /// The sinks of the features that count (which a shared circuit
+    /// whose local circuit this is shares).
+    #[cfg(any(feature = "metrics", feature = "opentelemetry", feature = "store"))]
     #[inline]
-    pub(crate) fn telemetry(&self) -> &crate::telemetry::Telemetry {
-        self.backing.occupant.telemetry()
-    }
-
-    /// The `opentelemetry` feature's counts of this circuit.
-    #[cfg(feature = "opentelemetry")]
-    #[allow(
-        dead_code,
-        reason = "called from permit.rs, where the metrics feature counts"
-    )]
-    #[inline]
-    pub(crate) fn otel(&self) -> &crate::otel::Otel {
-        self.backing.occupant.otel()
-    }
-
-    /// The sinks of the features that count, which a shared circuit
-    /// whose local circuit this is shares.
-    #[cfg(feature = "store")]
     pub(crate) fn sinks(&self) -> &crate::sinks::Sinks {
         self.backing.occupant.sinks()
     }
 
     /// The circuit's time, for the `metrics` feature's durations.
-    #[cfg(feature = "metrics")]
+    #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
     #[inline]
     pub(crate) fn time(&self) -> &crate::clock::Time {
         self.backing.occupant.time()

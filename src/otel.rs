@@ -24,7 +24,6 @@
 //! | instrument | kind | unit | attributes | value |
 //! | --- | --- | --- | --- | --- |
 //! | `resilience.circuit_breaker.calls` | counter (observable) | `{call}` | `resilience.circuit_breaker.call.outcome`: `success`, `failure` (counted failures), `ignored` (ignored errors, panics, dropped permits and futures), `rejected` (by an open or full half-open circuit), `throttled` (shed by a closed circuit's graded admission, SPEC §11) | the calls of each outcome |
-//! | `resilience.circuit_breaker.permits` | counter (observable) | `{permit}` | | permits granted (calls admitted) |
 //! | `resilience.circuit_breaker.state` | up-down counter (observable) | `{circuit}` | `resilience.circuit_breaker.state`: `closed`, `open`, `half_open` | 1 for the circuit's state, 0 for the others (summed over circuits: how many are in each state) |
 //! | `resilience.circuit_breaker.transitions` | counter | `{transition}` | `resilience.circuit_breaker.transition.from`, `.to` (states), `.reason` (`threshold_reached`, `probe_failed`, `cooldown_ended`, `probes_passed`, `forced`, `reset`) | state changes |
 //! | `resilience.circuit_breaker.openings` | counter | `{opening}` | `resilience.circuit_breaker.opening.n`: SPEC §10's n of the opening, `0` to `8`, then `9+` | openings |
@@ -33,7 +32,10 @@
 //! Every measurement carries `resilience.circuit_breaker.id`: the
 //! circuit's key (`fuse:billing`, `fuse:billing:charge`).
 //!
-//! The counts of calls and permits are kept per circuit and per thread
+//! The calls admitted are those of the outcomes `success`, `failure`
+//! and `ignored`: a call is counted once, when it ends.
+//!
+//! The counts of calls are kept per circuit and per thread
 //! (each thread writes counters of its own, with a load and a store: a
 //! closed success writes no shared cache line for this feature) and read
 //! by the observable instruments' callbacks when the SDK collects. The
@@ -121,7 +123,6 @@ fn code(state: State) -> u8 {
 struct Counts {
     /// The circuit's key, as the value of [`ID`].
     id: KeyValue,
-    permits: Count,
     succeeded: Count,
     rejected: Count,
     throttled: Count,
@@ -137,7 +138,6 @@ impl Counts {
     fn new(key: &str) -> Self {
         Counts {
             id: KeyValue::new(ID, Arc::<str>::from(key)),
-            permits: Count::new(),
             succeeded: Count::new(),
             rejected: Count::new(),
             throttled: Count::new(),
@@ -193,17 +193,7 @@ impl Otel {
 
 /// The calls a circuit tells its sink of, at the points where the
 /// `metrics` feature counts them (`permit.rs`).
-#[allow(
-    dead_code,
-    reason = "called from permit.rs, where the metrics feature counts"
-)]
 impl Otel {
-    /// A permit was granted: this thread's counter only.
-    #[inline]
-    pub(crate) fn admitted(&self) {
-        self.counts.permits.add_one();
-    }
-
     /// A call ended with `verdict` (a success: this thread's counter
     /// only).
     #[inline]

@@ -77,13 +77,9 @@ impl Fuse {
         // The closed admission, first: one load and one mask (a circuit
         // that times its calls is admitted out of line, with a clock read).
         if let Some(grant) = self.slot().load().untimed_closed_grant() {
-            #[cfg(feature = "metrics")]
-            {
-                let telemetry = self.telemetry();
-                telemetry.admitted();
-                return Ok((grant, telemetry.start(self.time())));
-            }
-            #[cfg(not(feature = "metrics"))]
+            #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
+            return Ok((grant, self.sinks().start(self.time())));
+            #[cfg(not(any(feature = "metrics", feature = "opentelemetry")))]
             return Ok((grant, UNTIMED));
         }
         self.admit_otherwise()
@@ -94,14 +90,12 @@ impl Fuse {
     /// load, out of line: the rejection stays the inline path.
     #[inline(never)]
     fn probe_granted(&self, grant: Grant) -> (Grant, u64) {
-        #[cfg(feature = "metrics")]
-        self.telemetry().admitted();
         let started = if self.config().times_calls() {
             self.now()
         } else {
-            #[cfg(feature = "metrics")]
-            let started = self.telemetry().start(self.time());
-            #[cfg(not(feature = "metrics"))]
+            #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
+            let started = self.sinks().start(self.time());
+            #[cfg(not(any(feature = "metrics", feature = "opentelemetry")))]
             let started = UNTIMED;
             started
         };
@@ -124,11 +118,8 @@ impl Fuse {
     /// metrics count apart).
     #[inline]
     fn rejected(&self, retry_after: u64) -> OpenError {
-        #[cfg(feature = "metrics")]
-        match crate::error::shed_by(retry_after) {
-            Some(why) => self.telemetry().throttled(why),
-            None => self.telemetry().rejected(),
-        }
+        #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
+        self.sinks().refused(retry_after);
         OpenError::new(self.label(), retry_after)
     }
 }
@@ -136,8 +127,8 @@ impl Fuse {
 /// Gives the verdict of `grant`: what every permit does exactly once.
 #[inline]
 fn conclude(fuse: &Fuse, grant: Grant, verdict: Verdict, started: u64) {
-    #[cfg(feature = "metrics")]
-    fuse.telemetry().ended(verdict, started, fuse.time());
+    #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
+    fuse.sinks().ended(verdict, started, fuse.time());
     fuse.engine().verdict(grant, verdict, started);
 }
 
@@ -256,9 +247,9 @@ impl Permit<'_> {
     /// ```
     pub fn failure_retry_after(self, hint: Duration) {
         let this = ManuallyDrop::new(self.0);
-        #[cfg(feature = "metrics")]
+        #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
         this.fuse
-            .telemetry()
+            .sinks()
             .ended(Verdict::Failure, this.started, this.fuse.time());
         let circuit = Circuit {
             borrowed: Some(this.fuse.engine().occupant),
@@ -350,7 +341,7 @@ impl Owned {
             borrowed: None,
             tag,
         };
-        #[cfg(feature = "metrics")]
+        #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
         self.ended(tag, verdict);
         self.slot.conclude(grant, verdict, self.started, circuit);
     }
@@ -358,14 +349,14 @@ impl Owned {
     /// Counts the call of the circuit `tag` ended with `verdict`, if the
     /// circuit is still in the slot (out of line: the occupant is looked
     /// up).
-    #[cfg(feature = "metrics")]
+    #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
     #[inline(never)]
     fn ended(&self, tag: u32, verdict: Verdict) {
         if let Some(occupant) = self.slot.occupant().as_deref()
             && occupant.tag() == tag
         {
             occupant
-                .telemetry()
+                .sinks()
                 .ended(verdict, self.started, occupant.time());
         }
     }
@@ -434,7 +425,7 @@ impl OwnedPermit {
     pub fn failure_retry_after(self, hint: Duration) {
         let this = &self.0;
         let (grant, tag) = Grant::and_tag(this.grant);
-        #[cfg(feature = "metrics")]
+        #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
         this.ended(tag, Verdict::Failure);
         let circuit = Circuit {
             borrowed: None,

@@ -25,6 +25,51 @@ pub(crate) struct Sinks {
     pub(crate) otel: Arc<crate::otel::Otel>,
 }
 
+/// What a circuit tells the sinks that count of its calls, at the points
+/// where its permits are granted, refused and end: one call each, which
+/// goes to every counting sink that is on.
+#[cfg(any(feature = "metrics", feature = "opentelemetry"))]
+impl Sinks {
+    /// The start of a call admitted untimed, on `time`: `UNTIMED`, unless
+    /// the metrics time every call (resilience4j's names).
+    #[inline]
+    #[cfg_attr(not(feature = "metrics"), allow(clippy::unused_self))]
+    pub(crate) fn start(&self, time: &crate::clock::Time) -> u64 {
+        #[cfg(feature = "metrics")]
+        return self.telemetry.start(time);
+        #[cfg(not(feature = "metrics"))]
+        {
+            let _ = time;
+            crate::permit::UNTIMED
+        }
+    }
+
+    /// A call admitted at `started` (on `time`) ended with `verdict`.
+    #[inline]
+    pub(crate) fn ended(
+        &self,
+        verdict: crate::verdict::Verdict,
+        started: u64,
+        time: &crate::clock::Time,
+    ) {
+        #[cfg(feature = "opentelemetry")]
+        self.otel.ended(verdict);
+        #[cfg(feature = "metrics")]
+        self.telemetry.ended(verdict, started, time);
+        #[cfg(not(feature = "metrics"))]
+        let _ = (started, time);
+    }
+
+    /// A call refused, to come back in `retry_after` nanoseconds (or shed
+    /// by graded admission, as `crate::error::shed_by` reads it).
+    pub(crate) fn refused(&self, retry_after: u64) {
+        #[cfg(feature = "opentelemetry")]
+        self.otel.refused(retry_after);
+        #[cfg(feature = "metrics")]
+        self.telemetry.refused(retry_after);
+    }
+}
+
 /// Adds to `listeners` the sinks of the features that are on (the
 /// `tracing` sink, then the metrics of the circuit `key`, then its
 /// OpenTelemetry sink), and returns those a circuit calls itself.

@@ -325,20 +325,10 @@ impl Occupant {
     }
 
     /// The sinks of the features that count.
-    #[cfg(feature = "store")]
+    #[cfg(any(feature = "metrics", feature = "opentelemetry", feature = "store"))]
+    #[inline]
     pub(crate) fn sinks(&self) -> &crate::sinks::Sinks {
         &self.sinks
-    }
-
-    /// The `opentelemetry` feature's counts of this circuit.
-    #[cfg(feature = "opentelemetry")]
-    #[allow(
-        dead_code,
-        reason = "called from permit.rs, where the metrics feature counts"
-    )]
-    #[inline]
-    pub(crate) fn otel(&self) -> &crate::otel::Otel {
-        &self.sinks.otel
     }
 }
 

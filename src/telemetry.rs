@@ -4,10 +4,10 @@
 //!
 //! | metric | kind | counts |
 //! | --- | --- | --- |
-//! | `fuse_calls_admitted_total` | counter | permits granted |
+//! | `fuse_calls_admitted_total` | counter | permits granted, counted when their call ends (with its verdict: a success, a failure or an ignore) |
 //! | `fuse_calls_rejected_total` | counter | calls rejected by an open (or full half-open) circuit |
 //! | `fuse_calls_throttled_total` | counter | calls a closed circuit shed (SPEC §11), also labelled `reason`: `ramp_up` or `throttle`; not counted in `fuse_calls_rejected_total` |
-//! | `fuse_successes_total` | counter | success verdicts (counted per thread, published with admissions) |
+//! | `fuse_successes_total` | counter | success verdicts |
 //! | `fuse_failures_total` | counter | counted-failure verdicts |
 //! | `fuse_ignored_total` | counter | ignore verdicts (ignored errors, panics, dropped permits and futures) |
 //! | `fuse_transitions_total` | counter | state changes, also labelled `to` and `reason` |
@@ -24,10 +24,13 @@
 //!
 //! Transitions reach the metrics as they reach any listener: a circuit
 //! built with the feature registers its `Telemetry` among its own
-//! listeners. Admission is the one count on the closed-success path, so it is kept in
-//! per-thread counters (`lanes`: each thread writes counters of its own,
-//! with a load and a store) and published as an absolute value when the circuit changes state, when a
-//! registry lists it, and on [`Fuse::publish_metrics`](crate::Fuse::publish_metrics).
+//! listeners. A success is the one count on the closed-success path, so
+//! it is kept in per-thread counters (`lanes`: each thread writes counters
+//! of its own, with a load and a store), and a call is counted once, when
+//! it ends: the calls admitted are those that ended, successes, failures
+//! and ignores. Both are published as absolute values when the circuit
+//! changes state, when a registry lists it, and on
+//! [`Fuse::publish_metrics`](crate::Fuse::publish_metrics).
 //! The window gauges of a `rate` circuit are published with it, from the
 //! circuit's snapshot (a `count` circuit has none), and set to zero on
 //! every transition, which empties the window. The opening's count and
@@ -54,6 +57,7 @@ mod resilience4j;
 mod scheme;
 
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 pub use scheme::MetricNames;
 
@@ -62,7 +66,6 @@ use metrics::{Counter, Gauge, counter, gauge};
 use crate::clock::Time;
 use crate::config::Config;
 use crate::events::Listener;
-use crate::grade::Grading;
 use crate::lanes::Count;
 use crate::snapshot::{Snapshot, State};
 use crate::transition::Transition;
@@ -122,9 +125,12 @@ fn gauge_value(count: u64) -> f64 {
 /// One circuit's metrics.
 pub(crate) struct Telemetry {
     key: String,
-    admitted: Count,
-    /// Calls that ended successfully, counted per thread like admissions.
+    /// Calls that ended successfully, counted per thread.
     succeeded: Count,
+    /// Calls that ended with a counted failure, and with an ignore: with
+    /// the successes, the calls admitted.
+    failed: AtomicU64,
+    ignored: AtomicU64,
     handles: OnceLock<Handles>,
     window: OnceLock<WindowGauges>,
     graded: graded::Graded,
@@ -143,8 +149,9 @@ impl Telemetry {
     pub(crate) fn named(key: &str, names: MetricNames) -> Self {
         Telemetry {
             key: key.to_owned(),
-            admitted: Count::new(),
             succeeded: Count::new(),
+            failed: AtomicU64::new(0),
+            ignored: AtomicU64::new(0),
             handles: OnceLock::new(),
             window: OnceLock::new(),
             graded: graded::Graded::default(),
@@ -207,29 +214,41 @@ impl Telemetry {
         })
     }
 
-    /// A permit was granted: this thread's counter only.
-    #[inline]
-    pub(crate) fn admitted(&self) {
-        self.admitted.add_one();
-    }
-
     /// The start of a call admitted untimed: `UNTIMED`, or, under the
     /// `resilience4j` scheme, which times every call, the time on `time`
     /// marked as taken for the metrics only.
     #[inline]
     pub(crate) fn start(&self, time: &Time) -> u64 {
         if self.resilience4j.is_some() {
-            time.now() | METRICS_ONLY
+            Self::timed(time)
         } else {
             crate::permit::UNTIMED
         }
     }
 
-    /// A call admitted at `started` (on `time`) ended with `verdict`:
-    /// this thread's counters only, but for a failure or an ignore under
-    /// the crate's names (a shared counter).
+    /// The time on `time`, marked as taken for the metrics only.
+    #[inline(never)]
+    fn timed(time: &Time) -> u64 {
+        time.now() | METRICS_ONLY
+    }
+
+    /// A call admitted at `started` (on `time`) ended with `verdict`: a
+    /// success under the crate's names is this thread's counter only,
+    /// inline; anything else goes out of line.
     #[inline]
     pub(crate) fn ended(&self, verdict: Verdict, started: u64, time: &Time) {
+        if verdict == Verdict::Success && self.resilience4j.is_none() {
+            self.succeeded.add_one();
+        } else {
+            self.ended_otherwise(verdict, started, time);
+        }
+    }
+
+    /// [`ended`](Self::ended) but for a success under the crate's names:
+    /// under resilience4j's, the call's duration into this thread's
+    /// histogram; a failure or an ignore, counted.
+    #[inline(never)]
+    fn ended_otherwise(&self, verdict: Verdict, started: u64, time: &Time) {
         if let Some(series) = &self.resilience4j {
             let nanos = if started == crate::permit::UNTIMED {
                 0
@@ -238,27 +257,32 @@ impl Telemetry {
             };
             return series.ended(verdict, nanos);
         }
+        // Relaxed: counts; nothing is ordered by them.
         match verdict {
             Verdict::Success => self.succeeded.add_one(),
-            Verdict::Failure => self.handles().failures.increment(1),
-            Verdict::Ignore => self.handles().ignored.increment(1),
+            Verdict::Failure => {
+                self.failed.fetch_add(1, Relaxed);
+                self.handles().failures.increment(1);
+            }
+            Verdict::Ignore => {
+                self.ignored.fetch_add(1, Relaxed);
+                self.handles().ignored.increment(1);
+            }
         }
     }
 
-    pub(crate) fn rejected(&self) {
+    /// A call refused, to come back in `retry_after` nanoseconds: a
+    /// rejection, or a call a closed circuit shed (SPEC §11, as
+    /// `crate::error::shed_by` reads it), counted by why, not as a
+    /// rejection (under resilience4j's names, each a call not permitted).
+    pub(crate) fn refused(&self, retry_after: u64) {
         if let Some(series) = &self.resilience4j {
             return series.not_permitted();
         }
-        self.handles().rejected.increment(1);
-    }
-
-    /// A closed circuit shed a call (SPEC §11): counted by `why`, not as a
-    /// rejection (under resilience4j's names, as a call not permitted).
-    pub(crate) fn throttled(&self, why: Grading) {
-        if let Some(series) = &self.resilience4j {
-            return series.not_permitted();
+        match crate::error::shed_by(retry_after) {
+            Some(why) => self.graded.shed(&self.key, why),
+            None => self.handles().rejected.increment(1),
         }
-        self.graded.shed(&self.key, why);
     }
 
     /// Publishes the counts kept per thread (summed over the threads).
@@ -267,8 +291,12 @@ impl Telemetry {
             return series.publish();
         }
         let handles = self.handles();
-        handles.admitted.absolute(self.admitted.sum());
-        handles.succeeded.absolute(self.succeeded.sum());
+        let succeeded = self.succeeded.sum();
+        let ended = [self.failed.load(Relaxed), self.ignored.load(Relaxed)];
+        handles
+            .admitted
+            .absolute(ended.into_iter().fold(succeeded, u64::wrapping_add));
+        handles.succeeded.absolute(succeeded);
     }
 }
 

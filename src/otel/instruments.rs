@@ -66,7 +66,6 @@ pub(super) struct Instruments {
     /// Kept with the provider's other instruments.
     _observed: (
         ObservableCounter<u64>,
-        ObservableCounter<u64>,
         ObservableUpDownCounter<i64>,
         ObservableGauge<f64>,
     ),
@@ -129,16 +128,6 @@ impl Instruments {
                 });
             })
             .build();
-        let permits = meter
-            .u64_observable_counter("resilience.circuit_breaker.permits")
-            .with_description("Permits granted by circuit breakers (provisional name).")
-            .with_unit("{permit}")
-            .with_callback(|observer: &dyn AsyncInstrument<u64>| {
-                each_circuit(|counts| {
-                    observer.observe(counts.permits.sum(), std::slice::from_ref(&counts.id));
-                });
-            })
-            .build();
         let state = meter
             .i64_observable_up_down_counter("resilience.circuit_breaker.state")
             .with_description(
@@ -175,7 +164,7 @@ impl Instruments {
             provider,
             transitions,
             openings,
-            _observed: (calls, permits, state, opening),
+            _observed: (calls, state, opening),
         }
     }
 

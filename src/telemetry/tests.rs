@@ -148,9 +148,10 @@ fn sheds_are_counted_by_reason_and_the_admitted_share_follows_transitions() {
     let mut snapshot = crate::Fuse::new("search", config.clone()).snapshot();
     let admission = |snapshotter: &Snapshotter| gauges(snapshotter).get("fuse_admission").copied();
     metrics::with_local_recorder(&recorder, || {
-        telemetry.throttled(Grading::Throttle);
-        telemetry.throttled(Grading::Throttle);
-        telemetry.throttled(Grading::RampUp);
+        let shed = |why| crate::error::shed_wait(why);
+        telemetry.refused(shed(crate::grade::Grading::Throttle));
+        telemetry.refused(shed(crate::grade::Grading::Throttle));
+        telemetry.refused(shed(crate::grade::Grading::RampUp));
         // No gauge before it is published.
         telemetry.on_transition(&transition(State::Closed, State::Open, Reason::Forced));
     });

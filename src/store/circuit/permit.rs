@@ -73,7 +73,7 @@ pub struct Held<F> {
     /// The `metrics` feature's start of the call (see
     /// [`Telemetry::start`](crate::telemetry::Telemetry::start)), unless
     /// the local circuit granted it (its own permit counts it).
-    #[cfg(feature = "metrics")]
+    #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
     begun: u64,
 }
 
@@ -105,10 +105,10 @@ impl<F: Deref<Target = SharedFuse>> Held<F> {
     /// slow.
     fn settle(self, verdict: Verdict, hint: Option<Duration>) -> Option<(F, Ticket, bool)> {
         let slow = self.slow();
-        #[cfg(feature = "metrics")]
+        #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
         if !matches!(self.grantor, Grantor::Local(_)) {
             let local = self.fuse.local();
-            local.telemetry().ended(verdict, self.begun, local.time());
+            local.sinks().ended(verdict, self.begun, local.time());
         }
         match self.grantor {
             Grantor::Store(ticket) => Some((self.fuse, ticket, slow)),
@@ -133,19 +133,18 @@ impl<'a> Permit<'a, Shared> {
     #[inline]
     pub(in crate::store) fn new(fuse: &'a SharedFuse, grantor: Grantor) -> Self {
         let timed = fuse.config().times_calls() && matches!(grantor, Grantor::Store(_));
-        #[cfg(feature = "metrics")]
+        #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
         let begun = if matches!(grantor, Grantor::Local(_)) {
             crate::permit::UNTIMED
         } else {
-            let (local, telemetry) = (fuse.local(), fuse.local().telemetry());
-            telemetry.admitted();
-            telemetry.start(local.time())
+            let local = fuse.local();
+            local.sinks().start(local.time())
         };
         Permit(Held {
             fuse,
             grantor,
             started: timed.then(Instant::now),
-            #[cfg(feature = "metrics")]
+            #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
             begun,
         })
     }
@@ -155,7 +154,7 @@ impl<'a> Permit<'a, Shared> {
         let Held {
             grantor,
             started,
-            #[cfg(feature = "metrics")]
+            #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
             begun,
             ..
         } = self.0;
@@ -163,7 +162,7 @@ impl<'a> Permit<'a, Shared> {
             fuse,
             grantor,
             started,
-            #[cfg(feature = "metrics")]
+            #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
             begun,
         })
     }

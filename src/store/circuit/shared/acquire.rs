@@ -176,11 +176,8 @@ impl SharedFuse {
         match entry {
             Entry::Granted(ticket) => Ok(SharedPermit::new(self, Grantor::Store(ticket))),
             Entry::Rejected { retry_after } => {
-                #[cfg(feature = "metrics")]
-                match crate::error::shed_by(retry_after) {
-                    Some(why) => self.local().telemetry().throttled(why),
-                    None => self.local().telemetry().rejected(),
-                }
+                #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
+                self.local().sinks().refused(retry_after);
                 if crate::error::shed_by(retry_after) == Some(grade::Grading::Throttle)
                     && let Some(throttle) = self.throttle()
                 {

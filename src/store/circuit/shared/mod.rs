@@ -164,7 +164,7 @@ impl Sealed for Shared {
         // window and the state are the store's (a transition this process
         // makes or hears sets the state).
         #[cfg(feature = "metrics")]
-        self.local.telemetry().publish();
+        self.local.sinks().telemetry.publish();
     }
 
     fn takes_in_place(&self, config: &Config) -> Result<(), ConfigError> {
