@@ -9,6 +9,12 @@ use quanta::Clock;
 
 use crate::sync::{coarse_now, set_coarse_now};
 
+/// The start of a call its circuit did not time when it was admitted: no
+/// time, so never slow (`now - UNTIMED` saturates at 0), whatever the
+/// settings its verdict is judged by (SPEC §12: timing switched on while
+/// it ran).
+pub(crate) const UNTIMED: u64 = u64::MAX;
+
 /// How often the coarse clock's upkeep thread refreshes the coarse time.
 pub(crate) const UPKEEP_INTERVAL: Duration = Duration::from_millis(1);
 

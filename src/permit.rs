@@ -6,11 +6,7 @@ use std::fmt;
 use std::mem::ManuallyDrop;
 use std::time::Duration;
 
-/// The start of a call its circuit did not time when it was admitted: no
-/// time, so never slow (`now - UNTIMED` saturates at 0), whatever the
-/// settings its verdict is judged by (SPEC §12: timing switched on while
-/// it ran).
-pub(crate) const UNTIMED: u64 = u64::MAX;
+pub(crate) use crate::clock::UNTIMED;
 
 use crate::backing::{Backing, Local};
 use crate::conclude::Circuit;

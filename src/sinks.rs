@@ -40,7 +40,7 @@ impl Sinks {
         #[cfg(not(feature = "metrics"))]
         {
             let _ = time;
-            crate::permit::UNTIMED
+            crate::clock::UNTIMED
         }
     }
 

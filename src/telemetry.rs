@@ -222,7 +222,7 @@ impl Telemetry {
         if self.resilience4j.is_some() {
             Self::timed(time)
         } else {
-            crate::permit::UNTIMED
+            crate::clock::UNTIMED
         }
     }
 
@@ -250,7 +250,7 @@ impl Telemetry {
     #[inline(never)]
     fn ended_otherwise(&self, verdict: Verdict, started: u64, time: &Time) {
         if let Some(series) = &self.resilience4j {
-            let nanos = if started == crate::permit::UNTIMED {
+            let nanos = if started == crate::clock::UNTIMED {
                 0
             } else {
                 time.now().saturating_sub(started & !METRICS_ONLY)
