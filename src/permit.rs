@@ -6,8 +6,6 @@ use std::fmt;
 use std::mem::ManuallyDrop;
 use std::time::Duration;
 
-pub(crate) use crate::clock::UNTIMED;
-
 use crate::backing::{Backing, Local};
 use crate::conclude::Circuit;
 use crate::config::{Config, nanos};
@@ -76,7 +74,7 @@ impl Fuse {
             #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
             return Ok((grant, self.sinks().start(self.time())));
             #[cfg(not(any(feature = "metrics", feature = "opentelemetry")))]
-            return Ok((grant, UNTIMED));
+            return Ok((grant, crate::clock::UNTIMED));
         }
         self.admit_otherwise()
     }
@@ -92,7 +90,7 @@ impl Fuse {
             #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
             let started = self.sinks().start(self.time());
             #[cfg(not(any(feature = "metrics", feature = "opentelemetry")))]
-            let started = UNTIMED;
+            let started = crate::clock::UNTIMED;
             started
         };
         (grant, started)

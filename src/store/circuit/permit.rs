@@ -135,7 +135,7 @@ impl<'a> Permit<'a, Shared> {
         let timed = fuse.config().times_calls() && matches!(grantor, Grantor::Store(_));
         #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
         let begun = if matches!(grantor, Grantor::Local(_)) {
-            crate::permit::UNTIMED
+            crate::clock::UNTIMED
         } else {
             let local = fuse.local();
             local.sinks().start(local.time())
