@@ -125,8 +125,12 @@ impl<B: Backing> Fuse<B> {
     /// in its window as gauges, and with a ramp-up or throttling (SPEC
     /// §11) the share of calls it admits (`fuse_admission`) (feature
     /// `metrics`; the other counts are published as they happen, and
-    /// admissions also on every transition). A shared circuit publishes
-    /// its counts: its window and state are the store's.
+    /// admissions also on every transition). With the `opentelemetry`
+    /// feature, the window and the admitted share are set for its
+    /// observable instruments (`resilience.circuit_breaker.window.calls`,
+    /// `resilience.circuit_breaker.admission`) from the same snapshot. A
+    /// shared circuit publishes its counts: its window and state are the
+    /// store's.
     ///
     /// ```
     /// let fuse = fuse_breaker::Fuse::new("billing", Default::default());
@@ -134,7 +138,7 @@ impl<B: Backing> Fuse<B> {
     /// fuse.publish_metrics();
     /// # Ok::<(), fuse_breaker::OpenError>(())
     /// ```
-    #[cfg(feature = "metrics")]
+    #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
     pub fn publish_metrics(&self) {
         crate::backing::sealed::Sealed::publish(&self.backing);
     }

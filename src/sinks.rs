@@ -68,6 +68,67 @@ impl Sinks {
         #[cfg(feature = "metrics")]
         self.telemetry.refused(retry_after);
     }
+
+    /// Publishes what the sinks keep to themselves, of a circuit under
+    /// `config` (`Fuse::publish_metrics`, a registry's listing): the
+    /// metrics' counts kept per thread, and each sink's window (a `rate`
+    /// circuit's) and admitted share (a circuit that grades admission)
+    /// from the circuit's snapshot, which `snapshot` takes, once, and
+    /// only if a sink wants it.
+    pub(crate) fn publish(
+        &self,
+        snapshot: impl FnOnce() -> crate::snapshot::Snapshot,
+        config: &crate::config::Config,
+    ) {
+        #[cfg(feature = "metrics")]
+        self.telemetry.publish();
+        #[cfg(feature = "metrics")]
+        let metrics = (
+            self.telemetry.publishes_window(config),
+            self.telemetry.publishes_admission(config),
+        );
+        #[cfg(not(feature = "metrics"))]
+        let metrics = (false, false);
+        #[cfg(feature = "opentelemetry")]
+        let otel = (
+            self.otel.publishes_window(config),
+            self.otel.publishes_admission(config),
+        );
+        #[cfg(not(feature = "opentelemetry"))]
+        let otel = (false, false);
+        if !(metrics.0 || metrics.1 || otel.0 || otel.1) {
+            return;
+        }
+        let snapshot = snapshot();
+        #[cfg(feature = "metrics")]
+        {
+            if metrics.0 {
+                self.telemetry.window(&snapshot, config);
+            }
+            if metrics.1 {
+                self.telemetry.admission(&snapshot, config);
+            }
+        }
+        #[cfg(feature = "opentelemetry")]
+        {
+            if otel.0 {
+                self.otel.window(&snapshot);
+            }
+            if otel.1 {
+                self.otel.admission(&snapshot, config);
+            }
+        }
+    }
+
+    /// Publishes a shared circuit's counts (its window and admission are
+    /// the store's, published by none): the metrics' counts kept per
+    /// thread; the OpenTelemetry sink's are read when the SDK collects.
+    #[cfg(feature = "store")]
+    #[cfg_attr(not(feature = "metrics"), allow(clippy::unused_self))]
+    pub(crate) fn publish_counts(&self) {
+        #[cfg(feature = "metrics")]
+        self.telemetry.publish();
+    }
 }
 
 /// Adds to `listeners` the sinks of the features that are on (the
@@ -99,15 +160,21 @@ pub(crate) fn install(listeners: &Listeners, key: &str) -> Sinks {
 /// Adds to `listeners`, a shared circuit's, the sinks of the features
 /// that are on: the `tracing` sink, and the counting sinks of its local
 /// circuit, `local` (which decides while the store does not answer), so
-/// that a key has one set of series, whichever decides its calls.
+/// that a key has one set of series, whichever decides its calls; its
+/// OpenTelemetry sink reports the store, named `store`, from now on.
 #[cfg(feature = "store")]
-pub(crate) fn install_beside(listeners: &Listeners, local: &Sinks) {
+pub(crate) fn install_beside(listeners: &Listeners, local: &Sinks, store: &str) {
     #[cfg(feature = "tracing")]
     listeners.add(&(Arc::new(crate::trace::TraceSink) as Arc<dyn Listener>));
     #[cfg(feature = "metrics")]
     listeners.add(&(local.telemetry.clone() as Arc<dyn Listener>));
     #[cfg(feature = "opentelemetry")]
-    listeners.add(&(local.otel.clone() as Arc<dyn Listener>));
+    {
+        local.otel.beside(store);
+        listeners.add(&(local.otel.clone() as Arc<dyn Listener>));
+    }
+    #[cfg(not(feature = "opentelemetry"))]
+    let _ = store;
     #[cfg(not(any(feature = "tracing", feature = "metrics", feature = "opentelemetry")))]
     let _ = (listeners, local);
 }

@@ -317,13 +317,6 @@ impl Occupant {
         true
     }
 
-    /// The `metrics` feature's counts of this circuit.
-    #[cfg(feature = "metrics")]
-    #[inline]
-    pub(crate) fn telemetry(&self) -> &crate::telemetry::Telemetry {
-        &self.sinks.telemetry
-    }
-
     /// The sinks of the features that count.
     #[cfg(any(feature = "metrics", feature = "opentelemetry", feature = "store"))]
     #[inline]

@@ -10,6 +10,7 @@ use std::io;
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use fuse_breaker::config::Policy;
 use fuse_breaker::{Config, Error, Fuse, State};
 use opentelemetry::trace::{Tracer, TracerProvider};
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
@@ -85,6 +86,11 @@ fn points(id: &str) -> Vec<Point> {
             AggregatedMetrics::F64(MetricData::Gauge(gauge)) => {
                 for p in gauge.data_points() {
                     push(pairs(&mut p.attributes()), p.value());
+                }
+            }
+            AggregatedMetrics::U64(MetricData::Gauge(gauge)) => {
+                for p in gauge.data_points() {
+                    push(pairs(&mut p.attributes()), p.value() as f64);
                 }
             }
             other => panic!("{}: unexpected data {other:?}", metric.name()),
@@ -370,4 +376,167 @@ fn calls_are_counted_by_outcome_and_a_rejected_call_marks_its_span() {
         );
     }
     assert!(attributes.contains_key("resilience.circuit_breaker.retry_after"));
+}
+
+const WINDOW: &str = "resilience.circuit_breaker.window.calls";
+const ADMISSION: &str = "resilience.circuit_breaker.admission";
+
+/// The window's gauges of a circuit: all, failed and slow calls.
+fn window(points: &[Point]) -> [Option<f64>; 3] {
+    ["all", "failed", "slow"].map(|kind| {
+        let calls = value(
+            points,
+            WINDOW,
+            &[("resilience.circuit_breaker.window.kind", kind)],
+        );
+        calls.map(|(calls, unit)| {
+            assert_eq!(unit, "{call}");
+            calls
+        })
+    })
+}
+
+fn on_mock_clock(name: &str, config: Config) -> (Fuse, std::sync::Arc<fuse_breaker::quanta::Mock>) {
+    meters();
+    let (clock, mock) = fuse_breaker::quanta::Clock::mock();
+    (
+        Fuse::builder(name).config(config).clock(clock).build(),
+        mock,
+    )
+}
+
+#[test]
+fn a_rate_circuit_s_window_is_published_and_emptied_by_a_transition() {
+    let config = Config::builder()
+        .policy(Policy::Rate)
+        .minimum_calls(10)
+        .slow_call_duration(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    let (fuse, mock) = on_mock_clock("otel-window", config);
+    let (counted, _) = circuit("otel-window-count");
+    let id = "fuse:otel-window";
+    // Nine calls: the first two slow (2 s), the last three failed.
+    for i in 0..9 {
+        let permit = fuse.try_acquire().expect("closed");
+        if i < 2 {
+            mock.increment(Duration::from_secs(2));
+        }
+        if i >= 6 {
+            permit.failure();
+        } else {
+            permit.success();
+        }
+    }
+    counted.try_acquire().unwrap().failure();
+    // Not yet published: no window.
+    assert_eq!(window(&points(id)), [None; 3]);
+
+    fuse.publish_metrics();
+    counted.publish_metrics();
+    let published = points(id);
+    assert_eq!(
+        window(&published),
+        [Some(9.0), Some(3.0), Some(2.0)],
+        "{published:#?}"
+    );
+    let count = points("fuse:otel-window-count");
+    assert_eq!(window(&count), [None; 3], "a count circuit has no window");
+
+    // A transition: a new epoch, an empty window.
+    fuse.force_open();
+    assert_eq!(window(&points(id)), [Some(0.0); 3]);
+    // A circuit without graded admission has no admitted share.
+    assert_eq!(value(&points(id), ADMISSION, &[]), None);
+}
+
+#[test]
+fn the_admitted_share_is_below_one_once_the_probes_close_a_ramping_circuit() {
+    let config = Config::builder()
+        .failure_threshold(1)
+        .half_open_probes(1)
+        .open_duration(Duration::from_secs(10))
+        .ramp_up(Duration::from_secs(100))
+        .ramp_up_floor(5)
+        .build()
+        .unwrap();
+    let (fuse, mock) = on_mock_clock("otel-ramp", config);
+    let id = "fuse:otel-ramp";
+    assert_eq!(
+        value(&points(id), ADMISSION, &[]),
+        None,
+        "not yet published"
+    );
+    fuse.publish_metrics();
+    assert_eq!(
+        value(&points(id), ADMISSION, &[]),
+        Some((1.0, "1".to_owned()))
+    );
+
+    assert!(matches!(fuse.run(down), Err(Error::Inner(_))));
+    assert_eq!(fuse.state(), State::Open);
+    mock.increment(Duration::from_secs(10));
+    fuse.run(|| Ok::<_, io::Error>(())).unwrap();
+    assert_eq!(fuse.state(), State::Closed);
+    // The probe closed it: its ramp starts at the floor.
+    let closed = points(id);
+    let share = value(&closed, ADMISSION, &[]).map(|(share, _)| share);
+    assert_eq!(share, Some(0.05), "{closed:#?}");
+
+    // Halfway through the ramp, as published from the snapshot.
+    mock.increment(Duration::from_secs(50));
+    fuse.publish_metrics();
+    let (share, _) = value(&points(id), ADMISSION, &[]).expect("the gauge");
+    assert!(share > 0.05 && share < 1.0, "{share}");
+}
+
+#[test]
+fn a_reconfiguration_is_counted_with_who_asked() {
+    let (fuse, _mock) = circuit("otel-reconfigure");
+    let id = "fuse:otel-reconfigure";
+    let by = [("resilience.circuit_breaker.reconfiguration.by", "code")];
+    let name = "resilience.circuit_breaker.reconfigurations";
+    assert_eq!(value(&points(id), name, &by), None);
+    for threshold in [5, 6] {
+        let config = Config::builder()
+            .failure_threshold(threshold)
+            .open_duration(Duration::from_secs(10))
+            .half_open_probes(1)
+            .build()
+            .unwrap();
+        fuse.reconfigure(config).unwrap();
+    }
+    assert_eq!(
+        value(&points(id), name, &by),
+        Some((2.0, "{reconfiguration}".to_owned()))
+    );
+}
+
+#[cfg(feature = "store")]
+#[test]
+fn a_shared_circuit_reports_its_store() {
+    meters();
+    let store = std::sync::Arc::new(fuse_breaker::store::MemoryStore::new());
+    let shared = Fuse::builder("otel-shared").store(store).build();
+    let (local, _mock) = circuit("otel-not-shared");
+    let store = [("resilience.circuit_breaker.store.name", "memory")];
+    let points = points(shared.key());
+    assert_eq!(
+        value(
+            &points,
+            "resilience.circuit_breaker.store.reachable",
+            &store
+        ),
+        Some((1.0, "1".to_owned())),
+        "{points:#?}"
+    );
+    assert_eq!(
+        value(&points, "resilience.circuit_breaker.store.outages", &store),
+        Some((0.0, "{outage}".to_owned()))
+    );
+    let local = self::points(local.key());
+    assert!(
+        local.iter().all(|p| !p.name.contains(".store.")),
+        "{local:#?}"
+    );
 }

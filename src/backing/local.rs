@@ -97,23 +97,12 @@ impl Sealed for Local {
     }
 
     fn publish(&self) {
-        #[cfg(feature = "metrics")]
+        #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
         {
-            let telemetry = self.occupant.telemetry();
-            telemetry.publish();
             let engine = Engine::new(self.slot, &self.occupant);
-            let config = engine.config();
-            let window = telemetry.publishes_window(config);
-            let admission = telemetry.publishes_admission(config);
-            if window || admission {
-                let snapshot = engine.snapshot();
-                if window {
-                    telemetry.window(&snapshot, config);
-                }
-                if admission {
-                    telemetry.admission(&snapshot, config);
-                }
-            }
+            self.occupant
+                .sinks()
+                .publish(|| engine.snapshot(), engine.config());
         }
     }
 }

@@ -56,8 +56,8 @@ pub(crate) mod sealed {
         /// Whether retiring the circuit from a registry loses nothing: what
         /// this process holds of it is closed with an empty window.
         fn quiet(&self) -> bool;
-        /// Publishes what the circuit keeps to itself to the `metrics`
-        /// recorder (a registry's listing).
+        /// Publishes what the circuit keeps to itself to the sinks of the
+        /// `metrics` and `opentelemetry` features (a registry's listing).
         fn publish(&self);
         /// `Ok` if the circuit can take `config` in place (SPEC §12);
         /// otherwise the first setting that cannot change.

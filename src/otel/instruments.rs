@@ -14,7 +14,9 @@ use opentelemetry::metrics::{
     AsyncInstrument, Counter, Meter, ObservableCounter, ObservableGauge, ObservableUpDownCounter,
 };
 
-use super::{Counts, FROM, OPENING_N, OUTCOME, REASON, STATE, STATES, TO, opening_n};
+use super::{
+    BY, Counts, FROM, OPENING_N, OUTCOME, REASON, STATE, STATES, TO, WINDOW_KIND, opening_n,
+};
 use crate::snapshot::State;
 use crate::transition::Transition;
 
@@ -63,12 +65,22 @@ pub(super) struct Instruments {
     provider: Arc<dyn opentelemetry::metrics::MeterProvider + Send + Sync>,
     transitions: Counter<u64>,
     openings: Counter<u64>,
+    reconfigurations: Counter<u64>,
     /// Kept with the provider's other instruments.
-    _observed: (
-        ObservableCounter<u64>,
-        ObservableUpDownCounter<i64>,
-        ObservableGauge<f64>,
-    ),
+    _observed: Observed,
+}
+
+/// The observable instruments made on one meter provider (their
+/// callbacks are the provider's).
+#[allow(dead_code, reason = "kept, not read")]
+struct Observed {
+    calls: ObservableCounter<u64>,
+    state: ObservableUpDownCounter<i64>,
+    opening: ObservableGauge<f64>,
+    window: ObservableGauge<u64>,
+    admission: ObservableGauge<f64>,
+    #[cfg(feature = "store")]
+    store: (ObservableCounter<u64>, ObservableGauge<u64>),
 }
 
 impl std::fmt::Debug for Instruments {
@@ -160,12 +172,35 @@ impl Instruments {
                 });
             })
             .build();
+        let reconfigurations = meter
+            .u64_counter("resilience.circuit_breaker.reconfigurations")
+            .with_description(
+                "Configurations put in force while circuit breakers run, by who asked (provisional name).",
+            )
+            .with_unit("{reconfiguration}")
+            .build();
+        let (window, admission) = published(meter);
         Instruments {
             provider,
             transitions,
             openings,
-            _observed: (calls, state, opening),
+            reconfigurations,
+            _observed: Observed {
+                calls,
+                state,
+                opening,
+                window,
+                admission,
+                #[cfg(feature = "store")]
+                store: store_instruments(meter),
+            },
         }
+    }
+
+    /// Counts a reconfiguration of the circuit `id`, asked for by `by`.
+    pub(super) fn reconfigured(&self, id: &KeyValue, by: &str) {
+        self.reconfigurations
+            .add(1, &[id.clone(), KeyValue::new(BY, by.to_owned())]);
     }
 
     /// Counts `transition` of the circuit `id`, and its opening.
@@ -189,6 +224,77 @@ impl Instruments {
             );
         }
     }
+}
+
+/// The instruments of what a circuit's publication sets: its window and
+/// its admitted share.
+fn published(meter: &Meter) -> (ObservableGauge<u64>, ObservableGauge<f64>) {
+    let window = meter
+        .u64_observable_gauge("resilience.circuit_breaker.window.calls")
+        .with_description(
+            "Calls in a rate circuit breaker's window: all, failed, slow (provisional name).",
+        )
+        .with_unit("{call}")
+        .with_callback(|observer: &dyn AsyncInstrument<u64>| {
+            each_circuit(|counts| {
+                for (kind, calls) in counts.window().into_iter().flatten() {
+                    observer.observe(
+                        calls,
+                        &[counts.id.clone(), KeyValue::new(WINDOW_KIND, kind)],
+                    );
+                }
+            });
+        })
+        .build();
+    let admission = meter
+        .f64_observable_gauge("resilience.circuit_breaker.admission")
+        .with_description(
+            "The share of calls a circuit breaker admits under graded admission (provisional name).",
+        )
+        .with_unit("1")
+        .with_callback(|observer: &dyn AsyncInstrument<f64>| {
+            each_circuit(|counts| {
+                if let Some(share) = counts.admission() {
+                    observer.observe(share, std::slice::from_ref(&counts.id));
+                }
+            });
+        })
+        .build();
+    (window, admission)
+}
+
+/// The instruments of shared circuits' stores: outages and reachability.
+#[cfg(feature = "store")]
+fn store_instruments(meter: &Meter) -> (ObservableCounter<u64>, ObservableGauge<u64>) {
+    let outages = meter
+        .u64_observable_counter("resilience.circuit_breaker.store.outages")
+        .with_description(
+            "Times a shared circuit breaker's store stopped answering (provisional name).",
+        )
+        .with_unit("{outage}")
+        .with_callback(|observer: &dyn AsyncInstrument<u64>| {
+            each_circuit(|counts| {
+                if let Some((store, outages, _)) = counts.store() {
+                    observer.observe(outages, &[counts.id.clone(), store.clone()]);
+                }
+            });
+        })
+        .build();
+    let reachable = meter
+        .u64_observable_gauge("resilience.circuit_breaker.store.reachable")
+        .with_description(
+            "1 while a shared circuit breaker's store answers, 0 while its fallback decides (provisional name).",
+        )
+        .with_unit("1")
+        .with_callback(|observer: &dyn AsyncInstrument<u64>| {
+            each_circuit(|counts| {
+                if let Some((store, _, reachable)) = counts.store() {
+                    observer.observe(u64::from(reachable), &[counts.id.clone(), store.clone()]);
+                }
+            });
+        })
+        .build();
+    (outages, reachable)
 }
 
 /// Nanoseconds as seconds (exact up to 2^53 ns, 104 days).

@@ -183,3 +183,86 @@ fn a_failed_probe_is_an_opening_event_with_its_result() {
     // No span records: nothing is built, nothing fails.
     otel.refused(1);
 }
+
+#[test]
+fn a_published_window_and_admission_are_reset_by_a_transition() {
+    let otel = Otel::new("fuse:otel-unit-publish");
+    assert_eq!(otel.counts.window(), None);
+    assert_eq!(otel.counts.admission(), None);
+    let config = Config::builder()
+        .policy(crate::config::Policy::Rate)
+        .ramp_up(Duration::from_secs(90))
+        .ramp_up_floor(20)
+        .build()
+        .unwrap();
+    assert!(otel.publishes_window(&config));
+    assert!(otel.publishes_admission(&config));
+    assert!(!otel.publishes_window(&Config::default()));
+    assert!(!otel.publishes_admission(&Config::default()));
+    let snapshot = Snapshot {
+        calls: 7,
+        failed: 2,
+        slow: 1,
+        admission: crate::config::Factor::from_millionths(400_000),
+        ..crate::Fuse::new("otel-unit-snapshot", Config::default()).snapshot()
+    };
+    otel.window(&snapshot);
+    otel.admission(&snapshot, &config);
+    assert_eq!(
+        otel.counts.window(),
+        Some([("all", 7), ("failed", 2), ("slow", 1)])
+    );
+    assert_eq!(otel.counts.admission(), Some(0.4));
+    // Published once: published again, whatever the configuration.
+    assert!(otel.publishes_admission(&Config::default()));
+
+    let key = "fuse:otel-unit-publish";
+    otel.on_transition(&opened(key, 1, Duration::from_secs(1)));
+    assert_eq!(
+        otel.counts.window(),
+        Some([("all", 0), ("failed", 0), ("slow", 0)])
+    );
+    assert_eq!(otel.counts.admission(), Some(1.0));
+    otel.on_transition(&Transition {
+        from: State::HalfOpen,
+        to: State::Closed,
+        reason: Reason::ProbesPassed,
+        open_for: None,
+        ..opened(key, 1, Duration::ZERO)
+    });
+    assert_eq!(otel.counts.admission(), Some(0.2), "the ramp's floor");
+}
+
+#[cfg(feature = "store")]
+#[test]
+fn the_store_s_outages_and_reachability_follow_its_events() {
+    let otel = Otel::new("fuse:otel-unit-store");
+    assert_eq!(otel.counts.store().map(|(_, o, r)| (o, r)), None);
+    let error = std::io::Error::other("connection refused");
+    let event = |reachable| crate::events::StoreEvent {
+        key: "fuse:otel-unit-store",
+        store: "redis",
+        reachable,
+        fallback: crate::fallback::Fallback::Local,
+        error: None,
+        overwritten: None,
+        failover: None,
+    };
+    otel.on_store(&event(false));
+    let (name, outages, reachable) = otel.counts.store().expect("a store");
+    assert_eq!(name.value.as_str(), "redis");
+    assert_eq!((outages, reachable), (1, false));
+    otel.on_store(&event(true));
+    assert_eq!(otel.counts.store().map(|(_, o, r)| (o, r)), Some((1, true)));
+    // An overwritten payload is no outage, nor news of reachability.
+    otel.on_store(&crate::events::StoreEvent {
+        overwritten: Some(&error),
+        ..event(false)
+    });
+    assert_eq!(otel.counts.store().map(|(_, o, r)| (o, r)), Some((1, true)));
+    otel.on_store(&event(false));
+    assert_eq!(
+        otel.counts.store().map(|(_, o, r)| (o, r)),
+        Some((2, false))
+    );
+}

@@ -206,9 +206,11 @@ impl<B: Backing> Registry<B> {
 
     /// Every circuit the registry holds, sorted by key: each once, under
     /// the name and operation it was created with (the overflow circuit
-    /// aside). With the `metrics` feature, listing also publishes each
-    /// circuit's admission count, and a `rate` circuit's calls, failed and
-    /// slow calls in its window as gauges. A circuit the list holds is not idle
+    /// aside). With the `metrics` or the `opentelemetry` feature, listing
+    /// also publishes each circuit's admission count, and a `rate`
+    /// circuit's calls, failed and slow calls in its window as gauges
+    /// (and a graded circuit's admitted share), as
+    /// `Fuse::publish_metrics` does. A circuit the list holds is not idle
     /// (see [`RegistryBuilder::idle_after`]): drop the list once read.
     ///
     /// ```
@@ -234,7 +236,7 @@ impl<B: Backing> Registry<B> {
     pub fn circuits(&self) -> Vec<Arc<Fuse<B>>> {
         let circuits = self.circuits.pin();
         let mut listed: Vec<Arc<Fuse<B>>> = each_circuit(&circuits).cloned().collect();
-        #[cfg(feature = "metrics")]
+        #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
         for fuse in &listed {
             fuse.backing.publish();
         }

@@ -172,7 +172,7 @@ impl FuseBuilder<Shared> {
         };
         // The sinks of the features, ahead of any listener the user adds:
         // the local circuit's, so that its key has one set of series.
-        crate::sinks::install_beside(&listeners.own, local.sinks());
+        crate::sinks::install_beside(&listeners.own, local.sinks(), store.name());
         // Read by the circuit, its mirror and its tasks at each use: a
         // reconfiguration reaches them all (SPEC §12).
         let throttles = config.throttle_k().is_some();

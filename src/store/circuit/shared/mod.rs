@@ -163,8 +163,7 @@ impl Sealed for Shared {
         // The counts, which the local circuit's sinks keep for both; the
         // window and the state are the store's (a transition this process
         // makes or hears sets the state).
-        #[cfg(feature = "metrics")]
-        self.local.sinks().telemetry.publish();
+        self.local.sinks().publish_counts();
     }
 
     fn takes_in_place(&self, config: &Config) -> Result<(), ConfigError> {
