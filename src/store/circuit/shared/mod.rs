@@ -163,6 +163,7 @@ impl Sealed for Shared {
         // The counts, which the local circuit's sinks keep for both; the
         // window and the state are the store's (a transition this process
         // makes or hears sets the state).
+        #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
         self.local.sinks().publish_counts();
     }
 
