@@ -136,7 +136,7 @@ pub(crate) struct Telemetry {
     graded: graded::Graded,
     /// The series of the `resilience4j` scheme, made with the circuit;
     /// `None` under the crate's own, made at the first call.
-    resilience4j: Option<resilience4j::Series>,
+    resilience4j: Option<Box<resilience4j::Series>>,
 }
 
 impl Telemetry {
@@ -156,7 +156,7 @@ impl Telemetry {
             window: OnceLock::new(),
             graded: graded::Graded::default(),
             resilience4j: (names == MetricNames::Resilience4j)
-                .then(|| resilience4j::Series::new(key)),
+                .then(|| Box::new(resilience4j::Series::new(key))),
         }
     }
 
