@@ -13,6 +13,9 @@ use std::time::Duration;
 
 use fuse_breaker::{Config, Fuse};
 
+#[path = "compare/metered.rs"]
+mod metered;
+
 /// The call the closed cases protect.
 #[allow(clippy::unnecessary_wraps)] // a protected call's shape
 fn succeed() -> Result<u64, io::Error> {
@@ -223,24 +226,8 @@ fn main() {
         eprintln!("instructions: no case {case:?} (cases: {})", names());
         std::process::exit(2);
     };
-    metered();
+    let _ = metered::install();
     run(calls);
-}
-
-/// Built with the `metrics` feature: the naming scheme of
-/// `FUSE_BENCH_METRIC_NAMES` (`fuse` unless set) and a Prometheus
-/// recorder, installed before any circuit is built, as a service that
-/// exposes `/metrics` runs.
-fn metered() {
-    #[cfg(feature = "metrics")]
-    {
-        let names = std::env::var("FUSE_BENCH_METRIC_NAMES")
-            .map_or(Ok(fuse_breaker::MetricNames::Fuse), |names| names.parse())
-            .expect("FUSE_BENCH_METRIC_NAMES: fuse or resilience4j");
-        names.install().expect("the scheme is installed first");
-        let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
-        metrics::set_global_recorder(recorder).expect("the one recorder");
-    }
 }
 
 fn names() -> String {

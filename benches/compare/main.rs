@@ -138,23 +138,7 @@ impl<F: FnOnce() -> Result<u64, Fail> + Copy + Send + 'static> Op for F {}
 /// (`scripts/bench-report` runs each, so the rows sit side by side).
 fn fuse_id() -> &'static str {
     static ID: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
-    ID.get_or_init(|| {
-        #[cfg(feature = "metrics")]
-        {
-            let names = std::env::var("FUSE_BENCH_METRIC_NAMES")
-                .map_or(Ok(fuse_breaker::MetricNames::Fuse), |names| names.parse())
-                .expect("FUSE_BENCH_METRIC_NAMES: fuse or resilience4j");
-            names.install().expect("the scheme is installed first");
-            let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
-            metrics::set_global_recorder(recorder).expect("the one recorder");
-            match names {
-                fuse_breaker::MetricNames::Resilience4j => "fuse_resilience4j",
-                _ => "fuse_metrics",
-            }
-        }
-        #[cfg(not(feature = "metrics"))]
-        "fuse"
-    })
+    ID.get_or_init(metered::install)
 }
 
 /// The call that succeeds.
@@ -197,6 +181,7 @@ mod baselines;
 mod cases;
 mod coarse;
 mod graded;
+mod metered;
 mod rate;
 mod reconfigured;
 mod user_loop;

@@ -39,23 +39,15 @@ fn a_rate_window_is_published_as_gauges_and_emptied_by_a_transition() {
         let telemetry = Telemetry::new("fuse:search");
         let mut snapshot = crate::Fuse::new("search", crate::Config::default()).snapshot();
         (snapshot.calls, snapshot.failed, snapshot.slow) = (40, 12, 3);
-        telemetry.window(
-            &snapshot,
-            &crate::Config::builder()
-                .policy(Policy::Rate)
-                .build()
-                .unwrap(),
-        );
+        let rate = crate::Config::builder()
+            .policy(Policy::Rate)
+            .build()
+            .unwrap();
+        telemetry.window(&snapshot, &rate);
         let seen = gauges(&snapshotter);
         let window = WINDOW.map(|name| seen.get(name).copied());
         assert_eq!(window, [Some(40.0), Some(12.0), Some(3.0)], "{seen:?}");
-        telemetry.window(
-            &snapshot,
-            &crate::Config::builder()
-                .policy(Policy::Rate)
-                .build()
-                .unwrap(),
-        );
+        telemetry.window(&snapshot, &rate);
         telemetry.on_transition(&Transition {
             key: "fuse:search",
             from: State::Closed,
