@@ -138,51 +138,62 @@ fn one_probe_slot_admits_one_probe() {
 ///    record (the probe timeout, SPEC §10) and whose failed probe stamps a
 ///    new opening: every interleaving with at most two preemptions (three
 ///    take over twenty minutes).
+///
+/// One test per set of endings, so the two run side by side.
 #[test]
-fn probes_in_flight_stay_within_bounds() {
-    for endings in [["success", "ignore", "drop"], ["failure", "ignore", "drop"]] {
-        let mut builder = loom::model::Builder::new();
-        builder.preemption_bound = Some(2);
-        builder.check(move || {
-            let fuse = ready_to_probe(2);
-            let held = Arc::new(AtomicUsize::new(0));
-            let handles: Vec<_> = endings
-                .into_iter()
-                .map(|ending| {
-                    let (fuse, held) = (fuse.clone(), held.clone());
-                    thread::spawn(move || {
-                        let Ok(permit) = fuse.try_acquire() else {
-                            return;
-                        };
-                        if permit.is_probe() {
-                            let now = held.fetch_add(1, SeqCst) + 1;
-                            assert!(now <= 2, "{now} probes held at once");
-                            held.fetch_sub(1, SeqCst);
-                        }
-                        match ending {
-                            "success" => permit.success(),
-                            "failure" => permit.failure(),
-                            "ignore" => permit.ignore(),
-                            _ => drop(permit),
-                        }
-                    })
+fn probes_in_flight_stay_within_bounds_when_one_succeeds() {
+    probes_in_flight_stay_within_bounds(["success", "ignore", "drop"]);
+}
+
+/// 2, with a failed probe among the three.
+#[test]
+fn probes_in_flight_stay_within_bounds_when_one_fails() {
+    probes_in_flight_stay_within_bounds(["failure", "ignore", "drop"]);
+}
+
+/// Three probes on a half-open circuit of two slots, ending as `endings`.
+fn probes_in_flight_stay_within_bounds(endings: [&'static str; 3]) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(2);
+    builder.check(move || {
+        let fuse = ready_to_probe(2);
+        let held = Arc::new(AtomicUsize::new(0));
+        let handles: Vec<_> = endings
+            .into_iter()
+            .map(|ending| {
+                let (fuse, held) = (fuse.clone(), held.clone());
+                thread::spawn(move || {
+                    let Ok(permit) = fuse.try_acquire() else {
+                        return;
+                    };
+                    if permit.is_probe() {
+                        let now = held.fetch_add(1, SeqCst) + 1;
+                        assert!(now <= 2, "{now} probes held at once");
+                        held.fetch_sub(1, SeqCst);
+                    }
+                    match ending {
+                        "success" => permit.success(),
+                        "failure" => permit.failure(),
+                        "ignore" => permit.ignore(),
+                        _ => drop(permit),
+                    }
                 })
-                .collect();
-            for handle in handles {
-                handle.join().unwrap();
+            })
+            .collect();
+        for handle in handles {
+            handle.join().unwrap();
+        }
+        let snap = fuse.snapshot();
+        match snap.state {
+            State::HalfOpen => {
+                assert_eq!(snap.half_open_inflight, 0, "{snap:?}");
+                assert!(snap.half_open_successes <= 1, "{snap:?}");
             }
-            let snap = fuse.snapshot();
-            match snap.state {
-                State::HalfOpen => {
-                    assert_eq!(snap.half_open_inflight, 0, "{snap:?}");
-                    assert!(snap.half_open_successes <= 1, "{snap:?}");
-                }
-                State::Open | State::Closed => {
-                    assert_eq!(snap.half_open_inflight, 0, "{snap:?}");
-                }
+            State::Open | State::Closed => {
+                assert_eq!(snap.half_open_inflight, 0, "{snap:?}");
             }
-        });
-    }
+        }
+    });
 }
 
 /// 3. `failure_threshold` failures of one closed epoch, recorded
@@ -190,9 +201,16 @@ fn probes_in_flight_stay_within_bounds() {
 ///    verdict returns.
 #[test]
 fn concurrent_failures_at_the_threshold_open_the_circuit() {
-    for threshold in [2, 3] {
-        loom::model(move || failures_at_the_threshold(threshold, None));
-    }
+    loom::model(|| failures_at_the_threshold(2, None));
+}
+
+/// 3, with three failing threads: every interleaving with at most two
+/// preemptions (three take two minutes, most of the loom step's time).
+#[test]
+fn three_concurrent_failures_at_the_threshold_open_the_circuit() {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(2);
+    builder.check(|| failures_at_the_threshold(3, None));
 }
 
 /// `threshold` threads each record a counted failure on a circuit started
