@@ -447,6 +447,7 @@ pub(crate) fn snapshot(head: &Head, opening: Opening, window: View) -> Snapshot 
         calls: window.counts.calls,
         failed: window.counts.failed,
         slow: window.counts.slow,
+        slow_failed: Some(window.counts.slow_failed),
         half_open_successes: if half_open { head.successes } else { 0 },
         half_open_inflight: if half_open { head.inflight } else { 0 },
         open_for: open.then(|| Duration::from_nanos(opening.retry_at.saturating_sub(opening.at))),

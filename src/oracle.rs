@@ -365,7 +365,7 @@ impl Oracle {
         if !(failed || slow) {
             return;
         }
-        let (calls, failures, slows) = self.window_counts(now);
+        let (calls, failures, slows, _) = self.window_counts(now);
         let at_least = |part: u64, percent: u64| {
             u128::from(part) * 100 >= u128::from(percent) * u128::from(calls)
         };
@@ -381,22 +381,24 @@ impl Oracle {
     }
 
     /// §9: "at `now` the window holds the current bucket and the
-    /// `window_buckets - 1` before it": the calls, failures and slow calls
-    /// of those buckets (all zero under `count`).
-    fn window_counts(&self, now: u64) -> (u64, u64, u64) {
+    /// `window_buckets - 1` before it": the calls, failures, slow calls
+    /// and slow calls that failed of those buckets (all zero under
+    /// `count`).
+    fn window_counts(&self, now: u64) -> (u64, u64, u64, u64) {
         let Some(rate) = self.rate else {
-            return (0, 0, 0);
+            return (0, 0, 0, 0);
         };
         let current = now / rate.width;
         let oldest = current.saturating_sub(rate.buckets - 1);
         self.calls
             .iter()
             .filter(|call| (oldest..=current).contains(&call.bucket))
-            .fold((0, 0, 0), |(calls, failures, slows), call| {
+            .fold((0, 0, 0, 0), |(calls, failures, slows, both), call| {
                 (
                     calls + 1,
                     failures + u64::from(call.failed),
                     slows + u64::from(call.slow),
+                    both + u64::from(call.failed && call.slow),
                 )
             })
     }
@@ -465,7 +467,7 @@ impl Oracle {
         // §9: "A snapshot adds calls, failed and slow in the window;
         // failures stays empty under rate" (and the window is empty while
         // open or half-open).
-        let (calls, failed, slow) = self.window_counts(now);
+        let (calls, failed, slow, slow_failed) = self.window_counts(now);
         let mut shown = Snapshot {
             state: self.state,
             opened_at: (self.state != State::Closed).then(|| Duration::from_nanos(self.opened_at)),
@@ -475,6 +477,8 @@ impl Oracle {
             calls,
             failed,
             slow,
+            // A shared circuit's store keeps slow calls, not by verdict.
+            slow_failed: (!self.shared).then_some(slow_failed),
             // §10: "A snapshot shows the opening's duration and n."
             open_for: (self.state == State::Open)
                 .then(|| Duration::from_nanos(self.open_for.min(u64::MAX - self.opened_at))),

@@ -84,6 +84,10 @@ pub struct SavedWindow {
     pub failed: u64,
     /// The slow calls among them.
     pub slow: u64,
+    /// Of the slow calls, those that failed (0 in a file saved before it
+    /// was kept).
+    #[cfg_attr(feature = "persist", serde(default))]
+    pub slow_failed: u64,
 }
 
 impl Fuse {
@@ -121,6 +125,7 @@ impl Fuse {
                 calls: snapshot.calls,
                 failed: snapshot.failed,
                 slow: snapshot.slow,
+                slow_failed: snapshot.slow_failed.unwrap_or(0),
             }),
         }
     }
@@ -155,6 +160,7 @@ impl Fuse {
                 calls: window.calls,
                 failed: window.failed.min(window.calls),
                 slow: window.slow.min(window.calls),
+                slow_failed: window.slow_failed.min(window.slow).min(window.failed),
             }),
         };
         self.engine().restore(&restored);

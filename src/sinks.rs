@@ -74,14 +74,17 @@ impl Sinks {
     /// metrics' counts kept per thread, and each sink's window (a `rate`
     /// circuit's) and admitted share (a circuit that grades admission)
     /// from the circuit's snapshot, which `snapshot` takes, once, and
-    /// only if a sink wants it.
+    /// only if a sink wants it; `time` is the circuit's clock.
     pub(crate) fn publish(
         &self,
         snapshot: impl FnOnce() -> crate::snapshot::Snapshot,
         config: &crate::config::Config,
+        time: &crate::clock::Time,
     ) {
         #[cfg(feature = "metrics")]
-        self.telemetry.publish();
+        self.telemetry.publish(Some(time.now()));
+        #[cfg(not(feature = "metrics"))]
+        let _ = time;
         #[cfg(feature = "metrics")]
         let metrics = (
             self.telemetry.publishes_window(config),
@@ -123,11 +126,14 @@ impl Sinks {
     /// Publishes a shared circuit's counts (its window and admission are
     /// the store's, published by none): the metrics' counts kept per
     /// thread; the OpenTelemetry sink's are read when the SDK collects.
+    /// `time` is the clock the calls were timed on.
     #[cfg(feature = "store")]
     #[cfg_attr(not(feature = "metrics"), allow(clippy::unused_self))]
-    pub(crate) fn publish_counts(&self) {
+    pub(crate) fn publish_counts(&self, time: &crate::clock::Time) {
         #[cfg(feature = "metrics")]
-        self.telemetry.publish();
+        self.telemetry.publish(Some(time.now()));
+        #[cfg(not(feature = "metrics"))]
+        let _ = time;
     }
 }
 

@@ -80,6 +80,10 @@ pub struct Snapshot {
     pub failed: u64,
     /// Under the `rate` policy: the slow calls among them (failed or not).
     pub slow: u64,
+    /// Of the slow calls, those that failed (0 under `count`, which has
+    /// no slow calls); `None` for a shared circuit, whose store keeps its
+    /// slow calls but not their verdicts.
+    pub slow_failed: Option<u64>,
     /// Successful probes so far (half-open only).
     pub half_open_successes: u32,
     /// Probes started and not yet finished (half-open only).

@@ -183,7 +183,7 @@ impl Telemetry {
     /// Publishes the window of `snapshot`, a circuit under `config`.
     pub(crate) fn window(&self, snapshot: &Snapshot, config: &Config) {
         if let Some(series) = &self.resilience4j {
-            return series.window(snapshot, config);
+            return series.window(snapshot, config, &self.key);
         }
         let gauges = self.window.get_or_init(|| {
             let key = || self.key.clone();
@@ -250,12 +250,13 @@ impl Telemetry {
     #[inline(never)]
     fn ended_otherwise(&self, verdict: Verdict, started: u64, time: &Time) {
         if let Some(series) = &self.resilience4j {
+            let now = time.now();
             let nanos = if started == crate::clock::UNTIMED {
                 0
             } else {
-                time.now().saturating_sub(started & !METRICS_ONLY)
+                now.saturating_sub(started & !METRICS_ONLY)
             };
-            return series.ended(verdict, nanos);
+            return series.ended(verdict, nanos, now);
         }
         // Relaxed: counts; nothing is ordered by them.
         match verdict {
@@ -285,10 +286,12 @@ impl Telemetry {
         }
     }
 
-    /// Publishes the counts kept per thread (summed over the threads).
-    pub(crate) fn publish(&self) {
+    /// Publishes the counts kept per thread (summed over the threads);
+    /// under resilience4j's names, given the time on the circuit's clock
+    /// (`now`), also the longest calls of the last periods.
+    pub(crate) fn publish(&self, now: Option<u64>) {
         if let Some(series) = &self.resilience4j {
-            return series.publish();
+            return series.publish(now);
         }
         let handles = self.handles();
         let succeeded = self.succeeded.sum();
@@ -307,7 +310,7 @@ impl Listener for Telemetry {
             series.state(transition.to);
             // A new epoch starts with an empty window.
             series.empty();
-            return self.publish();
+            return self.publish(None);
         }
         counter!(
             "fuse_transitions_total",
@@ -335,7 +338,7 @@ impl Listener for Telemetry {
         handles
             .opening
             .set(opening.map_or(0.0, |open_for| open_for.as_secs_f64()));
-        self.publish();
+        self.publish(None);
         // A new epoch starts with an empty window.
         if let Some(window) = self.window.get() {
             window.set(0, 0, 0);

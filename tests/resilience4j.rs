@@ -15,16 +15,7 @@ use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle, Prometheu
 
 /// The fixture's series the scheme does not publish yet, and why: each
 /// is checked to be absent, so that this list shrinks when they come.
-const NOT_YET: [(&str, &str); 2] = [
-    (
-        "resilience4j_circuitbreaker_calls_seconds_max",
-        "a decaying maximum of the durations: not kept",
-    ),
-    (
-        "resilience4j_circuitbreaker_slow_calls",
-        "the window counts slow calls, not slow calls by verdict",
-    ),
-];
+const NOT_YET: [(&str, &str); 0] = [];
 
 /// One sample of the exposition: its series' name, labels, and value.
 #[derive(Debug)]
@@ -273,6 +264,94 @@ fn the_values_follow_the_circuit() {
 }
 
 #[test]
+fn the_longest_call_is_published_and_decays() {
+    let (recorder, handle) = recorder();
+    let key = "fuse:longest";
+    let max = |kind| {
+        let seen = samples(&handle.render());
+        value(
+            &seen,
+            key,
+            "resilience4j_circuitbreaker_calls_seconds_max",
+            Some(("kind", kind)),
+        )
+    };
+    metrics::with_local_recorder(&recorder, || {
+        let test = rate_circuit("longest");
+        assert_eq!(max("successful"), Some(0.0), "present from the start");
+        let call = |took: Duration, verdict: Verdict| {
+            let permit = test.try_acquire().unwrap();
+            test.advance(took);
+            permit.conclude(verdict);
+        };
+        call(Duration::from_millis(2_500), Verdict::Success);
+        call(Duration::from_millis(250), Verdict::Success);
+        call(Duration::from_secs(3), Verdict::Failure);
+        test.publish_metrics();
+        assert_eq!(max("successful"), Some(2.5));
+        assert_eq!(max("failed"), Some(3.0));
+        assert_eq!(max("ignored"), Some(0.0));
+        // Two minutes without a call: nothing ended in the last periods.
+        test.advance(Duration::from_secs(125));
+        test.publish_metrics();
+        assert_eq!(max("successful"), Some(0.0));
+        call(Duration::from_millis(100), Verdict::Success);
+        test.publish_metrics();
+        assert_eq!(max("successful"), Some(0.1));
+    });
+}
+
+#[test]
+fn slow_calls_are_published_by_verdict() {
+    let (recorder, handle) = recorder();
+    let key = "fuse:slow";
+    metrics::with_local_recorder(&recorder, || {
+        let test = TestFuse::new(
+            "slow",
+            Config::builder()
+                .policy(Policy::Rate)
+                .minimum_calls(4)
+                .failure_rate(100)
+                .slow_call_duration(Duration::from_secs(1))
+                .slow_call_rate(100)
+                .build()
+                .unwrap(),
+        );
+        let call = |took: Duration, verdict: Verdict| {
+            let permit = test.try_acquire().unwrap();
+            test.advance(took);
+            permit.conclude(verdict);
+        };
+        call(Duration::from_secs(2), Verdict::Success);
+        call(Duration::from_secs(1), Verdict::Failure);
+        call(Duration::from_secs(3), Verdict::Failure);
+        call(Duration::from_millis(10), Verdict::Failure);
+        call(Duration::from_secs(5), Verdict::Ignore);
+        test.publish_metrics();
+    });
+    let seen = samples(&handle.render());
+    let slow = |kind| {
+        value(
+            &seen,
+            key,
+            "resilience4j_circuitbreaker_slow_calls",
+            Some(("kind", kind)),
+        )
+    };
+    assert_eq!((slow("successful"), slow("failed")), (Some(1.0), Some(2.0)));
+    assert_eq!(
+        value(
+            &seen,
+            key,
+            "resilience4j_circuitbreaker_slow_call_rate",
+            None
+        ),
+        Some(75.0),
+        "3 slow calls of 4 (the ignored call is not in the window)"
+    );
+}
+
+#[test]
 fn a_count_circuit_has_no_rate_and_buffers_its_failures() {
     let (recorder, handle) = recorder();
     metrics::with_local_recorder(&recorder, || {
@@ -427,5 +506,12 @@ fn a_shared_circuit_has_the_same_series() {
             Some(("state", "open"))
         ),
         Some(1.0)
+    );
+    assert!(
+        !seen
+            .iter()
+            .any(|s| s.name == "resilience4j_circuitbreaker_slow_calls"
+                && s.labels.get("name").map(String::as_str) == Some(key)),
+        "a store keeps slow calls, not their verdicts"
     );
 }

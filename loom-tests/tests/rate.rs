@@ -157,3 +157,48 @@ fn a_success_of_an_epoch_that_ended_changes_nothing() {
         }
     });
 }
+
+/// 4. A snapshot read while a thread adds a quick success and then a slow
+///    failure to its cell never shows a slow failure without its failure
+///    and its slowness, nor either without its call (resilience4j's slow
+///    calls by kind are read from these counts); once the thread is done
+///    it shows both calls.
+#[test]
+fn a_snapshot_never_shows_a_slow_failure_without_its_counts() {
+    model(|| {
+        let config = Config::builder()
+            .policy(Policy::Rate)
+            .failure_window(WIDTH * 2)
+            .window_buckets(2)
+            .minimum_calls(10)
+            .slow_call_duration(WIDTH / 2)
+            .build()
+            .expect("a valid configuration");
+        let (fuse, mock) = circuit(config);
+        let writer = {
+            let fuse = fuse.clone();
+            thread::spawn(move || {
+                fuse.try_acquire().expect("closed").success();
+                let permit = fuse.try_acquire().expect("closed");
+                mock.increment(WIDTH * 3 / 5);
+                permit.failure();
+            })
+        };
+        for _ in 0..2 {
+            let snap = fuse.snapshot();
+            let slow_failed = snap.slow_failed.expect("an in-process window");
+            assert!(
+                slow_failed <= snap.failed.min(snap.slow)
+                    && snap.failed.max(snap.slow) <= snap.calls
+                    && snap.calls <= 2,
+                "counts no order of the writer's stores gives: {snap:?}"
+            );
+        }
+        writer.join().unwrap();
+        let snap = fuse.snapshot();
+        assert_eq!(
+            (snap.calls, snap.failed, snap.slow, snap.slow_failed),
+            (2, 1, 1, Some(1))
+        );
+    });
+}

@@ -70,8 +70,8 @@ enum Outcome {
 /// What a list does for one of its shared circuits.
 #[derive(Clone, Debug)]
 enum Plan {
-    /// Shows this reading, fresh enough.
-    Kept(Kept),
+    /// Shows this reading, fresh enough (boxed: a snapshot is large).
+    Kept(Box<Kept>),
     /// Reads the store.
     Read,
     /// Shows it unread: the budget ran out.
@@ -129,7 +129,7 @@ impl Reads {
         let mut got: Vec<Option<Kept>> = plans
             .into_iter()
             .map(|plan| match plan {
-                Plan::Kept(kept) => Some(kept),
+                Plan::Kept(kept) => Some(*kept),
                 Plan::Read | Plan::Unread => None,
             })
             .collect();
@@ -197,7 +197,7 @@ impl Inner {
         for (i, key) in keys.iter().enumerate() {
             match self.kept.get(*key) {
                 Some(kept) if now.saturating_duration_since(kept.at) < FRESH => {
-                    plans.push(Plan::Kept(kept.clone()));
+                    plans.push(Plan::Kept(Box::new(kept.clone())));
                 }
                 kept => {
                     plans.push(Plan::Unread);

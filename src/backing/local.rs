@@ -100,9 +100,11 @@ impl Sealed for Local {
         #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
         {
             let engine = Engine::new(self.slot, &self.occupant);
-            self.occupant
-                .sinks()
-                .publish(|| engine.snapshot(), engine.config());
+            self.occupant.sinks().publish(
+                || engine.snapshot(),
+                engine.config(),
+                self.occupant.time(),
+            );
         }
     }
 }

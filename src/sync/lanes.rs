@@ -13,6 +13,11 @@
 //! grow; a reader loads the failed and slow counts (acquire) before the
 //! calls, and the writer stores the calls before them (release), so a
 //! reading never holds a failure without its call.
+//!
+//! The slow calls that failed share the slow calls' word (its high half;
+//! one more atomic would be one more step in every reading), stored after
+//! the failure and loaded before it, so a reading never holds a slow
+//! failure without its failure.
 
 use std::fmt;
 
@@ -38,7 +43,22 @@ pub(crate) struct Cell {
     bucket: AtomicU64,
     calls: AtomicU64,
     failed: AtomicU64,
+    /// The slow calls (low half) and the slow calls that failed (high
+    /// half), each saturating at `u32::MAX`: see [`slow_word`].
     slow: AtomicU64,
+}
+
+/// The slow calls' word of `slow` slow calls, `slow_failed` of which
+/// failed: a cell is one thread's bucket, whose counts saturate at
+/// `u32::MAX` (over four billion calls of one thread in one bucket).
+fn slow_word(slow: u64, slow_failed: u64) -> u64 {
+    let half = |n: u64| n.min(u64::from(u32::MAX));
+    half(slow) | half(slow_failed) << 32
+}
+
+/// The slow calls and the slow calls that failed in a [`slow_word`].
+fn slow_counts(word: u64) -> (u64, u64) {
+    (word & u64::from(u32::MAX), word >> 32)
 }
 
 /// What a cell held at one reading.
@@ -108,10 +128,14 @@ impl Cell {
                     .store(failed.saturating_add(counts.failed), Ordering::Release);
             }
             if counts.slow != 0 {
-                let slow = self.slow.load(Ordering::Relaxed);
-                // Release: as for a failure.
-                self.slow
-                    .store(slow.saturating_add(counts.slow), Ordering::Release);
+                let (slow, slow_failed) = slow_counts(self.slow.load(Ordering::Relaxed));
+                let word = slow_word(
+                    slow.saturating_add(counts.slow),
+                    slow_failed.saturating_add(counts.slow_failed),
+                );
+                // Release: as for a failure; a reader that acquires a
+                // slow failure also sees its failure (stored above).
+                self.slow.store(word, Ordering::Release);
             }
         } else {
             self.restamp(epoch, bucket, counts);
@@ -145,7 +169,10 @@ impl Cell {
         self.bucket.store(bucket, Ordering::Relaxed);
         self.calls.store(counts.calls, Ordering::Relaxed);
         self.failed.store(counts.failed, Ordering::Relaxed);
-        self.slow.store(counts.slow, Ordering::Relaxed);
+        self.slow.store(
+            slow_word(counts.slow, counts.slow_failed),
+            Ordering::Relaxed,
+        );
         // Release: the new words are seen before the even sequence.
         self.seq.store(seq.wrapping_add(2), Ordering::Release);
     }
@@ -163,10 +190,11 @@ impl Cell {
             }
             let epoch = self.epoch.load(Ordering::Relaxed);
             let bucket = self.bucket.load(Ordering::Relaxed);
-            // Acquire: pairs with the writer's release of a failure or a
-            // slow call, whose call is then seen below.
+            // Acquire: pairs with the writer's release of a slow call, whose
+            // call (and failure, if it failed) are then seen below, or of
+            // a failure, whose call is then seen below.
+            let (slow, slow_failed) = slow_counts(self.slow.load(Ordering::Acquire));
             let failed = self.failed.load(Ordering::Acquire);
-            let slow = self.slow.load(Ordering::Acquire);
             let calls = self.calls.load(Ordering::Relaxed);
             // Acquire: the loads above happen before the second reading.
             fence(Ordering::Acquire);
@@ -180,6 +208,7 @@ impl Cell {
                         calls,
                         failed,
                         slow,
+                        slow_failed,
                     },
                 });
             }

@@ -10,19 +10,23 @@
 //! | `resilience4j_circuitbreaker_calls_seconds_count{kind}` | counter | calls that ended, by `kind`: `successful`, `failed` (counted failures), `ignored` (ignored errors, panics, dropped permits) |
 //! | `resilience4j_circuitbreaker_calls_seconds_sum{kind}` | gauge | how long they took, in seconds, summed |
 //! | `resilience4j_circuitbreaker_calls_seconds_bucket{kind,le}` | counter | how many took at most `le` seconds (0.005 to 10, and `+Inf`): the histogram resilience4j's dashboard reads percentiles from |
+//! | `resilience4j_circuitbreaker_calls_seconds_max{kind}` | gauge | the longest call, in seconds, of those that ended in the last 80 to 120 s of the circuit's clock (three periods of 40 s; resilience4j's decays over two minutes in three steps), 0 when none did; set when the counts are published by `publish_metrics` or a registry's listing |
 //! | `resilience4j_circuitbreaker_not_permitted_calls_total{kind="not_permitted"}` | counter | calls refused: rejected by an open or full half-open circuit, or shed by graded admission |
 //! | `resilience4j_circuitbreaker_buffered_calls{kind}` | gauge | the calls in the window, `failed` and `successful` (under `count`, the failures in the window and 0) |
 //! | `resilience4j_circuitbreaker_failure_rate` | gauge | the window's failed calls in percent; -1 while the window holds fewer than `minimum_calls` calls, and always under `count` (which has no rate) |
 //! | `resilience4j_circuitbreaker_slow_call_rate` | gauge | the window's slow calls in percent, -1 as above, and without a `slow_call_duration` |
+//! | `resilience4j_circuitbreaker_slow_calls{kind}` | gauge | the window's slow calls, `successful` and `failed` (0 under `count` and without a `slow_call_duration`); not for a shared circuit, whose store keeps slow calls but not their verdicts |
 //!
 //! The series exist from the moment the circuit is built (the state
-//! gauge reads `closed` 1 before any call): install the recorder and the
+//! gauge reads `closed` 1 before any call), but for the slow calls, which
+//! come with the window's first publication: install the recorder and the
 //! scheme first. Every call is timed (a clock read when admitted, another
 //! when it ends), and the calls that ended are counted per thread, by
 //! kind and bucket, and published, like admissions, when the circuit
 //! changes state, when a registry lists it and on `publish_metrics`; the
 //! gauges of the window are published then too.
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use metrics::{Counter, Gauge, counter, gauge};
@@ -63,6 +67,9 @@ pub(super) struct Series {
     buffered_successful: Gauge,
     failure_rate: Gauge,
     slow_call_rate: Gauge,
+    /// The window's slow calls, `successful` and `failed`: made by the
+    /// first window that tells them apart (an in-process circuit's).
+    slow_calls: OnceLock<[Gauge; 2]>,
     /// The state last set, as its index in [`STATES`].
     state: AtomicU64,
 }
@@ -100,6 +107,7 @@ impl Series {
             buffered_successful: buffered("successful"),
             failure_rate: gauge!("resilience4j_circuitbreaker_failure_rate", "name" => name()),
             slow_call_rate: gauge!("resilience4j_circuitbreaker_slow_call_rate", "name" => name()),
+            slow_calls: OnceLock::new(),
             state: AtomicU64::new(0),
         };
         series.state(State::Closed);
@@ -122,6 +130,11 @@ impl Series {
         self.buffered_successful.set(0.0);
         self.failure_rate.set(-1.0);
         self.slow_call_rate.set(-1.0);
+        if let Some(slow_calls) = self.slow_calls.get() {
+            for gauge in slow_calls {
+                gauge.set(0.0);
+            }
+        }
     }
 
     /// A call refused (rejected or shed).
@@ -129,28 +142,43 @@ impl Series {
         self.not_permitted.increment(1);
     }
 
-    /// A call that ended with `verdict` after `nanos`: this thread's
-    /// counters only.
+    /// A call that ended with `verdict` at `now` after `nanos`: this
+    /// thread's counters (and its period's longest call, if longer).
     #[inline]
-    pub(super) fn ended(&self, verdict: Verdict, nanos: u64) {
+    pub(super) fn ended(&self, verdict: Verdict, nanos: u64, now: u64) {
         match verdict {
-            Verdict::Success => self.successful.add(nanos),
-            Verdict::Failure => self.failed.add(nanos),
-            Verdict::Ignore => self.ignored.add(nanos),
+            Verdict::Success => self.successful.add(nanos, now),
+            Verdict::Failure => self.failed.add(nanos, now),
+            Verdict::Ignore => self.ignored.add(nanos, now),
         }
     }
 
-    /// Publishes the calls that ended (summed over the threads).
-    pub(super) fn publish(&self) {
-        self.successful.publish();
-        self.failed.publish();
-        self.ignored.publish();
+    /// Publishes the calls that ended (summed over the threads), and,
+    /// given the time on the circuit's clock, the longest of the last
+    /// two minutes or so.
+    pub(super) fn publish(&self, now: Option<u64>) {
+        self.successful.publish(now);
+        self.failed.publish(now);
+        self.ignored.publish(now);
     }
 
     /// The window and state of `snapshot`, a circuit under `config`.
-    pub(super) fn window(&self, snapshot: &Snapshot, config: &Config) {
+    pub(super) fn window(&self, snapshot: &Snapshot, config: &Config, key: &str) {
         if index(snapshot.state) as u64 != self.state.load(Relaxed) {
             self.state(snapshot.state);
+        }
+        if let Some(failed) = snapshot.slow_failed {
+            let [successful_gauge, failed_gauge] = self.slow_calls.get_or_init(|| {
+                ["successful", "failed"].map(|kind| {
+                    gauge!(
+                        "resilience4j_circuitbreaker_slow_calls",
+                        "name" => key.to_owned(),
+                        "kind" => kind
+                    )
+                })
+            });
+            successful_gauge.set(value(snapshot.slow.saturating_sub(failed)));
+            failed_gauge.set(value(failed));
         }
         if !config.policy().counts_calls() {
             let failures = u64::try_from(snapshot.failures.len()).unwrap_or(u64::MAX);

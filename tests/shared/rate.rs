@@ -301,6 +301,8 @@ fn cached_mode_sends_a_slow_call_at_once() {
             // 1 slow of 2: under 100 %, but sent (with the batch).
             let snapshot = fuse.snapshot().await.unwrap();
             assert_eq!((snapshot.calls, snapshot.slow), (2, 1), "{name}");
+            // The store keeps slow calls, not their verdicts.
+            assert_eq!(snapshot.slow_failed, None, "{name}");
             assert_eq!(fuse.unsent(), 0, "{name}");
         }
     });

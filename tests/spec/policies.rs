@@ -298,6 +298,29 @@ fn policy_rate_a_slow_failure_is_counted_failed_and_slow() {
     let (fuse, mock) = circuit(config);
     call(&fuse, &mock, secs(1), Verdict::Failure);
     assert_eq!(counts(&fuse), [1, 1, 1]);
+    assert_eq!(fuse.snapshot().slow_failed, Some(1));
+}
+
+/// Beside §9's counts, a snapshot tells the slow calls that failed from
+/// those that succeeded (resilience4j's slow calls by kind); ignores and
+/// quick calls are neither, and the window forgets them as it moves on.
+#[test]
+fn policy_rate_a_snapshot_splits_slow_calls_by_verdict() {
+    let config = build(counting().slow_call_duration(secs(1)));
+    let (fuse, mock) = circuit(config);
+    let slow_failed = |fuse: &Fuse| fuse.snapshot().slow_failed;
+    assert_eq!(slow_failed(&fuse), Some(0));
+    call(&fuse, &mock, secs(1), Verdict::Success);
+    call(&fuse, &mock, secs(2), Verdict::Failure);
+    call(&fuse, &mock, secs(3), Verdict::Failure);
+    call(&fuse, &mock, secs(3), Verdict::Ignore);
+    call(&fuse, &mock, just_before(secs(1)), Verdict::Failure);
+    assert_eq!(counts(&fuse), [4, 3, 3]);
+    assert_eq!(slow_failed(&fuse), Some(2));
+    mock.increment(secs(40));
+    assert_eq!((counts(&fuse), slow_failed(&fuse)), ([0, 0, 0], Some(0)));
+    let count = circuit(build(Config::builder().failure_threshold(3))).0;
+    assert_eq!(slow_failed(&count), Some(0), "no slow calls under count");
 }
 
 #[test]

@@ -14,12 +14,16 @@ mod tallies;
 
 pub(crate) use tallies::Tallies;
 
-/// Calls, failed calls and slow calls: one bucket's, or a window's.
+/// Calls, failed calls, slow calls and slow calls that failed: one
+/// bucket's, or a window's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) struct Counts {
     pub(crate) calls: u64,
     pub(crate) failed: u64,
     pub(crate) slow: u64,
+    /// Of the slow calls, those that failed (resilience4j's slow calls by
+    /// kind); the rule reads only `slow`.
+    pub(crate) slow_failed: u64,
 }
 
 impl Counts {
@@ -29,6 +33,7 @@ impl Counts {
             calls: 1,
             failed: u64::from(outcome.failed),
             slow: u64::from(outcome.slow),
+            slow_failed: u64::from(outcome.failed && outcome.slow),
         }
     }
 
@@ -39,6 +44,7 @@ impl Counts {
             calls: self.calls.saturating_add(other.calls),
             failed: self.failed.saturating_add(other.failed),
             slow: self.slow.saturating_add(other.slow),
+            slow_failed: self.slow_failed.saturating_add(other.slow_failed),
         }
     }
 }

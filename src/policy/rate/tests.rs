@@ -34,6 +34,7 @@ fn a_success_never_opens() {
             calls: 9,
             failed: 9,
             slow: 0,
+            slow_failed: 0,
         },
     )]);
     assert!(!window.record(&config, Outcome::SUCCESS, 0).opens);
@@ -62,7 +63,8 @@ fn slow_calls_count_only_with_a_slow_call_duration() {
         Counts {
             calls: 2,
             failed: 0,
-            slow: 2
+            slow: 2,
+            slow_failed: 0,
         }
     ));
     let slow = base
@@ -76,7 +78,8 @@ fn slow_calls_count_only_with_a_slow_call_duration() {
         Counts {
             calls: 2,
             failed: 0,
-            slow: 1
+            slow: 1,
+            slow_failed: 0,
         }
     ));
     assert!(is_slow(&slow, 10) && !is_slow(&slow, 9));
@@ -89,6 +92,7 @@ fn sums_saturate() {
         calls: u64::MAX,
         failed: u64::MAX,
         slow: 0,
+        slow_failed: 0,
     };
     assert_eq!(big.plus(big), big);
     assert!(trips(&config(1, 100), big));

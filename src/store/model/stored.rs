@@ -465,6 +465,8 @@ impl Stored {
         };
         let mut shown = Snapshot {
             reporters: self.reporters(config, now),
+            // A store's window keeps slow calls, not by verdict.
+            slow_failed: None,
             ..model::snapshot(&self.head, opening, self.window.view(config, now))
         };
         if let Some(Ramp { since, .. }) = self.ramp {

@@ -26,7 +26,8 @@ fn verdicts_count_in_their_bucket_until_it_leaves_the_window() {
         Counts {
             calls: 2,
             failed: 1,
-            slow: 0
+            slow: 0,
+            slow_failed: 0,
         }
     );
     assert_eq!(
@@ -34,7 +35,8 @@ fn verdicts_count_in_their_bucket_until_it_leaves_the_window() {
         Counts {
             calls: 1,
             failed: 1,
-            slow: 0
+            slow: 0,
+            slow_failed: 0,
         }
     );
     assert_eq!(at(400), Counts::default());
@@ -57,7 +59,8 @@ fn a_lane_reuses_its_cells_round_the_ring() {
             Counts {
                 calls: 2 * live,
                 failed: live,
-                slow: 0
+                slow: 0,
+                slow_failed: 0,
             },
             "bucket {bucket}"
         );
@@ -162,4 +165,34 @@ fn a_circuit_that_reuses_a_rate_slot_starts_with_an_empty_window() {
         second.run(ok).unwrap();
     }
     assert_eq!(second.snapshot().calls, 3);
+}
+
+#[test]
+fn slow_calls_are_kept_by_verdict_and_a_cell_saturates_each_half() {
+    let config = config(2);
+    let tallies: &'static Tallies = Box::leak(Box::new(Tallies::new(&config)));
+    let epoch = Epoch::new(1);
+    let slow = |failed| Outcome { failed, slow: true };
+    tallies.add(epoch, slow(false), 10);
+    tallies.add(epoch, slow(true), 20);
+    tallies.add(epoch, slow(true), 30);
+    tallies.add(epoch, Outcome::FAILURE, 40);
+    let sum = tallies.sum(&config, epoch, 50);
+    assert_eq!(
+        (sum.calls, sum.failed, sum.slow, sum.slow_failed),
+        (4, 3, 3, 2)
+    );
+    // A restored bucket past what one thread's cell holds.
+    let huge = Counts {
+        calls: u64::MAX,
+        failed: u64::MAX,
+        slow: u64::MAX,
+        slow_failed: u64::MAX,
+    };
+    tallies.add_counts(epoch, huge, 150);
+    tallies.add(epoch, slow(true), 160);
+    let sum = tallies.sum(&config, epoch, 160);
+    let most = u64::from(u32::MAX);
+    assert_eq!((sum.slow, sum.slow_failed), (3 + most, 2 + most));
+    assert_eq!((sum.calls, sum.failed), (u64::MAX, u64::MAX));
 }

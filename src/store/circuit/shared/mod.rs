@@ -164,7 +164,7 @@ impl Sealed for Shared {
         // window and the state are the store's (a transition this process
         // makes or hears sets the state).
         #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
-        self.local.sinks().publish_counts();
+        self.local.sinks().publish_counts(self.local.time());
     }
 
     fn takes_in_place(&self, config: &Config) -> Result<(), ConfigError> {

@@ -96,6 +96,8 @@ impl OwnRate {
                     calls,
                     failed,
                     slow,
+                    // Not stored: a shared circuit's snapshot shows none.
+                    slow_failed: 0,
                 },
             ));
         }

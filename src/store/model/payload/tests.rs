@@ -37,7 +37,7 @@ fn buckets() -> impl Strategy<Value = Window> {
                 let counts = Counts {
                     calls,
                     failed: failed % (calls + 1),
-                    slow: slow % (calls + 1),
+                    slow: slow % (calls + 1), slow_failed: 0,
                 };
                 (bucket, counts)
             },

@@ -87,11 +87,13 @@ fn up_to_micros(nanos: u64) -> u64 {
 
 /// The oracle's snapshot as a store keeps it: the opening's end on the
 /// first whole microsecond at or after the oracle's (its start is a store
-/// time, a whole microsecond).
+/// time, a whole microsecond), and no slow calls by verdict.
 fn as_stored(mut snapshot: Snapshot) -> Snapshot {
     snapshot.open_for = snapshot
         .open_for
         .map(|d| Duration::from_nanos(up_to_micros(u64::try_from(d.as_nanos()).unwrap())));
+    // A store keeps slow calls, not their verdicts.
+    snapshot.slow_failed = None;
     snapshot
 }
 

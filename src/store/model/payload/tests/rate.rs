@@ -18,6 +18,7 @@ fn rated(buckets: &[(u64, u64, u64, u64)]) -> Stored {
                 calls,
                 failed,
                 slow,
+                slow_failed: 0,
             },
         )
     });
@@ -82,6 +83,7 @@ fn a_reader_of_another_width_puts_the_calls_in_its_own_buckets() {
         calls: 13,
         failed: 5,
         slow: 1,
+        slow_failed: 0,
     };
     assert_eq!(buckets.entries(), &[(bucket / 2, counts)]);
 }

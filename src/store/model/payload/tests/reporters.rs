@@ -66,6 +66,7 @@ fn failures_without_reporters_are_one_anonymous_reporter_s() {
                     calls: 3,
                     failed: 1,
                     slow: 0,
+                    slow_failed: 0,
                 },
             ),
             (
@@ -74,6 +75,7 @@ fn failures_without_reporters_are_one_anonymous_reporter_s() {
                     calls: 2,
                     failed: 0,
                     slow: 0,
+                    slow_failed: 0,
                 },
             ),
         ])),
