@@ -17,11 +17,15 @@ impl Oracle {
         let fresh = Oracle::new(config);
         // "a changed `policy`, `failure_window` or `window_buckets` under
         // `rate` ... starts an empty window".
-        let window_of = |rate: &Option<RateSettings>| rate.as_ref().map(|r| (r.width, r.buckets));
+        // The settings, not the bucket's width they give: two windows a
+        // few nanoseconds apart may have buckets of one width.
+        let window_of = |oracle: &Oracle| {
+            (oracle.rate.as_ref()).map(|rate: &RateSettings| (oracle.window, rate.buckets))
+        };
         if self.rate.is_some() != fresh.rate.is_some() {
             self.failures.clear();
             self.calls.clear();
-        } else if window_of(&self.rate) != window_of(&fresh.rate) {
+        } else if window_of(self) != window_of(&fresh) {
             self.calls.clear();
         }
         let old = self.threshold;

@@ -135,3 +135,36 @@ fn granted(
         }
     }
 }
+
+/// SPEC §12 where random histories seldom go: a `failure_window` changed
+/// by less than its buckets gives buckets of the same width, and still
+/// starts an empty window (the fuzzer found the oracle keeping it).
+#[test]
+fn a_window_changed_by_a_few_nanoseconds_starts_empty() {
+    let rate = |window: u64| {
+        crate::Config::builder()
+            .policy(crate::config::Policy::Rate)
+            .failure_window(Duration::from_nanos(window))
+            .window_buckets(4)
+            .minimum_calls(100)
+            .build()
+            .unwrap()
+    };
+    let (before, after) = (rate(6_451), rate(6_448));
+    let mut reference = Reference::starting_at(before.clone(), Epoch::new(0));
+    let mut oracle = Oracle::new(&before);
+    for now in [10, 20] {
+        let (Decision::Granted(grant), Admit::Granted(ticket)) =
+            (reference.acquire(now), oracle.acquire(now))
+        else {
+            panic!("closed");
+        };
+        reference.verdict(grant, crate::Verdict::Success, now);
+        oracle.end_hinted(ticket, super::Outcome::Success, None, now);
+    }
+    assert_eq!(oracle.snapshot(30).calls, 2);
+    reference.reconfigure(after.clone(), 30);
+    oracle.reconfigure(&after, 30);
+    assert_eq!(oracle.snapshot(30), reference.snapshot(30));
+    assert_eq!(oracle.snapshot(30).calls, 0);
+}
