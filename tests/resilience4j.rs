@@ -75,6 +75,14 @@ fn value(samples: &[Sample], key: &str, name: &str, label: Option<(&str, &str)>)
         .map(|s| s.value)
 }
 
+/// A call of `test` that takes `took` on its clock and ends with
+/// `verdict`.
+fn timed_call(test: &TestFuse, took: Duration, verdict: Verdict) {
+    let permit = test.try_acquire().unwrap();
+    test.advance(took);
+    permit.conclude(verdict);
+}
+
 /// A `rate` circuit of `minimum_calls` 10 that opens at 50 % failed.
 fn rate_circuit(name: &str) -> TestFuse {
     TestFuse::new(
@@ -279,11 +287,7 @@ fn the_longest_call_is_published_and_decays() {
     metrics::with_local_recorder(&recorder, || {
         let test = rate_circuit("longest");
         assert_eq!(max("successful"), Some(0.0), "present from the start");
-        let call = |took: Duration, verdict: Verdict| {
-            let permit = test.try_acquire().unwrap();
-            test.advance(took);
-            permit.conclude(verdict);
-        };
+        let call = |took, verdict| timed_call(&test, took, verdict);
         call(Duration::from_millis(2_500), Verdict::Success);
         call(Duration::from_millis(250), Verdict::Success);
         call(Duration::from_secs(3), Verdict::Failure);
@@ -317,11 +321,7 @@ fn slow_calls_are_published_by_verdict() {
                 .build()
                 .unwrap(),
         );
-        let call = |took: Duration, verdict: Verdict| {
-            let permit = test.try_acquire().unwrap();
-            test.advance(took);
-            permit.conclude(verdict);
-        };
+        let call = |took, verdict| timed_call(&test, took, verdict);
         call(Duration::from_secs(2), Verdict::Success);
         call(Duration::from_secs(1), Verdict::Failure);
         call(Duration::from_secs(3), Verdict::Failure);
