@@ -127,6 +127,13 @@ impl Settings {
                         Place::Var(var.to_owned()),
                     );
                 }
+                "metric_names" => {
+                    self.metric_names = Some(value.to_owned());
+                    self.places.insert(
+                        "registry.metric_names".to_owned(),
+                        Place::Var(var.to_owned()),
+                    );
+                }
                 "store" => {
                     self.places
                         .insert("store.store".to_owned(), Place::Var(var.to_owned()));

@@ -35,7 +35,7 @@ impl fmt::Display for Place {
 }
 
 /// The keys of the file's top level that are not settings of a circuit.
-pub(super) const LAYOUT: [&str; 12] = [
+pub(super) const LAYOUT: [&str; 13] = [
     "app",
     "store",
     "redis_url",
@@ -47,6 +47,7 @@ pub(super) const LAYOUT: [&str; 12] = [
     "laravel_cache_prefix",
     "fallback",
     "max_circuits",
+    "metric_names",
     "breakers",
 ];
 
@@ -66,6 +67,7 @@ struct Layout {
     laravel_cache_prefix: Option<Spanned<String>>,
     fallback: Option<Spanned<String>>,
     max_circuits: Option<Spanned<usize>>,
+    metric_names: Option<Spanned<String>>,
     #[serde(default)]
     breakers: BTreeMap<String, Overrides>,
 }
@@ -173,6 +175,12 @@ impl Settings {
                 place(text, max.span().start),
             );
         }
+        if let Some(names) = &layout.metric_names {
+            places.insert(
+                "registry.metric_names".to_owned(),
+                place(text, names.span().start),
+            );
+        }
         for (setting, value) in [
             ("store", &layout.store),
             ("payload", &layout.payload),
@@ -194,6 +202,7 @@ impl Settings {
             database_url: layout.database_url,
             database_table: layout.database_table,
             max_circuits: layout.max_circuits.as_ref().map(|max| *max.get_ref()),
+            metric_names: layout.metric_names.map(Spanned::into_inner),
             defaults: Overrides::deserialize(read(defaults)).map_err(parse_error)?,
             breakers: layout.breakers,
             places,

@@ -17,6 +17,8 @@
 //! # laravel_cache_prefix = "laravel_cache_"      # CACHE_PREFIX of the Laravel app
 //! # fallback = "local"                     # while the store does not answer
 //! max_circuits = 10000         # the most circuits the registry holds
+//! # metric_names = "resilience4j"   # feature metrics: the series' names, `fuse` (default)
+//! #   or `resilience4j`; the process's, installed when the registry is built
 //! key_prefix = "fuse"
 //! failure_threshold = 8
 //! failure_window = "60s"       # durations with a unit: "500ms", "1m30s", "2h"
@@ -131,6 +133,13 @@ pub struct Settings {
     /// `FUSE_MAX_CIRCUITS`; see
     /// [`RegistryBuilder::max_circuits`](crate::RegistryBuilder::max_circuits)).
     pub max_circuits: Option<usize>,
+    /// The names the `metrics` feature gives its series (`metric_names`,
+    /// `FUSE_METRIC_NAMES`: `fuse` or `resilience4j`; see
+    /// `MetricNames`): the process's, installed when a registry is built
+    /// from these settings, which fails, naming the setting, if the
+    /// process already uses the other names. Without the `metrics`
+    /// feature, a file or variable that sets it is refused.
+    pub metric_names: Option<String>,
     /// Changes to [`Config::default`] for every circuit.
     pub defaults: Overrides,
     /// Changes to the defaults for the circuits of one name.
@@ -156,6 +165,7 @@ impl fmt::Debug for Settings {
             .field("laravel_cache_prefix", &self.laravel_cache_prefix)
             .field("fallback", &self.fallback)
             .field("max_circuits", &self.max_circuits)
+            .field("metric_names", &self.metric_names)
             .field("defaults", &self.defaults)
             .field("breakers", &self.breakers)
             .finish_non_exhaustive()
@@ -205,7 +215,8 @@ impl Settings {
     /// SPEC §12): its defaults and per-name overrides are replaced as
     /// [`Registry::reload`] does, its circuits keeping their state. The
     /// settings that name circuits or size the registry (`app`,
-    /// `max_circuits`, `store`) cannot change on a running registry: a file
+    /// `max_circuits`, `store`), and the process's `metric_names`, cannot
+    /// change on a running registry: a file
     /// that changes them is refused, naming the setting, and nothing
     /// changes.
     ///
@@ -243,6 +254,12 @@ impl Settings {
         {
             return fixed("max_circuits", max.to_string());
         }
+        #[cfg(feature = "metrics")]
+        if let Some(names) = self.metric_names()?
+            && names != crate::MetricNames::current()
+        {
+            return fixed("metric_names", names.to_string());
+        }
         match registry.store_fallback() {
             None if self.store != StoreKind::Memory => {
                 return fixed("store", self.store.as_str().to_owned());
@@ -266,6 +283,19 @@ impl Settings {
     }
 
     pub(crate) fn registry_builder(&self) -> Result<crate::RegistryBuilder, SettingsError> {
+        #[cfg(feature = "metrics")]
+        if let Some(names) = self.metric_names()? {
+            names.install().map_err(|installed| {
+                let rule = format!(
+                    "this process already names its metrics {installed:?} (one scheme per \
+                     process, chosen before its first circuit)"
+                );
+                self.invalid(
+                    "registry",
+                    ConfigError::new("metric_names", names.to_string(), rule),
+                )
+            })?;
+        }
         let mut builder = Registry::builder().defaults(self.config()?);
         if let Some(app) = &self.app {
             builder = builder.app(app.clone());
@@ -300,6 +330,16 @@ impl Settings {
             return Err(self.invalid(table, source));
         }
         self.check_payload()?;
+        #[cfg(feature = "metrics")]
+        self.metric_names()?;
+        #[cfg(not(feature = "metrics"))]
+        if let Some(names) = &self.metric_names {
+            let rule = "needs the `metrics` feature".to_owned();
+            return Err(self.invalid(
+                "registry",
+                ConfigError::new("metric_names", names.clone(), rule),
+            ));
+        }
         if let Some(max) = self.max_circuits {
             crate::registry::check_max_circuits(max)
                 .map_err(|source| self.invalid("registry", source))?;
@@ -366,6 +406,21 @@ impl Settings {
     }
 
     /// `source`, refused in `table`, with where the file wrote it.
+    /// The naming scheme `metric_names` names, if it is set; the error
+    /// names the setting and its value.
+    #[cfg(feature = "metrics")]
+    fn metric_names(&self) -> Result<Option<crate::MetricNames>, SettingsError> {
+        self.metric_names
+            .as_deref()
+            .map(|text| {
+                text.parse().map_err(|reason| {
+                    let source = ConfigError::new("metric_names", text.to_owned(), reason);
+                    self.invalid("registry", source)
+                })
+            })
+            .transpose()
+    }
+
     pub(crate) fn invalid(&self, table: &str, source: ConfigError) -> SettingsError {
         let place = self
             .places

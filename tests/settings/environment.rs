@@ -168,3 +168,44 @@ fn the_registry_capacity_comes_from_the_file_and_the_environment() {
         &["belongs at the top level"],
     );
 }
+
+#[test]
+#[cfg(feature = "metrics")]
+fn the_metric_names_come_from_the_file_and_the_environment() {
+    use fuse_breaker::MetricNames;
+    // One scheme per process: this binary's is the crate's own.
+    MetricNames::Fuse.install().unwrap();
+    let settings = Settings::from_toml("metric_names = \"fuse\"\n").unwrap();
+    assert_eq!(settings.metric_names.as_deref(), Some("fuse"));
+    let registry = settings.registry().unwrap();
+    settings.reload(&registry).unwrap();
+    let other = Settings::default()
+        .with_env_vars([("FUSE_METRIC_NAMES", "resilience4j")])
+        .unwrap();
+    assert_eq!(other.metric_names.as_deref(), Some("resilience4j"));
+    assert_mentions(
+        &other.registry().unwrap_err().to_string(),
+        &[
+            "metric_names",
+            "FUSE_METRIC_NAMES",
+            "already names its metrics Fuse",
+        ],
+    );
+    assert_mentions(
+        &other.reload(&registry).unwrap_err().to_string(),
+        &["metric_names", "cannot change on a running registry"],
+    );
+    assert_mentions(
+        &error("app = \"x\"\nmetric_names = \"micrometer\"\n"),
+        &["metric_names", "micrometer", "resilience4j", "line 2"],
+    );
+}
+
+#[test]
+#[cfg(not(feature = "metrics"))]
+fn the_metric_names_need_the_metrics_feature() {
+    assert_mentions(
+        &error("metric_names = \"fuse\"\n"),
+        &["metric_names", "needs the `metrics` feature", "line 1"],
+    );
+}
