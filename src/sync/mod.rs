@@ -346,12 +346,6 @@ impl Tally {
     pub(crate) fn get(&self) -> u64 {
         self.0.load(Ordering::Relaxed)
     }
-
-    /// Takes `n` back (after an [`add`](Self::add) of at least `n`).
-    #[cfg(any(feature = "redis", feature = "sql", feature = "store"))]
-    pub(crate) fn sub(&self, n: u64) {
-        self.0.fetch_sub(n, Ordering::Relaxed);
-    }
 }
 
 mod lanes;

@@ -17,7 +17,6 @@ use crate::config::Config;
 use crate::model::{self, Effect};
 use crate::policy::{self, Counts, Outcome, Window};
 use crate::store::model::stored::{Stored, Ticket};
-use crate::sync::Tally;
 use crate::verdict::Verdict;
 
 /// The successes of closed permits of one epoch not yet sent: for each
@@ -48,12 +47,17 @@ const MAX_BATCHES: usize = 4;
 
 /// The batches being filled, one per permit, how many successes of
 /// batches taken to be sent have not been sent yet, and how many were
-/// lost with a step the store did not answer.
+/// lost with a step the store did not answer: all under one lock, so that
+/// a success is always in one of them (a reader that finds none waiting
+/// finds every unanswered one lost).
 #[derive(Debug, Default)]
-pub(crate) struct Pending {
-    batches: Mutex<Vec<Batch>>,
-    sending: Tally,
-    lost: Tally,
+pub(crate) struct Pending(Mutex<Held>);
+
+#[derive(Debug, Default)]
+struct Held {
+    batches: Vec<Batch>,
+    sending: u64,
+    lost: u64,
 }
 
 /// Batches taken to be sent: their successes count as unsent until this
@@ -85,16 +89,17 @@ impl std::ops::Deref for Sending<'_> {
 
 impl Drop for Sending<'_> {
     fn drop(&mut self) {
-        self.pending.sending.sub(self.calls);
+        let mut held = self.pending.lock();
+        held.sending = held.sending.saturating_sub(self.calls);
         if !self.sent {
-            self.pending.lost.add(self.calls);
+            held.lost = held.lost.saturating_add(self.calls);
         }
     }
 }
 
 impl Pending {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Batch>> {
-        self.batches
+    fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -103,7 +108,8 @@ impl Pending {
     /// spans `width` nanoseconds long, in the batch of its permit (a new
     /// one, the oldest dropped beyond [`MAX_BATCHES`]).
     pub(crate) fn add(&self, ticket: Ticket, local: u64, width: u64) {
-        let mut batches = self.lock();
+        let mut held = self.lock();
+        let batches = &mut held.batches;
         let at = if let Some(at) = batches.iter().position(|batch| batch.ticket == ticket) {
             at
         } else {
@@ -128,12 +134,15 @@ impl Pending {
     /// success starts new ones); they count as waiting until the step that
     /// carries them is over.
     pub(crate) fn take(&self, local: u64) -> Sending<'_> {
-        let mut batches = std::mem::take(&mut *self.lock());
+        let mut held = self.lock();
+        let mut batches = std::mem::take(&mut held.batches);
         for batch in &mut batches {
             batch.taken = local;
         }
         let calls = batches.iter().map(Batch::calls).sum();
-        self.sending.add(calls);
+        // Counted as sending before the lock is let go: never in neither.
+        held.sending = held.sending.saturating_add(calls);
+        drop(held);
         Sending {
             batches,
             calls,
@@ -145,12 +154,13 @@ impl Pending {
     /// How many successes were lost with a step the store did not answer
     /// (it may have written them: a reply lost on the way counts too).
     pub(crate) fn lost(&self) -> u64 {
-        self.lost.get()
+        self.lock().lost
     }
 
     /// How many successes wait to be sent, or are being sent.
     pub(crate) fn calls(&self) -> u64 {
-        self.lock().iter().map(Batch::calls).sum::<u64>() + self.sending.get()
+        let held = self.lock();
+        held.batches.iter().map(Batch::calls).sum::<u64>() + held.sending
     }
 }
 

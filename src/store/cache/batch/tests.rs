@@ -127,3 +127,43 @@ fn a_success_of_another_permit_starts_a_batch_of_its_own() {
     }
     assert_eq!(pending.take(0).len(), MAX_BATCHES);
 }
+
+/// What a process that waits for its batches to be sent relies on (it
+/// then reads how many were lost): once no success is shown as waiting,
+/// every success counted before is sent or lost, and shown as lost if its
+/// step was not answered. A batch taken to be sent, and a step's end,
+/// never show a moment with the successes in neither count.
+#[test]
+fn a_success_is_always_waiting_sent_or_lost() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let config = config();
+    let now = 1_700_000_000 * SEC;
+    let ticket = closed_permit(&mut Stored::fresh(9), &config, now);
+    let pending = Pending::default();
+    let (added, done) = (AtomicU64::new(0), AtomicBool::new(false));
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            // Every step fails: each success ends up lost.
+            for i in 0..200_000_u64 {
+                pending.add(ticket, i, SEC);
+                added.fetch_add(1, Ordering::SeqCst);
+                drop(pending.take(i));
+            }
+            done.store(true, Ordering::SeqCst);
+        });
+        let mut checked = 0_u64;
+        while !done.load(Ordering::SeqCst) {
+            let before = added.load(Ordering::SeqCst);
+            if pending.calls() == 0 {
+                let lost = pending.lost();
+                assert!(
+                    lost >= before,
+                    "{before} counted, none waiting, {lost} lost"
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 0, "the reader never found the batch empty");
+    });
+    assert_eq!((pending.calls(), pending.lost()), (0, 200_000));
+}
