@@ -403,18 +403,31 @@ impl Otel {
     }
 }
 
-impl Listener for Otel {
-    fn on_transition(&self, transition: &Transition) {
-        let counts = &self.counts;
-        let opening = transition
-            .open_for
-            .filter(|_| transition.to == State::Open)
+impl Otel {
+    /// Shows `state`, and an opening `open_for` long while open: what a
+    /// transition says, or a restored circuit's snapshot.
+    fn show(&self, state: State, open_for: Option<std::time::Duration>) {
+        let opening = open_for
+            .filter(|_| state == State::Open)
             .map_or(0, |open_for| {
                 u64::try_from(open_for.as_nanos()).unwrap_or(u64::MAX)
             });
         // Relaxed: gauges' values, each read on its own.
-        counts.opening.store(opening, Relaxed);
-        counts.state.store(code(transition.to), Relaxed);
+        self.counts.opening.store(opening, Relaxed);
+        self.counts.state.store(code(state), Relaxed);
+    }
+
+    /// Shows the state and opening of `snapshot`, a circuit that did not
+    /// start closed (restored, SPEC §12), before anyone can call it.
+    pub(crate) fn shown(&self, snapshot: &Snapshot) {
+        self.show(snapshot.state, snapshot.open_for);
+    }
+}
+
+impl Listener for Otel {
+    fn on_transition(&self, transition: &Transition) {
+        let counts = &self.counts;
+        self.show(transition.to, transition.open_for);
         self.restart(transition);
         self.instruments.transition(&counts.id, transition);
         span::transition(&counts.id, transition);

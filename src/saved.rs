@@ -164,6 +164,10 @@ impl Fuse {
             }),
         };
         self.engine().restore(&restored);
+        // Its metrics and OpenTelemetry series start closed: they show the
+        // restored state from the start.
+        #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
+        self.backing.occupant.sinks().shown(&self.snapshot());
     }
 }
 

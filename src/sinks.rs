@@ -69,6 +69,15 @@ impl Sinks {
         self.telemetry.refused(retry_after);
     }
 
+    /// Shows the state and opening of `snapshot`, a circuit that did not
+    /// start closed (restored, SPEC §12), in every counting sink.
+    pub(crate) fn shown(&self, snapshot: &crate::snapshot::Snapshot) {
+        #[cfg(feature = "metrics")]
+        self.telemetry.shown(snapshot);
+        #[cfg(feature = "opentelemetry")]
+        self.otel.shown(snapshot);
+    }
+
     /// Publishes what the sinks keep to themselves, of a circuit under
     /// `config` (`Fuse::publish_metrics`, a registry's listing): the
     /// metrics' counts kept per thread, and each sink's window (a `rate`

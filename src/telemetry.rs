@@ -41,8 +41,9 @@
 //! grades nothing has none); a transition sets it to 1, or to the ramp's
 //! floor when a probe closes the circuit (its ramp starts). The other
 //! counts go to the recorder as they happen. Handles are
-//! resolved at the first call of each circuit: install the recorder before
-//! traffic starts.
+//! resolved at the first call of each circuit (a restored circuit's when
+//! it is built, so that its state gauge shows the state it was restored
+//! in rather than closed): install the recorder before traffic starts.
 //!
 //! A call a closed circuit shed (graded admission, SPEC §11) is counted in
 //! `fuse_calls_throttled_total` only: `fuse_calls_rejected_total` stays
@@ -214,6 +215,32 @@ impl Telemetry {
         })
     }
 
+    /// Shows `state`, and an opening `open_for` long while open (the
+    /// crate's names; resilience4j's have no opening gauge).
+    fn show(&self, state: State, open_for: Option<std::time::Duration>) {
+        if let Some(series) = &self.resilience4j {
+            return series.state(state);
+        }
+        let code = match state {
+            State::Closed => 0.0,
+            State::Open => 1.0,
+            State::HalfOpen => 2.0,
+        };
+        let handles = self.handles();
+        handles.state.set(code);
+        let opening = open_for.filter(|_| state == State::Open);
+        handles
+            .opening
+            .set(opening.map_or(0.0, |open_for| open_for.as_secs_f64()));
+    }
+
+    /// Shows the state and opening of `snapshot`, a circuit that did not
+    /// start closed (restored, SPEC §12), before anyone can call it: its
+    /// series are made now, with its state rather than closed.
+    pub(crate) fn shown(&self, snapshot: &Snapshot) {
+        self.show(snapshot.state, snapshot.open_for);
+    }
+
     /// The start of a call admitted untimed: `UNTIMED`, or, under the
     /// `resilience4j` scheme, which times every call, the time on `time`
     /// marked as taken for the metrics only.
@@ -319,13 +346,7 @@ impl Listener for Telemetry {
             "reason" => transition.reason.as_str()
         )
         .increment(1);
-        let code = match transition.to {
-            State::Closed => 0.0,
-            State::Open => 1.0,
-            State::HalfOpen => 2.0,
-        };
-        let handles = self.handles();
-        handles.state.set(code);
+        self.show(transition.to, transition.open_for);
         if transition.to == State::Open {
             counter!(
                 "fuse_openings_total",
@@ -334,10 +355,6 @@ impl Listener for Telemetry {
             )
             .increment(1);
         }
-        let opening = transition.open_for.filter(|_| transition.to == State::Open);
-        handles
-            .opening
-            .set(opening.map_or(0.0, |open_for| open_for.as_secs_f64()));
         self.publish(None);
         // A new epoch starts with an empty window.
         if let Some(window) = self.window.get() {

@@ -352,6 +352,36 @@ fn slow_calls_are_published_by_verdict() {
 }
 
 #[test]
+fn a_restored_open_circuit_is_open_from_the_start() {
+    let (recorder, handle) = recorder();
+    let saved = fuse_breaker::Fuse::new("restored", Config::default());
+    saved.force_open();
+    let fuse = metrics::with_local_recorder(&recorder, || {
+        fuse_breaker::Fuse::builder("restored")
+            .restore(&saved.save())
+            .build()
+    });
+    let state = |seen: &[Sample], state: &str| {
+        value(
+            seen,
+            "fuse:restored",
+            "resilience4j_circuitbreaker_state",
+            Some(("state", state)),
+        )
+    };
+    let seen = samples(&handle.render());
+    assert_eq!(state(&seen, "open"), Some(1.0));
+    assert_eq!(state(&seen, "closed"), Some(0.0));
+    metrics::with_local_recorder(&recorder, || {
+        assert!(fuse.try_acquire().is_err());
+        fuse.publish_metrics();
+    });
+    let seen = samples(&handle.render());
+    assert_eq!(state(&seen, "open"), Some(1.0));
+    assert_eq!(fuse.state(), State::Open);
+}
+
+#[test]
 fn a_count_circuit_has_no_rate_and_buffers_its_failures() {
     let (recorder, handle) = recorder();
     metrics::with_local_recorder(&recorder, || {

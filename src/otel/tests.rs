@@ -70,6 +70,29 @@ fn a_transition_leaves_the_state_and_the_opening_it_reads() {
 }
 
 #[test]
+fn a_restored_circuit_is_observed_in_its_state_from_the_start() {
+    let saved = crate::Fuse::new("otel-unit-restored", Config::default());
+    saved.force_open();
+    let open_for = saved.snapshot().open_for.expect("open");
+    let fuse = crate::Fuse::builder("otel-unit-restored")
+        .restore(&saved.save())
+        .build();
+    let counts = &fuse.backing.occupant.sinks().otel.counts;
+    assert_eq!(counts.state(), State::Open);
+    assert_eq!(
+        counts.opening.load(Relaxed),
+        u64::try_from(open_for.as_nanos()).unwrap()
+    );
+    let closed = crate::Fuse::new("otel-unit-restored-closed", Config::default());
+    let fuse = crate::Fuse::builder("otel-unit-restored-closed")
+        .restore(&closed.save())
+        .build();
+    let counts = &fuse.backing.occupant.sinks().otel.counts;
+    assert_eq!(counts.state(), State::Closed);
+    assert_eq!(counts.opening.load(Relaxed), 0);
+}
+
+#[test]
 fn a_circuit_is_observed_while_its_sink_lives() {
     let observed = |id: &str| {
         let mut found = 0;

@@ -208,3 +208,34 @@ fn sheds_are_counted_by_reason_and_the_admitted_share_follows_transitions() {
         Some(1.0)
     );
 }
+
+#[test]
+fn a_restored_circuit_shows_its_state_before_any_call() {
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let saved = crate::Fuse::new("search", crate::Config::default());
+    saved.force_open();
+    let open_for = saved.snapshot().open_for.expect("open").as_secs_f64();
+    metrics::with_local_recorder(&recorder, || {
+        crate::Fuse::builder("search")
+            .restore(&saved.save())
+            .build()
+    });
+    let seen = gauges(&snapshotter);
+    assert_eq!(seen.get("fuse_state"), Some(&1.0), "{seen:?}");
+    assert_eq!(
+        seen.get("fuse_opening_seconds"),
+        Some(&open_for),
+        "{seen:?}"
+    );
+    // A rejection then leaves it open (it set it back to closed when the
+    // series were made at the first call).
+    metrics::with_local_recorder(&recorder, || {
+        let fuse = crate::Fuse::builder("search")
+            .restore(&saved.save())
+            .build();
+        assert!(fuse.try_acquire().is_err());
+    });
+    let seen = gauges(&snapshotter);
+    assert_eq!(seen.get("fuse_state"), Some(&1.0), "{seen:?}");
+}
