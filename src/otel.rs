@@ -406,7 +406,7 @@ impl Otel {
 impl Otel {
     /// Shows `state`, and an opening `open_for` long while open: what a
     /// transition says, or a restored circuit's snapshot.
-    fn show(&self, state: State, open_for: Option<std::time::Duration>) {
+    pub(crate) fn show(&self, state: State, open_for: Option<std::time::Duration>) {
         let opening = open_for
             .filter(|_| state == State::Open)
             .map_or(0, |open_for| {
@@ -415,12 +415,6 @@ impl Otel {
         // Relaxed: gauges' values, each read on its own.
         self.counts.opening.store(opening, Relaxed);
         self.counts.state.store(code(state), Relaxed);
-    }
-
-    /// Shows the state and opening of `snapshot`, a circuit that did not
-    /// start closed (restored, SPEC §12), before anyone can call it.
-    pub(crate) fn shown(&self, snapshot: &Snapshot) {
-        self.show(snapshot.state, snapshot.open_for);
     }
 }
 

@@ -167,7 +167,13 @@ impl Fuse {
         // Its metrics and OpenTelemetry series start closed: they show the
         // restored state from the start.
         #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
-        self.backing.occupant.sinks().shown(&self.snapshot());
+        {
+            let snapshot = self.snapshot();
+            self.backing
+                .occupant
+                .sinks()
+                .shown(snapshot.state, || snapshot.open_for);
+        }
     }
 }
 

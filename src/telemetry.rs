@@ -217,7 +217,7 @@ impl Telemetry {
 
     /// Shows `state`, and an opening `open_for` long while open (the
     /// crate's names; resilience4j's have no opening gauge).
-    fn show(&self, state: State, open_for: Option<std::time::Duration>) {
+    pub(crate) fn show(&self, state: State, open_for: Option<std::time::Duration>) {
         if let Some(series) = &self.resilience4j {
             return series.state(state);
         }
@@ -232,13 +232,6 @@ impl Telemetry {
         handles
             .opening
             .set(opening.map_or(0.0, |open_for| open_for.as_secs_f64()));
-    }
-
-    /// Shows the state and opening of `snapshot`, a circuit that did not
-    /// start closed (restored, SPEC §12), before anyone can call it: its
-    /// series are made now, with its state rather than closed.
-    pub(crate) fn shown(&self, snapshot: &Snapshot) {
-        self.show(snapshot.state, snapshot.open_for);
     }
 
     /// The start of a call admitted untimed: `UNTIMED`, or, under the

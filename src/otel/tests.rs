@@ -92,6 +92,25 @@ fn a_restored_circuit_is_observed_in_its_state_from_the_start() {
     assert_eq!(counts.opening.load(Relaxed), 0);
 }
 
+/// A process that joins a fleet whose shared circuit is open hears of no
+/// transition: its first round trip shows the state the store holds.
+#[cfg(feature = "store")]
+#[test]
+fn a_shared_circuit_is_observed_in_the_state_its_store_holds() {
+    use futures::executor::block_on;
+    let store = std::sync::Arc::new(crate::store::MemoryStore::new());
+    let fleet = crate::Fuse::builder("otel-unit-fleet")
+        .store(store.clone())
+        .build();
+    block_on(fleet.force_open()).unwrap();
+    let joining = crate::Fuse::builder("otel-unit-fleet").store(store).build();
+    let counts = &joining.local().sinks().otel.counts;
+    assert_eq!(counts.state(), State::Closed);
+    assert!(block_on(joining.try_acquire()).is_err());
+    assert_eq!(counts.state(), State::Open);
+    assert!(counts.opening.load(Relaxed) > 0);
+}
+
 #[test]
 fn a_circuit_is_observed_while_its_sink_lives() {
     let observed = |id: &str| {

@@ -239,3 +239,31 @@ fn a_restored_circuit_shows_its_state_before_any_call() {
     let seen = gauges(&snapshotter);
     assert_eq!(seen.get("fuse_state"), Some(&1.0), "{seen:?}");
 }
+
+/// A process that joins a fleet whose shared circuit is open hears of no
+/// transition: its first round trip shows the state the store holds.
+#[cfg(feature = "store")]
+#[test]
+fn a_shared_circuit_shows_the_state_its_store_holds() {
+    use futures::executor::block_on;
+    let store = std::sync::Arc::new(crate::store::MemoryStore::new());
+    let fleet = crate::Fuse::builder("search").store(store.clone()).build();
+    block_on(fleet.force_open()).unwrap();
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    metrics::with_local_recorder(&recorder, || {
+        let joining = crate::Fuse::builder("search").store(store.clone()).build();
+        assert!(block_on(joining.try_acquire()).is_err());
+    });
+    let seen = gauges(&snapshotter);
+    assert_eq!(seen.get("fuse_state"), Some(&1.0), "{seen:?}");
+    let opening = seen.get("fuse_opening_seconds").copied().unwrap_or(0.0);
+    assert!(opening > 0.0, "{seen:?}");
+    metrics::with_local_recorder(&recorder, || {
+        let joining = crate::Fuse::builder("search").store(store.clone()).build();
+        block_on(fleet.force_closed()).unwrap();
+        drop(block_on(joining.try_acquire()).unwrap());
+    });
+    let seen = gauges(&snapshotter);
+    assert_eq!(seen.get("fuse_state"), Some(&0.0), "{seen:?}");
+}

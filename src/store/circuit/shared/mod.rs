@@ -468,12 +468,18 @@ impl SharedFuse {
         self.backing.cache.as_ref()?.decide(decide)
     }
 
-    /// In cached mode, keeps `stored` (read or written at the store's
-    /// `now`) as the mirror, unless a newer reading is there already.
+    /// Keeps what a round trip found, `stored` (read or written at the
+    /// store's `now`): in cached mode as the mirror, unless a newer
+    /// reading is there already; in the counting sinks, its state when
+    /// they show another.
     pub(in crate::store) fn remember(&self, stored: &Stored, now: u64) {
         if let Some(cache) = &self.backing.cache {
             cache.remember(stored, now);
         }
+        #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
+        self.local().sinks().shown(stored.state(), || {
+            stored.snapshot(self.settings(), now).open_for
+        });
     }
 
     /// The closed permit of a quiet mirror still fresh.
