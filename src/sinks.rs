@@ -90,8 +90,10 @@ impl Sinks {
             crate::snapshot::State::Open => 1,
             crate::snapshot::State::HalfOpen => 2,
         };
-        // Relaxed: which state was shown last, nothing ordered by it.
-        if self.shown.swap(code, std::sync::atomic::Ordering::Relaxed) == code {
+        // Relaxed: which state was shown last, nothing ordered by it. Read
+        // first: the round trips that find the state shown write nothing.
+        let relaxed = std::sync::atomic::Ordering::Relaxed;
+        if self.shown.load(relaxed) == code || self.shown.swap(code, relaxed) == code {
             return;
         }
         let open_for = open_for();
