@@ -404,6 +404,12 @@ impl Otel {
 }
 
 impl Otel {
+    /// Whether the state instrument reads `state` (a circuit starts
+    /// closed).
+    pub(crate) fn shows(&self, state: State) -> bool {
+        self.counts.state() == state
+    }
+
     /// Shows `state`, and an opening `open_for` long while open: what a
     /// transition says, or a restored circuit's snapshot.
     pub(crate) fn show(&self, state: State, open_for: Option<std::time::Duration>) {

@@ -23,11 +23,6 @@ pub(crate) struct Sinks {
     /// hears of as a listener.
     #[cfg(feature = "opentelemetry")]
     pub(crate) otel: Arc<crate::otel::Otel>,
-    /// The state [`shown`](Self::shown) last showed (0 closed, 1 open, 2
-    /// half-open; the sinks start closed), so that a shared circuit's
-    /// round trips show a state of the store's once, not at every trip.
-    #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
-    shown: std::sync::atomic::AtomicU8,
 }
 
 /// What a circuit tells the sinks that count of its calls, at the points
@@ -74,33 +69,38 @@ impl Sinks {
         self.telemetry.refused(retry_after);
     }
 
-    /// Shows `state` in every counting sink, with the opening `open_for`
-    /// gives, unless it is the state this last showed: a restored
-    /// circuit's (SPEC §12), before anyone can call it, or the state a
-    /// shared circuit found in its store (a process that joins a fleet
-    /// whose circuit is open hears of no transition). A transition the
-    /// sinks hear of as listeners is shown by them.
+    /// Shows `state` in every counting sink that shows another, with the
+    /// opening `open_for` gives: a restored circuit's (SPEC §12), before
+    /// anyone can call it, or the state a shared circuit found in its
+    /// store (a process that joins a fleet whose circuit is open hears of
+    /// no transition). A transition the sinks hear of as listeners is
+    /// shown by them. A round trip that finds the state shown writes
+    /// nothing.
     pub(crate) fn shown(
         &self,
         state: crate::snapshot::State,
         open_for: impl FnOnce() -> Option<std::time::Duration>,
     ) {
-        let code = match state {
-            crate::snapshot::State::Closed => 0,
-            crate::snapshot::State::Open => 1,
-            crate::snapshot::State::HalfOpen => 2,
-        };
-        // Relaxed: which state was shown last, nothing ordered by it. Read
-        // first: the round trips that find the state shown write nothing.
-        let relaxed = std::sync::atomic::Ordering::Relaxed;
-        if self.shown.load(relaxed) == code || self.shown.swap(code, relaxed) == code {
+        #[cfg(feature = "metrics")]
+        let metrics = !self.telemetry.shows(state);
+        #[cfg(feature = "opentelemetry")]
+        let otel = !self.otel.shows(state);
+        #[cfg(not(feature = "metrics"))]
+        let metrics = false;
+        #[cfg(not(feature = "opentelemetry"))]
+        let otel = false;
+        if !(metrics || otel) {
             return;
         }
         let open_for = open_for();
         #[cfg(feature = "metrics")]
-        self.telemetry.show(state, open_for);
+        if metrics {
+            self.telemetry.show(state, open_for);
+        }
         #[cfg(feature = "opentelemetry")]
-        self.otel.show(state, open_for);
+        if otel {
+            self.otel.show(state, open_for);
+        }
     }
 
     /// Publishes what the sinks keep to themselves, of a circuit under
@@ -194,8 +194,6 @@ pub(crate) fn install(listeners: &Listeners, key: &str) -> Sinks {
         telemetry,
         #[cfg(feature = "opentelemetry")]
         otel,
-        #[cfg(any(feature = "metrics", feature = "opentelemetry"))]
-        shown: std::sync::atomic::AtomicU8::new(0),
     }
 }
 

@@ -58,7 +58,7 @@ mod resilience4j;
 mod scheme;
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
 
 pub use scheme::MetricNames;
 
@@ -117,6 +117,15 @@ impl WindowGauges {
     }
 }
 
+/// The value of `fuse_state` for `state`.
+fn state_code(state: State) -> u8 {
+    match state {
+        State::Closed => 0,
+        State::Open => 1,
+        State::HalfOpen => 2,
+    }
+}
+
 /// A count as a gauge's value (exact up to 2^53).
 #[allow(clippy::cast_precision_loss)]
 fn gauge_value(count: u64) -> f64 {
@@ -132,6 +141,8 @@ pub(crate) struct Telemetry {
     /// the successes, the calls admitted.
     failed: AtomicU64,
     ignored: AtomicU64,
+    /// The state the crate's `fuse_state` shows (its code).
+    shown: AtomicU8,
     handles: OnceLock<Handles>,
     window: OnceLock<WindowGauges>,
     graded: graded::Graded,
@@ -153,6 +164,7 @@ impl Telemetry {
             succeeded: Count::new(),
             failed: AtomicU64::new(0),
             ignored: AtomicU64::new(0),
+            shown: AtomicU8::new(0),
             handles: OnceLock::new(),
             window: OnceLock::new(),
             graded: graded::Graded::default(),
@@ -215,19 +227,25 @@ impl Telemetry {
         })
     }
 
+    /// Whether the state gauge shows `state` (a circuit starts closed).
+    pub(crate) fn shows(&self, state: State) -> bool {
+        if let Some(series) = &self.resilience4j {
+            return series.shows(state);
+        }
+        // Relaxed: a gauge's value, read on its own.
+        self.shown.load(Relaxed) == state_code(state)
+    }
+
     /// Shows `state`, and an opening `open_for` long while open (the
     /// crate's names; resilience4j's have no opening gauge).
     pub(crate) fn show(&self, state: State, open_for: Option<std::time::Duration>) {
         if let Some(series) = &self.resilience4j {
             return series.state(state);
         }
-        let code = match state {
-            State::Closed => 0.0,
-            State::Open => 1.0,
-            State::HalfOpen => 2.0,
-        };
         let handles = self.handles();
-        handles.state.set(code);
+        // Relaxed: a gauge's value, read on its own.
+        self.shown.store(state_code(state), Relaxed);
+        handles.state.set(f64::from(state_code(state)));
         let opening = open_for.filter(|_| state == State::Open);
         handles
             .opening

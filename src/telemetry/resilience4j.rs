@@ -115,6 +115,11 @@ impl Series {
         series
     }
 
+    /// Whether the state gauges show `state`.
+    pub(super) fn shows(&self, state: State) -> bool {
+        index(state) as u64 == self.state.load(Relaxed)
+    }
+
     /// Sets the state gauges: 1 for `state`, 0 for every other.
     pub(super) fn state(&self, state: State) {
         let at = index(state);
@@ -164,7 +169,7 @@ impl Series {
 
     /// The window and state of `snapshot`, a circuit under `config`.
     pub(super) fn window(&self, snapshot: &Snapshot, config: &Config, key: &str) {
-        if index(snapshot.state) as u64 != self.state.load(Relaxed) {
+        if !self.shows(snapshot.state) {
             self.state(snapshot.state);
         }
         if let Some(failed) = snapshot.slow_failed {
